@@ -1,0 +1,119 @@
+//! One prompt file held in memory: its path, its original text and the part
+//! that remains after JavaScript-style trimming. Maps byte offsets back to
+//! line and column of the original text.
+
+use crate::error::Location;
+
+/// Byte range of a piece of a [`SourceFile`], as offsets into its original text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Span {
+    /// First byte.
+    pub start: usize,
+    /// One past the last byte.
+    pub end: usize,
+}
+
+/// A template or snippet file: where it came from and what it says.
+///
+/// The text is kept as read; [`SourceFile::body`] is the trimmed part that
+/// templates are made of, and spans always index the original text so that
+/// line and column match what an editor shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceFile {
+    path: String,
+    text: String,
+    body_start: usize,
+    body_end: usize,
+}
+
+impl SourceFile {
+    /// A file named `path` (used in diagnostics) with the given contents.
+    pub fn new(path: impl Into<String>, text: impl Into<String>) -> SourceFile {
+        let text = text.into();
+        let trimmed_start = text.trim_start_matches(is_js_whitespace);
+        let body_start = text.len() - trimmed_start.len();
+        let body_end = body_start + trimmed_start.trim_end_matches(is_js_whitespace).len();
+        SourceFile { path: path.into(), text, body_start, body_end }
+    }
+
+    /// The path given at construction.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The whole text, untrimmed.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The text trimmed as JavaScript's `String.prototype.trim` does.
+    pub fn body(&self) -> &str {
+        &self.text[self.body_start..self.body_end]
+    }
+
+    /// The span of [`SourceFile::body`] within the text.
+    pub fn body_span(&self) -> Span {
+        Span { start: self.body_start, end: self.body_end }
+    }
+
+    /// The text a span covers.
+    pub fn slice(&self, span: Span) -> &str {
+        &self.text[span.start..span.end]
+    }
+
+    /// Line, column and line text of a span, for diagnostics.
+    pub fn location(&self, span: Span) -> Location {
+        let start = span.start.min(self.text.len());
+        let line_start = self.text[..start].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = self.text[start..].find('\n').map_or(self.text.len(), |i| start + i);
+        let line = self.text[..line_start].matches('\n').count() + 1;
+        let column = self.text[line_start..start].chars().count() + 1;
+        let end = span.end.clamp(start, line_end);
+        let len = self.text[start..end].chars().count().max(1);
+        let line_text = self.text[line_start..line_end].trim_end_matches('\r').to_string();
+        Location { path: self.path.clone(), line, column, len, line_text }
+    }
+}
+
+/// The characters JavaScript's `trim()` removes: its WhiteSpace and
+/// LineTerminator sets. Unlike Rust's `char::is_whitespace` this includes the
+/// byte order mark U+FEFF and excludes U+0085.
+pub fn is_js_whitespace(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | '\n'
+            | '\u{0B}'
+            | '\u{0C}'
+            | '\r'
+            | ' '
+            | '\u{A0}'
+            | '\u{1680}'
+            | '\u{2000}'..='\u{200A}'
+            | '\u{2028}'
+            | '\u{2029}'
+            | '\u{202F}'
+            | '\u{205F}'
+            | '\u{3000}'
+            | '\u{FEFF}'
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trims_like_javascript() {
+        let f = SourceFile::new("a.md", "\u{FEFF}\u{3000} body \u{85}\n\r\t");
+        assert_eq!(f.body(), "body \u{85}");
+    }
+
+    #[test]
+    fn locates_in_original_text() {
+        let f = SourceFile::new("a.md", "\n\n  ab\r\n  {{x}}\n");
+        let at = f.text().find("{{x}}").unwrap();
+        let loc = f.location(Span { start: at, end: at + 5 });
+        assert_eq!((loc.line, loc.column, loc.len), (4, 3, 5));
+        assert_eq!(loc.line_text, "  {{x}}");
+    }
+}

@@ -1,0 +1,254 @@
+//! The template language's surface: delimiters, names, and the scan that
+//! turns a file's text into a flat list of items with spans.
+//!
+//! The scan mirrors the original loader's regular expressions: at every
+//! position it tries each token form, and anything that is not exactly a
+//! token stays literal text. Blocks are checked for balance here, per file.
+
+use crate::error::{Diagnostic, ErrorCode};
+use crate::source_file::{SourceFile, Span};
+
+/// The strings that open and close a token: `{{` and `}}` by default.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Delimiters {
+    open: String,
+    close: String,
+}
+
+impl Default for Delimiters {
+    fn default() -> Self {
+        Delimiters { open: "{{".to_string(), close: "}}".to_string() }
+    }
+}
+
+impl Delimiters {
+    /// Delimiters such as `<<` and `>>`. Both must be non-empty and contain no
+    /// whitespace or name characters, or tokens could not be told from text.
+    pub fn new(open: &str, close: &str) -> Result<Delimiters, Diagnostic> {
+        for (which, d) in [("open", open), ("close", close)] {
+            let bad = d.is_empty()
+                || d.chars().any(|c| c.is_whitespace() || is_token_char(c));
+            if bad {
+                return Err(Diagnostic::new(
+                    ErrorCode::InvalidConfig,
+                    format!(
+                        "the {which} delimiter {d:?} must be non-empty and hold no whitespace, letters, digits or any of `_ : # / - . \\`"
+                    ),
+                ));
+            }
+        }
+        Ok(Delimiters { open: open.to_string(), close: close.to_string() })
+    }
+
+    /// The opening delimiter.
+    pub fn open(&self) -> &str {
+        &self.open
+    }
+
+    /// The closing delimiter.
+    pub fn close(&self) -> &str {
+        &self.close
+    }
+
+    /// A variable token as written in a template: `{{name}}`.
+    pub fn var_token(&self, name: &str) -> String {
+        format!("{}{name}{}", self.open, self.close)
+    }
+}
+
+/// A name inside a token, with the span of the whole token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Name {
+    /// The name as written.
+    pub name: String,
+    /// The span of the whole token, delimiters included.
+    pub span: Span,
+}
+
+/// One piece of a parsed file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Item {
+    /// Literal text.
+    Text(Span),
+    /// `{{name}}`.
+    Var(Name),
+    /// `{{snippet:name}}`.
+    Snippet(Name),
+    /// `{{#if name}}`.
+    If(Name),
+    /// `{{else}}`.
+    Else(Span),
+    /// `{{/if}}`.
+    EndIf(Span),
+}
+
+/// A file's items in order. When parsing succeeded, every `If` has exactly one
+/// `EndIf` after it, and at most one `Else` between them at its own depth.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Parsed {
+    /// The items, in source order.
+    pub items: Vec<Item>,
+}
+
+/// `[A-Za-z0-9_]`, the characters of variable and condition names.
+pub fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// Characters that may appear between the delimiters of some token form.
+fn is_token_char(c: char) -> bool {
+    is_name_char(c) || matches!(c, ':' | '#' | '/' | ' ' | '-' | '.' | '\\')
+}
+
+/// Whether `s` is a valid variable name: `[A-Za-z0-9_]+`.
+pub fn is_var_name(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(is_name_char)
+}
+
+/// Whether `s` is a valid snippet name: `[A-Za-z0-9_][A-Za-z0-9_-]*`.
+pub fn is_snippet_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(is_name_char) && chars.all(|c| is_name_char(c) || c == '-')
+}
+
+enum Token<'a> {
+    Var(&'a str),
+    Snippet(&'a str),
+    BadSnippet(&'a str),
+    If(&'a str),
+    Else,
+    EndIf,
+}
+
+/// Recognises a token whose inside is `inner`, or `None` for literal text.
+fn classify(inner: &str) -> Option<Token<'_>> {
+    if is_var_name(inner) {
+        return Some(Token::Var(inner));
+    }
+    if let Some(name) = inner.strip_prefix("snippet:") {
+        if is_snippet_name(name) {
+            return Some(Token::Snippet(name));
+        }
+        // A name with path characters would reach outside the snippets folder;
+        // that is never a typo to pass through silently.
+        if name.contains(['/', '\\', '.']) && !name.contains(char::is_whitespace) {
+            return Some(Token::BadSnippet(name));
+        }
+        return None;
+    }
+    if let Some(name) = inner.strip_prefix("#if ") {
+        return is_var_name(name).then_some(Token::If(name));
+    }
+    match inner {
+        "else" => Some(Token::Else),
+        "/if" => Some(Token::EndIf),
+        _ => None,
+    }
+}
+
+/// Parses the trimmed body of `file` into items, checking that blocks balance.
+/// Every problem found is returned; on any, the items are not to be used.
+pub fn parse(file: &SourceFile, delims: &Delimiters) -> Result<Parsed, Vec<Diagnostic>> {
+    let text = file.text();
+    let body = file.body_span();
+    let (open, close) = (delims.open(), delims.close());
+    let mut items = Vec::new();
+    let mut errors = Vec::new();
+    // Open blocks: the `#if` token and whether an else was seen.
+    let mut open_blocks: Vec<(Span, bool)> = Vec::new();
+    let mut text_start = body.start;
+    let mut pos = body.start;
+
+    while let Some(found) = text[pos..body.end].find(open) {
+        let at = pos + found;
+        let inner_start = at + open.len();
+        // Token insides only hold these characters, and delimiters never do,
+        // so this scan stops before the next delimiter: the whole parse stays
+        // linear however many stray delimiters a file has.
+        let inner_len = text[inner_start..body.end]
+            .find(|c: char| !is_token_char(c))
+            .unwrap_or(body.end - inner_start);
+        let inner_end = inner_start + inner_len;
+        let token = text[inner_end..body.end]
+            .starts_with(close)
+            .then(|| classify(&text[inner_start..inner_end]))
+            .flatten()
+            .map(|t| (t, inner_end + close.len()));
+        let Some((token, end)) = token else {
+            // Not a token here; a token may still start inside the delimiter
+            // (`{{{x}}}`), so move on by one character only.
+            pos = at + text[at..].chars().next().map_or(1, char::len_utf8);
+            continue;
+        };
+        if text_start < at {
+            items.push(Item::Text(Span { start: text_start, end: at }));
+        }
+        let span = Span { start: at, end };
+        let name = |n: &str| Name { name: n.to_string(), span };
+        match token {
+            Token::Var(n) => items.push(Item::Var(name(n))),
+            Token::Snippet(n) => items.push(Item::Snippet(name(n))),
+            Token::BadSnippet(n) => errors.push(
+                Diagnostic::new(
+                    ErrorCode::InvalidSnippetName,
+                    format!("snippet name {n:?} is not a plain name and would leave the snippets folder"),
+                )
+                .at(file.location(span))
+                .with_help("snippet names are `[A-Za-z0-9_][A-Za-z0-9_-]*`"),
+            ),
+            Token::If(n) => {
+                open_blocks.push((span, false));
+                items.push(Item::If(name(n)));
+            }
+            Token::Else => match open_blocks.last_mut() {
+                Some((_, seen_else @ false)) => {
+                    *seen_else = true;
+                    items.push(Item::Else(span));
+                }
+                Some((_, true)) => errors.push(
+                    Diagnostic::new(
+                        ErrorCode::StrayElse,
+                        format!("a second `{open}else{close}` in the same `{open}#if{close}` block"),
+                    )
+                    .at(file.location(span)),
+                ),
+                None => errors.push(
+                    Diagnostic::new(
+                        ErrorCode::StrayElse,
+                        format!("`{open}else{close}` outside any `{open}#if …{close}` block"),
+                    )
+                    .at(file.location(span)),
+                ),
+            },
+            Token::EndIf => {
+                if open_blocks.pop().is_some() {
+                    items.push(Item::EndIf(span));
+                } else {
+                    errors.push(
+                        Diagnostic::new(
+                            ErrorCode::StrayClose,
+                            format!("`{open}/if{close}` without an open `{open}#if …{close}`"),
+                        )
+                        .at(file.location(span)),
+                    );
+                }
+            }
+        }
+        text_start = end;
+        pos = end;
+    }
+    if text_start < body.end {
+        items.push(Item::Text(Span { start: text_start, end: body.end }));
+    }
+    for (span, _) in open_blocks {
+        errors.push(
+            Diagnostic::new(
+                ErrorCode::UnclosedBlock,
+                format!("{} is never closed", file.slice(span)),
+            )
+            .at(file.location(span))
+            .with_help(format!("add `{open}/if{close}` in the same file")),
+        );
+    }
+    if errors.is_empty() { Ok(Parsed { items }) } else { Err(errors) }
+}

@@ -1,0 +1,86 @@
+//! Byte-for-byte conformance with the original TypeScript loader on its real
+//! prompt corpus (`../shared/conformance/openmaic`, read in place: it is AGPL
+//! data and is never copied into this repository).
+//!
+//! `PROMPTPACK_CONFORMANCE_DIR` names the corpus; when it is set, a missing or
+//! incomplete corpus fails the test. When it is not set the test looks beside
+//! the repository and says so loudly if nothing is there.
+
+use promptpack::Library;
+use std::path::PathBuf;
+
+/// The corpus README promises this many golden renders.
+const GOLDEN_COUNT: usize = 97;
+
+fn corpus_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("PROMPTPACK_CONFORMANCE_DIR") {
+        let dir = PathBuf::from(dir);
+        assert!(dir.is_dir(), "PROMPTPACK_CONFORMANCE_DIR={} is not a folder", dir.display());
+        return Some(dir);
+    }
+    let beside = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/openmaic");
+    if beside.is_dir() {
+        Some(beside)
+    } else {
+        eprintln!("conformance corpus not found at {}; set PROMPTPACK_CONFORMANCE_DIR", beside.display());
+        None
+    }
+}
+
+#[test]
+fn renders_every_golden_byte_for_byte() {
+    let Some(dir) = corpus_dir() else { return };
+    let library = Library::load(&dir).unwrap_or_else(|e| panic!("corpus failed to load:\n{e}"));
+    let mut goldens: Vec<PathBuf> = std::fs::read_dir(dir.join("golden"))
+        .expect("golden folder")
+        .map(|e| e.expect("golden entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    goldens.sort();
+    assert_eq!(goldens.len(), GOLDEN_COUNT, "the golden folder is incomplete");
+
+    let mut failures = Vec::new();
+    for path in &goldens {
+        let text = std::fs::read_to_string(path).expect("golden file");
+        let golden: serde_json::Value = serde_json::from_str(&text).expect("golden JSON");
+        let id = golden["promptId"].as_str().expect("promptId");
+        let vars = &golden["variables"];
+        let name = path.file_stem().unwrap_or_default().to_string_lossy().into_owned();
+        // Only the `partial` sets leave variables out on purpose; every other
+        // set must render in strict mode, which also proves strictness costs
+        // nothing on complete input.
+        let rendered = if name.ends_with("--partial") {
+            library.build_prompt_lenient(id, vars)
+        } else {
+            library.build_prompt(id, vars)
+        };
+        let prompt = match rendered {
+            Ok(p) => p,
+            Err(e) => {
+                failures.push(format!("{name}: {e}"));
+                continue;
+            }
+        };
+        let want_system = golden["output"]["system"].as_str().expect("system");
+        let want_user = golden["output"]["user"].as_str().expect("user");
+        if prompt.system != want_system {
+            failures.push(format!("{name}: system differs\n{}", first_difference(&prompt.system, want_system)));
+        }
+        let user = prompt.user.as_deref().unwrap_or("");
+        if user != want_user {
+            failures.push(format!("{name}: user differs\n{}", first_difference(user, want_user)));
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} goldens differ:\n{}", failures.len(), goldens.len(), failures.join("\n"));
+    println!("conformance: {} passed, 0 failed", goldens.len());
+}
+
+fn first_difference(got: &str, want: &str) -> String {
+    let at = got.bytes().zip(want.bytes()).take_while(|(a, b)| a == b).count();
+    let context = |s: &str| {
+        let start = s.floor_char_boundary(at.saturating_sub(40));
+        let end = s.ceil_char_boundary((at + 40).min(s.len()));
+        format!("{:?}", &s[start..end])
+    };
+    format!("  at byte {at}\n  got:  {}\n  want: {}", context(got), context(want))
+}
