@@ -80,7 +80,7 @@ impl Config {
     /// [lints]
     /// naming_exempt = ["legacy_prompt"] # template ids the naming lints skip
     /// ```
-    pub fn load(root: impl Into<PathBuf>) -> crate::Result<Config> {
+    pub fn load(root: impl Into<PathBuf>) -> crate::error::Result<Config> {
         let mut config = Config::new(root);
         let path = config.root.join(CONFIG_FILE);
         let text = match std::fs::read_to_string(&path) {
@@ -120,7 +120,7 @@ impl Config {
     }
 
     /// Uses other token delimiters, e.g. `<<` and `>>`.
-    pub fn delimiters(mut self, open: &str, close: &str) -> crate::Result<Config> {
+    pub fn delimiters(mut self, open: &str, close: &str) -> crate::error::Result<Config> {
         self.delimiters = Delimiters::new(open, close)?;
         Ok(self)
     }
@@ -157,14 +157,14 @@ impl Config {
     }
 }
 
-fn config_error(text: &str, e: &toml::de::Error) -> crate::Error {
-    let file = crate::SourceFile::new(CONFIG_FILE, text);
+fn config_error(text: &str, e: &toml::de::Error) -> crate::error::Error {
+    let file = crate::source_file::SourceFile::new(CONFIG_FILE, text);
     let mut diagnostic = Diagnostic::new(
         ErrorCode::InvalidConfig,
         format!("{CONFIG_FILE} is not valid: {}", e.message()),
     );
     diagnostic = match e.span() {
-        Some(span) => diagnostic.at(file.location(crate::Span { start: span.start, end: span.end })),
+        Some(span) => diagnostic.at(file.location(crate::source_file::Span { start: span.start, end: span.end })),
         None => diagnostic.at(Location::file(CONFIG_FILE)),
     };
     diagnostic.into()

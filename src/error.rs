@@ -6,7 +6,8 @@ use std::fmt;
 /// What went wrong, as a stable machine-readable code.
 ///
 /// The string form ([`ErrorCode::as_str`]) is part of the public contract: tests,
-/// CI scripts and editors may match on it.
+/// CI scripts and editors may match on it. The lint codes at the end are
+/// reported as warnings by `promptpack check`; the rest are errors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum ErrorCode {
@@ -54,6 +55,18 @@ pub enum ErrorCode {
     StaleBuild,
     /// The file watcher could not be set up or failed.
     Watch,
+    /// Lint: text that looks like a token but is not one, and so reaches
+    /// the model literally (`{{ name }}`, `{{#each x}}`).
+    NearMiss,
+    /// Lint: a snippet no template includes.
+    UnusedSnippet,
+    /// Lint: a template or snippet file with nothing in it.
+    EmptyFile,
+    /// Lint: a file in a template folder that promptpack never reads.
+    StrayFile,
+    /// Lint: a name that breaks the conventions (camelCase variables,
+    /// kebab-case ids).
+    Naming,
 }
 
 impl ErrorCode {
@@ -82,6 +95,11 @@ impl ErrorCode {
             ErrorCode::WrongVars => "wrong_vars",
             ErrorCode::StaleBuild => "stale_build",
             ErrorCode::Watch => "watch",
+            ErrorCode::NearMiss => "near_miss",
+            ErrorCode::UnusedSnippet => "unused_snippet",
+            ErrorCode::EmptyFile => "empty_file",
+            ErrorCode::StrayFile => "stray_file",
+            ErrorCode::Naming => "naming",
         }
     }
 }

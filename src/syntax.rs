@@ -122,6 +122,10 @@ enum Token<'a> {
 
 /// Recognises a token whose inside is `inner`, or `None` for literal text.
 fn classify(inner: &str) -> Option<Token<'_>> {
+    // `else` is a keyword before it is a name.
+    if inner == "else" {
+        return Some(Token::Else);
+    }
     if is_var_name(inner) {
         return Some(Token::Var(inner));
     }
@@ -139,11 +143,7 @@ fn classify(inner: &str) -> Option<Token<'_>> {
     if let Some(name) = inner.strip_prefix("#if ") {
         return is_var_name(name).then_some(Token::If(name));
     }
-    match inner {
-        "else" => Some(Token::Else),
-        "/if" => Some(Token::EndIf),
-        _ => None,
-    }
+    (inner == "/if").then_some(Token::EndIf)
 }
 
 /// Parses the trimmed body of `file` into items, checking that blocks balance.

@@ -1,0 +1,121 @@
+//! Generates the compile-time peers from the benchmark workload, read in
+//! place (never copied into the repository): an askama template struct and an
+//! md-tmpl `template!` invocation, both with the workload's snippets inlined
+//! (both engines resolve includes at compile time anyway).
+//!
+//! When the workload cannot be read, the generated functions return an error
+//! and the bench reports those peers as skipped.
+
+#[path = "src/translate.rs"]
+#[allow(dead_code)]
+mod translate;
+
+use std::fmt::Write;
+use translate::{Tok, Workload};
+
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=src/translate.rs");
+    println!("cargo:rerun-if-env-changed=PROMPTPACK_BENCH_WORKLOAD");
+    let dir = translate::workload_dir();
+    println!("cargo:rerun-if-changed={}", dir.display());
+
+    let generated = match Workload::read(&dir).and_then(|w| w.inlined()) {
+        Ok(toks) => {
+            let askama = askama(&toks).unwrap_or_else(|e| stub("askama", &e));
+            let md_tmpl = md_tmpl(&toks).unwrap_or_else(|e| stub("md_tmpl", &e));
+            format!("{askama}\n{md_tmpl}")
+        }
+        Err(e) => {
+            let e = format!("the workload was not readable at build time ({e})");
+            format!("{}\n{}", stub("askama", &e), stub("md_tmpl", &e))
+        }
+    };
+    let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR")).join("compiled_peers.rs");
+    std::fs::write(&out, generated).expect("write compiled_peers.rs");
+}
+
+/// A function `name` that reports why the peer could not be generated.
+fn stub(name: &str, why: &str) -> String {
+    format!(
+        "/// Not generated: {why:?}\n\
+         pub fn {name}(_: &crate::Values) -> Result<fn() -> String, String> {{ Err({why:?}.to_owned()) }}\n"
+    )
+}
+
+/// A raw string literal that holds `s`.
+fn raw(s: &str) -> String {
+    let mut hashes = 1;
+    while s.contains(&format!("\"{}", "#".repeat(hashes))) {
+        hashes += 1;
+    }
+    let h = "#".repeat(hashes);
+    format!("r{h}\"{s}\"{h}")
+}
+
+fn askama(toks: &[Tok]) -> Result<String, String> {
+    let (vars, conds) = translate::names(toks);
+    // A name used both ways is text; its condition is "non-empty".
+    let toks: Vec<Tok> = toks
+        .iter()
+        .map(|t| match t {
+            Tok::If(n) if vars.contains(n) => Tok::If(format!("!{n}.is_empty()")),
+            other => other.clone(),
+        })
+        .collect();
+    let source = translate::to_jinja(&toks, false)?;
+    let mut fields = String::new();
+    let mut init = String::new();
+    for v in &vars {
+        let _ = writeln!(fields, "    pub {v}: &'a str,");
+        let _ = writeln!(init, "        {v}: v.text({v:?}),");
+    }
+    for c in conds.iter().filter(|c| !vars.contains(c)) {
+        let _ = writeln!(fields, "    pub {c}: bool,");
+        let _ = writeln!(init, "        {c}: v.flag({c:?}),");
+    }
+    Ok(format!(
+        r#"/// The workload's template in askama syntax, snippets inlined.
+#[derive(askama::Template)]
+#[template(source = {source}, ext = "txt")]
+#[allow(non_snake_case)]
+pub struct AskamaPrompt<'a> {{
+{fields}    pub _marker: std::marker::PhantomData<&'a ()>,
+}}
+
+/// Renders the workload with askama.
+pub fn askama(v: &crate::Values) -> Result<impl Fn() -> String + '_, String> {{
+    let prompt = AskamaPrompt {{
+{init}        _marker: std::marker::PhantomData,
+    }};
+    Ok(move || askama::Template::render(&prompt).expect("askama render"))
+}}
+"#,
+        source = raw(&source)
+    ))
+}
+
+fn md_tmpl(toks: &[Tok]) -> Result<String, String> {
+    let (vars, conds) = translate::names(toks);
+    let source = translate::to_md_tmpl(toks)?;
+    let mut init = String::new();
+    for v in &vars {
+        let _ = writeln!(init, "        {v}: v.text({v:?}).to_owned(),");
+    }
+    for c in conds.iter().filter(|c| !vars.contains(c)) {
+        let _ = writeln!(init, "        {c}: v.flag({c:?}),");
+    }
+    Ok(format!(
+        r#"md_tmpl::template!({source} => md_tmpl_prompt);
+
+/// Renders the workload with the code md-tmpl's `template!` macro generates.
+#[allow(clippy::redundant_field_names)]
+pub fn md_tmpl(v: &crate::Values) -> Result<impl Fn() -> String + '_, String> {{
+    let params = md_tmpl_prompt::Params {{
+{init}    }};
+    Ok(move || params.render().expect("md-tmpl render"))
+}}
+"#,
+        source = raw(&source)
+    ))
+}

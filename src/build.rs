@@ -1,0 +1,144 @@
+//! The build-script API: read the crate's prompts, check them, generate the
+//! typed code into `OUT_DIR`, and tell cargo when to do it again.
+//!
+//! ```no_run
+//! // build.rs
+//! fn main() {
+//!     promptpack::build::compile().unwrap();
+//! }
+//! ```
+//!
+//! and in the crate:
+//!
+//! ```ignore
+//! promptpack::include_prompts!();
+//! ```
+
+use crate::codegen::{DevPaths, generate};
+use crate::config::{CONFIG_FILE, Config};
+use crate::diagnostics::{Style, render_error};
+use crate::error::{Error, ErrorCode, Result};
+use crate::resolve::resolve;
+use crate::source::read_sources;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// The file, in `OUT_DIR`, that [`include_prompts!`](crate::include_prompts) includes.
+pub const GENERATED_FILE: &str = "promptpack_prompts.rs";
+
+/// The prompts failed to compile. Every problem was already printed
+/// rustc-style on stderr, which cargo shows for a failed build script; this
+/// value only sums them up, so `compile().unwrap()` ends with a short line.
+pub struct BuildError {
+    error: Error,
+}
+
+impl BuildError {
+    /// The underlying error with every diagnostic.
+    pub fn error(&self) -> &Error {
+        &self.error
+    }
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.error.diagnostics().len();
+        write!(f, "promptpack: {n} error{} in the prompt templates (shown above)", if n == 1 { "" } else { "s" })
+    }
+}
+
+impl fmt::Debug for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+/// Compiles the prompts beside the crate's `Cargo.toml`: `templates/`,
+/// `snippets/` and `promptpack.toml` (when present) in `CARGO_MANIFEST_DIR`.
+pub fn compile() -> Result<(), BuildError> {
+    let root = env_path("CARGO_MANIFEST_DIR")?;
+    let config = Config::load(&root).map_err(report)?;
+    compile_config(&config)
+}
+
+/// Compiles the prompts `config` points at; use it to change folders or
+/// delimiters:
+///
+/// ```no_run
+/// let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap();
+/// let config = promptpack::Config::load(&dir).unwrap().templates_dir(format!("{dir}/prompts"));
+/// promptpack::build::compile_config(&config).unwrap();
+/// ```
+pub fn compile_config(config: &Config) -> Result<(), BuildError> {
+    let out_dir = env_path("OUT_DIR")?;
+    for path in watched_paths(config) {
+        println!("cargo:rerun-if-changed={}", path.display());
+    }
+    let code = generate_code(config).map_err(report)?;
+    write_if_changed(&out_dir.join(GENERATED_FILE), &code).map_err(report)
+}
+
+/// The generated Rust source for the prompts `config` points at, without
+/// writing anything. Absolute paths of the folders are recorded for the dev
+/// path.
+pub fn generate_code(config: &Config) -> Result<String> {
+    let (sources, mut errors) = read_sources(config);
+    let (prompts, resolve_errors) = resolve(&sources.templates, &sources.snippets, config.delimiters_ref());
+    errors.extend(resolve_errors);
+    if let Some(error) = Error::from_diagnostics(errors) {
+        return Err(error);
+    }
+    let mut prompts = prompts;
+    prompts.sort_by(|a, b| a.id.cmp(&b.id));
+    let dev = DevPaths {
+        root: absolute(config.root()),
+        templates: absolute(config.templates()),
+        snippets: absolute(config.snippets()),
+        open: config.delimiters_ref().open().to_string(),
+        close: config.delimiters_ref().close().to_string(),
+    };
+    generate(&prompts, &sources.templates, &dev)
+}
+
+/// What cargo must watch: the two folders (cargo scans a folder recursively,
+/// so adding or deleting a file counts) and the settings file. A settings
+/// file that does not exist is not named: cargo would rerun on every build.
+fn watched_paths(config: &Config) -> Vec<PathBuf> {
+    let settings = config.root().join(CONFIG_FILE);
+    [config.templates().to_path_buf(), config.snippets().to_path_buf(), settings]
+        .into_iter()
+        .filter(|p| p.exists())
+        .collect()
+}
+
+fn absolute(path: &Path) -> String {
+    let path = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    path.to_string_lossy().into_owned()
+}
+
+/// Writes only when the content differs, so an unchanged prompt set does not
+/// make cargo recompile the crate.
+fn write_if_changed(path: &Path, code: &str) -> Result<()> {
+    if std::fs::read_to_string(path).is_ok_and(|old| old == code) {
+        return Ok(());
+    }
+    std::fs::write(path, code)
+        .map_err(|e| Error::new(ErrorCode::Io, format!("cannot write {}: {e}", path.display())))
+}
+
+fn env_path(name: &str) -> Result<PathBuf, BuildError> {
+    std::env::var_os(name).map(PathBuf::from).ok_or_else(|| {
+        report(Error::new(
+            ErrorCode::InvalidConfig,
+            format!("{name} is not set: promptpack::build::compile runs from a build script"),
+        ))
+    })
+}
+
+/// Prints every diagnostic rustc-style for cargo to show, and wraps the error.
+fn report(error: Error) -> BuildError {
+    eprintln!("{}", render_error(&error, Style::Plain));
+    BuildError { error }
+}

@@ -1,0 +1,561 @@
+//! Library → Rust source: the `PromptId` enum, one vars struct per prompt and
+//! straight-line renderers. A pure function of its input, so its output can
+//! be snapshot-tested; the build script writes it to `OUT_DIR`.
+
+use crate::error::{Diagnostic, Error, ErrorCode, Location, Result};
+use crate::program::{Op, Program, VarInfo};
+use crate::resolve::{ResolvedPrompt, TemplateSource};
+use heck::{ToSnakeCase, ToUpperCamelCase};
+use proc_macro2::{Ident, Literal, Span, TokenStream};
+use quote::{format_ident, quote};
+use std::collections::HashMap;
+
+/// Where the generating crate's prompt files are, recorded in the generated
+/// code so that dev builds can read them from disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DevPaths {
+    /// The prompt root.
+    pub root: String,
+    /// The templates folder.
+    pub templates: String,
+    /// The snippets folder.
+    pub snippets: String,
+    /// The opening delimiter.
+    pub open: String,
+    /// The closing delimiter.
+    pub close: String,
+}
+
+/// Generates the Rust source for `prompts`, formatted with prettyplease.
+///
+/// `templates` supplies each prompt's original text for the rustdoc of the
+/// generated items. Fails, reporting every problem, when an id or a variable
+/// cannot become a Rust name or two of them would become the same one.
+pub fn generate(prompts: &[ResolvedPrompt], templates: &[TemplateSource], dev: &DevPaths) -> Result<String> {
+    let tokens = generate_tokens(prompts, templates, dev)?;
+    let file: syn::File = syn::parse2(tokens)
+        .map_err(|e| Error::new(ErrorCode::Io, format!("generated code does not parse (a promptpack bug): {e}")))?;
+    Ok(prettyplease::unparse(&file))
+}
+
+/// The generated code as tokens, unformatted.
+pub fn generate_tokens(
+    prompts: &[ResolvedPrompt],
+    templates: &[TemplateSource],
+    dev: &DevPaths,
+) -> Result<TokenStream> {
+    let mut errors = Vec::new();
+    let variants = variant_names(prompts, templates, &mut errors);
+    let fields: Vec<Vec<Field>> = prompts.iter().map(|p| fields_of(p, &mut errors)).collect();
+    if let Some(error) = Error::from_diagnostics(errors) {
+        return Err(error);
+    }
+    let sources: HashMap<&str, &TemplateSource> = templates.iter().map(|t| (t.id.as_str(), t)).collect();
+
+    let prompt_id = prompt_id_enum(prompts, &variants, &sources);
+    let structs = prompts.iter().zip(&variants).zip(&fields).map(|((prompt, variant), fields)| {
+        vars_struct(prompt, variant, fields, sources.get(prompt.id.as_str()).copied())
+    });
+    let DevPaths { root, templates, snippets, open, close } = dev;
+    Ok(quote! {
+        #prompt_id
+
+        /// Renders a prompt from its typed variables.
+        ///
+        /// Fails with `wrong_vars` when `vars` belongs to another prompt than
+        /// `id`; `vars.build()` renders without that check, since the struct
+        /// already names its prompt. In dev builds with hot reload the
+        /// template is read from disk, so an edited prompt takes effect
+        /// without a restart.
+        pub fn build_prompt<V>(id: PromptId, vars: V) -> ::core::result::Result<::promptpack::Prompt<PromptId>, ::promptpack::Error>
+        where
+            V: ::promptpack::TypedVars<Id = PromptId>,
+        {
+            if id != V::ID {
+                return ::core::result::Result::Err(::promptpack::__private::wrong_vars(id.as_str(), V::ID.as_str()));
+            }
+            vars.build()
+        }
+
+        #[allow(dead_code)]
+        const __PROMPTPACK_DEV_SOURCE: ::promptpack::__private::DevSource = ::promptpack::__private::DevSource {
+            root: #root,
+            templates: #templates,
+            snippets: #snippets,
+            open: #open,
+            close: #close,
+        };
+
+        #(#structs)*
+    })
+}
+
+/// How a variable is typed in its struct.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FieldKind {
+    /// Only `{{x}}`: `&'a str`.
+    Str,
+    /// Only `{{#if x}}`: `bool`.
+    Flag,
+    /// Both: `Option<&'a str>`.
+    OptionalStr,
+}
+
+struct Field {
+    name: String,
+    ident: Ident,
+    kind: FieldKind,
+    first_use: Location,
+}
+
+const STRICT_KEYWORDS: &[&str] = &[
+    "as", "async", "await", "break", "const", "continue", "dyn", "else", "enum", "extern", "false", "fn",
+    "for", "gen", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return",
+    "static", "struct", "trait", "true", "type", "unsafe", "use", "where", "while", "abstract", "become",
+    "box", "do", "final", "macro", "override", "priv", "try", "typeof", "unsized", "virtual", "yield",
+];
+
+/// Keywords that cannot even be raw identifiers.
+const UNRAWABLE_KEYWORDS: &[&str] = &["self", "Self", "super", "crate", "_"];
+
+/// The Rust field for template variable `name`: snake_case, raw when a
+/// keyword, suffixed with `_` when not even a raw identifier may be used.
+fn field_ident(name: &str) -> Option<Ident> {
+    if name.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    let snake = name.to_snake_case();
+    if snake.is_empty() {
+        return None;
+    }
+    if UNRAWABLE_KEYWORDS.contains(&snake.as_str()) {
+        return Some(format_ident!("{}_", snake));
+    }
+    if STRICT_KEYWORDS.contains(&snake.as_str()) {
+        return Some(Ident::new_raw(&snake, Span::call_site()));
+    }
+    Some(format_ident!("{}", snake))
+}
+
+fn fields_of(prompt: &ResolvedPrompt, errors: &mut Vec<Diagnostic>) -> Vec<Field> {
+    let mut fields: Vec<Field> = Vec::new();
+    let mut taken: HashMap<String, usize> = HashMap::new();
+    for var in &prompt.vars {
+        let Some(ident) = field_ident(&var.name) else {
+            errors.push(
+                Diagnostic::new(
+                    ErrorCode::InvalidVarName,
+                    format!("variable `{}` of prompt `{}` cannot become a Rust field", var.name, prompt.id),
+                )
+                .at(var.first_use.clone())
+                .with_help("start variable names with a letter or `_`"),
+            );
+            continue;
+        };
+        let key = ident.to_string();
+        if let Some(&other) = taken.get(&key) {
+            let other: &Field = &fields[other];
+            errors.push(var_collision(prompt, var, other, &key));
+            continue;
+        }
+        let kind = match (var.as_value, var.as_condition) {
+            (true, true) => FieldKind::OptionalStr,
+            (false, true) => FieldKind::Flag,
+            _ => FieldKind::Str,
+        };
+        taken.insert(key, fields.len());
+        fields.push(Field { name: var.name.clone(), ident, kind, first_use: var.first_use.clone() });
+    }
+    fields
+}
+
+fn var_collision(prompt: &ResolvedPrompt, var: &VarInfo, other: &Field, field: &str) -> Diagnostic {
+    let o = &other.first_use;
+    Diagnostic::new(
+        ErrorCode::VarCollision,
+        format!(
+            "variables `{}` and `{}` of prompt `{}` both become the field `{field}`",
+            other.name, var.name, prompt.id
+        ),
+    )
+    .at(var.first_use.clone())
+    .with_help(format!("`{}` is used at {}:{}:{}; rename one of them", other.name, o.path, o.line, o.column))
+}
+
+fn variant_names(
+    prompts: &[ResolvedPrompt],
+    templates: &[TemplateSource],
+    errors: &mut Vec<Diagnostic>,
+) -> Vec<Ident> {
+    let mut seen: HashMap<String, &str> = HashMap::new();
+    let folder = |id: &str| {
+        templates
+            .iter()
+            .find(|t| t.id == id)
+            .map_or_else(|| format!("templates/{id}"), |t| parent_folder(t.system.path()))
+    };
+    prompts
+        .iter()
+        .map(|p| {
+            let pascal = p.id.to_upper_camel_case();
+            if pascal.is_empty() || pascal.starts_with(|c: char| c.is_ascii_digit()) {
+                errors.push(
+                    Diagnostic::new(
+                        ErrorCode::InvalidId,
+                        format!("prompt id `{}` cannot become a Rust name", p.id),
+                    )
+                    .at(Location::file(folder(&p.id)))
+                    .with_help("start template folder names with a letter"),
+                );
+            } else if let Some(other) = seen.get(&pascal) {
+                errors.push(
+                    Diagnostic::new(
+                        ErrorCode::IdCollision,
+                        format!("prompt ids `{other}` and `{}` both become `PromptId::{pascal}`", p.id),
+                    )
+                    .at(Location::file(folder(&p.id)))
+                    .with_help(format!("rename {} or {}", folder(other), folder(&p.id))),
+                );
+            } else {
+                seen.insert(pascal.clone(), &p.id);
+            }
+            format_ident!("{}", if pascal.is_empty() { "_".to_string() } else { pascal.replace(|c: char| !c.is_ascii_alphanumeric() && c != '_', "_") })
+        })
+        .collect()
+}
+
+fn parent_folder(path: &str) -> String {
+    path.rsplit_once('/').map_or(path, |(dir, _)| dir).to_string()
+}
+
+fn prompt_id_enum(
+    prompts: &[ResolvedPrompt],
+    variants: &[Ident],
+    sources: &HashMap<&str, &TemplateSource>,
+) -> TokenStream {
+    let count = prompts.len();
+    let ids: Vec<&str> = prompts.iter().map(|p| p.id.as_str()).collect();
+    let hashes: Vec<Literal> = prompts.iter().map(|p| Literal::u64_suffixed(p.hash)).collect();
+    let docs = prompts.iter().map(|p| {
+        let files = match sources.get(p.id.as_str()) {
+            Some(t) => part_paths(t),
+            None => p.system_path.clone(),
+        };
+        format!(" The `{}` prompt ({files}).", p.id)
+    });
+    quote! {
+        /// Every prompt of this crate: one variant per folder under `templates/`.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum PromptId {
+            #(#[doc = #docs] #variants,)*
+        }
+
+        impl PromptId {
+            /// Every prompt id, sorted by name.
+            pub const ALL: [PromptId; #count] = [#(PromptId::#variants),*];
+
+            /// The id as written on disk: the template folder's name.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    #(PromptId::#variants => #ids,)*
+                }
+            }
+
+            /// Stable content hash of the resolved template (snippets included).
+            pub const fn hash(self) -> u64 {
+                match self {
+                    #(PromptId::#variants => #hashes,)*
+                }
+            }
+        }
+
+        impl ::core::fmt::Display for PromptId {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl ::core::str::FromStr for PromptId {
+            type Err = ::promptpack::Error;
+
+            fn from_str(s: &str) -> ::core::result::Result<Self, Self::Err> {
+                match s {
+                    #(#ids => ::core::result::Result::Ok(PromptId::#variants),)*
+                    _ => ::core::result::Result::Err(::promptpack::__private::unknown_prompt(s, &[#(#ids),*])),
+                }
+            }
+        }
+
+        ::promptpack::__impl_serde_for_prompt_id!(PromptId);
+    }
+}
+
+fn part_paths(t: &TemplateSource) -> String {
+    match &t.user {
+        Some(user) => format!("`{}`, `{}`", t.system.path(), user.path()),
+        None => format!("`{}`", t.system.path()),
+    }
+}
+
+/// A Markdown code fence that the text cannot close early.
+fn fenced(text: &str) -> String {
+    let longest = text
+        .split(|c| c != '`')
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
+    let fence = "`".repeat((longest + 1).max(3));
+    format!("{fence}text\n{text}\n{fence}")
+}
+
+fn doc_lines(text: &str) -> Vec<String> {
+    text.lines().map(|l| format!(" {l}")).collect()
+}
+
+fn vars_struct(
+    prompt: &ResolvedPrompt,
+    variant: &Ident,
+    fields: &[Field],
+    source: Option<&TemplateSource>,
+) -> TokenStream {
+    let name = format_ident!("{}Vars", variant);
+    let borrows = fields.iter().any(|f| f.kind != FieldKind::Flag);
+    let (generics, anon) = if borrows { (quote!(<'a>), quote!(<'_>)) } else { (quote!(), quote!()) };
+    let id = &prompt.id;
+
+    let mut doc = format!("Variables of the `{id}` prompt.\n\n");
+    if let Some(t) = source {
+        doc.push_str(&format!("From {}.\n\n`system.md`:\n\n{}\n", part_paths(t), fenced(t.system.body())));
+        if let Some(user) = &t.user {
+            doc.push_str(&format!("\n`user.md`:\n\n{}\n", fenced(user.body())));
+        }
+    }
+    let struct_docs = doc_lines(&doc);
+
+    let field_defs = fields.iter().map(|f| {
+        let ident = &f.ident;
+        let ty = match f.kind {
+            FieldKind::Str => quote!(&'a str),
+            FieldKind::Flag => quote!(bool),
+            FieldKind::OptionalStr => quote!(::core::option::Option<&'a str>),
+        };
+        let usage = match f.kind {
+            FieldKind::Str => "a value".to_string(),
+            FieldKind::Flag => "a condition".to_string(),
+            FieldKind::OptionalStr => "a value and a condition (true when `Some` and not empty; `None` renders as nothing)".to_string(),
+        };
+        let loc = &f.first_use;
+        let doc = format!(" `{}`: used as {usage}; first at `{}:{}:{}`.", f.name, loc.path, loc.line, loc.column);
+        quote! { #[doc = #doc] pub #ident: #ty, }
+    });
+
+    let lookups = fields.iter().map(|f| {
+        let ident = &f.ident;
+        let key = &f.name;
+        let value = match f.kind {
+            FieldKind::Str => quote!(::promptpack::ValueRef::Str(self.#ident)),
+            FieldKind::Flag => quote!(::promptpack::ValueRef::Bool(self.#ident)),
+            FieldKind::OptionalStr => quote!(::promptpack::ValueRef::Str(self.#ident.unwrap_or(""))),
+        };
+        quote! { #key => ::core::option::Option::Some(#value), }
+    });
+
+    let by_index: Vec<&Field> = prompt
+        .vars
+        .iter()
+        .filter_map(|v| fields.iter().find(|f| f.name == v.name))
+        .collect();
+    let render_system = render_fn(format_ident!("render_system"), &prompt.system, &by_index);
+    let (render_user, user_expr) = match &prompt.user {
+        Some(user) => (
+            render_fn(format_ident!("render_user"), user, &by_index),
+            quote!(::core::option::Option::Some(self.render_user())),
+        ),
+        None => (quote!(), quote!(::core::option::Option::None)),
+    };
+    let hash = Literal::u64_suffixed(prompt.hash);
+
+    quote! {
+        #(#[doc = #struct_docs])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub struct #name #generics {
+            #(#field_defs)*
+        }
+
+        impl #generics #name #generics {
+            /// Stable content hash of the resolved template (snippets included).
+            pub const HASH: u64 = #hash;
+
+            #render_system
+            #render_user
+        }
+
+        impl ::promptpack::Vars for #name #anon {
+            fn get(&self, name: &str) -> ::core::option::Option<::promptpack::ValueRef<'_>> {
+                match name {
+                    #(#lookups)*
+                    _ => ::core::option::Option::None,
+                }
+            }
+        }
+
+        impl ::promptpack::TypedVars for #name #anon {
+            type Id = PromptId;
+            const ID: PromptId = PromptId::#variant;
+
+            fn build(&self) -> ::core::result::Result<::promptpack::Prompt<PromptId>, ::promptpack::Error> {
+                #[cfg(debug_assertions)]
+                let from_disk = ::promptpack::__private::dev_render(&__PROMPTPACK_DEV_SOURCE, #id, self);
+                #[cfg(not(debug_assertions))]
+                let from_disk: ::core::option::Option<::core::result::Result<::promptpack::Prompt, ::promptpack::Error>> = ::core::option::Option::None;
+                if let ::core::option::Option::Some(rendered) = from_disk {
+                    return rendered.map(|p| ::promptpack::Prompt { id: PromptId::#variant, system: p.system, user: p.user, hash: p.hash });
+                }
+                ::core::result::Result::Ok(::promptpack::Prompt {
+                    id: PromptId::#variant,
+                    system: self.render_system(),
+                    user: #user_expr,
+                    hash: Self::HASH,
+                })
+            }
+        }
+    }
+}
+
+/// Code of one block level: static bytes known now, plus statements.
+#[derive(Default)]
+struct Block {
+    static_len: usize,
+    len: Vec<TokenStream>,
+    push: Vec<TokenStream>,
+}
+
+impl Block {
+    fn len_tokens(&self) -> Vec<TokenStream> {
+        let mut out = Vec::new();
+        if self.static_len > 0 {
+            let n = Literal::usize_unsuffixed(self.static_len);
+            out.push(quote!(len += #n;));
+        }
+        out.extend(self.len.iter().cloned());
+        out
+    }
+}
+
+struct OpenIf {
+    cond: TokenStream,
+    then: Block,
+    otherwise: Option<Block>,
+}
+
+/// A renderer with one allocation of exact size: it first adds up the
+/// lengths the values and taken branches contribute, then pushes the pieces.
+fn render_fn(name: Ident, program: &Program, fields: &[&Field]) -> TokenStream {
+    let mut root = Block::default();
+    // Explicit stack rather than recursion: nesting depth is the template's.
+    let mut open: Vec<OpenIf> = Vec::new();
+    let value_of = |i: usize| {
+        let f = fields[i];
+        let ident = &f.ident;
+        match f.kind {
+            FieldKind::Str => (quote!(self.#ident.len()), quote!(self.#ident)),
+            FieldKind::OptionalStr => {
+                (quote!(self.#ident.map_or(0, str::len)), quote!(self.#ident.unwrap_or("")))
+            }
+            // A flag is never a value: the struct would type it otherwise.
+            FieldKind::Flag => (quote!(0), quote!("")),
+        }
+    };
+    for op in &program.ops {
+        let current = match open.last_mut() {
+            Some(OpenIf { otherwise: Some(block), .. }) => block,
+            Some(OpenIf { then, .. }) => then,
+            None => &mut root,
+        };
+        match *op {
+            Op::Text { start, end } => {
+                let text = program.text_of(start, end);
+                current.static_len += text.len();
+                let lit = Literal::string(text);
+                current.push.push(quote!(out.push_str(#lit);));
+            }
+            Op::Var(i) => {
+                let (len, value) = value_of(i);
+                current.len.push(quote!(len += #len;));
+                current.push.push(quote!(out.push_str(#value);));
+            }
+            Op::If { cond, .. } => {
+                let f = fields[cond];
+                let ident = &f.ident;
+                let cond = match f.kind {
+                    FieldKind::Flag => quote!(self.#ident),
+                    _ => quote!(self.#ident.is_some_and(|v| !v.is_empty())),
+                };
+                open.push(OpenIf { cond, then: Block::default(), otherwise: None });
+            }
+            Op::Else { .. } => {
+                if let Some(top) = open.last_mut() {
+                    top.otherwise = Some(Block::default());
+                }
+            }
+            Op::EndIf => {
+                let Some(OpenIf { cond, then, otherwise }) = open.pop() else { continue };
+                let parent = match open.last_mut() {
+                    Some(OpenIf { otherwise: Some(block), .. }) => block,
+                    Some(OpenIf { then, .. }) => then,
+                    None => &mut root,
+                };
+                let then_len = then.len_tokens();
+                let then_push = &then.push;
+                match otherwise {
+                    Some(other) => {
+                        let other_len = other.len_tokens();
+                        let other_push = &other.push;
+                        parent.len.push(quote!(if #cond { #(#then_len)* } else { #(#other_len)* }));
+                        parent.push.push(quote!(if #cond { #(#then_push)* } else { #(#other_push)* }));
+                    }
+                    None => {
+                        if !then_len.is_empty() {
+                            parent.len.push(quote!(if #cond { #(#then_len)* }));
+                        }
+                        if !then_push.is_empty() {
+                            parent.push.push(quote!(if #cond { #(#then_push)* }));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let static_len = Literal::usize_unsuffixed(root.static_len);
+    let len = &root.len;
+    let push = &root.push;
+    let doc = " Renders this part from the code generated at build time.";
+    if push.is_empty() {
+        quote! {
+            #[doc = #doc]
+            pub fn #name(&self) -> ::std::string::String {
+                ::std::string::String::new()
+            }
+        }
+    } else if len.is_empty() {
+        quote! {
+            #[doc = #doc]
+            pub fn #name(&self) -> ::std::string::String {
+                let mut out = ::std::string::String::with_capacity(#static_len);
+                #(#push)*
+                out
+            }
+        }
+    } else {
+        quote! {
+            #[doc = #doc]
+            pub fn #name(&self) -> ::std::string::String {
+                let mut len: usize = #static_len;
+                #(#len)*
+                let mut out = ::std::string::String::with_capacity(len);
+                #(#push)*
+                out
+            }
+        }
+    }
+}

@@ -1,0 +1,106 @@
+//! Renders [`Diagnostic`]s the way rustc does: a headline with the code, the
+//! file, line and column, the source line with a caret under the problem, and
+//! a help line. The one renderer behind both the build script and the CLI.
+
+use crate::error::{Diagnostic, Error};
+use annotate_snippets::{Level, Renderer, Snippet};
+
+/// How serious a diagnostic is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    /// Fails the build or the check.
+    Error,
+    /// Worth fixing; fails only `check --deny-warnings`.
+    Warning,
+}
+
+/// Whether to colour the output with ANSI escapes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// Plain text, for logs, files and tests.
+    Plain,
+    /// Coloured, for a terminal.
+    Color,
+}
+
+/// Renders one diagnostic, rustc style, without a trailing newline:
+///
+/// ```text
+/// error[unclosed_block]: {{#if hasTools}} is never closed
+///  --> templates/director/system.md:12:5
+///    |
+/// 12 |     {{#if hasTools}}
+///    |     ^^^^^^^^^^^^^^^^
+///    |
+///    = help: add `{{/if}}` in the same file
+/// ```
+pub fn render_diagnostic(diagnostic: &Diagnostic, severity: Severity, style: Style) -> String {
+    let level = match severity {
+        Severity::Error => Level::Error,
+        Severity::Warning => Level::Warning,
+    };
+    let code = diagnostic.code.as_str();
+    let mut message = level.title(&diagnostic.message).id(code);
+    let origin;
+    if let Some(loc) = &diagnostic.location {
+        if loc.line_text.is_empty() {
+            // A file-level problem: name the file without a source excerpt.
+            origin = format!("{}:{}:{}", loc.path, loc.line, loc.column);
+            message = message.footer(Level::Note.title(&origin));
+        } else {
+            let start = byte_offset(&loc.line_text, loc.column - 1);
+            let end = byte_offset(&loc.line_text, loc.column - 1 + loc.len).max(start);
+            let end = if end == start { start + 1 } else { end };
+            message = message.snippet(
+                Snippet::source(&loc.line_text)
+                    .line_start(loc.line)
+                    .origin(&loc.path)
+                    .annotation(level.span(start..end.min(loc.line_text.len().max(start + 1)))),
+            );
+        }
+    }
+    if let Some(help) = &diagnostic.help {
+        message = message.footer(Level::Help.title(help));
+    }
+    let renderer = match style {
+        Style::Plain => Renderer::plain(),
+        Style::Color => Renderer::styled(),
+    };
+    renderer.render(message).to_string()
+}
+
+/// Renders every diagnostic of an error, separated by blank lines.
+pub fn render_error(error: &Error, style: Style) -> String {
+    error
+        .diagnostics()
+        .iter()
+        .map(|d| render_diagnostic(d, Severity::Error, style))
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// The byte offset of character `chars` in `line`, or its end.
+fn byte_offset(line: &str, chars: usize) -> usize {
+    line.char_indices().nth(chars).map_or(line.len(), |(i, _)| i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ErrorCode, SourceFile, Span};
+
+    #[test]
+    fn points_a_caret_at_the_token() {
+        let file = SourceFile::new("templates/a/system.md", "intro\n  {{#if x}} ü\n");
+        let at = file.text().find("{{#if").unwrap_or(0);
+        let d = Diagnostic::new(ErrorCode::UnclosedBlock, "{{#if x}} is never closed")
+            .at(file.location(Span { start: at, end: at + 9 }))
+            .with_help("add `{{/if}}`");
+        let shown = render_diagnostic(&d, Severity::Error, Style::Plain);
+        assert!(shown.starts_with("error[unclosed_block]: {{#if x}} is never closed"), "{shown}");
+        assert!(shown.contains("--> templates/a/system.md:2:3"), "{shown}");
+        assert!(shown.contains("2 |   {{#if x}} ü"), "{shown}");
+        assert!(shown.contains("  ^^^^^^^^^"), "{shown}");
+        assert!(shown.contains("help: add `{{/if}}`"), "{shown}");
+    }
+}

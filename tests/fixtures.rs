@@ -1,0 +1,306 @@
+//! Table-driven fixtures: every file in `tests/inputs/*.txt` is one case, run
+//! through the dynamic API and snapshotted (output or errors alike) in
+//! `tests/snapshots/fixtures__cases@<file>.snap`.
+//!
+//! # Case file format
+//!
+//! ```text
+//! Free text before the first section: what the case is about (ignored).
+//! --- templates/greet/system.md
+//! Hi {{name}}.
+//! --- templates/greet/user.md
+//! ...
+//! --- snippets/sig.md
+//! ...
+//! --- vars
+//! {"name": "Ada"}
+//! --- options
+//! mode lenient
+//! ```
+//!
+//! - A section starts at a line beginning with `--- ` and runs to the next
+//!   such line or the end of the file. So a body line can never begin with
+//!   `--- ` (write it in an `escaped` section as `\u{2d}-- ` if ever needed).
+//! - Section targets: `templates/<id>/system.md`, `templates/<id>/user.md`,
+//!   `snippets/<name>.md`, `vars` (one JSON value, normally an object; an
+//!   empty section means `{}`) and `options`. Anything else is a harness error.
+//! - A file section body is taken verbatim: every line of it, each ending in
+//!   `\n` (the last line of the case file too, whether or not the file ends in
+//!   a newline). The leading and trailing whitespace this gives is removed by
+//!   `SourceFile`'s JavaScript-style trim, but it still counts for diagnostic
+//!   line numbers: the first body line is line 1 of that source file.
+//! - A file section header may end in the flag `escaped`: then, after the
+//!   above, `\n`, `\r`, `\t`, `\\` and `\u{XXXX}` in the body are replaced by
+//!   the character they name. Case files themselves must not hold `\r`, so
+//!   that every CR, BOM or odd space a case uses is visible in the case file.
+//! - The path in the header is the path given to `SourceFile::new`, so it is
+//!   what diagnostics print. Snippets are passed in case-file order.
+//! - Options, one per line (blank lines and `#` comments ignored):
+//!   `mode strict|lenient|both` (default strict: `build_prompt`; lenient:
+//!   `build_prompt_lenient`; both: strict then lenient), `delimiters OPEN
+//!   CLOSE` (default `{{ }}`), `render ID…` (render these ids, in this order,
+//!   instead of every template sorted by id).
+//!
+//! # Snapshot format
+//!
+//! `load: ok` or `load failed:` and every diagnostic; then per rendered id and
+//! mode a `== id (mode) ==` heading, followed by `system:`/`user:` parts or the
+//! render's diagnostics. A part is `(none)` (no `user.md`), `(empty)`, or its
+//! lines each prefixed with `| `. In parts and diagnostic source lines, control
+//! characters other than `\n`, whitespace other than the plain space, the BOM,
+//! and spaces at the end of a line are shown as `⟨U+XXXX⟩` (insta would
+//! otherwise fold `\r\n` and hide the rest). A diagnostic is
+//! `code path:line:col message`, then its source line with carets under the
+//! span, then its help.
+
+use promptpack::{Delimiters, Diagnostic, Library, SnippetSource, SourceFile, TemplateSource};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::Path;
+
+#[derive(Default)]
+struct Case {
+    templates: BTreeMap<String, (Option<SourceFile>, Option<SourceFile>)>,
+    snippets: Vec<SnippetSource>,
+    vars: Option<String>,
+    options: Vec<String>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Strict,
+    Lenient,
+}
+
+impl Mode {
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Strict => "strict",
+            Mode::Lenient => "lenient",
+        }
+    }
+}
+
+fn unescape(body: &str, case: &Path) -> String {
+    let mut out = String::new();
+    let mut chars = body.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('r') => out.push('\r'),
+            Some('t') => out.push('\t'),
+            Some('\\') => out.push('\\'),
+            Some('u') => {
+                let rest = chars.as_str();
+                let hex = rest
+                    .strip_prefix('{')
+                    .and_then(|r| r.split_once('}'))
+                    .map(|(hex, _)| hex)
+                    .unwrap_or_else(|| panic!("{}: bad \\u escape", case.display()));
+                let code = u32::from_str_radix(hex, 16)
+                    .ok()
+                    .and_then(char::from_u32)
+                    .unwrap_or_else(|| panic!("{}: bad \\u{{{hex}}}", case.display()));
+                out.push(code);
+                chars = rest[hex.len() + 2..].chars();
+            }
+            other => panic!("{}: unknown escape \\{other:?}", case.display()),
+        }
+    }
+    out
+}
+
+fn parse_case(path: &Path) -> Case {
+    let text = std::fs::read_to_string(path).expect("case file is UTF-8");
+    assert!(
+        !text.contains('\r'),
+        "{}: write CR as \\r in an escaped section",
+        path.display()
+    );
+    // (header, body) pairs; lines before the first header are the description.
+    let mut sections: Vec<(String, String)> = Vec::new();
+    for line in text.lines() {
+        if let Some(header) = line.strip_prefix("--- ") {
+            sections.push((header.trim().to_string(), String::new()));
+        } else if let Some((_, body)) = sections.last_mut() {
+            body.push_str(line);
+            body.push('\n');
+        }
+    }
+    assert!(!sections.is_empty(), "{}: no sections", path.display());
+
+    let mut case = Case::default();
+    for (header, body) in sections {
+        let mut words = header.split_whitespace();
+        let target = words.next().unwrap_or_default().to_string();
+        let flags: Vec<&str> = words.collect();
+        let body = match flags.as_slice() {
+            [] => body,
+            ["escaped"] => unescape(&body, path),
+            _ => panic!("{}: unknown flags in `--- {header}`", path.display()),
+        };
+        let parts: Vec<&str> = target.split('/').collect();
+        match parts.as_slice() {
+            ["vars"] => case.vars = Some(body),
+            ["options"] => case.options.extend(
+                body.lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                    .map(String::from),
+            ),
+            ["templates", id, file @ ("system.md" | "user.md")] => {
+                let entry = case.templates.entry(id.to_string()).or_default();
+                let slot = if *file == "system.md" { &mut entry.0 } else { &mut entry.1 };
+                assert!(slot.is_none(), "{}: `{target}` twice", path.display());
+                *slot = Some(SourceFile::new(&target, body));
+            }
+            ["snippets", file] if file.ends_with(".md") => {
+                let name = file.trim_end_matches(".md").to_string();
+                case.snippets.push(SnippetSource { name, file: SourceFile::new(&target, body) });
+            }
+            _ => panic!("{}: unknown section `--- {header}`", path.display()),
+        }
+    }
+    case
+}
+
+/// Shows characters that a snapshot would hide or fold as `⟨U+XXXX⟩`.
+fn visible(line: &str) -> String {
+    let kept = line.trim_end_matches(' ');
+    let mut out = String::new();
+    for c in kept.chars() {
+        let hidden = (c.is_control() && c != '\n')
+            || (promptpack::is_js_whitespace(c) && c != ' ')
+            || c == '\u{200B}';
+        if hidden {
+            let _ = write!(out, "⟨U+{:04X}⟩", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    for _ in kept.len()..line.len() {
+        out.push_str("⟨U+0020⟩");
+    }
+    out
+}
+
+fn write_part(out: &mut String, label: &str, text: Option<&str>) {
+    match text {
+        None => writeln!(out, "{label}: (none)").unwrap(),
+        Some("") => writeln!(out, "{label}: (empty)").unwrap(),
+        Some(text) => {
+            writeln!(out, "{label}:").unwrap();
+            for line in text.split('\n') {
+                writeln!(out, "| {}", visible(line)).unwrap();
+            }
+        }
+    }
+}
+
+fn write_diagnostic(out: &mut String, d: &Diagnostic) {
+    let code = d.code.as_str();
+    match &d.location {
+        Some(loc) => {
+            writeln!(out, "{code} {}:{}:{} {}", loc.path, loc.line, loc.column, d.message).unwrap();
+            if !loc.line_text.is_empty() || loc.len > 0 {
+                writeln!(out, "  | {}", visible(&loc.line_text)).unwrap();
+                let pad = " ".repeat(loc.column.saturating_sub(1));
+                writeln!(out, "  | {pad}{}", "^".repeat(loc.len.max(1))).unwrap();
+            }
+        }
+        None => writeln!(out, "{code} - {}", d.message).unwrap(),
+    }
+    if let Some(help) = &d.help {
+        writeln!(out, "  = help: {help}").unwrap();
+    }
+}
+
+fn run_case(path: &Path) -> String {
+    let case = parse_case(path);
+    let mut out = String::new();
+
+    let mut modes = vec![Mode::Strict];
+    let mut delimiters = Delimiters::default();
+    let mut render_ids: Option<Vec<String>> = None;
+    for option in &case.options {
+        let words: Vec<&str> = option.split_whitespace().collect();
+        match words.as_slice() {
+            ["mode", "strict"] => modes = vec![Mode::Strict],
+            ["mode", "lenient"] => modes = vec![Mode::Lenient],
+            ["mode", "both"] => modes = vec![Mode::Strict, Mode::Lenient],
+            ["delimiters", open, close] => match Delimiters::new(open, close) {
+                Ok(d) => delimiters = d,
+                Err(d) => {
+                    writeln!(out, "delimiters rejected:").unwrap();
+                    write_diagnostic(&mut out, &d);
+                    return out;
+                }
+            },
+            ["render", ids @ ..] => render_ids = Some(ids.iter().map(|s| s.to_string()).collect()),
+            _ => panic!("{}: unknown option `{option}`", path.display()),
+        }
+    }
+
+    let vars: serde_json::Value = match case.vars.as_deref().map(str::trim) {
+        None | Some("") => serde_json::json!({}),
+        Some(json) => serde_json::from_str(json)
+            .unwrap_or_else(|e| panic!("{}: vars are not JSON: {e}", path.display())),
+    };
+
+    let ids: Vec<String> = case.templates.keys().cloned().collect();
+    let templates = case
+        .templates
+        .into_iter()
+        .map(|(id, (system, user))| {
+            let system = system.unwrap_or_else(|| {
+                panic!("{}: template `{id}` has no system.md section", path.display())
+            });
+            TemplateSource { id, system, user }
+        })
+        .collect();
+    let library = match Library::from_sources(templates, case.snippets, delimiters) {
+        Ok(library) => library,
+        Err(e) => {
+            writeln!(out, "load failed:").unwrap();
+            for d in e.diagnostics() {
+                write_diagnostic(&mut out, d);
+            }
+            return out;
+        }
+    };
+    writeln!(out, "load: ok").unwrap();
+
+    for id in render_ids.unwrap_or(ids) {
+        for &mode in &modes {
+            writeln!(out, "\n== {id} ({}) ==", mode.name()).unwrap();
+            let rendered = match mode {
+                Mode::Strict => library.build_prompt(&id, &vars),
+                Mode::Lenient => library.build_prompt_lenient(&id, &vars),
+            };
+            match rendered {
+                Ok(prompt) => {
+                    assert_eq!(prompt.id, id);
+                    write_part(&mut out, "system", Some(&prompt.system));
+                    write_part(&mut out, "user", prompt.user.as_deref());
+                }
+                Err(e) => {
+                    for d in e.diagnostics() {
+                        write_diagnostic(&mut out, d);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn cases() {
+    insta::glob!("inputs/*.txt", |path| {
+        insta::assert_snapshot!(run_case(path));
+    });
+}
