@@ -31,7 +31,8 @@ fn main() {
             format!("{}\n{}", stub("askama", &e), stub("md_tmpl", &e))
         }
     };
-    let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR")).join("compiled_peers.rs");
+    let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"))
+        .join("compiled_peers.rs");
     std::fs::write(&out, generated).expect("write compiled_peers.rs");
 }
 

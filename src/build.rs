@@ -3,6 +3,7 @@
 //!
 //! ```no_run
 //! // build.rs
+//! # #[allow(clippy::needless_doctest_main)]
 //! fn main() {
 //!     promptpack::build::compile().unwrap();
 //! }
@@ -43,7 +44,11 @@ impl BuildError {
 impl fmt::Display for BuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.error.diagnostics().len();
-        write!(f, "promptpack: {n} error{} in the prompt templates (shown above)", if n == 1 { "" } else { "s" })
+        write!(
+            f,
+            "promptpack: {n} error{} in the prompt templates (shown above)",
+            if n == 1 { "" } else { "s" }
+        )
     }
 }
 
@@ -85,7 +90,11 @@ pub fn compile_config(config: &Config) -> Result<(), BuildError> {
 /// path.
 pub fn generate_code(config: &Config) -> Result<String> {
     let (sources, mut errors) = read_sources(config);
-    let (prompts, resolve_errors) = resolve(&sources.templates, &sources.snippets, config.delimiters_ref());
+    let (prompts, resolve_errors) = resolve(
+        &sources.templates,
+        &sources.snippets,
+        config.delimiters_ref(),
+    );
     errors.extend(resolve_errors);
     if let Some(error) = Error::from_diagnostics(errors) {
         return Err(error);
@@ -107,10 +116,14 @@ pub fn generate_code(config: &Config) -> Result<String> {
 /// file that does not exist is not named: cargo would rerun on every build.
 fn watched_paths(config: &Config) -> Vec<PathBuf> {
     let settings = config.root().join(CONFIG_FILE);
-    [config.templates().to_path_buf(), config.snippets().to_path_buf(), settings]
-        .into_iter()
-        .filter(|p| p.exists())
-        .collect()
+    [
+        config.templates().to_path_buf(),
+        config.snippets().to_path_buf(),
+        settings,
+    ]
+    .into_iter()
+    .filter(|p| p.exists())
+    .collect()
 }
 
 fn absolute(path: &Path) -> String {
@@ -124,8 +137,12 @@ fn write_if_changed(path: &Path, code: &str) -> Result<()> {
     if std::fs::read_to_string(path).is_ok_and(|old| old == code) {
         return Ok(());
     }
-    std::fs::write(path, code)
-        .map_err(|e| Error::new(ErrorCode::Io, format!("cannot write {}: {e}", path.display())))
+    std::fs::write(path, code).map_err(|e| {
+        Error::new(
+            ErrorCode::Io,
+            format!("cannot write {}: {e}", path.display()),
+        )
+    })
 }
 
 fn env_path(name: &str) -> Result<PathBuf, BuildError> {

@@ -31,10 +31,18 @@ pub struct DevPaths {
 /// `templates` supplies each prompt's original text for the rustdoc of the
 /// generated items. Fails, reporting every problem, when an id or a variable
 /// cannot become a Rust name or two of them would become the same one.
-pub fn generate(prompts: &[ResolvedPrompt], templates: &[TemplateSource], dev: &DevPaths) -> Result<String> {
+pub fn generate(
+    prompts: &[ResolvedPrompt],
+    templates: &[TemplateSource],
+    dev: &DevPaths,
+) -> Result<String> {
     let tokens = generate_tokens(prompts, templates, dev)?;
-    let file: syn::File = syn::parse2(tokens)
-        .map_err(|e| Error::new(ErrorCode::Io, format!("generated code does not parse (a promptpack bug): {e}")))?;
+    let file: syn::File = syn::parse2(tokens).map_err(|e| {
+        Error::new(
+            ErrorCode::Io,
+            format!("generated code does not parse (a promptpack bug): {e}"),
+        )
+    })?;
     Ok(prettyplease::unparse(&file))
 }
 
@@ -50,13 +58,29 @@ pub fn generate_tokens(
     if let Some(error) = Error::from_diagnostics(errors) {
         return Err(error);
     }
-    let sources: HashMap<&str, &TemplateSource> = templates.iter().map(|t| (t.id.as_str(), t)).collect();
+    let sources: HashMap<&str, &TemplateSource> =
+        templates.iter().map(|t| (t.id.as_str(), t)).collect();
 
-    let prompt_id = prompt_id_enum(prompts, &variants, &sources);
-    let structs = prompts.iter().zip(&variants).zip(&fields).map(|((prompt, variant), fields)| {
-        vars_struct(prompt, variant, fields, sources.get(prompt.id.as_str()).copied())
-    });
-    let DevPaths { root, templates, snippets, open, close } = dev;
+    let prompt_id = prompt_id_enum(prompts, &variants, &fields, &sources);
+    let structs = prompts
+        .iter()
+        .zip(&variants)
+        .zip(&fields)
+        .map(|((prompt, variant), fields)| {
+            vars_struct(
+                prompt,
+                variant,
+                fields,
+                sources.get(prompt.id.as_str()).copied(),
+            )
+        });
+    let DevPaths {
+        root,
+        templates,
+        snippets,
+        open,
+        close,
+    } = dev;
     Ok(quote! {
         #prompt_id
 
@@ -109,10 +133,11 @@ struct Field {
 }
 
 const STRICT_KEYWORDS: &[&str] = &[
-    "as", "async", "await", "break", "const", "continue", "dyn", "else", "enum", "extern", "false", "fn",
-    "for", "gen", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return",
-    "static", "struct", "trait", "true", "type", "unsafe", "use", "where", "while", "abstract", "become",
-    "box", "do", "final", "macro", "override", "priv", "try", "typeof", "unsized", "virtual", "yield",
+    "as", "async", "await", "break", "const", "continue", "dyn", "else", "enum", "extern", "false",
+    "fn", "for", "gen", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub",
+    "ref", "return", "static", "struct", "trait", "true", "type", "unsafe", "use", "where",
+    "while", "abstract", "become", "box", "do", "final", "macro", "override", "priv", "try",
+    "typeof", "unsized", "virtual", "yield",
 ];
 
 /// Keywords that cannot even be raw identifiers.
@@ -145,7 +170,10 @@ fn fields_of(prompt: &ResolvedPrompt, errors: &mut Vec<Diagnostic>) -> Vec<Field
             errors.push(
                 Diagnostic::new(
                     ErrorCode::InvalidVarName,
-                    format!("variable `{}` of prompt `{}` cannot become a Rust field", var.name, prompt.id),
+                    format!(
+                        "variable `{}` of prompt `{}` cannot become a Rust field",
+                        var.name, prompt.id
+                    ),
                 )
                 .at(var.first_use.clone())
                 .with_help("start variable names with a letter or `_`"),
@@ -164,7 +192,12 @@ fn fields_of(prompt: &ResolvedPrompt, errors: &mut Vec<Diagnostic>) -> Vec<Field
             _ => FieldKind::Str,
         };
         taken.insert(key, fields.len());
-        fields.push(Field { name: var.name.clone(), ident, kind, first_use: var.first_use.clone() });
+        fields.push(Field {
+            name: var.name.clone(),
+            ident,
+            kind,
+            first_use: var.first_use.clone(),
+        });
     }
     fields
 }
@@ -179,7 +212,10 @@ fn var_collision(prompt: &ResolvedPrompt, var: &VarInfo, other: &Field, field: &
         ),
     )
     .at(var.first_use.clone())
-    .with_help(format!("`{}` is used at {}:{}:{}; rename one of them", other.name, o.path, o.line, o.column))
+    .with_help(format!(
+        "`{}` is used at {}:{}:{}; rename one of them",
+        other.name, o.path, o.line, o.column
+    ))
 }
 
 fn variant_names(
@@ -189,10 +225,10 @@ fn variant_names(
 ) -> Vec<Ident> {
     let mut seen: HashMap<String, &str> = HashMap::new();
     let folder = |id: &str| {
-        templates
-            .iter()
-            .find(|t| t.id == id)
-            .map_or_else(|| format!("templates/{id}"), |t| parent_folder(t.system.path()))
+        templates.iter().find(|t| t.id == id).map_or_else(
+            || format!("templates/{id}"),
+            |t| parent_folder(t.system.path()),
+        )
     };
     prompts
         .iter()
@@ -211,31 +247,94 @@ fn variant_names(
                 errors.push(
                     Diagnostic::new(
                         ErrorCode::IdCollision,
-                        format!("prompt ids `{other}` and `{}` both become `PromptId::{pascal}`", p.id),
+                        format!(
+                            "prompt ids `{other}` and `{}` both become `PromptId::{pascal}`",
+                            p.id
+                        ),
                     )
                     .at(Location::file(folder(&p.id)))
-                    .with_help(format!("rename {} or {}", folder(other), folder(&p.id))),
+                    .with_help(format!(
+                        "rename {} or {}",
+                        folder(other),
+                        folder(&p.id)
+                    )),
                 );
             } else {
                 seen.insert(pascal.clone(), &p.id);
             }
-            format_ident!("{}", if pascal.is_empty() { "_".to_string() } else { pascal.replace(|c: char| !c.is_ascii_alphanumeric() && c != '_', "_") })
+            format_ident!(
+                "{}",
+                if pascal.is_empty() {
+                    "_".to_string()
+                } else {
+                    pascal.replace(|c: char| !c.is_ascii_alphanumeric() && c != '_', "_")
+                }
+            )
         })
         .collect()
 }
 
 fn parent_folder(path: &str) -> String {
-    path.rsplit_once('/').map_or(path, |(dir, _)| dir).to_string()
+    path.rsplit_once('/')
+        .map_or(path, |(dir, _)| dir)
+        .to_string()
 }
 
 fn prompt_id_enum(
     prompts: &[ResolvedPrompt],
     variants: &[Ident],
+    fields: &[Vec<Field>],
     sources: &HashMap<&str, &TemplateSource>,
 ) -> TokenStream {
+    let variables = fields.iter().map(|fs| {
+        let names = fs.iter().map(|f| &f.name);
+        quote!(&[#(#names),*])
+    });
+    let conditions = fields.iter().map(|fs| {
+        let names = fs
+            .iter()
+            .filter(|f| f.kind != FieldKind::Str)
+            .map(|f| &f.name);
+        quote!(&[#(#names),*])
+    });
+    let generated_renders = prompts.iter().zip(variants).zip(fields).map(|((prompt, variant), fs)| {
+        let locals = fs.iter().map(|f| {
+            let ident = &f.ident;
+            let name = &f.name;
+            match f.kind {
+                FieldKind::Str => quote!(let #ident = values(#name).unwrap_or_default();),
+                FieldKind::Flag => quote!(let #ident = values(#name).is_some_and(|v| !v.is_empty());),
+                FieldKind::OptionalStr => quote!(let #ident = values(#name);),
+            }
+        });
+        let inits = fs.iter().map(|f| {
+            let ident = &f.ident;
+            match f.kind {
+                FieldKind::Str => quote!(#ident: &#ident),
+                FieldKind::Flag => quote!(#ident),
+                FieldKind::OptionalStr => quote!(#ident: #ident.as_deref()),
+            }
+        });
+        let name = format_ident!("{}Vars", variant);
+        let user = if prompt.user.is_some() {
+            quote!(::core::option::Option::Some(vars.render_user()))
+        } else {
+            quote!(::core::option::Option::None)
+        };
+        quote! {
+            PromptId::#variant => {
+                #(#locals)*
+                let vars = #name { #(#inits),* };
+                ::promptpack::Prompt { id: self, system: vars.render_system(), user: #user, hash: #name::HASH }
+            }
+        }
+    });
     let count = prompts.len();
     let ids: Vec<&str> = prompts.iter().map(|p| p.id.as_str()).collect();
-    let hashes: Vec<Literal> = prompts.iter().map(|p| Literal::u64_suffixed(p.hash)).collect();
+    let hashes: Vec<Literal> = prompts
+        .iter()
+        .map(|p| Literal::u64_suffixed(p.hash))
+        .collect();
     let docs = prompts.iter().map(|p| {
         let files = match sources.get(p.id.as_str()) {
             Some(t) => part_paths(t),
@@ -265,6 +364,33 @@ fn prompt_id_enum(
             pub const fn hash(self) -> u64 {
                 match self {
                     #(PromptId::#variants => #hashes,)*
+                }
+            }
+
+            /// The names of every variable the prompt uses, as written in
+            /// its templates, in order of first use.
+            pub const fn variables(self) -> &'static [&'static str] {
+                match self {
+                    #(PromptId::#variants => #variables,)*
+                }
+            }
+
+            /// The names of the variables the prompt tests with `#if`.
+            pub const fn conditions(self) -> &'static [&'static str] {
+                match self {
+                    #(PromptId::#variants => #conditions,)*
+                }
+            }
+
+            /// Renders through the generated code (never from disk) with
+            /// values looked up by variable name: a value is `""` when
+            /// `values` gives `None`, a condition is true when it gives a
+            /// non-empty string. For tests and tools that treat every prompt
+            /// alike, such as snapshot suites.
+            #[allow(unused_variables)]
+            pub fn render_generated(self, values: &dyn Fn(&str) -> ::core::option::Option<::std::string::String>) -> ::promptpack::Prompt<PromptId> {
+                match self {
+                    #(#generated_renders)*
                 }
             }
         }
@@ -299,11 +425,7 @@ fn part_paths(t: &TemplateSource) -> String {
 
 /// A Markdown code fence that the text cannot close early.
 fn fenced(text: &str) -> String {
-    let longest = text
-        .split(|c| c != '`')
-        .map(str::len)
-        .max()
-        .unwrap_or(0);
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat((longest + 1).max(3));
     format!("{fence}text\n{text}\n{fence}")
 }
@@ -320,12 +442,20 @@ fn vars_struct(
 ) -> TokenStream {
     let name = format_ident!("{}Vars", variant);
     let borrows = fields.iter().any(|f| f.kind != FieldKind::Flag);
-    let (generics, anon) = if borrows { (quote!(<'a>), quote!(<'_>)) } else { (quote!(), quote!()) };
+    let (generics, anon) = if borrows {
+        (quote!(<'a>), quote!(<'_>))
+    } else {
+        (quote!(), quote!())
+    };
     let id = &prompt.id;
 
     let mut doc = format!("Variables of the `{id}` prompt.\n\n");
     if let Some(t) = source {
-        doc.push_str(&format!("From {}.\n\n`system.md`:\n\n{}\n", part_paths(t), fenced(t.system.body())));
+        doc.push_str(&format!(
+            "From {}.\n\n`system.md`:\n\n{}\n",
+            part_paths(t),
+            fenced(t.system.body())
+        ));
         if let Some(user) = &t.user {
             doc.push_str(&format!("\n`user.md`:\n\n{}\n", fenced(user.body())));
         }
@@ -355,7 +485,9 @@ fn vars_struct(
         let value = match f.kind {
             FieldKind::Str => quote!(::promptpack::ValueRef::Str(self.#ident)),
             FieldKind::Flag => quote!(::promptpack::ValueRef::Bool(self.#ident)),
-            FieldKind::OptionalStr => quote!(::promptpack::ValueRef::Str(self.#ident.unwrap_or(""))),
+            FieldKind::OptionalStr => {
+                quote!(::promptpack::ValueRef::Str(self.#ident.unwrap_or("")))
+            }
         };
         quote! { #key => ::core::option::Option::Some(#value), }
     });
@@ -459,16 +591,20 @@ fn render_fn(name: Ident, program: &Program, fields: &[&Field]) -> TokenStream {
         let ident = &f.ident;
         match f.kind {
             FieldKind::Str => (quote!(self.#ident.len()), quote!(self.#ident)),
-            FieldKind::OptionalStr => {
-                (quote!(self.#ident.map_or(0, str::len)), quote!(self.#ident.unwrap_or("")))
-            }
+            FieldKind::OptionalStr => (
+                quote!(self.#ident.map_or(0, str::len)),
+                quote!(self.#ident.unwrap_or("")),
+            ),
             // A flag is never a value: the struct would type it otherwise.
             FieldKind::Flag => (quote!(0), quote!("")),
         }
     };
     for op in &program.ops {
         let current = match open.last_mut() {
-            Some(OpenIf { otherwise: Some(block), .. }) => block,
+            Some(OpenIf {
+                otherwise: Some(block),
+                ..
+            }) => block,
             Some(OpenIf { then, .. }) => then,
             None => &mut root,
         };
@@ -476,8 +612,14 @@ fn render_fn(name: Ident, program: &Program, fields: &[&Field]) -> TokenStream {
             Op::Text { start, end } => {
                 let text = program.text_of(start, end);
                 current.static_len += text.len();
-                let lit = Literal::string(text);
-                current.push.push(quote!(out.push_str(#lit);));
+                let mut chars = text.chars();
+                match (chars.next(), chars.next()) {
+                    (Some(c), None) => current.push.push(quote!(out.push(#c);)),
+                    _ => {
+                        let lit = Literal::string(text);
+                        current.push.push(quote!(out.push_str(#lit);));
+                    }
+                }
             }
             Op::Var(i) => {
                 let (len, value) = value_of(i);
@@ -491,7 +633,11 @@ fn render_fn(name: Ident, program: &Program, fields: &[&Field]) -> TokenStream {
                     FieldKind::Flag => quote!(self.#ident),
                     _ => quote!(self.#ident.is_some_and(|v| !v.is_empty())),
                 };
-                open.push(OpenIf { cond, then: Block::default(), otherwise: None });
+                open.push(OpenIf {
+                    cond,
+                    then: Block::default(),
+                    otherwise: None,
+                });
             }
             Op::Else { .. } => {
                 if let Some(top) = open.last_mut() {
@@ -499,9 +645,19 @@ fn render_fn(name: Ident, program: &Program, fields: &[&Field]) -> TokenStream {
                 }
             }
             Op::EndIf => {
-                let Some(OpenIf { cond, then, otherwise }) = open.pop() else { continue };
+                let Some(OpenIf {
+                    cond,
+                    then,
+                    otherwise,
+                }) = open.pop()
+                else {
+                    continue;
+                };
                 let parent = match open.last_mut() {
-                    Some(OpenIf { otherwise: Some(block), .. }) => block,
+                    Some(OpenIf {
+                        otherwise: Some(block),
+                        ..
+                    }) => block,
                     Some(OpenIf { then, .. }) => then,
                     None => &mut root,
                 };
@@ -511,8 +667,12 @@ fn render_fn(name: Ident, program: &Program, fields: &[&Field]) -> TokenStream {
                     Some(other) => {
                         let other_len = other.len_tokens();
                         let other_push = &other.push;
-                        parent.len.push(quote!(if #cond { #(#then_len)* } else { #(#other_len)* }));
-                        parent.push.push(quote!(if #cond { #(#then_push)* } else { #(#other_push)* }));
+                        parent
+                            .len
+                            .push(quote!(if #cond { #(#then_len)* } else { #(#other_len)* }));
+                        parent
+                            .push
+                            .push(quote!(if #cond { #(#then_push)* } else { #(#other_push)* }));
                     }
                     None => {
                         if !then_len.is_empty() {

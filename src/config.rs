@@ -87,9 +87,12 @@ impl Config {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(config),
             Err(e) => {
-                return Err(Diagnostic::new(ErrorCode::Io, format!("cannot read {}: {e}", path.display()))
-                    .at(Location::file(CONFIG_FILE))
-                    .into());
+                return Err(Diagnostic::new(
+                    ErrorCode::Io,
+                    format!("cannot read {}: {e}", path.display()),
+                )
+                .at(Location::file(CONFIG_FILE))
+                .into());
             }
         };
         let file: ConfigFile = toml::from_str(&text).map_err(|e| config_error(&text, &e))?;
@@ -101,7 +104,7 @@ impl Config {
         }
         if let Some(d) = file.delimiters {
             config.delimiters = Delimiters::new(&d.open, &d.close)
-                .map_err(|e| e.at(Location::file(CONFIG_FILE)))?;
+                .map_err(|e| e.located(Location::file(CONFIG_FILE)))?;
         }
         config.naming_exempt = file.lints.unwrap_or_default().naming_exempt;
         Ok(config)
@@ -164,7 +167,10 @@ fn config_error(text: &str, e: &toml::de::Error) -> crate::error::Error {
         format!("{CONFIG_FILE} is not valid: {}", e.message()),
     );
     diagnostic = match e.span() {
-        Some(span) => diagnostic.at(file.location(crate::source_file::Span { start: span.start, end: span.end })),
+        Some(span) => diagnostic.at(file.location(crate::source_file::Span {
+            start: span.start,
+            end: span.end,
+        })),
         None => diagnostic.at(Location::file(CONFIG_FILE)),
     };
     diagnostic.into()

@@ -81,7 +81,9 @@ pub fn render_error(error: &Error, style: Style) -> String {
 
 /// The byte offset of character `chars` in `line`, or its end.
 fn byte_offset(line: &str, chars: usize) -> usize {
-    line.char_indices().nth(chars).map_or(line.len(), |(i, _)| i)
+    line.char_indices()
+        .nth(chars)
+        .map_or(line.len(), |(i, _)| i)
 }
 
 #[cfg(test)]
@@ -94,10 +96,16 @@ mod tests {
         let file = SourceFile::new("templates/a/system.md", "intro\n  {{#if x}} ü\n");
         let at = file.text().find("{{#if").unwrap_or(0);
         let d = Diagnostic::new(ErrorCode::UnclosedBlock, "{{#if x}} is never closed")
-            .at(file.location(Span { start: at, end: at + 9 }))
+            .at(file.location(Span {
+                start: at,
+                end: at + 9,
+            }))
             .with_help("add `{{/if}}`");
         let shown = render_diagnostic(&d, Severity::Error, Style::Plain);
-        assert!(shown.starts_with("error[unclosed_block]: {{#if x}} is never closed"), "{shown}");
+        assert!(
+            shown.starts_with("error[unclosed_block]: {{#if x}} is never closed"),
+            "{shown}"
+        );
         assert!(shown.contains("--> templates/a/system.md:2:3"), "{shown}");
         assert!(shown.contains("2 |   {{#if x}} ü"), "{shown}");
         assert!(shown.contains("  ^^^^^^^^^"), "{shown}");

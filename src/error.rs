@@ -133,7 +133,13 @@ pub struct Location {
 impl Location {
     /// A location that names a file but no position in it (line 1, column 1).
     pub fn file(path: impl Into<String>) -> Location {
-        Location { path: path.into(), line: 1, column: 1, len: 0, line_text: String::new() }
+        Location {
+            path: path.into(),
+            line: 1,
+            column: 1,
+            len: 0,
+            line_text: String::new(),
+        }
     }
 }
 
@@ -156,7 +162,12 @@ pub struct Diagnostic {
 impl Diagnostic {
     /// A diagnostic with no location.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Diagnostic {
-        Diagnostic { code, message: message.into(), location: None, help: None }
+        Diagnostic {
+            code,
+            message: message.into(),
+            location: None,
+            help: None,
+        }
     }
 
     /// The same diagnostic, placed at `location`.
@@ -198,7 +209,11 @@ impl Error {
 
     /// An error made of several diagnostics; `None` when the list is empty.
     pub fn from_diagnostics(diagnostics: Vec<Diagnostic>) -> Option<Error> {
-        if diagnostics.is_empty() { None } else { Some(Error { diagnostics }) }
+        if diagnostics.is_empty() {
+            None
+        } else {
+            Some(Error { diagnostics })
+        }
     }
 
     /// The code of the first diagnostic.
@@ -211,6 +226,16 @@ impl Error {
         &self.diagnostics
     }
 
+    /// The same error, with `location` given to every diagnostic that had none.
+    pub fn located(mut self, location: Location) -> Error {
+        for d in &mut self.diagnostics {
+            if d.location.is_none() {
+                d.location = Some(location.clone());
+            }
+        }
+        self
+    }
+
     /// Every diagnostic, by value.
     pub fn into_diagnostics(self) -> Vec<Diagnostic> {
         self.diagnostics
@@ -219,7 +244,9 @@ impl Error {
 
 impl From<Diagnostic> for Error {
     fn from(diagnostic: Diagnostic) -> Error {
-        Error { diagnostics: vec![diagnostic] }
+        Error {
+            diagnostics: vec![diagnostic],
+        }
     }
 }
 

@@ -65,10 +65,21 @@ impl Library {
     }
 
     /// A library of prompts that were already resolved without error.
-    pub(crate) fn from_resolved(mut prompts: Vec<ResolvedPrompt>, delimiters: Delimiters) -> Library {
+    pub(crate) fn from_resolved(
+        mut prompts: Vec<ResolvedPrompt>,
+        delimiters: Delimiters,
+    ) -> Library {
         prompts.sort_by(|a, b| a.id.cmp(&b.id));
-        let by_id = prompts.iter().enumerate().map(|(i, p)| (p.id.clone(), i)).collect();
-        Library { prompts, by_id, delimiters }
+        let by_id = prompts
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.id.clone(), i))
+            .collect();
+        Library {
+            prompts,
+            by_id,
+            delimiters,
+        }
     }
 
     /// Every prompt, sorted by id.
@@ -123,8 +134,14 @@ impl Library {
     ) -> Result<Prompt> {
         let render = |program| {
             let mut out = String::with_capacity(estimate(program, values));
-            let missing =
-                render_program(program, &prompt.vars, values, &self.delimiters, missing_vars, &mut out);
+            let missing = render_program(
+                program,
+                &prompt.vars,
+                values,
+                &self.delimiters,
+                missing_vars,
+                &mut out,
+            );
             (out, missing)
         };
         let (system, mut missing) = render(&prompt.system);
@@ -138,31 +155,50 @@ impl Library {
             out
         });
         if missing_vars == MissingVars::Error && !missing.is_empty() {
-            let names: Vec<&str> = missing.iter().map(|&i| prompt.vars[i].name.as_str()).collect();
+            let names: Vec<&str> = missing
+                .iter()
+                .map(|&i| prompt.vars[i].name.as_str())
+                .collect();
             let diagnostics = missing
                 .iter()
                 .map(|&i| {
                     let var = &prompt.vars[i];
                     Diagnostic::new(
                         ErrorCode::MissingVar,
-                        format!("prompt `{}` needs `{}`, which was not given", prompt.id, var.name),
+                        format!(
+                            "prompt `{}` needs `{}`, which was not given",
+                            prompt.id, var.name
+                        ),
                     )
                     .at(var.first_use.clone())
-                    .with_help(format!("missing for `{}`: {}", prompt.id, names.join(", ")))
+                    .with_help(format!(
+                        "missing for `{}`: {}",
+                        prompt.id,
+                        names.join(", ")
+                    ))
                 })
                 .collect();
-            return Err(Error::from_diagnostics(diagnostics).unwrap_or_else(|| {
-                Error::new(ErrorCode::MissingVar, "a variable was not given")
-            }));
+            return Err(Error::from_diagnostics(diagnostics)
+                .unwrap_or_else(|| Error::new(ErrorCode::MissingVar, "a variable was not given")));
         }
-        Ok(Prompt { id: prompt.id.clone(), system, user, hash: prompt.hash })
+        Ok(Prompt {
+            id: prompt.id.clone(),
+            system,
+            user,
+            hash: prompt.hash,
+        })
     }
 
     fn unknown_prompt(&self, id: &str) -> Error {
         let known: Vec<&str> = self.prompts.iter().map(|p| p.id.as_str()).collect();
         Error::from(
-            Diagnostic::new(ErrorCode::UnknownPrompt, format!("no prompt named `{id}`"))
-                .with_help(format!("the prompts are: {}", known.join(", "))),
+            Diagnostic::new(ErrorCode::UnknownPrompt, format!("no prompt named `{id}`")).with_help(
+                if known.is_empty() {
+                    "this library has no prompts".to_string()
+                } else {
+                    format!("the prompts are: {}", known.join(", "))
+                },
+            ),
         )
     }
 }
@@ -181,15 +217,23 @@ fn estimate(program: &crate::program::Program, values: &[Option<ValueRef<'_>>]) 
     program.text.len() + values
 }
 
-fn to_map<T: serde::Serialize + ?Sized>(vars: &T) -> Result<serde_json::Map<String, serde_json::Value>> {
+fn to_map<T: serde::Serialize + ?Sized>(
+    vars: &T,
+) -> Result<serde_json::Map<String, serde_json::Value>> {
     match serde_json::to_value(vars) {
         Ok(serde_json::Value::Object(map)) => Ok(map),
         Ok(serde_json::Value::Null) => Ok(serde_json::Map::new()),
         Ok(other) => Err(Error::new(
             ErrorCode::InvalidVars,
-            format!("variables must be a map of names to values, not {}", json_kind(&other)),
+            format!(
+                "variables must be a map of names to values, not {}",
+                json_kind(&other)
+            ),
         )),
-        Err(e) => Err(Error::new(ErrorCode::InvalidVars, format!("variables could not be serialized: {e}"))),
+        Err(e) => Err(Error::new(
+            ErrorCode::InvalidVars,
+            format!("variables could not be serialized: {e}"),
+        )),
     }
 }
 

@@ -1,8 +1,8 @@
 //! Items the generated code calls. Not a public API: names and signatures
 //! may change in any release.
 
-use crate::library::Prompt;
 use crate::error::Result;
+use crate::library::Prompt;
 use crate::vars::Vars;
 
 /// Where the crate that generated the code keeps its prompts, fixed at build
@@ -56,8 +56,12 @@ macro_rules! __impl_serde_for_prompt_id {
             fn deserialize<D: $crate::__private::serde::Deserializer<'de>>(
                 deserializer: D,
             ) -> ::core::result::Result<Self, D::Error> {
-                let s = <::std::string::String as $crate::__private::serde::Deserialize>::deserialize(deserializer)?;
-                s.parse().map_err(<D::Error as $crate::__private::serde::de::Error>::custom)
+                let s =
+                    <::std::string::String as $crate::__private::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )?;
+                s.parse()
+                    .map_err(<D::Error as $crate::__private::serde::de::Error>::custom)
             }
         }
     };
@@ -84,7 +88,10 @@ pub fn wrong_vars(requested: &str, vars_of: &str) -> crate::error::Error {
 /// The error of a generated `PromptId::from_str` given an unknown id.
 pub fn unknown_prompt(id: &str, known: &[&str]) -> crate::error::Error {
     crate::error::Error::from(
-        crate::error::Diagnostic::new(crate::error::ErrorCode::UnknownPrompt, format!("no prompt named `{id}`"))
-            .with_help(format!("the prompts are: {}", known.join(", "))),
+        crate::error::Diagnostic::new(
+            crate::error::ErrorCode::UnknownPrompt,
+            format!("no prompt named `{id}`"),
+        )
+        .with_help(format!("the prompts are: {}", known.join(", "))),
     )
 }

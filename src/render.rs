@@ -47,7 +47,11 @@ pub fn render_program(
                 }
             },
             Op::If { cond, else_at, .. } => {
-                let truthy = values.get(cond).copied().flatten().is_some_and(|v| v.is_truthy());
+                let truthy = values
+                    .get(cond)
+                    .copied()
+                    .flatten()
+                    .is_some_and(|v| v.is_truthy());
                 if !truthy {
                     at = else_at;
                 }

@@ -66,13 +66,45 @@ pub fn resolve(
     let mut errors = Vec::new();
     let mut by_name: HashMap<&str, ParsedSnippet<'_>> = HashMap::new();
     for s in snippets {
+        if let Some(first) = by_name.get(s.name.as_str()) {
+            errors.push(
+                Diagnostic::new(
+                    ErrorCode::DuplicateSnippet,
+                    format!(
+                        "snippet `{}` is defined twice: {} and {}",
+                        s.name,
+                        first.file.path(),
+                        s.file.path()
+                    ),
+                )
+                .at(crate::error::Location::file(s.file.path())),
+            );
+            continue;
+        }
         let parsed = parse(&s.file, delims).map_err(|e| errors.extend(e)).ok();
-        by_name.insert(&s.name, ParsedSnippet { file: &s.file, parsed });
+        by_name.insert(
+            &s.name,
+            ParsedSnippet {
+                file: &s.file,
+                parsed,
+            },
+        );
     }
     let usable = check_snippet_graph(snippets, &by_name, delims, &mut errors);
 
     let mut prompts = Vec::new();
+    let mut ids = BTreeSet::new();
     for t in templates {
+        if !ids.insert(t.id.as_str()) {
+            errors.push(
+                Diagnostic::new(
+                    ErrorCode::IdCollision,
+                    format!("prompt id `{}` is defined twice", t.id),
+                )
+                .at(crate::error::Location::file(t.system.path())),
+            );
+            continue;
+        }
         let mut builder = PromptBuilder::default();
         let mut ok = true;
         let mut parts = Vec::new();
@@ -102,7 +134,9 @@ pub fn resolve(
             continue;
         }
         let mut parts = parts.into_iter();
-        let (Some(system), user) = (parts.next(), parts.next()) else { continue };
+        let (Some(system), user) = (parts.next(), parts.next()) else {
+            continue;
+        };
         let mut hasher = StableHasher::default();
         hash_program(&mut hasher, &system, &builder.vars);
         if let Some(user) = &user {
@@ -133,7 +167,10 @@ fn snippet_refs(parsed: &Parsed) -> impl Iterator<Item = &Name> {
 fn snippet_not_found(file: &SourceFile, name: &Name, delims: &Delimiters) -> Diagnostic {
     Diagnostic::new(
         ErrorCode::SnippetNotFound,
-        format!("{} names no file in the snippets folder", file.slice(name.span)),
+        format!(
+            "{} names no file in the snippets folder",
+            file.slice(name.span)
+        ),
     )
     .at(file.location(name.span))
     .with_help(format!(
@@ -166,7 +203,11 @@ fn check_snippet_graph<'a>(
         // Iterative depth-first search; the path is the include chain so far.
         let mut path: Vec<(&str, Vec<&Name>, usize, bool)> = Vec::new();
         let refs_of = |name: &str| -> Vec<&Name> {
-            by_name[name].parsed.as_ref().map(|p| snippet_refs(p).collect()).unwrap_or_default()
+            by_name[name]
+                .parsed
+                .as_ref()
+                .map(|p| snippet_refs(p).collect())
+                .unwrap_or_default()
         };
         state.insert(&root.name, State::Visiting);
         let ok = by_name[root.name.as_str()].parsed.is_some();
@@ -197,7 +238,10 @@ fn check_snippet_graph<'a>(
                     errors.push(
                         Diagnostic::new(
                             ErrorCode::SnippetCycle,
-                            format!("snippets include each other in a cycle: {}", cycle.join(" -> ")),
+                            format!(
+                                "snippets include each other in a cycle: {}",
+                                cycle.join(" -> ")
+                            ),
                         )
                         .at(file.location(include.span))
                         .with_help("a snippet may not include itself, directly or through others"),
@@ -214,7 +258,11 @@ fn check_snippet_graph<'a>(
             }
         }
     }
-    state.into_iter().filter(|(_, s)| *s == State::Done(true)).map(|(n, _)| n).collect()
+    state
+        .into_iter()
+        .filter(|(_, s)| *s == State::Done(true))
+        .map(|(n, _)| n)
+        .collect()
 }
 
 /// Accumulates one prompt's variable table and snippet set while its parts
@@ -273,14 +321,18 @@ impl PromptBuilder {
                 Item::If(name) => {
                     let cond = self.var(file, name, true);
                     open_ifs.push(program.ops.len());
-                    program.ops.push(Op::If { cond, else_at: 0, end_at: 0 });
+                    program.ops.push(Op::If {
+                        cond,
+                        else_at: 0,
+                        end_at: 0,
+                    });
                 }
                 Item::Else(_) => {
                     let here = program.ops.len();
-                    if let Some(&open) = open_ifs.last() {
-                        if let Op::If { else_at, .. } = &mut program.ops[open] {
-                            *else_at = here + 1;
-                        }
+                    if let Some(&open) = open_ifs.last()
+                        && let Op::If { else_at, .. } = &mut program.ops[open]
+                    {
+                        *else_at = here + 1;
                     }
                     program.ops.push(Op::Else { end_at: 0 });
                 }
@@ -307,7 +359,12 @@ impl PromptBuilder {
 
 /// Fills in the jump targets of the block opened at `open` and ending at `end`.
 fn close_block(ops: &mut [Op], open: usize, end: usize) {
-    let Op::If { else_at, end_at, .. } = &mut ops[open] else { return };
+    let Op::If {
+        else_at, end_at, ..
+    } = &mut ops[open]
+    else {
+        return;
+    };
     *end_at = end;
     if *else_at == 0 {
         *else_at = end;

@@ -26,7 +26,11 @@ pub struct Sources {
 /// Reads the templates and snippets `config` points at. Returns what could be
 /// read and every problem met on the way.
 pub fn read_sources(config: &Config) -> (Sources, Vec<Diagnostic>) {
-    let mut reader = Reader { config, errors: Vec::new(), bases: Vec::new() };
+    let mut reader = Reader {
+        config,
+        errors: Vec::new(),
+        bases: Vec::new(),
+    };
     reader.bases = [config.root(), config.templates(), config.snippets()]
         .iter()
         .filter_map(|p| p.canonicalize().ok())
@@ -55,10 +59,10 @@ impl Library {
         );
         match library {
             Ok(library) if errors.is_empty() => Ok(library),
-            Ok(_) => Err(Error::from_diagnostics(errors).unwrap_or_else(|| unreachable_empty())),
+            Ok(_) => Err(Error::from_diagnostics(errors).unwrap_or_else(unreachable_empty)),
             Err(e) => {
                 errors.extend(e.into_diagnostics());
-                Err(Error::from_diagnostics(errors).unwrap_or_else(|| unreachable_empty()))
+                Err(Error::from_diagnostics(errors).unwrap_or_else(unreachable_empty))
             }
         }
     }
@@ -81,7 +85,8 @@ impl Reader<'_> {
 
     fn error(&mut self, code: ErrorCode, path: &Path, message: String) {
         let location = Location::file(self.shown(path));
-        self.errors.push(Diagnostic::new(code, message).at(location));
+        self.errors
+            .push(Diagnostic::new(code, message).at(location));
     }
 
     fn read_templates(&mut self, sources: &mut Sources) {
@@ -141,7 +146,11 @@ impl Reader<'_> {
         }
         let system = self.read_file(&system_path);
         let user_path = folder.join("user.md");
-        let user = if user_path.exists() { self.read_file(&user_path) } else { None };
+        let user = if user_path.exists() {
+            self.read_file(&user_path)
+        } else {
+            None
+        };
         let user_failed = user_path.exists() && user.is_none();
         if let (Some(system), false) = (system, user_failed) {
             sources.templates.push(TemplateSource { id, system, user });
@@ -155,7 +164,9 @@ impl Reader<'_> {
             return;
         }
         let mut seen: BTreeMap<String, String> = BTreeMap::new();
-        let walk = walkdir::WalkDir::new(dir).follow_links(true).sort_by_file_name();
+        let walk = walkdir::WalkDir::new(dir)
+            .follow_links(true)
+            .sort_by_file_name();
         for entry in walk {
             let entry = match entry {
                 Ok(entry) => entry,
@@ -168,10 +179,14 @@ impl Reader<'_> {
             };
             let path = entry.path();
             let hidden = entry.file_name().to_string_lossy().starts_with('.');
-            if !entry.file_type().is_file() || hidden || path.extension().is_none_or(|e| e != "md") {
+            if !entry.file_type().is_file() || hidden || path.extension().is_none_or(|e| e != "md")
+            {
                 continue;
             }
-            let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            let name = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
             if !is_snippet_name(&name) {
                 let message = format!(
                     "snippet file name `{name}` cannot be included: use letters, digits, `_` and `-`, not starting with `-`"
@@ -195,12 +210,15 @@ impl Reader<'_> {
     /// Reads one file, checking it is inside the root and is UTF-8.
     fn read_file(&mut self, path: &Path) -> Option<SourceFile> {
         let shown = self.shown(path);
-        if let Ok(real) = path.canonicalize() {
-            if !self.bases.iter().any(|base| real.starts_with(base)) {
-                let message = format!("{shown} leads to {}, outside the prompt root", real.display());
-                self.error(ErrorCode::OutsideRoot, path, message);
-                return None;
-            }
+        if let Ok(real) = path.canonicalize()
+            && !self.bases.iter().any(|base| real.starts_with(base))
+        {
+            let message = format!(
+                "{shown} leads to {}, outside the prompt root",
+                real.display()
+            );
+            self.error(ErrorCode::OutsideRoot, path, message);
+            return None;
         }
         let bytes = match std::fs::read(path) {
             Ok(bytes) => bytes,
@@ -217,12 +235,18 @@ impl Reader<'_> {
                 // Locate the bad byte in the valid prefix's terms.
                 let prefix = String::from_utf8_lossy(&bytes[..valid]).into_owned();
                 let file = SourceFile::new(shown.clone(), prefix);
-                let mut location = file.location(Span { start: valid, end: valid });
+                let mut location = file.location(Span {
+                    start: valid,
+                    end: valid,
+                });
                 location.len = 1;
                 self.errors.push(
                     Diagnostic::new(
                         ErrorCode::InvalidUtf8,
-                        format!("{shown} is not valid UTF-8 (byte 0x{:02x} at offset {valid})", bytes[valid]),
+                        format!(
+                            "{shown} is not valid UTF-8 (byte 0x{:02x} at offset {valid})",
+                            bytes[valid]
+                        ),
                     )
                     .at(location)
                     .with_help("save the file as UTF-8"),

@@ -33,7 +33,12 @@ impl SourceFile {
         let trimmed_start = text.trim_start_matches(is_js_whitespace);
         let body_start = text.len() - trimmed_start.len();
         let body_end = body_start + trimmed_start.trim_end_matches(is_js_whitespace).len();
-        SourceFile { path: path.into(), text, body_start, body_end }
+        SourceFile {
+            path: path.into(),
+            text,
+            body_start,
+            body_end,
+        }
     }
 
     /// The path given at construction.
@@ -53,7 +58,10 @@ impl SourceFile {
 
     /// The span of [`SourceFile::body`] within the text.
     pub fn body_span(&self) -> Span {
-        Span { start: self.body_start, end: self.body_end }
+        Span {
+            start: self.body_start,
+            end: self.body_end,
+        }
     }
 
     /// The text a span covers.
@@ -65,13 +73,26 @@ impl SourceFile {
     pub fn location(&self, span: Span) -> Location {
         let start = span.start.min(self.text.len());
         let line_start = self.text[..start].rfind('\n').map_or(0, |i| i + 1);
-        let line_end = self.text[start..].find('\n').map_or(self.text.len(), |i| start + i);
+        let line_end = self.text[start..]
+            .find('\n')
+            .map_or(self.text.len(), |i| start + i);
         let line = self.text[..line_start].matches('\n').count() + 1;
-        let column = self.text[line_start..start].chars().count() + 1;
+        // Editors do not show a byte order mark, so it takes no column.
+        let before = self.text[line_start..start].trim_start_matches('\u{FEFF}');
+        let column = before.chars().count() + 1;
         let end = span.end.clamp(start, line_end);
         let len = self.text[start..end].chars().count().max(1);
-        let line_text = self.text[line_start..line_end].trim_end_matches('\r').to_string();
-        Location { path: self.path.clone(), line, column, len, line_text }
+        let line_text = self.text[line_start..line_end]
+            .trim_start_matches('\u{FEFF}')
+            .trim_end_matches('\r')
+            .to_string();
+        Location {
+            path: self.path.clone(),
+            line,
+            column,
+            len,
+            line_text,
+        }
     }
 }
 
@@ -81,20 +102,14 @@ impl SourceFile {
 pub fn is_js_whitespace(c: char) -> bool {
     matches!(
         c,
-        '\t' | '\n'
-            | '\u{0B}'
-            | '\u{0C}'
-            | '\r'
-            | ' '
-            | '\u{A0}'
-            | '\u{1680}'
-            | '\u{2000}'..='\u{200A}'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{202F}'
-            | '\u{205F}'
-            | '\u{3000}'
-            | '\u{FEFF}'
+        '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200A}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202F}'
+                | '\u{205F}'
+                | '\u{3000}'
+                | '\u{FEFF}'
     )
 }
 
@@ -112,7 +127,10 @@ mod tests {
     fn locates_in_original_text() {
         let f = SourceFile::new("a.md", "\n\n  ab\r\n  {{x}}\n");
         let at = f.text().find("{{x}}").unwrap();
-        let loc = f.location(Span { start: at, end: at + 5 });
+        let loc = f.location(Span {
+            start: at,
+            end: at + 5,
+        });
         assert_eq!((loc.line, loc.column, loc.len), (4, 3, 5));
         assert_eq!(loc.line_text, "  {{x}}");
     }

@@ -5,7 +5,7 @@
 //! position it tries each token form, and anything that is not exactly a
 //! token stays literal text. Blocks are checked for balance here, per file.
 
-use crate::error::{Diagnostic, ErrorCode};
+use crate::error::{Diagnostic, Error, ErrorCode};
 use crate::source_file::{SourceFile, Span};
 
 /// The strings that open and close a token: `{{` and `}}` by default.
@@ -17,19 +17,21 @@ pub struct Delimiters {
 
 impl Default for Delimiters {
     fn default() -> Self {
-        Delimiters { open: "{{".to_string(), close: "}}".to_string() }
+        Delimiters {
+            open: "{{".to_string(),
+            close: "}}".to_string(),
+        }
     }
 }
 
 impl Delimiters {
     /// Delimiters such as `<<` and `>>`. Both must be non-empty and contain no
     /// whitespace or name characters, or tokens could not be told from text.
-    pub fn new(open: &str, close: &str) -> Result<Delimiters, Diagnostic> {
+    pub fn new(open: &str, close: &str) -> Result<Delimiters, Error> {
         for (which, d) in [("open", open), ("close", close)] {
-            let bad = d.is_empty()
-                || d.chars().any(|c| c.is_whitespace() || is_token_char(c));
+            let bad = d.is_empty() || d.chars().any(|c| c.is_whitespace() || is_token_char(c));
             if bad {
-                return Err(Diagnostic::new(
+                return Err(Error::new(
                     ErrorCode::InvalidConfig,
                     format!(
                         "the {which} delimiter {d:?} must be non-empty and hold no whitespace, letters, digits or any of `_ : # / - . \\`"
@@ -37,7 +39,10 @@ impl Delimiters {
                 ));
             }
         }
-        Ok(Delimiters { open: open.to_string(), close: close.to_string() })
+        Ok(Delimiters {
+            open: open.to_string(),
+            close: close.to_string(),
+        })
     }
 
     /// The opening delimiter.
@@ -181,17 +186,25 @@ pub fn parse(file: &SourceFile, delims: &Delimiters) -> Result<Parsed, Vec<Diagn
             continue;
         };
         if text_start < at {
-            items.push(Item::Text(Span { start: text_start, end: at }));
+            items.push(Item::Text(Span {
+                start: text_start,
+                end: at,
+            }));
         }
         let span = Span { start: at, end };
-        let name = |n: &str| Name { name: n.to_string(), span };
+        let name = |n: &str| Name {
+            name: n.to_string(),
+            span,
+        };
         match token {
             Token::Var(n) => items.push(Item::Var(name(n))),
             Token::Snippet(n) => items.push(Item::Snippet(name(n))),
             Token::BadSnippet(n) => errors.push(
                 Diagnostic::new(
                     ErrorCode::InvalidSnippetName,
-                    format!("snippet name {n:?} is not a plain name and would leave the snippets folder"),
+                    format!(
+                        "snippet name {n:?} is not a plain name and would leave the snippets folder"
+                    ),
                 )
                 .at(file.location(span))
                 .with_help("snippet names are `[A-Za-z0-9_][A-Za-z0-9_-]*`"),
@@ -208,7 +221,9 @@ pub fn parse(file: &SourceFile, delims: &Delimiters) -> Result<Parsed, Vec<Diagn
                 Some((_, true)) => errors.push(
                     Diagnostic::new(
                         ErrorCode::StrayElse,
-                        format!("a second `{open}else{close}` in the same `{open}#if{close}` block"),
+                        format!(
+                            "a second `{open}else{close}` in the same `{open}#if{close}` block"
+                        ),
                     )
                     .at(file.location(span)),
                 ),
@@ -238,7 +253,10 @@ pub fn parse(file: &SourceFile, delims: &Delimiters) -> Result<Parsed, Vec<Diagn
         pos = end;
     }
     if text_start < body.end {
-        items.push(Item::Text(Span { start: text_start, end: body.end }));
+        items.push(Item::Text(Span {
+            start: text_start,
+            end: body.end,
+        }));
     }
     for (span, _) in open_blocks {
         errors.push(
@@ -250,5 +268,9 @@ pub fn parse(file: &SourceFile, delims: &Delimiters) -> Result<Parsed, Vec<Diagn
             .with_help(format!("add `{open}/if{close}` in the same file")),
         );
     }
-    if errors.is_empty() { Ok(Parsed { items }) } else { Err(errors) }
+    if errors.is_empty() {
+        Ok(Parsed { items })
+    } else {
+        Err(errors)
+    }
 }

@@ -60,11 +60,13 @@ pub fn write_value(out: &mut String, value: &Value) {
     }
 }
 
+/// Integers JavaScript holds exactly: beyond ±2^53 it rounds them to the
+/// nearest double, and so must we to print what it printed.
+const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
 fn write_number(out: &mut String, n: &serde_json::Number) {
-    if let Some(i) = n.as_i64() {
+    if let Some(i) = n.as_i64().filter(|i| i.unsigned_abs() <= MAX_SAFE_INTEGER) {
         let _ = write!(out, "{i}");
-    } else if let Some(u) = n.as_u64() {
-        let _ = write!(out, "{u}");
     } else if let Some(f) = n.as_f64() {
         write_js_number(out, f);
     }
@@ -139,7 +141,7 @@ fn write_json(out: &mut String, value: &Value, depth: usize) {
         }
         Value::Object(map) => {
             out.push('{');
-            for (i, (key, item)) in map.iter().enumerate() {
+            for (i, (key, item)) in js_property_order(map).into_iter().enumerate() {
                 out.push_str(if i == 0 { "\n" } else { ",\n" });
                 indent(out, depth + 1);
                 write_json_string(out, key);
@@ -151,6 +153,24 @@ fn write_json(out: &mut String, value: &Value, depth: usize) {
             out.push('}');
         }
     }
+}
+
+/// JavaScript's own-property order: keys that are array indices (canonical
+/// integers below 2^32 - 1) first, ascending, then the rest in insertion order.
+fn js_property_order(map: &serde_json::Map<String, Value>) -> Vec<(&String, &Value)> {
+    let index_of = |key: &str| -> Option<u32> {
+        let canonical = key == "0" || (!key.starts_with('0') && !key.is_empty());
+        key.parse::<u32>()
+            .ok()
+            .filter(|&i| canonical && i < u32::MAX && key.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let mut indexed: Vec<(u32, (&String, &Value))> = map
+        .iter()
+        .filter_map(|(k, v)| index_of(k).map(|i| (i, (k, v))))
+        .collect();
+    indexed.sort_by_key(|(i, _)| *i);
+    let named = map.iter().filter(|(k, _)| index_of(k).is_none());
+    indexed.into_iter().map(|(_, kv)| kv).chain(named).collect()
 }
 
 fn indent(out: &mut String, depth: usize) {
@@ -216,10 +236,40 @@ mod tests {
     #[test]
     fn json_matches_stringify_with_two_spaces() {
         let mut out = String::new();
-        write_value(&mut out, &json!({"zeta": 1, "alpha": [1, "x\u{1}"], "e": {}, "f": [], "g": 2.0}));
+        write_value(
+            &mut out,
+            &json!({"zeta": 1, "alpha": [1, "x\u{1}"], "e": {}, "f": [], "g": 2.0}),
+        );
         assert_eq!(
             out,
             "{\n  \"zeta\": 1,\n  \"alpha\": [\n    1,\n    \"x\\u0001\"\n  ],\n  \"e\": {},\n  \"f\": [],\n  \"g\": 2\n}"
+        );
+    }
+
+    #[test]
+    fn integers_beyond_two_to_the_53_round_like_doubles() {
+        let mut out = String::new();
+        write_value(
+            &mut out,
+            &json!([
+                9007199254740993u64,
+                18446744073709551615u64,
+                -9007199254740991i64
+            ]),
+        );
+        assert_eq!(
+            out,
+            "[\n  9007199254740992,\n  18446744073709552000,\n  -9007199254740991\n]"
+        );
+    }
+
+    #[test]
+    fn index_keys_come_first_as_in_javascript() {
+        let mut out = String::new();
+        write_value(&mut out, &json!({"b": 1, "10": 2, "2": 3, "01": 4}));
+        assert_eq!(
+            out,
+            "{\n  \"2\": 3,\n  \"10\": 2,\n  \"b\": 1,\n  \"01\": 4\n}"
         );
     }
 
@@ -228,7 +278,14 @@ mod tests {
         for v in [json!(false), json!(0), json!(0.0), json!(""), json!(null)] {
             assert!(!is_truthy(&v), "{v}");
         }
-        for v in [json!("0"), json!("false"), json!([]), json!({}), json!(-1), json!(true)] {
+        for v in [
+            json!("0"),
+            json!("false"),
+            json!([]),
+            json!({}),
+            json!(-1),
+            json!(true),
+        ] {
             assert!(is_truthy(&v), "{v}");
         }
     }

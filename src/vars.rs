@@ -51,7 +51,9 @@ where
 
 impl<V: AsValueRef> Vars for [(&str, V)] {
     fn get(&self, name: &str) -> Option<ValueRef<'_>> {
-        self.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_value_ref())
+        self.iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.as_value_ref())
     }
 }
 
@@ -88,6 +90,12 @@ impl<T: AsValueRef + ?Sized> AsValueRef for &T {
 impl AsValueRef for bool {
     fn as_value_ref(&self) -> ValueRef<'_> {
         ValueRef::Bool(*self)
+    }
+}
+
+impl AsValueRef for ValueRef<'_> {
+    fn as_value_ref(&self) -> ValueRef<'_> {
+        *self
     }
 }
 

@@ -15,14 +15,21 @@ const GOLDEN_COUNT: usize = 97;
 fn corpus_dir() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("PROMPTPACK_CONFORMANCE_DIR") {
         let dir = PathBuf::from(dir);
-        assert!(dir.is_dir(), "PROMPTPACK_CONFORMANCE_DIR={} is not a folder", dir.display());
+        assert!(
+            dir.is_dir(),
+            "PROMPTPACK_CONFORMANCE_DIR={} is not a folder",
+            dir.display()
+        );
         return Some(dir);
     }
     let beside = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/openmaic");
     if beside.is_dir() {
         Some(beside)
     } else {
-        eprintln!("conformance corpus not found at {}; set PROMPTPACK_CONFORMANCE_DIR", beside.display());
+        eprintln!(
+            "conformance corpus not found at {}; set PROMPTPACK_CONFORMANCE_DIR",
+            beside.display()
+        );
         None
     }
 }
@@ -37,7 +44,11 @@ fn renders_every_golden_byte_for_byte() {
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     goldens.sort();
-    assert_eq!(goldens.len(), GOLDEN_COUNT, "the golden folder is incomplete");
+    assert_eq!(
+        goldens.len(),
+        GOLDEN_COUNT,
+        "the golden folder is incomplete"
+    );
 
     let mut failures = Vec::new();
     for path in &goldens {
@@ -45,7 +56,11 @@ fn renders_every_golden_byte_for_byte() {
         let golden: serde_json::Value = serde_json::from_str(&text).expect("golden JSON");
         let id = golden["promptId"].as_str().expect("promptId");
         let vars = &golden["variables"];
-        let name = path.file_stem().unwrap_or_default().to_string_lossy().into_owned();
+        let name = path
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
         // Only the `partial` sets leave variables out on purpose; every other
         // set must render in strict mode, which also proves strictness costs
         // nothing on complete input.
@@ -64,23 +79,43 @@ fn renders_every_golden_byte_for_byte() {
         let want_system = golden["output"]["system"].as_str().expect("system");
         let want_user = golden["output"]["user"].as_str().expect("user");
         if prompt.system != want_system {
-            failures.push(format!("{name}: system differs\n{}", first_difference(&prompt.system, want_system)));
+            failures.push(format!(
+                "{name}: system differs\n{}",
+                first_difference(&prompt.system, want_system)
+            ));
         }
         let user = prompt.user.as_deref().unwrap_or("");
         if user != want_user {
-            failures.push(format!("{name}: user differs\n{}", first_difference(user, want_user)));
+            failures.push(format!(
+                "{name}: user differs\n{}",
+                first_difference(user, want_user)
+            ));
         }
     }
-    assert!(failures.is_empty(), "{} of {} goldens differ:\n{}", failures.len(), goldens.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} goldens differ:\n{}",
+        failures.len(),
+        goldens.len(),
+        failures.join("\n")
+    );
     println!("conformance: {} passed, 0 failed", goldens.len());
 }
 
 fn first_difference(got: &str, want: &str) -> String {
-    let at = got.bytes().zip(want.bytes()).take_while(|(a, b)| a == b).count();
+    let at = got
+        .bytes()
+        .zip(want.bytes())
+        .take_while(|(a, b)| a == b)
+        .count();
     let context = |s: &str| {
         let start = s.floor_char_boundary(at.saturating_sub(40));
         let end = s.ceil_char_boundary((at + 40).min(s.len()));
         format!("{:?}", &s[start..end])
     };
-    format!("  at byte {at}\n  got:  {}\n  want: {}", context(got), context(want))
+    format!(
+        "  at byte {at}\n  got:  {}\n  want: {}",
+        context(got),
+        context(want)
+    )
 }

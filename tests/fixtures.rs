@@ -43,12 +43,14 @@
 //!
 //! # Snapshot format
 //!
-//! `load: ok` or `load failed:` and every diagnostic; then per rendered id and
-//! mode a `== id (mode) ==` heading, followed by `system:`/`user:` parts or the
-//! render's diagnostics. A part is `(none)` (no `user.md`), `(empty)`, or its
+//! `delimiters rejected:` and the diagnostic when `Delimiters::new` refuses
+//! the option; else `load: ok` or `load failed:` and every diagnostic of
+//! `Library::from_sources` (templates are passed sorted by id); then per
+//! rendered id and mode a `== id (mode) ==` heading, followed by
+//! `system:`/`user:` parts or the render's diagnostics. A part is `(none)` (no `user.md`), `(empty)`, or its
 //! lines each prefixed with `| `. In parts and diagnostic source lines, control
 //! characters other than `\n`, whitespace other than the plain space, the BOM,
-//! and spaces at the end of a line are shown as `⟨U+XXXX⟩` (insta would
+//! U+200B and spaces at the end of a line are shown as `⟨U+XXXX⟩` (insta would
 //! otherwise fold `\r\n` and hide the rest). A diagnostic is
 //! `code path:line:col message`, then its source line with carets under the
 //! span, then its help.
@@ -154,13 +156,20 @@ fn parse_case(path: &Path) -> Case {
             ),
             ["templates", id, file @ ("system.md" | "user.md")] => {
                 let entry = case.templates.entry(id.to_string()).or_default();
-                let slot = if *file == "system.md" { &mut entry.0 } else { &mut entry.1 };
+                let slot = if *file == "system.md" {
+                    &mut entry.0
+                } else {
+                    &mut entry.1
+                };
                 assert!(slot.is_none(), "{}: `{target}` twice", path.display());
                 *slot = Some(SourceFile::new(&target, body));
             }
             ["snippets", file] if file.ends_with(".md") => {
                 let name = file.trim_end_matches(".md").to_string();
-                case.snippets.push(SnippetSource { name, file: SourceFile::new(&target, body) });
+                case.snippets.push(SnippetSource {
+                    name,
+                    file: SourceFile::new(&target, body),
+                });
             }
             _ => panic!("{}: unknown section `--- {header}`", path.display()),
         }
@@ -168,16 +177,21 @@ fn parse_case(path: &Path) -> Case {
     case
 }
 
-/// Shows characters that a snapshot would hide or fold as `⟨U+XXXX⟩`.
+/// Whether a snapshot would hide or fold `c`, so that it is shown escaped.
+fn hidden(c: char) -> bool {
+    (c.is_control() && c != '\n')
+        || (promptpack::is_js_whitespace(c) && c != ' ')
+        || c == '\u{200B}'
+}
+
+/// Shows the characters a snapshot would hide or fold, and spaces at the end
+/// of the line, as `⟨U+XXXX⟩`.
 fn visible(line: &str) -> String {
     let kept = line.trim_end_matches(' ');
     let mut out = String::new();
     for c in kept.chars() {
-        let hidden = (c.is_control() && c != '\n')
-            || (promptpack::is_js_whitespace(c) && c != ' ')
-            || c == '\u{200B}';
-        if hidden {
-            let _ = write!(out, "⟨U+{:04X}⟩", c as u32);
+        if hidden(c) {
+            write!(out, "⟨U+{:04X}⟩", c as u32).unwrap();
         } else {
             out.push(c);
         }
@@ -205,10 +219,22 @@ fn write_diagnostic(out: &mut String, d: &Diagnostic) {
     let code = d.code.as_str();
     match &d.location {
         Some(loc) => {
-            writeln!(out, "{code} {}:{}:{} {}", loc.path, loc.line, loc.column, d.message).unwrap();
+            writeln!(
+                out,
+                "{code} {}:{}:{} {}",
+                loc.path, loc.line, loc.column, d.message
+            )
+            .unwrap();
             if !loc.line_text.is_empty() || loc.len > 0 {
                 writeln!(out, "  | {}", visible(&loc.line_text)).unwrap();
-                let pad = " ".repeat(loc.column.saturating_sub(1));
+                // One space per character shown before the column, so the
+                // carets stay under the span when characters are escaped.
+                let pad: String = loc
+                    .line_text
+                    .chars()
+                    .take(loc.column.saturating_sub(1))
+                    .map(|c| if hidden(c) { "        " } else { " " })
+                    .collect();
                 writeln!(out, "  | {pad}{}", "^".repeat(loc.len.max(1))).unwrap();
             }
         }
@@ -234,9 +260,11 @@ fn run_case(path: &Path) -> String {
             ["mode", "both"] => modes = vec![Mode::Strict, Mode::Lenient],
             ["delimiters", open, close] => match Delimiters::new(open, close) {
                 Ok(d) => delimiters = d,
-                Err(d) => {
+                Err(e) => {
                     writeln!(out, "delimiters rejected:").unwrap();
-                    write_diagnostic(&mut out, &d);
+                    for d in e.diagnostics() {
+                        write_diagnostic(&mut out, d);
+                    }
                     return out;
                 }
             },
@@ -257,7 +285,10 @@ fn run_case(path: &Path) -> String {
         .into_iter()
         .map(|(id, (system, user))| {
             let system = system.unwrap_or_else(|| {
-                panic!("{}: template `{id}` has no system.md section", path.display())
+                panic!(
+                    "{}: template `{id}` has no system.md section",
+                    path.display()
+                )
             });
             TemplateSource { id, system, user }
         })

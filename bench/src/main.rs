@@ -1,1 +1,1156 @@
-fn main(){}
+//! promptpack render benchmark.
+//!
+//! ```text
+//! cargo run --release --manifest-path bench/Cargo.toml -- [--quick]
+//! ```
+//!
+//! Renders the workload in `PROMPTPACK_BENCH_WORKLOAD` (default
+//! `../shared/bench-workload` beside the repository) with promptpack and its
+//! peers, checks every output against `expected-output.md` byte for byte
+//! before timing anything, and prints Markdown tables: median ns per render
+//! and the ratio to a lower bound measured in the same run; loading and
+//! rendering the conformance corpus (`PROMPTPACK_CONFORMANCE_DIR`, default
+//! `../shared/conformance/openmaic`); and the peak memory of loading 10,000
+//! synthetic prompts.
+
+mod translate;
+
+use promptpack::{Library, MissingVars, ValueRef, Vars};
+use serde_json::{Map, Value};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::collections::HashMap;
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+use translate::{PROMPT_ID, Tok, Workload};
+
+// ---------------------------------------------------------------------------
+// Counting allocator: live bytes and their peak, counted only while enabled
+// so that it costs the timed renders one relaxed load per allocation.
+
+struct Counting;
+
+static COUNTING: AtomicBool = AtomicBool::new(false);
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+static PEAK: AtomicIsize = AtomicIsize::new(0);
+
+fn count(delta: isize) {
+    if COUNTING.load(Relaxed) {
+        let now = LIVE.fetch_add(delta, Relaxed) + delta;
+        PEAK.fetch_max(now, Relaxed);
+    }
+}
+
+// SAFETY: every call is forwarded to `System` unchanged; only counters are
+// updated on the side.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded with the caller's guarantees.
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            count(layout.size() as isize);
+        }
+        p
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded with the caller's guarantees.
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if !p.is_null() {
+            count(layout.size() as isize);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { System.dealloc(ptr, layout) };
+        count(-(layout.size() as isize));
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: forwarded with the caller's guarantees.
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if !p.is_null() {
+            count(new_size as isize - layout.size() as isize);
+        }
+        p
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+/// Runs `f` with the counter on; returns its result, the peak of bytes
+/// allocated and not yet freed during the call, and those still live after.
+fn measure_memory<T>(f: impl FnOnce() -> T) -> (T, usize, usize) {
+    LIVE.store(0, Relaxed);
+    PEAK.store(0, Relaxed);
+    COUNTING.store(true, Relaxed);
+    let out = f();
+    COUNTING.store(false, Relaxed);
+    let peak = PEAK.load(Relaxed).max(0) as usize;
+    let live = LIVE.load(Relaxed).max(0) as usize;
+    (out, peak, live)
+}
+
+// ---------------------------------------------------------------------------
+// The timed values.
+
+/// The values of the timed case (the workload README's table).
+pub struct Values {
+    texts: Vec<(&'static str, String)>,
+    flags: Vec<(&'static str, bool)>,
+}
+
+impl Values {
+    fn timed(workload: &Path) -> Result<Values, String> {
+        let state = workload.join("state_context.md");
+        let state =
+            std::fs::read_to_string(&state).map_err(|e| format!("{}: {e}", state.display()))?;
+        let texts = [
+            ("agentName", "Atlas"),
+            ("userName", "Dana Whitfield"),
+            ("projectName", "orbit-api"),
+            ("workspaceRoot", "/home/dana/src/orbit-api"),
+            ("primaryLanguage", "TypeScript"),
+            ("currentDate", "2025-03-14"),
+            ("responseLanguage", "English (US)"),
+        ];
+        let mut texts: Vec<(&'static str, String)> =
+            texts.iter().map(|&(k, v)| (k, v.to_owned())).collect();
+        texts.push(("stateContext", state));
+        Ok(Values {
+            texts,
+            flags: vec![("hasTools", true), ("isTeacher", false)],
+        })
+    }
+
+    /// The text value `name` (empty when there is none).
+    pub fn text(&self, name: &str) -> &str {
+        self.texts
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or("", |(_, v)| v)
+    }
+
+    /// The flag `name`, or whether the text `name` is non-empty.
+    pub fn flag(&self, name: &str) -> bool {
+        match self.flags.iter().find(|(n, _)| *n == name) {
+            Some(&(_, b)) => b,
+            None => !self.text(name).is_empty(),
+        }
+    }
+
+    fn json(&self) -> Map<String, Value> {
+        let mut map = Map::new();
+        for (k, v) in &self.texts {
+            map.insert((*k).to_owned(), Value::String(v.clone()));
+        }
+        for &(k, b) in &self.flags {
+            map.insert(k.to_owned(), Value::Bool(b));
+        }
+        map
+    }
+
+    fn value_refs(&self) -> Vec<(&str, ValueRef<'_>)> {
+        let texts = self.texts.iter().map(|(k, v)| (*k, ValueRef::Str(v)));
+        texts
+            .chain(self.flags.iter().map(|&(k, b)| (k, ValueRef::Bool(b))))
+            .collect()
+    }
+}
+
+/// `HashMap<&str, ValueRef>` as [`Vars`]. promptpack implements `Vars` for
+/// maps of any `AsValueRef`, but `ValueRef` itself is not one, hence the
+/// newtype.
+struct RefMap<'a>(HashMap<&'a str, ValueRef<'a>>);
+
+impl Vars for RefMap<'_> {
+    fn get(&self, name: &str) -> Option<ValueRef<'_>> {
+        self.0.get(name).copied()
+    }
+}
+
+/// `&[(&str, ValueRef)]` as [`Vars`], looked up linearly.
+struct RefSlice<'a>(&'a [(&'a str, ValueRef<'a>)]);
+
+impl Vars for RefSlice<'_> {
+    fn get(&self, name: &str) -> Option<ValueRef<'_>> {
+        self.0.iter().find(|(n, _)| *n == name).map(|&(_, v)| v)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Contenders.
+
+/// Peers generated by `build.rs` from the workload (askama, md-tmpl macro).
+mod compiled {
+    include!(concat!(env!("OUT_DIR"), "/compiled_peers.rs"));
+}
+
+type Runner<'a> = Box<dyn FnMut(u64) -> usize + 'a>;
+
+enum State<'a> {
+    Ready(Runner<'a>),
+    Failed(String),
+    Skipped(String),
+}
+
+struct Contender<'a> {
+    name: &'static str,
+    note: &'static str,
+    state: State<'a>,
+    samples: Vec<f64>,
+    batch: u64,
+}
+
+fn skipped<'a>(name: &'static str, note: &'static str, why: impl Into<String>) -> Contender<'a> {
+    Contender {
+        name,
+        note,
+        state: State::Skipped(why.into()),
+        samples: Vec::new(),
+        batch: 0,
+    }
+}
+
+/// A contender whose output has been checked against `expected`; `Failed`
+/// when it errs or differs, and then never timed.
+fn contender<'a, F>(
+    name: &'static str,
+    note: &'static str,
+    expected: &str,
+    mut render: F,
+) -> Contender<'a>
+where
+    F: FnMut() -> Result<String, String> + 'a,
+{
+    let state = match render() {
+        Err(e) => State::Failed(e),
+        Ok(out) if out != expected => State::Failed(first_difference(&out, expected)),
+        Ok(_) => State::Ready(Box::new(move |n| {
+            let mut bytes = 0;
+            for _ in 0..n {
+                match render() {
+                    Ok(out) => bytes += black_box(out).len(),
+                    Err(e) => panic!("{name} failed while timed: {e}"),
+                }
+            }
+            bytes
+        })),
+    };
+    Contender {
+        name,
+        note,
+        state,
+        samples: Vec::new(),
+        batch: 0,
+    }
+}
+
+/// Builds a contender from a setup that may fail (a template that does not
+/// compile is a failed contender, not a crash).
+fn try_contender<'a, F>(
+    name: &'static str,
+    note: &'static str,
+    expected: &str,
+    setup: Result<F, String>,
+) -> Contender<'a>
+where
+    F: FnMut() -> Result<String, String> + 'a,
+{
+    match setup {
+        Ok(render) => contender(name, note, expected, render),
+        Err(e) => Contender {
+            name,
+            note,
+            state: State::Failed(e),
+            samples: Vec::new(),
+            batch: 0,
+        },
+    }
+}
+
+fn first_difference(got: &str, want: &str) -> String {
+    let at = got
+        .bytes()
+        .zip(want.bytes())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let around = |s: &str| {
+        let mut start = at.saturating_sub(30);
+        while !s.is_char_boundary(start) {
+            start -= 1;
+        }
+        let mut end = (at + 30).min(s.len());
+        while !s.is_char_boundary(end) {
+            end += 1;
+        }
+        format!("{:?}", &s[start..end])
+    };
+    format!(
+        "output differs at byte {at} (got {} bytes, want {}): got {} want {}",
+        got.len(),
+        want.len(),
+        around(got),
+        around(want)
+    )
+}
+
+fn err(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+/// The original TypeScript loader, ported naively: regexes, and the template
+/// and snippet files read again on every call.
+struct RegexPort {
+    dir: PathBuf,
+    snippet: regex::Regex,
+    block: regex::Regex,
+    var: regex::Regex,
+}
+
+impl RegexPort {
+    fn new(dir: &Path) -> RegexPort {
+        // `(?-u:\w)` is JavaScript's ASCII `\w`.
+        RegexPort {
+            dir: dir.to_owned(),
+            snippet: regex::Regex::new(r"\{\{snippet:((?-u:\w)[\w-]*)\}\}").expect("regex"),
+            block: regex::Regex::new(r"\{\{#if ((?-u:\w)+)\}\}([\s\S]*?)\{\{/if\}\}")
+                .expect("regex"),
+            var: regex::Regex::new(r"\{\{((?-u:\w)+)\}\}").expect("regex"),
+        }
+    }
+
+    fn build_prompt(&self, id: &str, vars: &Map<String, Value>) -> std::io::Result<String> {
+        let path = self.dir.join("templates").join(id).join("system.md");
+        let template = std::fs::read_to_string(path)?;
+        let template = translate::js_trim(&template);
+        let with_snippets = self
+            .snippet
+            .replace_all(template, |c: &regex::Captures<'_>| {
+                let path = self.dir.join("snippets").join(format!("{}.md", &c[1]));
+                match std::fs::read_to_string(path) {
+                    Ok(text) => translate::js_trim(&text).to_owned(),
+                    Err(_) => c[0].to_owned(),
+                }
+            });
+        let with_blocks = self
+            .block
+            .replace_all(&with_snippets, |c: &regex::Captures<'_>| {
+                if vars.get(&c[1]).is_some_and(js_truthy) {
+                    c[2].to_owned()
+                } else {
+                    String::new()
+                }
+            });
+        let out = self
+            .var
+            .replace_all(&with_blocks, |c: &regex::Captures<'_>| {
+                match vars.get(&c[1]) {
+                    Some(v) => js_string(v),
+                    None => c[0].to_owned(),
+                }
+            });
+        Ok(out.into_owned())
+    }
+}
+
+fn js_truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(_) | Value::Object(_) => true,
+    }
+}
+
+fn js_string(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        other => serde_json::to_string_pretty(other).unwrap_or_default(),
+    }
+}
+
+/// The lower bound: the output's pieces, precomputed for the timed values,
+/// pushed into a `String` of exact capacity.
+fn lower_bound_pieces<'v>(toks: &'v [Tok], values: &'v Values) -> Result<Vec<&'v str>, String> {
+    let mut pieces = Vec::new();
+    // One entry per open block: whether it is being kept.
+    let mut keep: Vec<bool> = Vec::new();
+    for tok in toks {
+        let on = keep.iter().all(|&k| k);
+        match tok {
+            Tok::Text(t) if on => pieces.push(t.as_str()),
+            Tok::Var(n) if on => pieces.push(values.text(n)),
+            Tok::If(n) => keep.push(values.flag(n)),
+            Tok::Else => {
+                let k = keep.last_mut().ok_or("`{{else}}` outside a block")?;
+                *k = !*k;
+            }
+            Tok::EndIf => {
+                keep.pop().ok_or("unbalanced `{{/if}}`")?;
+            }
+            Tok::Snippet(n) => return Err(format!("snippet `{n}` was not inlined")),
+            _ => {}
+        }
+    }
+    Ok(pieces)
+}
+
+/// Every contender, checked against the expected output. The order is the
+/// order of the table.
+fn contenders<'a>(
+    workload: &'a Workload,
+    expected: &'a str,
+    values: &'a Values,
+    json: &'a Map<String, Value>,
+    refs: &'a [(&'a str, ValueRef<'a>)],
+) -> Vec<Contender<'a>> {
+    let mut list = Vec::new();
+    let inlined = workload.inlined();
+
+    // Lower bound and a memcpy of the output, for scale.
+    let pieces = inlined.as_ref().map_err(Clone::clone).and_then(|t| {
+        let pieces = lower_bound_pieces(t, values)?;
+        Ok(pieces
+            .into_iter()
+            .map(str::to_owned)
+            .collect::<Vec<String>>())
+    });
+    list.push(try_contender(
+        "lower bound",
+        "precomputed pieces pushed into a String of exact capacity",
+        expected,
+        pieces.map(|pieces| {
+            let capacity = pieces.iter().map(String::len).sum();
+            move || {
+                let mut out = String::with_capacity(capacity);
+                for p in &pieces {
+                    out.push_str(p);
+                }
+                Ok(out)
+            }
+        }),
+    ));
+    list.push(contender(
+        "memcpy",
+        "`expected.to_owned()`: copying the finished output",
+        expected,
+        move || Ok(expected.to_owned()),
+    ));
+
+    // promptpack, dynamic.
+    let library = Library::load(&workload.dir).map_err(|e| format!("Library::load: {e}"));
+    match library {
+        Ok(library) => {
+            let library: &'a Library = Box::leak(Box::new(library));
+            list.push(contender(
+                "promptpack Library::build_prompt",
+                "`&serde_json::Map` converted through serde on every call",
+                expected,
+                move || {
+                    library
+                        .build_prompt(PROMPT_ID, json)
+                        .map(|p| p.system)
+                        .map_err(err)
+                },
+            ));
+            let map = RefMap(refs.iter().copied().collect());
+            list.push(contender(
+                "promptpack Library::render (HashMap)",
+                "`HashMap<&str, ValueRef>` as `Vars`, strict",
+                expected,
+                move || {
+                    library
+                        .render(PROMPT_ID, &map, MissingVars::Error)
+                        .map(|p| p.system)
+                        .map_err(err)
+                },
+            ));
+            list.push(contender(
+                "promptpack Library::render (slice)",
+                "`&[(&str, ValueRef)]` as `Vars` (linear lookup), strict",
+                expected,
+                move || {
+                    library
+                        .render(PROMPT_ID, &RefSlice(refs), MissingVars::Error)
+                        .map(|p| p.system)
+                        .map_err(err)
+                },
+            ));
+        }
+        Err(e) => list.push(Contender {
+            name: "promptpack Library",
+            note: "",
+            state: State::Failed(e),
+            samples: Vec::new(),
+            batch: 0,
+        }),
+    }
+
+    // ===================================================================
+    // SLOT(typed): promptpack's generated code (`include_prompts!` /
+    // `build_prompt(PromptId::BenchSystem, BenchSystemVars { .. })`).
+    // To wire it in: have build.rs run `promptpack::build` on the workload
+    // folder into OUT_DIR, include the generated module here, and replace
+    // this `skipped(..)` with
+    //     contender("promptpack typed (generated)", "…", expected, move || {
+    //         build_prompt(PromptId::BenchSystem, BenchSystemVars { .. })
+    //             .map(|p| p.system).map_err(err)
+    //     })
+    // ===================================================================
+    list.push(skipped(
+        "promptpack typed (generated)",
+        "build-time generated code",
+        "not wired in yet (slot reserved for the lead)",
+    ));
+
+    // Compile-time peers, generated by build.rs.
+    list.push(try_contender(
+        "askama",
+        "compile-time; snippets inlined by build.rs",
+        expected,
+        compiled::askama(values).map(|f| move || Ok(f())),
+    ));
+    list.push(try_contender(
+        "md-tmpl template! (build-time)",
+        "compile-time macro; snippets inlined by build.rs",
+        expected,
+        compiled::md_tmpl(values).map(|f| move || Ok(f())),
+    ));
+
+    // Run-time peers.
+    let snippet_sources =
+        |f: &dyn Fn(&[Tok]) -> Result<String, String>| -> Result<Vec<(String, String)>, String> {
+            workload
+                .snippets
+                .keys()
+                .map(|name| Ok((name.clone(), f(&workload.snippet_tokens(name)?)?)))
+                .collect()
+        };
+
+    let tera = (|| -> Result<_, String> {
+        let mut tera = tera::Tera::new();
+        tera.autoescape_on(Vec::<&str>::new());
+        let mut sources = snippet_sources(&|t| translate::to_jinja(t, true))?;
+        sources.push((
+            PROMPT_ID.to_owned(),
+            translate::to_jinja(&workload.tokens(), true)?,
+        ));
+        tera.add_raw_templates(sources).map_err(err)?;
+        let mut ctx = tera::Context::new();
+        for (k, v) in &values.texts {
+            ctx.insert(*k, v);
+        }
+        for &(k, b) in &values.flags {
+            ctx.insert(k, &b);
+        }
+        Ok(move || tera.render(PROMPT_ID, &ctx).map_err(err))
+    })();
+    list.push(try_contender(
+        "tera",
+        "tera 2, `{% include %}` snippets, context reused",
+        expected,
+        tera,
+    ));
+
+    let minijinja = (|| -> Result<_, String> {
+        let mut env = minijinja::Environment::new();
+        for (name, source) in snippet_sources(&|t| translate::to_jinja(t, true))? {
+            env.add_template_owned(name, source).map_err(err)?;
+        }
+        env.add_template_owned(PROMPT_ID, translate::to_jinja(&workload.tokens(), true)?)
+            .map_err(err)?;
+        let env: &'a minijinja::Environment<'static> = Box::leak(Box::new(env));
+        let template = env.get_template(PROMPT_ID).map_err(err)?;
+        let ctx = minijinja::Value::from(minijinja::value::Serde(json));
+        Ok(move || template.render(&ctx).map_err(err))
+    })();
+    list.push(try_contender(
+        "minijinja",
+        "`{% include %}` snippets, context reused",
+        expected,
+        minijinja,
+    ));
+
+    let handlebars = (|| -> Result<_, String> {
+        let mut hb = handlebars::Handlebars::new();
+        hb.register_escape_fn(handlebars::no_escape);
+        for (name, source) in snippet_sources(&translate::to_handlebars)? {
+            hb.register_partial(&name, source).map_err(err)?;
+        }
+        hb.register_template_string(PROMPT_ID, translate::to_handlebars(&workload.tokens())?)
+            .map_err(err)?;
+        let data = Value::Object(json.clone());
+        Ok(move || hb.render(PROMPT_ID, &data).map_err(err))
+    })();
+    list.push(try_contender(
+        "handlebars",
+        "partials for snippets, no escaping",
+        expected,
+        handlebars,
+    ));
+
+    let md_tmpl = (|| -> Result<_, String> {
+        let source = translate::to_md_tmpl(inlined.as_ref().map_err(Clone::clone)?)?;
+        let template = md_tmpl::Template::from_source(&source).map_err(err)?;
+        let mut ctx = md_tmpl::Context::new();
+        for (k, v) in &values.texts {
+            ctx.set(*k, v.as_str());
+        }
+        for &(k, b) in &values.flags {
+            ctx.set(k, b);
+        }
+        Ok(move || template.render_ctx(&ctx).map_err(err))
+    })();
+    list.push(try_contender(
+        "md-tmpl (run-time)",
+        "`Template::render_ctx`, snippets inlined",
+        expected,
+        md_tmpl,
+    ));
+
+    let port = RegexPort::new(&workload.dir);
+    list.push(contender(
+        "regex port of the TS loader",
+        "3 regexes; template and snippets read from disk per call",
+        expected,
+        move || port.build_prompt(PROMPT_ID, json).map_err(err),
+    ));
+    list
+}
+
+// ---------------------------------------------------------------------------
+// Timing.
+
+struct Mode {
+    quick: bool,
+    rounds: usize,
+    batch_target: Duration,
+    load_samples: usize,
+}
+
+/// Picks a batch size so that one batch takes about `target`.
+fn calibrate(run: &mut dyn FnMut(u64) -> usize, target: Duration) -> u64 {
+    let mut n = 1u64;
+    loop {
+        let start = Instant::now();
+        black_box(run(n));
+        let took = start.elapsed();
+        if took >= target / 4 || n >= 1 << 30 {
+            let per = took.as_secs_f64() / n as f64;
+            return ((target.as_secs_f64() / per.max(1e-12)) as u64).max(1);
+        }
+        n *= 2;
+    }
+}
+
+fn median(samples: &mut [f64]) -> f64 {
+    if samples.is_empty() {
+        return f64::NAN;
+    }
+    samples.sort_by(f64::total_cmp);
+    let mid = samples.len() / 2;
+    if samples.len() % 2 == 1 {
+        samples[mid]
+    } else {
+        (samples[mid - 1] + samples[mid]) / 2.0
+    }
+}
+
+/// Times every ready contender in interleaved rounds (the starting contender
+/// rotates each round), one batch each per round; samples are ns/render.
+fn time_all(list: &mut [Contender<'_>], mode: &Mode) {
+    for c in list.iter_mut() {
+        if let State::Ready(run) = &mut c.state {
+            c.batch = calibrate(run.as_mut(), mode.batch_target);
+        }
+    }
+    let len = list.len();
+    for round in 0..mode.rounds {
+        for i in 0..len {
+            let c = &mut list[(i + round) % len];
+            if let State::Ready(run) = &mut c.state {
+                let start = Instant::now();
+                black_box(run(c.batch));
+                let ns = start.elapsed().as_nanos() as f64 / c.batch as f64;
+                c.samples.push(ns);
+            }
+        }
+    }
+}
+
+fn render_table(list: &mut [Contender<'_>], expected_len: usize, mode: &Mode) -> String {
+    let mut out = format!(
+        "## Render: `{PROMPT_ID}` ({expected_len} bytes out)\n\n\
+         {} rounds, interleaved; each round times one batch of each contender \
+         (batches of about {:?}). Every output was checked byte for byte against \
+         `expected-output.md` first.\n\n\
+         | contender | median ns/render | × lower bound | min ns/render | notes |\n\
+         |---|---:|---:|---:|---|\n",
+        mode.rounds, mode.batch_target
+    );
+    let lower = list
+        .iter_mut()
+        .find(|c| c.name == "lower bound")
+        .map(|c| median(&mut c.samples.clone()))
+        .unwrap_or(f64::NAN);
+    for c in list.iter_mut() {
+        let row = match &c.state {
+            State::Ready(_) => {
+                let min = c.samples.iter().copied().fold(f64::INFINITY, f64::min);
+                let med = median(&mut c.samples);
+                format!(
+                    "| {} | {:.0} | {:.2} | {:.0} | {} |",
+                    c.name,
+                    med,
+                    med / lower,
+                    min,
+                    c.note
+                )
+            }
+            State::Failed(why) => format!("| {} | FAILED | – | – | {} |", c.name, escape_cell(why)),
+            State::Skipped(why) => {
+                format!("| {} | skipped | – | – | {} |", c.name, escape_cell(why))
+            }
+        };
+        out.push_str(&row);
+        out.push('\n');
+    }
+    out
+}
+
+fn escape_cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+// ---------------------------------------------------------------------------
+// The conformance corpus.
+
+fn corpus_dir() -> PathBuf {
+    match std::env::var_os("PROMPTPACK_CONFORMANCE_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../shared/conformance/openmaic"
+        )),
+    }
+}
+
+struct Golden {
+    name: String,
+    id: String,
+    vars: Map<String, Value>,
+    mode: MissingVars,
+    system: String,
+    user: String,
+}
+
+fn read_goldens(dir: &Path) -> Result<Vec<Golden>, String> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir.join("golden"))
+        .map_err(|e| format!("{}: {e}", dir.join("golden").display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    paths.sort();
+    paths
+        .iter()
+        .map(|path| {
+            let text =
+                std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let mut json: Value =
+                serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+            let name = path
+                .file_stem()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
+            let field = |json: &Value, ptr: &str| {
+                json.pointer(ptr)
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+                    .ok_or_else(|| format!("{name}: no {ptr}"))
+            };
+            let id = field(&json, "/promptId")?;
+            let system = field(&json, "/output/system")?;
+            let user = field(&json, "/output/user")?;
+            let vars = match json.get_mut("variables").map(Value::take) {
+                Some(Value::Object(map)) => map,
+                _ => return Err(format!("{name}: variables is not an object")),
+            };
+            let mode = if name.ends_with("--partial") {
+                MissingVars::KeepToken
+            } else {
+                MissingVars::Error
+            };
+            Ok(Golden {
+                name,
+                id,
+                vars,
+                mode,
+                system,
+                user,
+            })
+        })
+        .collect()
+}
+
+fn render_golden(library: &Library, g: &Golden) -> Result<usize, String> {
+    let p = library
+        .render(&g.id, &g.vars, g.mode)
+        .map_err(|e| format!("{}: {e}", g.name))?;
+    Ok(black_box(&p.system).len() + black_box(&p.user).as_ref().map_or(0, String::len))
+}
+
+fn render_golden_serde(library: &Library, g: &Golden) -> Result<usize, String> {
+    let p = match g.mode {
+        MissingVars::KeepToken => library.build_prompt_lenient(&g.id, &g.vars),
+        MissingVars::Error => library.build_prompt(&g.id, &g.vars),
+    }
+    .map_err(|e| format!("{}: {e}", g.name))?;
+    Ok(black_box(&p.system).len() + black_box(&p.user).as_ref().map_or(0, String::len))
+}
+
+fn corpus_section(mode: &Mode) -> String {
+    let dir = corpus_dir();
+    let mut out = format!("## Conformance corpus (`{}`)\n\n", dir.display());
+    if !dir.is_dir() {
+        out.push_str("skipped: corpus folder not found (set PROMPTPACK_CONFORMANCE_DIR)\n");
+        return out;
+    }
+    // Loading.
+    let (library, peak, live) = measure_memory(|| Library::load(&dir));
+    let library = match library {
+        Ok(l) => l,
+        Err(e) => {
+            out.push_str(&format!("FAILED: Library::load: {e}\n"));
+            return out;
+        }
+    };
+    let mut load_ms: Vec<f64> = (0..mode.load_samples)
+        .map(|_| {
+            let start = Instant::now();
+            black_box(Library::load(&dir).expect("loaded once already"));
+            start.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    let load_median = median(&mut load_ms);
+
+    out.push_str(
+        "| measure | result | notes |\n\
+         |---|---:|---|\n",
+    );
+    out.push_str(&format!(
+        "| `Library::load` (read + validate) | {load_median:.2} ms | median of {} loads; {} prompts; \
+         peak {:.2} MB allocated, {:.2} MB held after |\n",
+        mode.load_samples,
+        library.prompts().len(),
+        peak as f64 / 1e6,
+        live as f64 / 1e6
+    ));
+
+    // Rendering every golden.
+    let goldens = match read_goldens(&dir) {
+        Ok(g) => g,
+        Err(e) => {
+            out.push_str(&format!(
+                "| render goldens | FAILED | {} |\n",
+                escape_cell(&e)
+            ));
+            return out;
+        }
+    };
+    let mut failures = Vec::new();
+    for g in &goldens {
+        match library.render(&g.id, &g.vars, g.mode) {
+            Ok(p) if p.system == g.system && p.user.as_deref().unwrap_or("") == g.user => {}
+            Ok(p) => failures.push(format!(
+                "{}: {}",
+                g.name,
+                if p.system != g.system {
+                    first_difference(&p.system, &g.system)
+                } else {
+                    first_difference(p.user.as_deref().unwrap_or(""), &g.user)
+                }
+            )),
+            Err(e) => failures.push(format!("{}: {e}", g.name)),
+        }
+    }
+    if !failures.is_empty() {
+        out.push_str(&format!(
+            "| render goldens | FAILED | {} of {} differ: {} |\n",
+            failures.len(),
+            goldens.len(),
+            escape_cell(&failures.join("; "))
+        ));
+        return out;
+    }
+    let passes = |render: fn(&Library, &Golden) -> Result<usize, String>| {
+        let mut run = |n: u64| {
+            let mut bytes = 0;
+            for _ in 0..n {
+                for g in &goldens {
+                    bytes += render(&library, g).expect("checked before timing");
+                }
+            }
+            bytes
+        };
+        let bytes_per_pass = run(1);
+        let batch = calibrate(&mut run, mode.batch_target);
+        let mut ns: Vec<f64> = (0..mode.rounds)
+            .map(|_| {
+                let start = Instant::now();
+                black_box(run(batch));
+                start.elapsed().as_nanos() as f64 / batch as f64
+            })
+            .collect();
+        let per_pass = median(&mut ns);
+        (bytes_per_pass, per_pass)
+    };
+    for (label, render) in [
+        (
+            "`Library::render` with the golden's `serde_json::Map` as `Vars`",
+            render_golden as fn(&_, &_) -> _,
+        ),
+        (
+            "`Library::build_prompt` / `build_prompt_lenient` (serde conversion)",
+            render_golden_serde,
+        ),
+    ] {
+        let (bytes, ns) = passes(render);
+        out.push_str(&format!(
+            "| render all {} goldens | {:.2} GB/s | {label}; {:.1} µs per pass over {} bytes of output; \
+             `--partial` ones lenient |\n",
+            goldens.len(),
+            bytes as f64 / ns,
+            ns / 1e3,
+            bytes
+        ));
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------
+// Peak memory with 10,000 synthetic prompts.
+
+const SYNTHETIC_PROMPTS: usize = 10_000;
+const SYNTHETIC_SNIPPETS: usize = 40;
+
+/// A small deterministic generator (xorshift) so every run writes the same
+/// corpus.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+const WORDS: &[&str] = &[
+    "agent",
+    "context",
+    "review",
+    "change",
+    "function",
+    "module",
+    "test",
+    "request",
+    "user",
+    "result",
+    "verify",
+    "carefully",
+    "before",
+    "after",
+    "the",
+    "a",
+    "and",
+    "with",
+    "every",
+    "small",
+    "step",
+    "report",
+    "error",
+    "value",
+    "file",
+    "command",
+    "output",
+    "explain",
+    "reason",
+    "plan",
+];
+
+fn sentence(rng: &mut Rng, words: usize) -> String {
+    let mut s = String::new();
+    for i in 0..words {
+        if i > 0 {
+            s.push(' ');
+        }
+        s.push_str(WORDS[rng.below(WORDS.len())]);
+    }
+    s.push('.');
+    s
+}
+
+/// A prompt of about 5 KB: paragraphs with variables, two conditional blocks
+/// and two snippet includes.
+fn synthetic_prompt(rng: &mut Rng, i: usize) -> String {
+    let mut s = format!("# Prompt {i} for {{{{agentName}}}}\n\n");
+    let mut paragraph = 0;
+    while s.len() < 4_900 {
+        paragraph += 1;
+        match paragraph % 7 {
+            2 => s.push_str(&format!(
+                "{{{{snippet:snippet_{:02}}}}}\n\n",
+                rng.below(SYNTHETIC_SNIPPETS)
+            )),
+            4 => s.push_str(&format!(
+                "{{{{#if flag_{}}}}}\n{}\n{{{{/if}}}}\n",
+                rng.below(4),
+                sentence(rng, 30)
+            )),
+            _ => s.push_str(&format!(
+                "{} {{{{var_{}}}}} {} {{{{userName}}}}.\n\n",
+                sentence(rng, 40),
+                rng.below(6),
+                sentence(rng, 25)
+            )),
+        }
+    }
+    s
+}
+
+fn write_synthetic(root: &Path) -> std::io::Result<u64> {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut bytes = 0u64;
+    std::fs::create_dir_all(root.join("snippets"))?;
+    for i in 0..SYNTHETIC_SNIPPETS {
+        let text = format!(
+            "## Rules {i}\n\n{}\n\n{}",
+            sentence(&mut rng, 30),
+            sentence(&mut rng, 20)
+        );
+        bytes += text.len() as u64;
+        std::fs::write(
+            root.join("snippets").join(format!("snippet_{i:02}.md")),
+            text,
+        )?;
+    }
+    for i in 0..SYNTHETIC_PROMPTS {
+        let dir = root.join("templates").join(format!("prompt-{i:05}"));
+        std::fs::create_dir_all(&dir)?;
+        let text = synthetic_prompt(&mut rng, i);
+        bytes += text.len() as u64;
+        std::fs::write(dir.join("system.md"), text)?;
+    }
+    Ok(bytes)
+}
+
+fn memory_section() -> String {
+    let mut out = format!("## Memory: {SYNTHETIC_PROMPTS} synthetic prompts of about 5 KB\n\n");
+    let root = std::env::temp_dir().join(format!("promptpack-bench-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let result = (|| -> Result<String, String> {
+        let bytes =
+            write_synthetic(&root).map_err(|e| format!("writing {}: {e}", root.display()))?;
+        let start = Instant::now();
+        let (library, peak, live) = measure_memory(|| Library::load(&root));
+        let took = start.elapsed();
+        let library = library.map_err(|e| format!("Library::load: {e}"))?;
+        let prompts = library.prompts().len();
+        // Keep the library alive until after the measurement.
+        drop(black_box(library));
+        Ok(format!(
+            "| measure | result | notes |\n\
+             |---|---:|---|\n\
+             | peak live heap during `Library::load` | {:.1} MB | counting global allocator; {prompts} prompts, \
+             {:.1} MB of template text on disk |\n\
+             | held by the loaded `Library` | {:.1} MB | live bytes after the load returned |\n\
+             | `Library::load` time | {:.0} ms | one load, counting allocator on |\n",
+            peak as f64 / 1e6,
+            bytes as f64 / 1e6,
+            live as f64 / 1e6,
+            took.as_secs_f64() * 1e3
+        ))
+    })();
+    let _ = std::fs::remove_dir_all(&root);
+    match result {
+        Ok(table) => out.push_str(&table),
+        Err(e) => out.push_str(&format!("FAILED: {e}\n")),
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    if args.iter().any(|a| a == "--help" || a == "-h") || args.iter().any(|a| a != "--quick") {
+        eprintln!("usage: cargo run --release --manifest-path bench/Cargo.toml -- [--quick]");
+        std::process::exit(if args.iter().any(|a| a == "--help" || a == "-h") {
+            0
+        } else {
+            2
+        });
+    }
+    let mode = if quick {
+        Mode {
+            quick,
+            rounds: 10,
+            batch_target: Duration::from_millis(2),
+            load_samples: 5,
+        }
+    } else {
+        Mode {
+            quick,
+            rounds: 100,
+            batch_target: Duration::from_millis(20),
+            load_samples: 30,
+        }
+    };
+
+    let dir = translate::workload_dir();
+    let setup = (|| -> Result<_, String> {
+        let workload = Workload::read(&dir)?;
+        let expected_path = dir.join("expected-output.md");
+        let expected = std::fs::read_to_string(&expected_path)
+            .map_err(|e| format!("{}: {e}", expected_path.display()))?;
+        let values = Values::timed(&dir)?;
+        Ok((workload, expected, values))
+    })();
+    let (workload, expected, values) = match setup {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!(
+                "cannot read the workload at {} (set PROMPTPACK_BENCH_WORKLOAD): {e}",
+                dir.display()
+            );
+            std::process::exit(1);
+        }
+    };
+    let json = values.json();
+    let refs = values.value_refs();
+
+    println!(
+        "# promptpack benchmark{}\n",
+        if mode.quick { " (--quick)" } else { "" }
+    );
+    println!("workload: `{}`\n", dir.display());
+
+    let mut list = contenders(&workload, &expected, &values, &json, &refs);
+    time_all(&mut list, &mode);
+    println!("{}", render_table(&mut list, expected.len(), &mode));
+    drop(list);
+
+    println!("{}", corpus_section(&mode));
+    println!("{}", memory_section());
+}

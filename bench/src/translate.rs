@@ -19,7 +19,10 @@ pub const PROMPT_ID: &str = "bench-system";
 pub fn workload_dir() -> PathBuf {
     match std::env::var_os("PROMPTPACK_BENCH_WORKLOAD") {
         Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/bench-workload")),
+        None => PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../shared/bench-workload"
+        )),
     }
 }
 
@@ -44,8 +47,11 @@ fn is_name(s: &str) -> bool {
 }
 
 fn is_snippet_name(s: &str) -> bool {
-    s.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_')
-        && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    s.bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 /// Splits template text into tokens.
@@ -54,7 +60,9 @@ pub fn tokenize(text: &str) -> Vec<Tok> {
     let mut text_start = 0;
     let mut at = 0;
     while let Some(open) = text[at..].find("{{").map(|i| at + i) {
-        let Some(close) = text[open + 2..].find("}}").map(|i| open + 2 + i) else { break };
+        let Some(close) = text[open + 2..].find("}}").map(|i| open + 2 + i) else {
+            break;
+        };
         let inner = &text[open + 2..close];
         let tok = if let Some(name) = inner.strip_prefix("snippet:") {
             is_snippet_name(name).then(|| Tok::Snippet(name.to_owned()))
@@ -105,15 +113,24 @@ impl Workload {
         let system = read(dir.join("templates").join(PROMPT_ID).join("system.md"))?;
         let mut snippets = BTreeMap::new();
         let snippet_dir = dir.join("snippets");
-        let entries = std::fs::read_dir(&snippet_dir).map_err(|e| format!("{}: {e}", snippet_dir.display()))?;
+        let entries = std::fs::read_dir(&snippet_dir)
+            .map_err(|e| format!("{}: {e}", snippet_dir.display()))?;
         for entry in entries {
             let path = entry.map_err(|e| e.to_string())?.path();
             if path.extension().is_some_and(|e| e == "md") {
-                let name = path.file_stem().unwrap_or_default().to_string_lossy().into_owned();
+                let name = path
+                    .file_stem()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+                    .into_owned();
                 snippets.insert(name, read(path)?);
             }
         }
-        Ok(Workload { dir: dir.to_owned(), system, snippets })
+        Ok(Workload {
+            dir: dir.to_owned(),
+            system,
+            snippets,
+        })
     }
 
     /// Tokens of the system template, snippets left as tokens.
@@ -123,7 +140,10 @@ impl Workload {
 
     /// Tokens of a snippet.
     pub fn snippet_tokens(&self, name: &str) -> Result<Vec<Tok>, String> {
-        self.snippets.get(name).map(|t| tokenize(t)).ok_or_else(|| format!("no snippet `{name}`"))
+        self.snippets
+            .get(name)
+            .map(|t| tokenize(t))
+            .ok_or_else(|| format!("no snippet `{name}`"))
     }
 
     /// Tokens of the system template with every snippet spliced in
@@ -140,7 +160,9 @@ impl Workload {
         }
         for tok in toks {
             match tok {
-                Tok::Snippet(name) => self.inline_into(&self.snippet_tokens(name)?, out, depth + 1)?,
+                Tok::Snippet(name) => {
+                    self.inline_into(&self.snippet_tokens(name)?, out, depth + 1)?
+                }
                 other => out.push(other.clone()),
             }
         }
@@ -252,6 +274,8 @@ pub fn to_handlebars(toks: &[Tok]) -> Result<String, String> {
 /// as `P{% if x %}\nB{% /if %}\nS`, where no tag starts a line: every newline
 /// before a tag moves past it. That is exact only when the newlines pair up
 /// like this inside each block; the output check before timing proves it.
+/// md-tmpl also drops the newline right after a closing tag, so one more is
+/// added there.
 pub fn to_md_tmpl(toks: &[Tok]) -> Result<String, String> {
     let (vars, conds) = names(toks);
     let mut out = String::from("---\nparams:\n");
@@ -309,5 +333,10 @@ pub fn to_md_tmpl(toks: &[Tok]) -> Result<String, String> {
     if pending_newline {
         out.push('\n');
     }
+    // md-tmpl drops one newline right after a closing tag: give it one.
+    let body = out
+        .split_off(body_start)
+        .replace("{% /if %}\n", "{% /if %}\n\n");
+    out.push_str(&body);
     Ok(out)
 }

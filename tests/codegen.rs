@@ -1,0 +1,60 @@
+//! Snapshots of the generated code (formatted with prettyplease) for small
+//! fixture trees under `tests/codegen/<case>/`, and of the errors the code
+//! generator reports.
+
+use promptpack::codegen::{DevPaths, generate};
+use promptpack::{Config, Error, read_sources, resolve};
+use std::path::Path;
+
+fn generate_case(case: &str) -> Result<String, Error> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/codegen")
+        .join(case);
+    let config = Config::load(&root)?;
+    let (sources, errors) = read_sources(&config);
+    assert!(errors.is_empty(), "{errors:?}");
+    let (prompts, errors) = resolve(
+        &sources.templates,
+        &sources.snippets,
+        config.delimiters_ref(),
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    let mut prompts = prompts;
+    prompts.sort_by(|a, b| a.id.cmp(&b.id));
+    // Fixed paths keep the snapshots independent of the checkout's location.
+    let dev = DevPaths {
+        root: "/crate".into(),
+        templates: "/crate/templates".into(),
+        snippets: "/crate/snippets".into(),
+        open: "{{".into(),
+        close: "}}".into(),
+    };
+    generate(&prompts, &sources.templates, &dev)
+}
+
+#[test]
+fn basic_prompts() {
+    insta::assert_snapshot!(generate_case("basic").expect("generates"));
+}
+
+#[test]
+fn keywords_become_raw_or_suffixed_fields() {
+    let code = generate_case("keywords").expect("generates");
+    assert!(code.contains("pub r#type: &'a str"), "{code}");
+    assert!(code.contains("pub self_: &'a str"), "{code}");
+    assert!(code.contains("pub crate_: &'a str"), "{code}");
+    assert!(code.contains("pub r#match: &'a str"), "{code}");
+    assert!(code.contains("pub r#async: bool"), "{code}");
+    insta::assert_snapshot!(code);
+}
+
+#[test]
+fn collisions_and_bad_names_are_reported_together() {
+    let error = generate_case("collisions").expect_err("must not generate");
+    let lines: Vec<String> = error
+        .diagnostics()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    insta::assert_snapshot!(lines.join("\n"));
+}

@@ -1,0 +1,25 @@
+//! What must not compile: the typed API turns prompt mistakes into compiler
+//! errors. The generated code of the sample prompts is written where the UI
+//! cases can `include!` it, since trybuild builds them outside this crate.
+
+use std::path::PathBuf;
+
+#[test]
+fn prompt_mistakes_do_not_compile() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let config = promptpack::Config::load(&root).expect("config");
+    let code = promptpack::build::generate_code(&config).expect("sample prompts generate");
+    let generated = root.join("target/promptpack-ui/prompts.rs");
+    std::fs::create_dir_all(generated.parent().expect("parent")).expect("create folder");
+    std::fs::write(&generated, code).expect("write generated code");
+
+    // Rust keywords as variable names must still give code that compiles.
+    let keywords = promptpack::Config::load(root.join("tests/codegen/keywords")).expect("config");
+    let code = promptpack::build::generate_code(&keywords).expect("keywords generate");
+    std::fs::write(root.join("target/promptpack-ui/keywords.rs"), code)
+        .expect("write generated code");
+
+    let t = trybuild::TestCases::new();
+    t.compile_fail("tests/ui/*.rs");
+    t.pass("tests/ui-pass/*.rs");
+}

@@ -1,0 +1,448 @@
+//! Property tests of the template engine through its public API.
+//!
+//! (a) arbitrary text never panics, parses into spans that tile the body, and
+//!     every diagnostic points inside its file; (b) a value is never scanned
+//!     again; (c) strict and lenient agree when every variable is given, and
+//!     both agree with a small reference model; (d) the length of a render of
+//!     text and `{{var}}` tokens is the static text plus the values; (e)
+//!     integral numbers print as integers, and every finite number as a
+//!     round-tripping JavaScript numeral.
+//!
+//! Failures are not persisted to a regressions file: proptest prints the
+//! minimal failing input, which belongs in a fixture under `tests/inputs/`.
+
+use promptpack::{
+    Delimiters, Diagnostic, Item, Library, SnippetSource, SourceFile, TemplateSource, parse,
+};
+use proptest::prelude::*;
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+
+/// 256 cases per property unless `PROPTEST_CASES` asks for more or fewer.
+fn config() -> ProptestConfig {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(256);
+    ProptestConfig {
+        cases,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+/// Both delimiter settings.
+fn delimiters() -> impl Strategy<Value = Delimiters> {
+    prop_oneof![
+        Just(Delimiters::default()),
+        Just(Delimiters::new("<<", ">>").expect("valid delimiters")),
+    ]
+}
+
+/// Pieces that make tokens, near-tokens and awkward text, in either setting.
+#[rustfmt::skip]
+const PIECES: &[&str] = &[
+    "{{", "}}", "{", "}", "<<", ">>", "<", ">", "#if ", "/if", "else", "snippet:", "snippet:a",
+    "snippet:b", "snippet:../", "a", "b", "x", "name_1", "0", " ", "  ", "\r\n", "\n", "\r", "\t",
+    "-", ".", "/", "\\", ":", "#", "é", "日本", "😀", "\u{FEFF}", "\u{3000}", "\u{85}", "\u{A0}",
+    "$&", "$1", "{{x}}", "<<x>>", "{{#if a}}", "<<#if a>>", "{{/if}}", "<</if>>", "{{else}}",
+    "<<else>>", "{{snippet:a}}", "<<snippet:b>>",
+];
+
+/// Names the arbitrary templates may use: some of them are in [`PIECES`].
+const VAR_POOL: &[&str] = &["a", "b", "x", "name_1", "0"];
+
+/// Text made of [`PIECES`] and arbitrary characters.
+fn soup() -> impl Strategy<Value = String> {
+    let fragment = prop_oneof![
+        6 => prop::sample::select(PIECES).prop_map(String::from),
+        1 => any::<char>().prop_map(String::from),
+    ];
+    prop::collection::vec(fragment, 0..48).prop_map(|pieces| pieces.concat())
+}
+
+/// Any JSON value a caller might pass, nested a little.
+fn json_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i32>().prop_map(Value::from),
+        any::<f64>().prop_map(Value::from),
+        soup().prop_map(Value::from),
+    ];
+    leaf.prop_recursive(2, 8, 3, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+            prop::collection::vec(("[a-z{}\"]{0,3}", inner), 0..3)
+                .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+        ]
+    })
+}
+
+fn template(id: &str, system: &str, user: Option<&str>) -> TemplateSource {
+    TemplateSource {
+        id: id.to_string(),
+        system: SourceFile::new(format!("templates/{id}/system.md"), system),
+        user: user.map(|u| SourceFile::new(format!("templates/{id}/user.md"), u)),
+    }
+}
+
+fn snippet(name: &str, text: &str) -> SnippetSource {
+    SnippetSource {
+        name: name.to_string(),
+        file: SourceFile::new(format!("snippets/{name}.md"), text),
+    }
+}
+
+/// Checks that a diagnostic's location lies inside the file it names.
+fn check_location(d: &Diagnostic, files: &HashMap<String, String>) -> Result<(), TestCaseError> {
+    let Some(loc) = &d.location else {
+        return Ok(());
+    };
+    let text = files.get(&loc.path);
+    prop_assert!(text.is_some(), "{d}: unknown path");
+    let lines: Vec<&str> = text.map(|t| t.split('\n').collect()).unwrap_or_default();
+    prop_assert!(
+        loc.line >= 1 && loc.line <= lines.len(),
+        "{d}: line out of range"
+    );
+    let line = lines[loc.line - 1];
+    prop_assert!(
+        loc.column >= 1 && loc.column <= line.chars().count() + 1,
+        "{d}: column out of range"
+    );
+    prop_assert_eq!(&loc.line_text, line.trim_end_matches('\r'));
+    prop_assert!(loc.len >= 1, "{}: empty span", d);
+    Ok(())
+}
+
+/// Parses `text` alone and checks that, on success, the items tile the
+/// trimmed body exactly, in order; on failure, that every error is located.
+fn check_parse(text: &str, delims: &Delimiters) -> Result<(), TestCaseError> {
+    let file = SourceFile::new("f.md", text);
+    match parse(&file, delims) {
+        Ok(parsed) => {
+            let body = file.body_span();
+            let mut at = body.start;
+            for item in &parsed.items {
+                let span = match item {
+                    Item::Text(s) | Item::Else(s) | Item::EndIf(s) => *s,
+                    Item::Var(n) | Item::Snippet(n) | Item::If(n) => n.span,
+                };
+                prop_assert_eq!(span.start, at, "items must be contiguous");
+                prop_assert!(span.end > span.start, "empty item");
+                at = span.end;
+            }
+            prop_assert_eq!(at, body.end, "items must cover the body");
+        }
+        Err(errors) => {
+            prop_assert!(!errors.is_empty());
+            let files = HashMap::from([("f.md".to_string(), text.to_string())]);
+            for d in &errors {
+                check_location(d, &files)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Loads template `t` with snippets `a` and `b`, renders it strictly and
+/// leniently, and checks that nothing panics, lenient never fails, strict
+/// fails only with `missing_var` (else agrees with lenient), and every
+/// diagnostic points into its file.
+fn load_and_render(
+    system: &str,
+    user: Option<&str>,
+    snippet_a: &str,
+    snippet_b: &str,
+    delims: &Delimiters,
+    vars: &Map<String, Value>,
+) -> Result<(), TestCaseError> {
+    let mut files = HashMap::from([
+        ("templates/t/system.md".to_string(), system.to_string()),
+        ("snippets/a.md".to_string(), snippet_a.to_string()),
+        ("snippets/b.md".to_string(), snippet_b.to_string()),
+    ]);
+    if let Some(user) = user {
+        files.insert("templates/t/user.md".to_string(), user.to_string());
+    }
+    let loaded = Library::from_sources(
+        vec![template("t", system, user)],
+        vec![snippet("a", snippet_a), snippet("b", snippet_b)],
+        delims.clone(),
+    );
+    let library = match loaded {
+        Ok(library) => library,
+        Err(e) => {
+            prop_assert!(!e.diagnostics().is_empty());
+            prop_assert!(!e.to_string().is_empty());
+            for d in e.diagnostics() {
+                check_location(d, &files)?;
+            }
+            return Ok(());
+        }
+    };
+    let lenient = library.build_prompt_lenient("t", vars);
+    prop_assert!(
+        lenient.is_ok(),
+        "lenient render failed: {:?}",
+        lenient.err()
+    );
+    match library.build_prompt("t", vars) {
+        Ok(strict) => prop_assert_eq!(Some(strict), lenient.ok()),
+        Err(e) => {
+            prop_assert!(!e.to_string().is_empty());
+            for d in e.diagnostics() {
+                prop_assert_eq!(d.code.as_str(), "missing_var");
+                check_location(d, &files)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// (a) Arbitrary text in every file: parsing, loading and rendering in
+    /// both modes never panic, and every diagnostic points into its file.
+    #[test]
+    fn arbitrary_text_never_panics(
+        system in soup(),
+        user in prop::option::of(soup()),
+        snippet_a in soup(),
+        snippet_b in soup(),
+        delims in delimiters(),
+        vars in prop::collection::vec(
+            (prop::sample::select(VAR_POOL), json_value()),
+            0..5,
+        ),
+    ) {
+        for text in [Some(&system), user.as_ref(), Some(&snippet_a), Some(&snippet_b)]
+            .into_iter()
+            .flatten()
+        {
+            check_parse(text, &delims)?;
+        }
+        let vars: Map<String, Value> =
+            vars.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        // The whole set, then each file alone as a template with valid
+        // snippets (one bad file fails the whole set, so this reaches the
+        // renderer far more often).
+        load_and_render(&system, user.as_deref(), &snippet_a, &snippet_b, &delims, &vars)?;
+        for text in [Some(&system), user.as_ref(), Some(&snippet_a), Some(&snippet_b)]
+            .into_iter()
+            .flatten()
+        {
+            load_and_render(text, None, "A {{x}}", "<<b>>", &delims, &vars)?;
+        }
+    }
+
+    /// (b) A value holding any token text reaches the output verbatim, even
+    /// when the variables and snippets it names exist.
+    #[test]
+    fn values_are_never_rescanned(value in soup(), delims in delimiters()) {
+        let (open, close) = (delims.open().to_string(), delims.close().to_string());
+        let system = format!("<{open}v{close}>{open}#if v{close}[{open}v{close}]{open}/if{close}");
+        let user = format!("{open}snippet:x{close} {open}v{close} {open}missing{close}");
+        let library = Library::from_sources(
+            vec![template("t", &system, Some(&user))],
+            vec![snippet("x", "X"), snippet("a", "A"), snippet("b", "B")],
+            delims,
+        )
+        .expect("the template is valid");
+        let vars = json!({"v": value, "a": "A-VALUE", "b": "B-VALUE", "x": "X-VALUE", "name_1": "N"});
+        let prompt = library.build_prompt_lenient("t", &vars).expect("lenient render");
+        let bracketed = if value.is_empty() { String::new() } else { format!("[{value}]") };
+        prop_assert_eq!(prompt.system, format!("<{value}>{bracketed}"));
+        prop_assert_eq!(prompt.user, Some(format!("X {value} {open}missing{close}")));
+    }
+
+    /// (c) With every variable given, strict and lenient renders are equal,
+    /// and both equal a direct evaluation of the template tree.
+    #[test]
+    fn strict_and_lenient_agree_when_complete(
+        nodes in prop::collection::vec(node(true), 0..6),
+        snippet_nodes in prop::collection::vec(node(false), 0..4),
+        values in prop::collection::vec(json_value(), NAMES.len()),
+        delims in delimiters(),
+    ) {
+        let system = format!("[{}]", write_nodes(&nodes, &delims));
+        let snippet_text = format!("({})", write_nodes(&snippet_nodes, &delims));
+        let library = Library::from_sources(
+            vec![template("t", &system, None)],
+            vec![snippet("s", &snippet_text)],
+            delims,
+        )
+        .expect("generated templates are valid");
+        let all: Map<String, Value> =
+            NAMES.iter().map(|n| n.to_string()).zip(values).collect();
+        let used: Map<String, Value> = library
+            .get("t")
+            .expect("prompt t")
+            .vars
+            .iter()
+            .map(|v| (v.name.clone(), all[&v.name].clone()))
+            .collect();
+        let strict = library.build_prompt("t", &used).expect("strict render with every variable");
+        let lenient = library.build_prompt_lenient("t", &used).expect("lenient render");
+        prop_assert_eq!(&strict, &lenient);
+        let mut want = String::from("[");
+        eval(&nodes, &snippet_nodes, &all, &mut want);
+        want.push(']');
+        prop_assert_eq!(strict.system, want);
+    }
+
+    /// (d) A template of text and value tokens renders to exactly its static
+    /// text plus its values.
+    #[test]
+    fn length_is_text_plus_values(
+        parts in prop::collection::vec(
+            (
+                prop::collection::vec(any::<char>(), 0..8)
+                    .prop_map(|cs| cs.into_iter().filter(|c| !"{}<>".contains(*c)).collect::<String>()),
+                prop::option::of(prop::sample::select(NAMES)),
+            ),
+            0..8,
+        ),
+        values in prop::collection::vec(
+            prop_oneof![
+                any::<String>().prop_map(Value::from),
+                soup().prop_map(Value::from),
+                any::<bool>().prop_map(Value::from),
+                any::<i32>().prop_map(Value::from),
+            ],
+            NAMES.len(),
+        ),
+        delims in delimiters(),
+    ) {
+        let vars: Map<String, Value> = NAMES.iter().map(|n| n.to_string()).zip(values).collect();
+        // Brackets keep the edges of the text from being trimmed.
+        let mut text = String::from("[");
+        let mut want = 2;
+        for (static_text, name) in &parts {
+            text.push_str(static_text);
+            want += static_text.len();
+            if let Some(name) = name {
+                text.push_str(&delims.var_token(name));
+                want += match &vars[*name] {
+                    Value::String(s) => s.len(),
+                    other => other.to_string().len(),
+                };
+            }
+        }
+        text.push(']');
+        let library = Library::from_sources(vec![template("t", &text, None)], vec![], delims)
+            .expect("text and value tokens are valid");
+        let prompt = library.build_prompt("t", &vars).expect("every value is given");
+        prop_assert_eq!(prompt.system.len(), want);
+    }
+
+    /// (e) An f64 holding an integer in i32 range prints as that integer, as
+    /// a JSON float or integer alike, and is truthy exactly when non-zero.
+    #[test]
+    fn integral_numbers_print_as_integers(i in any::<i32>()) {
+        let f = f64::from(i);
+        let library = Library::from_sources(
+            vec![template("t", "{{n}}|{{#if n}}T{{else}}F{{/if}}", None)],
+            vec![],
+            Delimiters::default(),
+        )
+        .expect("valid template");
+        let truthy = if i != 0 { "T" } else { "F" };
+        let as_float = Value::Number(serde_json::Number::from_f64(f).expect("finite"));
+        for n in [as_float, Value::from(i), Value::from(i64::from(i))] {
+            let prompt = library.build_prompt("t", &json!({ "n": n })).expect("render");
+            prop_assert_eq!(prompt.system, format!("{i}|{truthy}"));
+        }
+        let mut direct = String::new();
+        promptpack::write_js_number(&mut direct, f);
+        prop_assert_eq!(direct, i.to_string());
+    }
+
+    /// (e) Every finite f64 prints as a numeral that reads back as the same
+    /// number, in exponent form exactly where JavaScript uses it.
+    #[test]
+    fn finite_numbers_round_trip(f in any::<f64>().prop_filter("finite", |f| f.is_finite())) {
+        let mut out = String::new();
+        promptpack::write_js_number(&mut out, f);
+        prop_assert_eq!(out.parse::<f64>().ok(), Some(f), "{} printed as {}", f, out);
+        let exponent_form = f != 0.0 && (f.abs() >= 1e21 || f.abs() < 1e-6);
+        prop_assert_eq!(out.contains('e'), exponent_form, "{} printed as {}", f, out);
+    }
+}
+
+/// The variable names of the generated templates.
+const NAMES: &[&str] = &["a", "b", "c", "flag", "n_1"];
+
+/// A generated template, written out with either delimiters.
+#[derive(Debug, Clone)]
+enum Node {
+    Text(String),
+    Var(&'static str),
+    Snippet,
+    If(&'static str, Vec<Node>, Option<Vec<Node>>),
+}
+
+/// Template trees; `with_snippet` allows `{{snippet:s}}` (not inside `s`).
+fn node(with_snippet: bool) -> impl Strategy<Value = Node> {
+    let text = "[a-zA-Z0-9 .,:#/\\-\n\té日😀]{1,8}".prop_map(Node::Text);
+    let var = prop::sample::select(NAMES).prop_map(Node::Var);
+    let leaf = if with_snippet {
+        prop_oneof![3 => text, 3 => var, 1 => Just(Node::Snippet)].boxed()
+    } else {
+        prop_oneof![text, var].boxed()
+    };
+    leaf.prop_recursive(3, 24, 4, |inner| {
+        let block = prop::collection::vec(inner.clone(), 0..4);
+        prop_oneof![
+            2 => inner,
+            1 => (prop::sample::select(NAMES), block.clone(), prop::option::of(block))
+                .prop_map(|(name, then, otherwise)| Node::If(name, then, otherwise)),
+        ]
+    })
+}
+
+fn write_nodes(nodes: &[Node], d: &Delimiters) -> String {
+    let (open, close) = (d.open(), d.close());
+    let mut out = String::new();
+    for node in nodes {
+        match node {
+            Node::Text(t) => out.push_str(t),
+            Node::Var(name) => out.push_str(&d.var_token(name)),
+            Node::Snippet => out.push_str(&format!("{open}snippet:s{close}")),
+            Node::If(name, then, otherwise) => {
+                out.push_str(&format!("{open}#if {name}{close}"));
+                out.push_str(&write_nodes(then, d));
+                if let Some(otherwise) = otherwise {
+                    out.push_str(&format!("{open}else{close}"));
+                    out.push_str(&write_nodes(otherwise, d));
+                }
+                out.push_str(&format!("{open}/if{close}"));
+            }
+        }
+    }
+    out
+}
+
+/// The reference semantics: what the template tree means.
+fn eval(nodes: &[Node], snippet: &[Node], vars: &Map<String, Value>, out: &mut String) {
+    for node in nodes {
+        match node {
+            Node::Text(t) => out.push_str(t),
+            Node::Var(name) => promptpack::write_value(out, &vars[*name]),
+            Node::Snippet => {
+                out.push('(');
+                eval(snippet, snippet, vars, out);
+                out.push(')');
+            }
+            Node::If(name, then, otherwise) => {
+                if promptpack::is_truthy(&vars[*name]) {
+                    eval(then, snippet, vars, out);
+                } else if let Some(otherwise) = otherwise {
+                    eval(otherwise, snippet, vars, out);
+                }
+            }
+        }
+    }
+}

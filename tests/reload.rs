@@ -1,0 +1,785 @@
+//! Hot reload on the real file system with the real watcher.
+//!
+//! Every wait polls with a deadline rather than sleeping a fixed time, so the
+//! tests are as fast as the watcher and do not flake on a slow machine.
+#![cfg(feature = "hot-reload")]
+
+use promptpack::__private::{DevSource, dev_render};
+use promptpack::{
+    ErrorCode, Library, NO_RELOAD_ENV, Prompt, ReloadEvent, WatchOptions, WatchedLibrary,
+};
+use serde_json::json;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+use tempfile::TempDir;
+
+/// Longest wait for a change to show.
+const TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long "nothing happens" is watched for: several debounce periods.
+const QUIET: Duration = Duration::from_millis(400);
+
+/// A prompt folder holding `files` (paths relative to the root).
+fn folder(files: &[(&str, &str)]) -> TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir_all(dir.path().join("templates")).expect("templates dir");
+    for (path, text) in files {
+        write(dir.path(), path, text);
+    }
+    dir
+}
+
+/// A plain save: truncate, then write.
+fn write(root: &Path, path: &str, text: &str) {
+    let path = root.join(path);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).expect("parent dir");
+    }
+    std::fs::write(&path, text).expect("write");
+}
+
+/// An atomic save, as many editors do it: write a temp file beside, rename
+/// it over the original.
+fn write_atomic(root: &Path, path: &str, text: &str) {
+    let path = root.join(path);
+    let name = path
+        .file_name()
+        .expect("file name")
+        .to_string_lossy()
+        .into_owned();
+    let temp = path.with_file_name(format!(".{name}.tmp"));
+    std::fs::write(&temp, text).expect("write temp");
+    std::fs::rename(&temp, &path).expect("rename");
+}
+
+/// Polls `check` until it returns true or the timeout passes.
+fn wait_until(mut check: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        if check() {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The system text of `id` as the watched library renders it now.
+fn system(watched: &WatchedLibrary, id: &str, vars: &serde_json::Value) -> Option<String> {
+    watched.build_prompt(id, vars).ok().map(|p| p.system)
+}
+
+/// Waits until `id` renders to `expected`, failing with what it renders.
+#[track_caller]
+fn assert_eventually(watched: &WatchedLibrary, id: &str, vars: &serde_json::Value, expected: &str) {
+    let seen = wait_until(|| system(watched, id, vars).as_deref() == Some(expected));
+    assert!(
+        seen,
+        "`{id}` never rendered {expected:?}; it renders {:?} (last error: {:?})",
+        watched.build_prompt(id, vars),
+        watched.last_error()
+    );
+}
+
+/// The next event that `wanted` accepts, skipping others.
+fn wait_event(rx: &Receiver<ReloadEvent>, wanted: impl Fn(&ReloadEvent) -> bool) -> ReloadEvent {
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(event) if wanted(&event) => return event,
+            Ok(_) => {}
+            Err(e) => panic!("no matching reload event: {e:?}"),
+        }
+    }
+}
+
+fn failures(rx: &Receiver<ReloadEvent>) -> Vec<promptpack::Error> {
+    rx.try_iter()
+        .filter_map(|e| match e {
+            ReloadEvent::Failed(error) => Some(error),
+            _ => None,
+        })
+        .collect()
+}
+
+fn reloads(rx: &Receiver<ReloadEvent>) -> usize {
+    rx.try_iter()
+        .filter(|e| matches!(e, ReloadEvent::Reloaded { .. }))
+        .count()
+}
+
+#[test]
+fn edited_added_and_deleted_templates_are_seen() {
+    let dir = folder(&[("templates/greet/system.md", "Hello {{name}}.")]);
+    let watched = Library::watch(dir.path()).expect("watch");
+    let vars = json!({"name": "Ada"});
+    assert_eq!(
+        system(&watched, "greet", &vars).as_deref(),
+        Some("Hello Ada.")
+    );
+    assert_eq!(watched.generation(), 1);
+
+    write(
+        dir.path(),
+        "templates/greet/system.md",
+        "Welcome, {{name}}!",
+    );
+    assert_eventually(&watched, "greet", &vars, "Welcome, Ada!");
+
+    write(dir.path(), "templates/farewell/system.md", "Bye {{name}}.");
+    write(dir.path(), "templates/farewell/user.md", "See you.");
+    assert_eventually(&watched, "farewell", &vars, "Bye Ada.");
+    let prompt = watched.build_prompt("farewell", &vars).expect("farewell");
+    assert_eq!(prompt.user.as_deref(), Some("See you."));
+
+    std::fs::remove_dir_all(dir.path().join("templates/farewell")).expect("remove");
+    assert!(
+        wait_until(|| watched.current().get("farewell").is_none()),
+        "a deleted template folder stays"
+    );
+    let error = watched
+        .build_prompt("farewell", &vars)
+        .expect_err("deleted");
+    assert_eq!(error.code(), ErrorCode::UnknownPrompt);
+    assert!(
+        watched.generation() >= 4,
+        "generation {}",
+        watched.generation()
+    );
+}
+
+#[test]
+fn edited_added_and_deleted_snippets_are_seen() {
+    let dir = folder(&[
+        ("templates/agent/system.md", "Rules: {{snippet:rules}}"),
+        ("snippets/rules.md", "be kind\n"),
+    ]);
+    let watched = Library::watch(dir.path()).expect("watch");
+    let events = watched.subscribe();
+    let none = json!({});
+    assert_eq!(
+        system(&watched, "agent", &none).as_deref(),
+        Some("Rules: be kind")
+    );
+
+    write(dir.path(), "snippets/rules.md", "be brief");
+    assert_eventually(&watched, "agent", &none, "Rules: be brief");
+
+    // Added: the snippet first, then the template that includes it.
+    write(dir.path(), "snippets/tone.md", "warm");
+    write(
+        dir.path(),
+        "templates/agent/system.md",
+        "Rules: {{snippet:rules}}; tone: {{snippet:tone}}",
+    );
+    assert_eventually(&watched, "agent", &none, "Rules: be brief; tone: warm");
+
+    // Deleted while still included: the edit does not load, the last good
+    // version keeps serving.
+    std::fs::remove_file(dir.path().join("snippets/tone.md")).expect("remove");
+    let failed = wait_event(&events, |e| matches!(e, ReloadEvent::Failed(_)));
+    let ReloadEvent::Failed(error) = failed else {
+        unreachable!()
+    };
+    assert_eq!(error.code(), ErrorCode::SnippetNotFound, "{error}");
+    assert_eq!(
+        system(&watched, "agent", &none).as_deref(),
+        Some("Rules: be brief; tone: warm")
+    );
+
+    // The include removed too: loads again.
+    write(
+        dir.path(),
+        "templates/agent/system.md",
+        "Rules: {{snippet:rules}}",
+    );
+    assert_eventually(&watched, "agent", &none, "Rules: be brief");
+    assert!(!watched.current().prompts()[0].snippets.contains("tone"));
+    assert!(wait_until(|| watched.last_error().is_none()));
+}
+
+#[test]
+fn atomic_save_by_rename_is_seen() {
+    let dir = folder(&[("templates/p/system.md", "one")]);
+    let watched = Library::watch(dir.path()).expect("watch");
+    let events = watched.subscribe();
+    for text in ["two", "three", "four"] {
+        write_atomic(dir.path(), "templates/p/system.md", text);
+        assert_eventually(&watched, "p", &json!({}), text);
+    }
+    assert!(failures(&events).is_empty());
+}
+
+#[test]
+fn truncate_then_write_is_seen() {
+    use std::io::Write;
+    let dir = folder(&[("templates/p/system.md", "old text")]);
+    let watched = Library::watch(dir.path()).expect("watch");
+    let events = watched.subscribe();
+    let path = dir.path().join("templates/p/system.md");
+    for round in 0..3 {
+        // Truncate, pause (a reload may see the empty file: that is a valid,
+        // empty template), then write in pieces.
+        let mut file = std::fs::File::create(&path).expect("truncate");
+        std::thread::sleep(Duration::from_millis(80));
+        for piece in ["new ", "text ", &round.to_string()] {
+            file.write_all(piece.as_bytes()).expect("write");
+            file.flush().expect("flush");
+        }
+        drop(file);
+        assert_eventually(&watched, "p", &json!({}), &format!("new text {round}"));
+    }
+    assert!(failures(&events).is_empty());
+}
+
+#[test]
+fn editor_temp_files_do_not_reload() {
+    let dir = folder(&[
+        ("templates/p/system.md", "A {{snippet:s}}"),
+        ("snippets/s.md", "B"),
+    ]);
+    let watched = Library::watch(dir.path()).expect("watch");
+    let events = watched.subscribe();
+    let root = dir.path();
+
+    // Only junk changes: no reload at all, let alone a failed one.
+    let generation = watched.generation();
+    for junk in [
+        "templates/p/.system.md.swp",
+        "templates/p/system.md~",
+        "templates/p/4913",
+        "templates/p/.hidden",
+        "templates/p/#system.md#",
+        "templates/4913",
+        "templates/.DS_Store",
+        "snippets/.s.md.swp",
+        "snippets/s.md~",
+        "snippets/4913",
+        "snippets/notes.txt",
+    ] {
+        write(root, junk, "{{#if broken");
+    }
+    std::fs::remove_file(root.join("templates/p/4913")).expect("remove 4913");
+    std::thread::sleep(QUIET);
+    assert_eq!(
+        watched.generation(),
+        generation,
+        "junk files caused a reload"
+    );
+    assert!(failures(&events).is_empty());
+
+    // A vim-style save: probe file, swap file, backup by rename, new file.
+    write(root, "templates/p/4914", "");
+    std::fs::remove_file(root.join("templates/p/4914")).expect("remove probe");
+    write(root, "templates/p/.system.md.swx", "swap");
+    std::fs::rename(
+        root.join("templates/p/system.md"),
+        root.join("templates/p/system.md~"),
+    )
+    .expect("backup");
+    write(root, "templates/p/system.md", "C {{snippet:s}}");
+    std::fs::remove_file(root.join("templates/p/system.md~")).expect("remove backup");
+    assert_eventually(&watched, "p", &json!({}), "C B");
+    std::thread::sleep(QUIET);
+    assert!(failures(&events).is_empty(), "{:?}", failures(&events));
+}
+
+#[test]
+fn snippets_folder_deleted_and_recreated() {
+    let dir = folder(&[
+        ("templates/p/system.md", "X {{snippet:s}}"),
+        ("snippets/s.md", "one"),
+    ]);
+    let root = dir.path();
+    let watched = Library::watch(root).expect("watch");
+    let events = watched.subscribe();
+    let none = json!({});
+
+    // Deleted: the template no longer loads, the last good version serves.
+    std::fs::remove_dir_all(root.join("snippets")).expect("remove snippets");
+    let failed = wait_event(&events, |e| matches!(e, ReloadEvent::Failed(_)));
+    assert!(
+        matches!(&failed, ReloadEvent::Failed(e) if e.code() == ErrorCode::SnippetNotFound),
+        "{failed:?}"
+    );
+    assert_eq!(system(&watched, "p", &none).as_deref(), Some("X one"));
+
+    // Created again: seen, and later edits inside the new folder too.
+    write(root, "snippets/s.md", "two");
+    assert_eventually(&watched, "p", &none, "X two");
+    write(root, "snippets/s.md", "three");
+    assert_eventually(&watched, "p", &none, "X three");
+
+    // Deleted and created again within one debounce period.
+    std::fs::remove_dir_all(root.join("snippets")).expect("remove snippets");
+    write(root, "snippets/s.md", "four");
+    assert_eventually(&watched, "p", &none, "X four");
+    write(root, "snippets/s.md", "five");
+    assert_eventually(&watched, "p", &none, "X five");
+
+    // The same for the templates folder.
+    std::fs::remove_dir_all(root.join("templates")).expect("remove templates");
+    write(root, "templates/p/system.md", "Y {{snippet:s}}");
+    assert_eventually(&watched, "p", &none, "Y five");
+    write(root, "templates/p/system.md", "Z {{snippet:s}}");
+    assert_eventually(&watched, "p", &none, "Z five");
+}
+
+#[test]
+fn snippets_folder_created_later_is_watched() {
+    let dir = folder(&[("templates/p/system.md", "no snippets yet")]);
+    let root = dir.path();
+    let watched = Library::watch(root).expect("watch");
+    write(root, "snippets/s.md", "S1");
+    write(root, "templates/p/system.md", "{{snippet:s}}");
+    assert_eventually(&watched, "p", &json!({}), "S1");
+    write(root, "snippets/s.md", "S2");
+    assert_eventually(&watched, "p", &json!({}), "S2");
+}
+
+#[test]
+fn a_burst_of_saves_gives_few_reloads() {
+    let dir = folder(&[("templates/p/system.md", "v0")]);
+    let watched = Library::watch(dir.path()).expect("watch");
+    let events = watched.subscribe();
+    for i in 1..=100 {
+        write(dir.path(), "templates/p/system.md", &format!("v{i}"));
+    }
+    assert_eventually(&watched, "p", &json!({}), "v100");
+    // Late batches of the burst, if any, arrive within a few debounce periods.
+    std::thread::sleep(QUIET);
+    let reloads = reloads(&events);
+    assert!(
+        (1..=10).contains(&reloads),
+        "{reloads} reloads for a burst of 100 saves"
+    );
+    assert_eq!(system(&watched, "p", &json!({})).as_deref(), Some("v100"));
+}
+
+#[test]
+fn a_broken_edit_keeps_the_last_good_version() {
+    let dir = folder(&[("templates/p/system.md", "Hi {{name}}.")]);
+    let watched = Library::watch(dir.path()).expect("watch");
+    let events = watched.subscribe();
+    let vars = json!({"name": "Ada"});
+
+    write(
+        dir.path(),
+        "templates/p/system.md",
+        "Hi {{name}}.\n  {{#if formal}}Welcome.",
+    );
+    let failed = wait_event(&events, |e| matches!(e, ReloadEvent::Failed(_)));
+    let ReloadEvent::Failed(error) = failed else {
+        unreachable!()
+    };
+    assert_eq!(error.code(), ErrorCode::UnclosedBlock, "{error}");
+    let location = error.diagnostics()[0].location.clone().expect("a location");
+    assert_eq!(location.path, "templates/p/system.md");
+    assert_eq!((location.line, location.column), (2, 3));
+    assert!(
+        error
+            .to_string()
+            .starts_with("templates/p/system.md:2:3: unclosed_block"),
+        "{error}"
+    );
+
+    assert_eq!(system(&watched, "p", &vars).as_deref(), Some("Hi Ada."));
+    assert_eq!(
+        watched.last_error().map(|e| e.code()),
+        Some(ErrorCode::UnclosedBlock)
+    );
+
+    write(
+        dir.path(),
+        "templates/p/system.md",
+        "Hi {{name}}.{{#if name}} Welcome.{{/if}}",
+    );
+    let reloaded = wait_event(&events, |e| matches!(e, ReloadEvent::Reloaded { .. }));
+    assert!(
+        matches!(&reloaded, ReloadEvent::Reloaded { paths, prompts: 1, .. } if paths.iter().any(|p| p.ends_with("system.md"))),
+        "{reloaded:?}"
+    );
+    assert_eq!(
+        system(&watched, "p", &vars).as_deref(),
+        Some("Hi Ada. Welcome.")
+    );
+    assert!(watched.last_error().is_none());
+}
+
+#[test]
+fn a_broken_config_keeps_the_last_good_version() {
+    let dir = folder(&[("templates/p/system.md", "<<x>> {{x}}")]);
+    let watched = Library::watch(dir.path()).expect("watch");
+    let events = watched.subscribe();
+    let vars = json!({"x": "1"});
+    assert_eq!(system(&watched, "p", &vars).as_deref(), Some("<<x>> 1"));
+
+    write(
+        dir.path(),
+        "promptpack.toml",
+        "[delimiters]\nopen = \"<<\"\nclose = \">>\"\n",
+    );
+    assert_eventually(&watched, "p", &vars, "1 {{x}}");
+
+    write(dir.path(), "promptpack.toml", "[delimiters\n");
+    let failed = wait_event(&events, |e| matches!(e, ReloadEvent::Failed(_)));
+    assert!(
+        matches!(&failed, ReloadEvent::Failed(e) if e.code() == ErrorCode::InvalidConfig),
+        "{failed:?}"
+    );
+    assert_eq!(system(&watched, "p", &vars).as_deref(), Some("1 {{x}}"));
+
+    std::fs::remove_file(dir.path().join("promptpack.toml")).expect("remove");
+    assert_eventually(&watched, "p", &vars, "<<x>> 1");
+}
+
+/// The body of a file of version `n`: long, so that a half-written file
+/// would show.
+fn versioned(tag: &str, n: usize) -> String {
+    vec![format!("{tag}{n}"); 200].join(" ")
+}
+
+/// Checks one render against the versions the writer produces, and returns
+/// the version of the template.
+fn check_render(text: &str) -> usize {
+    let tokens: Vec<&str> = text.split(' ').collect();
+    assert_eq!(tokens.len(), 400, "torn render: {text}");
+    let version = |tokens: &[&str], tag: &str| -> usize {
+        let first = tokens[0];
+        assert!(
+            tokens.iter().all(|t| *t == first),
+            "torn file in render: {text}"
+        );
+        first
+            .strip_prefix(tag)
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("bad token {first}"))
+    };
+    let system = version(&tokens[..200], "S");
+    let snippet = version(&tokens[200..], "N");
+    // The writer saves the snippet of version n, then the template: the
+    // sets of files that existed are (n, n) and (n - 1, n).
+    assert!(
+        snippet == system || snippet == system + 1,
+        "a mix of versions: S{system} N{snippet}"
+    );
+    system
+}
+
+#[test]
+fn concurrent_renders_see_complete_versions() {
+    const VERSIONS: usize = 150;
+    let dir = folder(&[
+        (
+            "templates/p/system.md",
+            &format!("{} {{{{snippet:s}}}}", versioned("S", 0)),
+        ),
+        ("snippets/s.md", &versioned("N", 0)),
+    ]);
+    let root = dir.path();
+    let watched = Library::watch(root).expect("watch");
+    let done = AtomicBool::new(false);
+    let renders = AtomicUsize::new(0);
+    /// Stops the render threads even when the writer side panics: the scope
+    /// waits for them before it lets a panic through.
+    struct StopOnDrop<'a>(&'a AtomicBool);
+    impl Drop for StopOnDrop<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Release);
+        }
+    }
+    let seen: Vec<std::collections::BTreeSet<usize>> = std::thread::scope(|scope| {
+        let stop = StopOnDrop(&done);
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut seen = std::collections::BTreeSet::new();
+                    while !done.load(Ordering::Acquire) {
+                        let prompt: Prompt = watched.build_prompt("p", &json!({})).expect("render");
+                        seen.insert(check_render(&prompt.system));
+                        renders.fetch_add(1, Ordering::Relaxed);
+                    }
+                    seen
+                })
+            })
+            .collect();
+        for n in 1..=VERSIONS {
+            write_atomic(root, "snippets/s.md", &versioned("N", n));
+            std::thread::sleep(Duration::from_millis(3));
+            write_atomic(
+                root,
+                "templates/p/system.md",
+                &format!("{} {{{{snippet:s}}}}", versioned("S", n)),
+            );
+            std::thread::sleep(Duration::from_millis(3));
+        }
+        let last = format!("{} {}", versioned("S", VERSIONS), versioned("N", VERSIONS));
+        assert_eventually(&watched, "p", &json!({}), &last);
+        drop(stop);
+        threads
+            .into_iter()
+            .map(|t| t.join().expect("render thread"))
+            .collect()
+    });
+    let all: std::collections::BTreeSet<usize> = seen.into_iter().flatten().collect();
+    eprintln!("DEBUG versions {} gen {} renders {}", all.len(), watched.generation(), renders.load(Ordering::Relaxed));
+    assert!(all.len() >= 2, "renders saw only versions {all:?}");
+    assert!(renders.load(Ordering::Relaxed) > 100);
+    assert!(
+        watched.generation() >= 3,
+        "generation {}",
+        watched.generation()
+    );
+}
+
+#[test]
+fn polling_fallback_sees_changes() {
+    let dir = folder(&[("templates/p/system.md", "one"), ("snippets/s.md", "S")]);
+    let watched = Library::watch_polling(dir.path(), Duration::from_millis(50)).expect("watch");
+    assert!(watched.is_polling());
+    let events = watched.subscribe();
+    write(dir.path(), "templates/p/system.md", "two {{snippet:s}}");
+    assert_eventually(&watched, "p", &json!({}), "two S");
+    write_atomic(dir.path(), "snippets/s.md", "T");
+    assert_eventually(&watched, "p", &json!({}), "two T");
+    // Same length, same second: only the contents differ.
+    write(dir.path(), "snippets/s.md", "U");
+    assert_eventually(&watched, "p", &json!({}), "two U");
+
+    std::fs::remove_dir_all(dir.path().join("snippets")).expect("remove");
+    write(dir.path(), "snippets/s.md", "V");
+    assert_eventually(&watched, "p", &json!({}), "two V");
+    write(dir.path(), "templates/p/.system.md.swp", "junk");
+    std::thread::sleep(QUIET);
+    let failed = failures(&events);
+    assert!(
+        failed.iter().all(|e| e.code() != ErrorCode::Watch),
+        "{failed:?}"
+    );
+}
+
+#[test]
+fn watch_config_uses_its_folders_and_delimiters() {
+    let dir = folder(&[("prompts/t/p/system.md", "<<x>>!"), ("prompts/s/a.md", "A")]);
+    let root = dir.path();
+    let config = promptpack::Config::new(root)
+        .templates_dir(root.join("prompts/t"))
+        .snippets_dir(root.join("prompts/s"))
+        .delimiters("<<", ">>")
+        .expect("delimiters");
+    let watched = Library::watch_config(&config).expect("watch");
+    assert_eq!(
+        system(&watched, "p", &json!({"x": 1})).as_deref(),
+        Some("1!")
+    );
+    write(root, "prompts/t/p/system.md", "<<x>> <<snippet:a>>");
+    assert_eventually(&watched, "p", &json!({"x": 2}), "2 A");
+    write(root, "prompts/s/a.md", "B");
+    assert_eventually(&watched, "p", &json!({"x": 2}), "2 B");
+}
+
+#[test]
+fn explicit_reload_is_synchronous() {
+    let dir = folder(&[("templates/p/system.md", "one")]);
+    let watched = WatchedLibrary::new(
+        dir.path(),
+        WatchOptions::default().debounce(Duration::from_secs(2)),
+    )
+    .expect("watch");
+    let events = watched.subscribe();
+    write(dir.path(), "templates/p/system.md", "two");
+    watched.reload().expect("reload");
+    assert_eq!(system(&watched, "p", &json!({})).as_deref(), Some("two"));
+    assert!(
+        matches!(events.try_recv(), Ok(ReloadEvent::Reloaded { paths, .. }) if paths.is_empty())
+    );
+
+    write(dir.path(), "templates/p/system.md", "{{/if}}");
+    let error = watched.reload().expect_err("broken");
+    assert_eq!(error.code(), ErrorCode::StrayClose);
+    assert_eq!(system(&watched, "p", &json!({})).as_deref(), Some("two"));
+    assert!(
+        matches!(events.try_recv(), Ok(ReloadEvent::Failed(e)) if e.code() == ErrorCode::StrayClose)
+    );
+}
+
+#[test]
+fn a_folder_that_does_not_load_is_an_error() {
+    let dir = folder(&[("templates/p/system.md", "{{#if x}}")]);
+    let error = Library::watch(dir.path()).expect_err("broken");
+    assert_eq!(error.code(), ErrorCode::UnclosedBlock);
+    let error = Library::watch(dir.path().join("missing")).expect_err("missing");
+    assert_eq!(error.code(), ErrorCode::Io);
+}
+
+#[test]
+fn dropping_the_handle_stops_the_watcher() {
+    let dir = folder(&[("templates/p/system.md", "one")]);
+    let watched = Library::watch(dir.path()).expect("watch");
+    let events = watched.subscribe();
+    let library = watched.current();
+    drop(watched);
+    // The watcher thread held the last sender: its channel is closed once
+    // the thread has ended.
+    assert_eq!(
+        events.recv_timeout(Duration::from_secs(1)),
+        Err(RecvTimeoutError::Disconnected)
+    );
+    write(dir.path(), "templates/p/system.md", "two");
+    std::thread::sleep(QUIET);
+    assert_eq!(
+        library
+            .build_prompt("p", &json!({}))
+            .expect("render")
+            .system,
+        "one"
+    );
+}
+
+// ---- the dev path of generated code ----
+
+fn leak(path: &Path) -> &'static str {
+    Box::leak(path.to_string_lossy().into_owned().into_boxed_str())
+}
+
+fn dev_source(root: &Path) -> DevSource {
+    DevSource {
+        root: leak(root),
+        templates: leak(&root.join("templates")),
+        snippets: leak(&root.join("snippets")),
+        open: "{{",
+        close: "}}",
+    }
+}
+
+#[test]
+fn dev_render_follows_the_files() {
+    let dir = folder(&[
+        ("templates/p/system.md", "Hi {{name}}."),
+        ("templates/q/system.md", "Q"),
+    ]);
+    let source = dev_source(dir.path());
+    let render =
+        |id: &str| dev_render(&source, id, &[("name", "Ada")]).expect("rendered from disk");
+    assert_eq!(render("p").expect("p").system, "Hi Ada.");
+
+    write(dir.path(), "templates/p/system.md", "Hello {{name}}.");
+    assert!(wait_until(
+        || render("p").is_ok_and(|p| p.system == "Hello Ada.")
+    ));
+
+    // A variable the compiled struct does not have.
+    write(
+        dir.path(),
+        "templates/p/system.md",
+        "Hello {{name}}, {{title}} {{surname}}.",
+    );
+    assert!(wait_until(|| render("p").is_err()));
+    let error = render("p").expect_err("stale");
+    assert_eq!(error.code(), ErrorCode::StaleBuild, "{error}");
+    let message = error.to_string();
+    assert!(
+        message.contains("`title`, `surname`") && message.contains("rebuild"),
+        "{message}"
+    );
+    assert_eq!(
+        error.diagnostics()[0].location.as_ref().map(|l| l.column),
+        Some(17)
+    );
+
+    // A broken edit: the last good version serves.
+    write(dir.path(), "templates/p/system.md", "{{#if name}}");
+    std::thread::sleep(QUIET);
+    assert_eq!(
+        render("p").expect_err("still stale").code(),
+        ErrorCode::StaleBuild
+    );
+
+    // A deleted prompt folder.
+    std::fs::remove_dir_all(dir.path().join("templates/q")).expect("remove");
+    write(dir.path(), "templates/p/system.md", "Fixed {{name}}.");
+    assert!(wait_until(|| render("q").is_err()));
+    let error = render("q").expect_err("deleted");
+    assert_eq!(error.code(), ErrorCode::UnknownPrompt);
+    assert!(error.to_string().contains("deleted on disk"), "{error}");
+    assert_eq!(render("p").expect("p").system, "Fixed Ada.");
+}
+
+#[test]
+fn dev_render_without_a_good_version_reports_the_load_error() {
+    let dir = folder(&[("templates/p/system.md", "{{#if x}}open")]);
+    let source = dev_source(dir.path());
+    let vars: [(&str, &str); 0] = [];
+    let error = dev_render(&source, "p", &vars)
+        .expect("from disk")
+        .expect_err("broken");
+    assert_eq!(error.code(), ErrorCode::UnclosedBlock);
+    write(dir.path(), "templates/p/system.md", "fixed");
+    assert!(wait_until(
+        || dev_render(&source, "p", &vars).is_some_and(|r| r.is_ok())
+    ));
+}
+
+#[test]
+fn dev_render_without_the_folder_uses_the_embedded_prompts() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let vars: [(&str, &str); 0] = [];
+    assert!(dev_render(&dev_source(&dir.path().join("gone")), "p", &vars).is_none());
+    assert!(
+        dev_render(&dev_source(dir.path()), "p", &vars).is_none(),
+        "no templates folder"
+    );
+}
+
+/// Runs [`dev_render_env_child`] in a child process with `PROMPTPACK_NO_RELOAD`
+/// set: the environment is process-global, and setting it here would race
+/// the other tests.
+#[test]
+fn no_reload_env_turns_the_dev_path_off() {
+    let exe = std::env::current_exe().expect("test binary");
+    for (value, disabled) in [("1", true), ("yes", true), ("0", false), ("", false)] {
+        let output = std::process::Command::new(&exe)
+            .args([
+                "--exact",
+                "dev_render_env_child",
+                "--include-ignored",
+                "--test-threads=1",
+            ])
+            .env(NO_RELOAD_ENV, value)
+            .env(
+                "PROMPTPACK_TEST_EXPECT_DISABLED",
+                if disabled { "1" } else { "0" },
+            )
+            .output()
+            .expect("run the child test");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success() && stdout.contains("1 passed"),
+            "{NO_RELOAD_ENV}={value:?}: {stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
+
+#[test]
+#[ignore = "run by no_reload_env_turns_the_dev_path_off, in a child process with its own environment"]
+fn dev_render_env_child() {
+    let expect_disabled =
+        std::env::var("PROMPTPACK_TEST_EXPECT_DISABLED").expect("run by the parent test") == "1";
+    let dir = folder(&[("templates/p/system.md", "from disk")]);
+    let vars: [(&str, &str); 0] = [];
+    let rendered = dev_render(&dev_source(dir.path()), "p", &vars);
+    if expect_disabled {
+        assert!(rendered.is_none());
+    } else {
+        assert_eq!(
+            rendered.expect("from disk").expect("renders").system,
+            "from disk"
+        );
+    }
+}

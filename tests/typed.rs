@@ -1,0 +1,141 @@
+//! The generated API over the repository's own sample prompts: typed
+//! rendering, and agreement with the interpreted `Library` renderer.
+
+use promptpack::{Library, MissingVars, TypedVars};
+use std::collections::HashMap;
+use std::str::FromStr;
+
+promptpack::include_prompts!();
+
+fn library() -> Library {
+    Library::load(env!("CARGO_MANIFEST_DIR")).expect("sample prompts load")
+}
+
+#[test]
+fn renders_a_prompt_from_typed_vars() {
+    let prompt = build_prompt(
+        PromptId::AgentSystem,
+        AgentSystemVars {
+            agent_name: "Ada",
+            user_name: "Grace",
+            has_tools: true,
+            tool_list: "- search",
+            memory: None,
+            state_context: "idle",
+        },
+    )
+    .expect("renders");
+    assert_eq!(prompt.id, PromptId::AgentSystem);
+    assert!(
+        prompt
+            .system
+            .starts_with("# Role\nYou are Ada, an assistant working with Grace.")
+    );
+    assert!(
+        prompt
+            .system
+            .contains("## Tools\nYou can call tools. Available right now:\n- search\n")
+    );
+    assert!(!prompt.system.contains("## No tools"));
+    assert!(!prompt.system.contains("What you remember"));
+    assert_eq!(prompt.user, None);
+    assert_eq!(prompt.hash, PromptId::AgentSystem.hash());
+    assert_eq!(
+        prompt.hash,
+        library()
+            .get("agent-system")
+            .map(|p| p.hash)
+            .unwrap_or_default()
+    );
+}
+
+#[test]
+fn prompt_with_user_part_renders_both() {
+    let vars = DirectorVars {
+        allow_ending: false,
+        agent_roster: "Ada, Bob",
+        transcript: "Ada: hi",
+    };
+    let prompt = vars.build().expect("renders");
+    assert!(
+        prompt
+            .user
+            .as_deref()
+            .is_some_and(|u| u.contains("Ada, Bob") && u.ends_with("Who speaks next?"))
+    );
+}
+
+#[test]
+fn another_prompts_vars_are_a_coded_error() {
+    let vars = DirectorVars {
+        allow_ending: true,
+        agent_roster: "",
+        transcript: "",
+    };
+    let error = build_prompt(PromptId::CodeReview, vars).expect_err("wrong vars must not render");
+    assert_eq!(error.code(), promptpack::ErrorCode::WrongVars);
+}
+
+#[test]
+fn prompt_id_round_trips_through_strings() {
+    for id in PromptId::ALL {
+        assert_eq!(PromptId::from_str(id.as_str()).ok(), Some(id));
+        assert_eq!(id.to_string(), id.as_str());
+    }
+    let error = PromptId::from_str("agent-sytem").expect_err("misspelled id");
+    assert_eq!(error.code(), promptpack::ErrorCode::UnknownPrompt);
+    assert_eq!(PromptId::ALL.len(), library().prompts().len());
+}
+
+#[test]
+fn snake_case_variables_and_keywords_map_to_fields() {
+    let vars = SupportTriageVars {
+        product_name: "Orbit",
+        is_priority_customer: true,
+        customer_name: "Dana",
+        ticket_body: "It crashes.",
+    };
+    let prompt = vars.build().expect("renders");
+    assert!(prompt.system.contains("priority plan"));
+    assert_eq!(
+        prompt.user.as_deref(),
+        Some("Ticket from Dana:\n\nIt crashes.")
+    );
+}
+
+/// Every sample prompt, every combination of its conditions: the generated
+/// renderer and the `Library` interpreter give the same bytes.
+#[test]
+fn generated_and_interpreted_renderers_agree() {
+    let library = library();
+    let mut cases = 0;
+    for id in PromptId::ALL {
+        let conditions = id.conditions();
+        assert!(conditions.len() < 16, "too many combinations for {id}");
+        for mask in 0u32..(1 << conditions.len()) {
+            let mut values: HashMap<&str, String> = HashMap::new();
+            for name in id.variables() {
+                values.insert(name, format!("‹{name} {{{{snippet:x}}}} $&›"));
+            }
+            for (bit, name) in conditions.iter().enumerate() {
+                if mask & (1 << bit) == 0 {
+                    values.remove(name);
+                }
+            }
+            let generated = id.render_generated(&|name| values.get(name).cloned());
+            // The interpreter sees what the struct shows: missing → "".
+            let mut shown: HashMap<&str, String> = HashMap::new();
+            for name in id.variables() {
+                shown.insert(name, values.get(name).cloned().unwrap_or_default());
+            }
+            let interpreted = library
+                .render(id.as_str(), &shown, MissingVars::Error)
+                .expect("interpreted render");
+            assert_eq!(generated.system, interpreted.system, "{id} mask {mask:b}");
+            assert_eq!(generated.user, interpreted.user, "{id} mask {mask:b}");
+            assert_eq!(generated.hash, interpreted.hash);
+            cases += 1;
+        }
+    }
+    assert!(cases >= 10, "only {cases} cases");
+}
