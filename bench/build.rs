@@ -3,8 +3,13 @@
 //! md-tmpl `template!` invocation, both with the workload's snippets inlined
 //! (both engines resolve includes at compile time anyway).
 //!
+//! It also compiles the workload with promptpack's own build API
+//! (`promptpack::build::compile_config`), exactly as a user's build script
+//! would, for the typed contender (`include_prompts!` in `src/main.rs`).
+//!
 //! When the workload cannot be read, the generated functions return an error
-//! and the bench reports those peers as skipped.
+//! and the bench reports those peers as skipped; the typed contender is
+//! compiled only when promptpack's build succeeded (`cfg(promptpack_typed)`).
 
 #[path = "src/translate.rs"]
 #[allow(dead_code)]
@@ -17,8 +22,16 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=src/translate.rs");
     println!("cargo:rerun-if-env-changed=PROMPTPACK_BENCH_WORKLOAD");
+    println!("cargo::rustc-check-cfg=cfg(promptpack_typed)");
     let dir = translate::workload_dir();
     println!("cargo:rerun-if-changed={}", dir.display());
+
+    // The typed contender: promptpack's generated code for the workload,
+    // written to OUT_DIR/promptpack_prompts.rs for `include_prompts!`.
+    match promptpack::build::compile_config(&promptpack::Config::new(&dir)) {
+        Ok(()) => println!("cargo::rustc-cfg=promptpack_typed"),
+        Err(e) => println!("cargo::warning=typed contender not built: {e}"),
+    }
 
     let generated = match Workload::read(&dir).and_then(|w| w.inlined()) {
         Ok(toks) => {

@@ -518,6 +518,25 @@ fn vars_struct(
             /// Stable content hash of the resolved template (snippets included).
             pub const HASH: u64 = #hash;
 
+            /// Renders the prompt: from the files on disk in dev builds with
+            /// hot reload (so edits show without a restart), from the code
+            /// generated at build time otherwise.
+            pub fn build(&self) -> ::core::result::Result<::promptpack::Prompt<PromptId>, ::promptpack::Error> {
+                #[cfg(debug_assertions)]
+                let from_disk = ::promptpack::__private::dev_render(&__PROMPTPACK_DEV_SOURCE, #id, self);
+                #[cfg(not(debug_assertions))]
+                let from_disk: ::core::option::Option<::core::result::Result<::promptpack::Prompt, ::promptpack::Error>> = ::core::option::Option::None;
+                if let ::core::option::Option::Some(rendered) = from_disk {
+                    return rendered.map(|p| ::promptpack::Prompt { id: PromptId::#variant, system: p.system, user: p.user, hash: p.hash });
+                }
+                ::core::result::Result::Ok(::promptpack::Prompt {
+                    id: PromptId::#variant,
+                    system: self.render_system(),
+                    user: #user_expr,
+                    hash: Self::HASH,
+                })
+            }
+
             #render_system
             #render_user
         }
@@ -536,19 +555,7 @@ fn vars_struct(
             const ID: PromptId = PromptId::#variant;
 
             fn build(&self) -> ::core::result::Result<::promptpack::Prompt<PromptId>, ::promptpack::Error> {
-                #[cfg(debug_assertions)]
-                let from_disk = ::promptpack::__private::dev_render(&__PROMPTPACK_DEV_SOURCE, #id, self);
-                #[cfg(not(debug_assertions))]
-                let from_disk: ::core::option::Option<::core::result::Result<::promptpack::Prompt, ::promptpack::Error>> = ::core::option::Option::None;
-                if let ::core::option::Option::Some(rendered) = from_disk {
-                    return rendered.map(|p| ::promptpack::Prompt { id: PromptId::#variant, system: p.system, user: p.user, hash: p.hash });
-                }
-                ::core::result::Result::Ok(::promptpack::Prompt {
-                    id: PromptId::#variant,
-                    system: self.render_system(),
-                    user: #user_expr,
-                    hash: Self::HASH,
-                })
+                #name::build(self)
             }
         }
     }

@@ -51,7 +51,7 @@ const MIN_POLL: Duration = Duration::from_millis(10);
 const DEV_POLL_FALLBACK: Duration = Duration::from_millis(500);
 
 /// Reads of the prompt folder compared before giving up on a stable one.
-const MAX_READS: usize = 1;
+const MAX_READS: usize = 8;
 
 /// How a [`WatchedLibrary`] watches: debounce time, native events or polling.
 ///

@@ -473,7 +473,7 @@ fn check_render(text: &str) -> usize {
 
 #[test]
 fn concurrent_renders_see_complete_versions() {
-    const VERSIONS: usize = 150;
+    const VERSIONS: usize = 60;
     let dir = folder(&[
         (
             "templates/p/system.md",
@@ -508,26 +508,38 @@ fn concurrent_renders_see_complete_versions() {
                 })
             })
             .collect();
+        // Explicit reloads in a loop as well: their reads overlap the
+        // writer's saves, where a read could see files of two versions.
+        let reloader = scope.spawn(|| {
+            let mut reloads = 0;
+            while !done.load(Ordering::Acquire) {
+                watched.reload().expect("every version loads");
+                reloads += 1;
+            }
+            reloads
+        });
         for n in 1..=VERSIONS {
             write_atomic(root, "snippets/s.md", &versioned("N", n));
-            std::thread::sleep(Duration::from_millis(3));
+            std::thread::sleep(Duration::from_millis(2));
             write_atomic(
                 root,
                 "templates/p/system.md",
                 &format!("{} {{{{snippet:s}}}}", versioned("S", n)),
             );
-            std::thread::sleep(Duration::from_millis(3));
+            // Some versions within one burst, some apart, so that reloads
+            // land while both files are changing.
+            std::thread::sleep(Duration::from_millis(20 * (n as u64 % 4)));
         }
         let last = format!("{} {}", versioned("S", VERSIONS), versioned("N", VERSIONS));
         assert_eventually(&watched, "p", &json!({}), &last);
         drop(stop);
+        assert!(reloader.join().expect("reloader thread") > 10);
         threads
             .into_iter()
             .map(|t| t.join().expect("render thread"))
             .collect()
     });
     let all: std::collections::BTreeSet<usize> = seen.into_iter().flatten().collect();
-    eprintln!("DEBUG versions {} gen {} renders {}", all.len(), watched.generation(), renders.load(Ordering::Relaxed));
     assert!(all.len() >= 2, "renders saw only versions {all:?}");
     assert!(renders.load(Ordering::Relaxed) > 100);
     assert!(
