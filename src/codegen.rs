@@ -26,17 +26,33 @@ pub struct DevPaths {
     pub close: String,
 }
 
+/// Blocks nested deeper than this are generated unformatted (see [`generate`]).
+const FORMAT_MAX_DEPTH: usize = 64;
+
 /// Generates the Rust source for `prompts`, formatted with prettyplease.
 ///
 /// `templates` supplies each prompt's original text for the rustdoc of the
 /// generated items. Fails, reporting every problem, when an id or a variable
 /// cannot become a Rust name or two of them would become the same one.
+///
+/// When a template nests `{{#if}}` blocks more than 64 deep, the code is written unformatted on one line instead: indenting every level
+/// would make it quadratic in size, and the parser and formatter recurse once
+/// per level.
 pub fn generate(
     prompts: &[ResolvedPrompt],
     templates: &[TemplateSource],
     dev: &DevPaths,
 ) -> Result<String> {
     let tokens = generate_tokens(prompts, templates, dev)?;
+    let depth = prompts
+        .iter()
+        .flat_map(|p| std::iter::once(&p.system).chain(&p.user))
+        .map(nesting_depth)
+        .max()
+        .unwrap_or(0);
+    if depth > FORMAT_MAX_DEPTH {
+        return Ok(write_flat(tokens));
+    }
     let file: syn::File = syn::parse2(tokens).map_err(|e| {
         Error::new(
             ErrorCode::Io,
@@ -44,6 +60,66 @@ pub fn generate(
         )
     })?;
     Ok(prettyplease::unparse(&file))
+}
+
+/// How deeply the blocks of `program` nest.
+fn nesting_depth(program: &Program) -> usize {
+    let (mut depth, mut max) = (0usize, 0);
+    for op in &program.ops {
+        match op {
+            Op::If { .. } => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            Op::EndIf => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+/// Writes tokens as `TokenStream`'s `Display` does (a space between tokens,
+/// none after a joint punctuation mark), without its recursion per group.
+fn write_flat(tokens: TokenStream) -> String {
+    use proc_macro2::{Delimiter, Spacing, TokenTree};
+    let mut out = String::new();
+    let mut stack = vec![(tokens.into_iter(), None::<char>)];
+    let mut space = false;
+    while let Some((iter, close)) = stack.last_mut() {
+        let Some(token) = iter.next() else {
+            if let Some(close) = *close {
+                out.push(close);
+                space = true;
+            }
+            stack.pop();
+            continue;
+        };
+        if space {
+            out.push(' ');
+        }
+        space = true;
+        match token {
+            TokenTree::Group(group) => {
+                let (open, close) = match group.delimiter() {
+                    Delimiter::Parenthesis => (Some('('), Some(')')),
+                    Delimiter::Brace => (Some('{'), Some('}')),
+                    Delimiter::Bracket => (Some('['), Some(']')),
+                    Delimiter::None => (None, None),
+                };
+                out.extend(open);
+                space = false;
+                stack.push((group.stream().into_iter(), close));
+            }
+            TokenTree::Punct(punct) => {
+                out.push(punct.as_char());
+                space = punct.spacing() == Spacing::Alone;
+            }
+            TokenTree::Ident(ident) => out.push_str(&ident.to_string()),
+            TokenTree::Literal(literal) => out.push_str(&literal.to_string()),
+        }
+    }
+    out.push('\n');
+    out
 }
 
 /// The generated code as tokens, unformatted.
@@ -146,11 +222,14 @@ const UNRAWABLE_KEYWORDS: &[&str] = &["self", "Self", "super", "crate", "_"];
 /// The Rust field for template variable `name`: snake_case, raw when a
 /// keyword, suffixed with `_` when not even a raw identifier may be used.
 fn field_ident(name: &str) -> Option<Ident> {
-    if name.starts_with(|c: char| c.is_ascii_digit()) {
+    // Parsed templates only hold such names; a hand-made program may not.
+    if !crate::syntax::is_var_name(name) {
         return None;
     }
     let snake = name.to_snake_case();
-    if snake.is_empty() {
+    // snake_case drops leading underscores (`_1a` becomes `1a`): what is
+    // left must still start like an identifier.
+    if snake.is_empty() || snake.starts_with(|c: char| c.is_ascii_digit()) {
         return None;
     }
     if UNRAWABLE_KEYWORDS.contains(&snake.as_str()) {
@@ -176,7 +255,7 @@ fn fields_of(prompt: &ResolvedPrompt, errors: &mut Vec<Diagnostic>) -> Vec<Field
                     ),
                 )
                 .at(var.first_use.clone())
-                .with_help("start variable names with a letter or `_`"),
+                .with_help("put a letter before the first digit (`_` alone does not count)"),
             );
             continue;
         };
@@ -234,14 +313,23 @@ fn variant_names(
         .iter()
         .map(|p| {
             let pascal = p.id.to_upper_camel_case();
-            if pascal.is_empty() || pascal.starts_with(|c: char| c.is_ascii_digit()) {
+            // `Self` is a keyword that cannot even be a raw identifier.
+            let valid = crate::syntax::is_snippet_name(&p.id)
+                && !pascal.is_empty()
+                && !pascal.starts_with(|c: char| c.is_ascii_digit())
+                && pascal != "Self";
+            if !valid {
                 errors.push(
                     Diagnostic::new(
                         ErrorCode::InvalidId,
                         format!("prompt id `{}` cannot become a Rust name", p.id),
                     )
                     .at(Location::file(folder(&p.id)))
-                    .with_help("start template folder names with a letter"),
+                    .with_help(if pascal == "Self" {
+                        "`Self` is a Rust keyword: rename the template folder".to_string()
+                    } else {
+                        "start template folder names with a letter".to_string()
+                    }),
                 );
             } else if let Some(other) = seen.get(&pascal) {
                 errors.push(
@@ -262,14 +350,15 @@ fn variant_names(
             } else {
                 seen.insert(pascal.clone(), &p.id);
             }
-            format_ident!(
-                "{}",
-                if pascal.is_empty() {
-                    "_".to_string()
-                } else {
+            if valid {
+                format_ident!(
+                    "{}",
                     pascal.replace(|c: char| !c.is_ascii_alphanumeric() && c != '_', "_")
-                }
-            )
+                )
+            } else {
+                // Never emitted: the error above fails the generation.
+                format_ident!("_")
+            }
         })
         .collect()
 }
@@ -302,9 +391,9 @@ fn prompt_id_enum(
             let ident = &f.ident;
             let name = &f.name;
             match f.kind {
-                FieldKind::Str => quote!(let #ident = values(#name).unwrap_or_default();),
-                FieldKind::Flag => quote!(let #ident = values(#name).is_some_and(|v| !v.is_empty());),
-                FieldKind::OptionalStr => quote!(let #ident = values(#name);),
+                FieldKind::Str => quote!(let #ident = __values(#name).unwrap_or_default();),
+                FieldKind::Flag => quote!(let #ident = __values(#name).is_some_and(|v| !v.is_empty());),
+                FieldKind::OptionalStr => quote!(let #ident = __values(#name);),
             }
         });
         let inits = fs.iter().map(|f| {
@@ -317,15 +406,15 @@ fn prompt_id_enum(
         });
         let name = format_ident!("{}Vars", variant);
         let user = if prompt.user.is_some() {
-            quote!(::core::option::Option::Some(vars.render_user()))
+            quote!(::core::option::Option::Some(__vars.render_user()))
         } else {
             quote!(::core::option::Option::None)
         };
         quote! {
             PromptId::#variant => {
                 #(#locals)*
-                let vars = #name { #(#inits),* };
-                ::promptpack::Prompt { id: self, system: vars.render_system(), user: #user, hash: #name::HASH }
+                let __vars = #name { #(#inits),* };
+                ::promptpack::Prompt { id: self, system: __vars.render_system(), user: #user, hash: #name::HASH }
             }
         }
     });
@@ -340,7 +429,7 @@ fn prompt_id_enum(
             Some(t) => part_paths(t),
             None => p.system_path.clone(),
         };
-        format!(" The `{}` prompt ({files}).", p.id)
+        doc_safe(&format!(" The `{}` prompt ({files}).", p.id))
     });
     quote! {
         /// Every prompt of this crate: one variant per folder under `templates/`.
@@ -389,6 +478,9 @@ fn prompt_id_enum(
             /// alike, such as snapshot suites.
             #[allow(unused_variables)]
             pub fn render_generated(self, values: &dyn Fn(&str) -> ::core::option::Option<::std::string::String>) -> ::promptpack::Prompt<PromptId> {
+                // Locals are named after the fields, and a field may be
+                // called `values` or `vars`; field names never start with `_`.
+                let __values = values;
                 match self {
                     #(#generated_renders)*
                 }
@@ -430,8 +522,28 @@ fn fenced(text: &str) -> String {
     format!("{fence}text\n{text}\n{fence}")
 }
 
+/// Text made fit for a `///` line, which prettyplease writes for each
+/// `#[doc]`: rustc rejects a bare CR in a doc comment and by default denies
+/// the codepoints that change the direction of text, so those are written
+/// escaped (`\u{202e}`), as are line breaks in what must stay one line.
+fn doc_safe(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '\r' | '\n' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}') {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// One `#[doc]` line per line of `text`; a lone CR ends a line too.
 fn doc_lines(text: &str) -> Vec<String> {
-    text.lines().map(|l| format!(" {l}")).collect()
+    text.lines()
+        .flat_map(|l| l.split('\r'))
+        .map(|l| format!(" {}", doc_safe(l)))
+        .collect()
 }
 
 fn vars_struct(
@@ -475,7 +587,7 @@ fn vars_struct(
             FieldKind::OptionalStr => "a value and a condition (true when `Some` and not empty; `None` renders as nothing)".to_string(),
         };
         let loc = &f.first_use;
-        let doc = format!(" `{}`: used as {usage}; first at `{}:{}:{}`.", f.name, loc.path, loc.line, loc.column);
+        let doc = doc_safe(&format!(" `{}`: used as {usage}; first at `{}:{}:{}`.", f.name, loc.path, loc.line, loc.column));
         quote! { #[doc = #doc] pub #ident: #ty, }
     });
 

@@ -38,6 +38,8 @@ mod scan;
 mod source;
 mod source_file;
 mod syntax;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod typed;
 mod value;
 mod vars;
@@ -46,7 +48,7 @@ pub use config::{CONFIG_FILE, Config};
 pub use diagnostics::{Severity, Style, render_diagnostic, render_error};
 pub use error::{Diagnostic, Error, ErrorCode, Location, Result};
 pub use library::{Library, Prompt};
-pub use lint::{Lint, LintCode, lint_sources, render_lint};
+pub use lint::lint_sources;
 pub use program::{Op, Program, StableHasher, VarInfo};
 #[cfg(feature = "hot-reload")]
 pub use reload::{NO_RELOAD_ENV, ReloadEvent, WatchOptions, WatchedLibrary};

@@ -4,7 +4,7 @@
 //! and on nothing else, so it runs even when the templates have errors.
 //!
 //! ```
-//! use promptpack::{Config, LintCode, SourceFile, Sources, TemplateSource, lint_sources};
+//! use promptpack::{Config, ErrorCode, SourceFile, Sources, TemplateSource, lint_sources};
 //! let sources = Sources {
 //!     templates: vec![TemplateSource {
 //!         id: "greet".into(),
@@ -15,98 +15,23 @@
 //! };
 //! let lints = lint_sources(&sources, &Config::new("."));
 //! assert_eq!(lints.len(), 1);
-//! assert_eq!(lints[0].code, LintCode::NearMiss);
+//! assert_eq!(lints[0].code, ErrorCode::NearMiss);
 //! assert_eq!(lints[0].help.as_deref(), Some("write `{{name}}`: no spaces inside the delimiters"));
 //! ```
 
 use crate::config::Config;
-use crate::diagnostics::Style;
-use crate::error::Location;
+use crate::error::{Diagnostic, ErrorCode, Location};
 use crate::scan::{Finding, FindingKind, find_tokens};
 use crate::source::Sources;
 use crate::source_file::SourceFile;
 use crate::syntax::{Delimiters, is_var_name};
-use annotate_snippets::{Level, Renderer, Snippet};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::fmt;
 
-/// What a [`Lint`] is about, as a stable machine-readable code.
-///
-/// The string form ([`LintCode::as_str`]) is part of the public contract,
-/// like [`crate::ErrorCode`]'s.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[non_exhaustive]
-pub enum LintCode {
-    /// Brace syntax that is not a token and reaches the model literally:
-    /// `{{ name }}`, `{{#each x}}`, `{{snippet: x}}`, `{{next-agent}}`, an
-    /// unmatched `{{`.
-    NearMiss,
-    /// A snippet no template includes, directly or through other snippets.
-    UnusedSnippet,
-    /// A template or snippet file with nothing but whitespace in it.
-    EmptyFile,
-    /// A file in the templates folder that is never read.
-    StrayFile,
-    /// A prompt id that is not kebab-case, or a variable that is not camelCase.
-    Naming,
-}
-
-impl LintCode {
-    /// The stable snake_case name of this code, e.g. `"near_miss"`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            LintCode::NearMiss => "near_miss",
-            LintCode::UnusedSnippet => "unused_snippet",
-            LintCode::EmptyFile => "empty_file",
-            LintCode::StrayFile => "stray_file",
-            LintCode::Naming => "naming",
-        }
-    }
-}
-
-impl fmt::Display for LintCode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// One warning: a stable [`LintCode`], a message and, where it has one, the
-/// place in a source file. Shaped like [`crate::Diagnostic`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Lint {
-    /// What kind of problem this is.
-    pub code: LintCode,
-    /// A sentence saying what is wrong.
-    pub message: String,
-    /// Where it is.
-    pub location: Option<Location>,
-    /// An optional hint on how to fix it.
-    pub help: Option<String>,
-}
-
-impl Lint {
-    fn new(code: LintCode, message: impl Into<String>, location: Location) -> Lint {
-        Lint {
-            code,
-            message: message.into(),
-            location: Some(location),
-            help: None,
-        }
-    }
-
-    fn with_help(mut self, help: impl Into<String>) -> Lint {
-        self.help = Some(help.into());
-        self
-    }
-}
-
-impl fmt::Display for Lint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(loc) = &self.location {
-            write!(f, "{}:{}:{}: ", loc.path, loc.line, loc.column)?;
-        }
-        write!(f, "{}: {}", self.code, self.message)
-    }
+/// A lint is a [`Diagnostic`] with one of the lint codes of [`ErrorCode`]
+/// (`near_miss`, `unused_snippet`, `empty_file`, `stray_file`, `naming`),
+/// rendered as a warning.
+fn lint(code: ErrorCode, message: impl Into<String>, location: Location) -> Diagnostic {
+    Diagnostic::new(code, message).at(location)
 }
 
 /// Every lint of `sources`, sorted by file, line and column.
@@ -114,7 +39,7 @@ impl fmt::Display for Lint {
 /// `config` gives the delimiters and the template ids exempt from the naming
 /// lints ([`Config::naming_exempt`]). Only what `sources` holds is looked at:
 /// nothing is read from disk.
-pub fn lint_sources(sources: &Sources, config: &Config) -> Vec<Lint> {
+pub fn lint_sources(sources: &Sources, config: &Config) -> Vec<Diagnostic> {
     let delims = config.delimiters_ref();
     let exempt: HashSet<&str> = config.naming_exempt().iter().map(String::as_str).collect();
     let mut lints = Vec::new();
@@ -180,8 +105,8 @@ pub fn lint_sources(sources: &Sources, config: &Config) -> Vec<Lint> {
                 s.file.path()
             );
             lints.push(
-                Lint::new(
-                    LintCode::UnusedSnippet,
+                lint(
+                    ErrorCode::UnusedSnippet,
                     message,
                     Location::file(s.file.path()),
                 )
@@ -194,7 +119,7 @@ pub fn lint_sources(sources: &Sources, config: &Config) -> Vec<Lint> {
         let message = format!("{path} is never read");
         let help = "a template folder holds only system.md and an optional user.md, and the templates folder only template folders";
         lints.push(
-            Lint::new(LintCode::StrayFile, message, Location::file(path.as_str())).with_help(help),
+            lint(ErrorCode::StrayFile, message, Location::file(path.as_str())).with_help(help),
         );
     }
 
@@ -217,8 +142,7 @@ pub fn lint_sources(sources: &Sources, config: &Config) -> Vec<Lint> {
                 to_kebab_case(&t.id),
                 exemption(&t.id)
             );
-            lints
-                .push(Lint::new(LintCode::Naming, message, Location::file(folder)).with_help(help));
+            lints.push(lint(ErrorCode::Naming, message, Location::file(folder)).with_help(help));
         }
         for file in std::iter::once(&t.system).chain(t.user.as_ref()) {
             var_names(file, findings_of(file), Some(&exemption(&t.id)), &mut lints);
@@ -233,7 +157,7 @@ pub fn lint_sources(sources: &Sources, config: &Config) -> Vec<Lint> {
     }
 
     lints.sort_by(|a, b| {
-        let key = |l: &Lint| {
+        let key = |l: &Diagnostic| {
             l.location
                 .as_ref()
                 .map(|loc| (loc.path.clone(), loc.line, loc.column))
@@ -259,7 +183,7 @@ fn near_misses(
     file: &SourceFile,
     findings: &[Finding],
     delims: &Delimiters,
-    lints: &mut Vec<Lint>,
+    lints: &mut Vec<Diagnostic>,
 ) {
     let (open, close) = (delims.open(), delims.close());
     for f in findings {
@@ -318,9 +242,9 @@ fn near_misses(
                 )),
             ),
         };
-        let mut lint = Lint::new(LintCode::NearMiss, message, file.location(f.span));
-        lint.help = help;
-        lints.push(lint);
+        let mut found = lint(ErrorCode::NearMiss, message, file.location(f.span));
+        found.help = help;
+        lints.push(found);
     }
 }
 
@@ -332,7 +256,7 @@ fn shorten(text: &str) -> String {
     }
 }
 
-fn empty_file(file: &SourceFile) -> Lint {
+fn empty_file(file: &SourceFile) -> Diagnostic {
     let path = file.path();
     let help = if path.ends_with("/user.md") {
         "write the user prompt, or delete user.md: it is optional"
@@ -341,8 +265,8 @@ fn empty_file(file: &SourceFile) -> Lint {
     } else {
         "write the snippet, or delete it and its includes"
     };
-    Lint::new(
-        LintCode::EmptyFile,
+    lint(
+        ErrorCode::EmptyFile,
         format!("{path} is empty"),
         Location::file(path),
     )
@@ -354,7 +278,7 @@ fn var_names(
     file: &SourceFile,
     findings: &[Finding],
     exemption: Option<&str>,
-    lints: &mut Vec<Lint>,
+    lints: &mut Vec<Diagnostic>,
 ) {
     let mut seen = HashSet::new();
     for f in findings {
@@ -377,7 +301,7 @@ fn var_names(
             help = format!("{help}, {exemption}");
         }
         let message = format!("variable `{name}` is not camelCase");
-        lints.push(Lint::new(LintCode::Naming, message, file.location(f.span)).with_help(help));
+        lints.push(lint(ErrorCode::Naming, message, file.location(f.span)).with_help(help));
     }
 }
 
@@ -437,56 +361,6 @@ fn words(name: &str) -> Vec<&str> {
     words
 }
 
-/// Renders one lint as a warning, rustc style, without a trailing newline,
-/// exactly as [`crate::render_diagnostic`] renders a diagnostic:
-///
-/// ```text
-/// warning[near_miss]: `{{ name }}` is not a token and reaches the model literally
-///  --> templates/greet/system.md:1:4
-///   |
-/// 1 | Hi {{ name }}.
-///   |    ^^^^^^^^^^
-///   |
-///   = help: write `{{name}}`: no spaces inside the delimiters
-/// ```
-pub fn render_lint(lint: &Lint, style: Style) -> String {
-    let level = Level::Warning;
-    let mut message = level.title(&lint.message).id(lint.code.as_str());
-    let origin;
-    if let Some(loc) = &lint.location {
-        if loc.line_text.is_empty() {
-            origin = format!("{}:{}:{}", loc.path, loc.line, loc.column);
-            message = message.footer(Level::Note.title(&origin));
-        } else {
-            let start = byte_offset(&loc.line_text, loc.column.saturating_sub(1));
-            let end =
-                byte_offset(&loc.line_text, loc.column.saturating_sub(1) + loc.len).max(start);
-            let end = if end == start { start + 1 } else { end };
-            message = message.snippet(
-                Snippet::source(&loc.line_text)
-                    .line_start(loc.line)
-                    .origin(&loc.path)
-                    .annotation(level.span(start..end.min(loc.line_text.len().max(start + 1)))),
-            );
-        }
-    }
-    if let Some(help) = &lint.help {
-        message = message.footer(Level::Help.title(help));
-    }
-    let renderer = match style {
-        Style::Plain => Renderer::plain(),
-        Style::Color => Renderer::styled(),
-    };
-    renderer.render(message).to_string()
-}
-
-/// The byte offset of character `chars` in `line`, or its end.
-fn byte_offset(line: &str, chars: usize) -> usize {
-    line.char_indices()
-        .nth(chars)
-        .map_or(line.len(), |(i, _)| i)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -507,7 +381,7 @@ mod tests {
         }
     }
 
-    fn codes(sources: &Sources, config: &Config) -> Vec<(LintCode, String)> {
+    fn codes(sources: &Sources, config: &Config) -> Vec<(ErrorCode, String)> {
         lint_sources(sources, config)
             .into_iter()
             .map(|l| (l.code, l.message))
@@ -528,7 +402,7 @@ mod tests {
         assert_eq!(
             codes(&sources, &Config::new(".")),
             [(
-                LintCode::UnusedSnippet,
+                ErrorCode::UnusedSnippet,
                 "snippet `d` is not included by any template".to_string()
             )]
         );
@@ -549,7 +423,7 @@ mod tests {
         };
         let found = codes(&sources, &Config::new("."));
         assert_eq!(found.len(), 4, "{found:?}");
-        assert!(found.iter().all(|(c, _)| *c == LintCode::Naming));
+        assert!(found.iter().all(|(c, _)| *c == ErrorCode::Naming));
         let lints = lint_sources(&sources, &Config::new("."));
         let id = lints.iter().find(|l| l.message.starts_with("prompt id"));
         let help = id.and_then(|l| l.help.as_deref()).unwrap_or("");
@@ -567,7 +441,7 @@ mod tests {
             .into_iter()
             .map(|(c, _)| c)
             .collect();
-        assert_eq!(found, [LintCode::StrayFile, LintCode::EmptyFile]);
+        assert_eq!(found, [ErrorCode::StrayFile, ErrorCode::EmptyFile]);
     }
 
     #[test]

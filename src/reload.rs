@@ -13,6 +13,7 @@
 
 use crate::__private::DevSource;
 use crate::config::{CONFIG_FILE, Config};
+use crate::diagnostics::{Style, render_error};
 use crate::error::{Diagnostic, Error, ErrorCode, Result};
 use crate::library::{Library, Prompt};
 use crate::render::MissingVars;
@@ -32,7 +33,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -242,8 +243,8 @@ impl WatchedLibrary {
         self.shared.generation.load(Ordering::Acquire)
     }
 
-    /// The error of the last reload when it failed; `None` when the last
-    /// reload succeeded.
+    /// The last problem: the error of the last reload when it failed, or a
+    /// later watcher error; `None` once a reload succeeds.
     pub fn last_error(&self) -> Option<Error> {
         lock(&self.shared.last_error).clone()
     }
@@ -286,10 +287,11 @@ impl WatchedLibrary {
             return Err(error);
         }
         let shared = Arc::new(Shared::new(source, config));
-        if let Err(error) = shared.reload(Vec::new()) {
-            if start == Start::NeedsGood {
-                return Err(error);
-            }
+        // With `MayFail` the error is logged and kept for the renders.
+        if let Err(error) = shared.reload(Vec::new())
+            && start == Start::NeedsGood
+        {
+            return Err(error);
         }
         let worker_shared = Arc::clone(&shared);
         let timing = Timing::new(options);
@@ -455,14 +457,16 @@ impl Shared {
             }
             Err(error) => {
                 *lock(&self.last_error) = Some(error.clone());
+                // With the line and a caret under the problem, as rustc shows it.
+                let shown = render_error(&error, Style::Plain);
                 if self.generation.load(Ordering::Acquire) == 0 {
                     log::error!(
-                        "promptpack: the prompts in {} do not load:\n{error}",
+                        "promptpack: the prompts in {} do not load:\n{shown}",
                         self.source.root().display()
                     );
                 } else {
                     log::warn!(
-                        "promptpack: an edit does not load; the last good prompts keep serving:\n{error}"
+                        "promptpack: an edit does not load; the last good prompts keep serving:\n{shown}"
                     );
                 }
                 self.emit(ReloadEvent::Failed(error.clone()));
@@ -616,7 +620,7 @@ impl Backend {
         // make that a busy loop.
         let debounce = options.debounce.max(Duration::from_millis(1));
         let tick = Some((debounce / 4).max(Duration::from_millis(1)));
-        let setup_error = |e: notify::Error| watch_error(None, &e);
+        let setup_error = |e: notify::Error| watch_error("cannot start the file watcher", &e);
         match options.poll {
             None => new_debouncer_opt(
                 debounce,
@@ -668,11 +672,9 @@ impl Backend {
     }
 }
 
-fn watch_error(path: Option<&Path>, e: &notify::Error) -> Error {
-    let message = match path {
-        Some(path) => format!("cannot watch {}: {e}", path.display()),
-        None => format!("the file watcher failed: {e}"),
-    };
+/// A watcher error as promptpack's error, with a hint on what to do.
+fn watch_error(context: &str, e: &notify::Error) -> Error {
+    let message = format!("{context}: {e}");
     let help = match e.kind {
         notify::ErrorKind::MaxFilesWatch => {
             "the limit of inotify watches is reached: raise it (`sysctl fs.inotify.max_user_watches=524288`) \
@@ -775,7 +777,7 @@ impl Watches {
                 // Gone between the check and the watch: the event of its
                 // removal brings another try.
                 Err(e) if is_benign(&e) => {}
-                Err(e) => errors.push(watch_error(Some(&path), &e)),
+                Err(e) => errors.push(watch_error(&format!("cannot watch {}", path.display()), &e)),
             }
         }
         errors
@@ -835,10 +837,10 @@ fn both_forms(path: &Path) -> Vec<PathBuf> {
             real.join(rest)
         })
     });
-    if let Some(canonical) = canonical {
-        if canonical != path {
-            forms.push(canonical);
-        }
+    if let Some(canonical) = canonical
+        && canonical != path
+    {
+        forms.push(canonical);
     }
     forms
 }
@@ -925,7 +927,7 @@ fn run_worker(
                 log::debug!("promptpack: watcher: {error}");
                 look_again = true;
             } else {
-                shared.report_watch_error(watch_error(None, error));
+                shared.report_watch_error(watch_error("the file watcher failed", error));
             }
         }
 
@@ -1094,7 +1096,7 @@ pub(crate) fn dev_render(source: &DevSource, id: &str, vars: &dyn Vars) -> Optio
 }
 
 fn dev_library(source: &DevSource) -> Option<Arc<WatchedLibrary>> {
-    static REGISTRY: OnceLock<Mutex<HashMap<DevKey, DevEntry>>> = OnceLock::new();
+    static REGISTRY: OnceLock<RwLock<HashMap<DevKey, DevEntry>>> = OnceLock::new();
     let key = (
         source.root,
         source.templates,
@@ -1102,14 +1104,22 @@ fn dev_library(source: &DevSource) -> Option<Arc<WatchedLibrary>> {
         source.open,
         source.close,
     );
-    // Held while a watcher starts, so that threads rendering at once start
-    // one watcher, not one each.
-    let mut registry = lock(REGISTRY.get_or_init(Default::default));
-    let entry = registry.entry(key).or_insert_with(|| start_dev(source));
-    match entry {
+    let registry = REGISTRY.get_or_init(Default::default);
+    let found = |entry: &DevEntry| match entry {
         DevEntry::Disk(library) => Some(Arc::clone(library)),
         DevEntry::Embedded => None,
+    };
+    // Every render looks its folder up: a shared lock, so that threads
+    // rendering at once do not queue behind each other.
+    let read = registry.read().unwrap_or_else(PoisonError::into_inner);
+    if let Some(entry) = read.get(&key) {
+        return found(entry);
     }
+    drop(read);
+    // Held while a watcher starts, so that threads rendering at once start
+    // one watcher, not one each.
+    let mut write = registry.write().unwrap_or_else(PoisonError::into_inner);
+    found(write.entry(key).or_insert_with(|| start_dev(source)))
 }
 
 fn start_dev(source: &DevSource) -> DevEntry {

@@ -629,6 +629,31 @@ fn a_folder_that_does_not_load_is_an_error() {
     assert_eq!(error.code(), ErrorCode::Io);
 }
 
+#[cfg(unix)]
+#[test]
+fn watch_setup_errors_are_reported() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = folder(&[("templates/p/system.md", "P")]);
+    let locked = dir.path().join("templates/locked");
+    std::fs::create_dir(&locked).expect("mkdir");
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).expect("chmod");
+    if std::fs::read_dir(&locked).is_ok() {
+        // Running as root: permissions do not stop the watcher.
+        eprintln!("skipped: permissions are not enforced for this user");
+        return;
+    }
+    let error = Library::watch(dir.path()).expect_err("a folder that cannot be watched");
+    assert_eq!(error.code(), ErrorCode::Watch, "{error}");
+    assert!(error.to_string().contains("templates"), "{error}");
+    assert!(
+        error.diagnostics()[0]
+            .help
+            .as_deref()
+            .is_some_and(|h| h.contains("poll"))
+    );
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).expect("chmod back");
+}
+
 #[test]
 fn dropping_the_handle_stops_the_watcher() {
     let dir = folder(&[("templates/p/system.md", "one")]);

@@ -1,7 +1,7 @@
 //! The generated API over the repository's own sample prompts: typed
 //! rendering, and agreement with the interpreted `Library` renderer.
 
-use promptpack::{Library, MissingVars, TypedVars};
+use promptpack::{Library, MissingVars};
 use std::collections::HashMap;
 use std::str::FromStr;
 

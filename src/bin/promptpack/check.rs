@@ -2,7 +2,9 @@
 
 use crate::Folders;
 use clap::Args;
-use promptpack::{Diagnostic, Library, Severity, Style, lint_sources, read_sources, render_lint};
+use promptpack::{
+    Diagnostic, Library, Severity, Style, lint_sources, read_sources, render_diagnostic,
+};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -36,7 +38,11 @@ pub(crate) fn run(args: &CheckArgs, style: Style) -> ExitCode {
     crate::print_diagnostics(&errors, Severity::Error, style);
     let mut err = std::io::stderr().lock();
     for lint in &lints {
-        let _ = writeln!(err, "{}\n", render_lint(lint, style));
+        let _ = writeln!(
+            err,
+            "{}\n",
+            render_diagnostic(lint, Severity::Warning, style)
+        );
     }
     let _ = writeln!(
         err,
