@@ -164,7 +164,7 @@ fn a_run_reports_every_failure_at_the_end() {
     );
     assert!(
         message.contains(
-            "- 1 template token survived in agent-system@hasTools+memory, system.md:\n    21:11  {{step}}  (variable token)"
+            "- 1 template token survived in agent-system@hasTools+memory, system.md:\n    17:11  {{step}}  (variable token)"
         ),
         "{message}"
     );
