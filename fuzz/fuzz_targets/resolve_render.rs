@@ -4,10 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use promptpack::{
-    Config, ErrorCode, Library, Severity, Sources, Style, lint_sources, render_diagnostic,
-    render_lint,
-};
+use promptpack::{Config, ErrorCode, Library, Severity, Sources, Style, lint_sources, render_diagnostic};
 use promptpack_fuzz::{Reference, check_location, expanded_size, parse_case, reference_render};
 
 /// Beyond this, splicing snippets is the input's point, not a bug's.
@@ -28,7 +25,11 @@ fuzz_target!(|data: &[u8]| {
         stray_files: Vec::new(),
     };
     for lint in lint_sources(&sources, &Config::new("/nonexistent-root")) {
-        let _ = render_lint(&lint, Style::Plain);
+        // Lints may also name a folder, such as a template folder.
+        if lint.location.as_ref().is_some_and(|l| files.contains_key(&l.path)) {
+            check_location(&lint, &files);
+        }
+        let _ = render_diagnostic(&lint, Severity::Warning, Style::Plain);
     }
     let library = match Library::from_sources(
         case.templates.clone(),

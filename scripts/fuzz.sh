@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Runs every cargo-fuzz target of fuzz/ for a bounded time, one after the
+# other, seeded from the fixtures, and sums up executions and findings.
+#
+#   FUZZ_SECONDS=60 scripts/fuzz.sh                 # each target for 60 s
+#   FUZZ_TARGETS="codegen" FUZZ_SECONDS=600 scripts/fuzz.sh
+#
+# Environment:
+#   FUZZ_SECONDS    seconds per target (default 60)
+#   FUZZ_TARGETS    targets to run (default: parse resolve_render codegen)
+#   FUZZ_SANITIZER  cargo fuzz --sanitizer (default none: the crate has no
+#                   unsafe code, and the address sanitizer halves the speed)
+#   FUZZ_MAX_LEN    -max_len for libFuzzer (default 4096)
+#
+# Works on the stable toolchain through RUSTC_BOOTSTRAP=1 (cargo-fuzz needs
+# nightly flags). Crashes are saved in fuzz/artifacts/<target>/; reproduce one
+# with `RUSTC_BOOTSTRAP=1 cargo fuzz run --sanitizer none <target> <file>`,
+# then keep it as a regression case under tests/ before fixing it. Exits 1
+# when any target found something.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds="${FUZZ_SECONDS:-60}"
+targets="${FUZZ_TARGETS:-parse resolve_render codegen}"
+sanitizer="${FUZZ_SANITIZER:-none}"
+max_len="${FUZZ_MAX_LEN:-4096}"
+
+if ! cargo fuzz --version >/dev/null 2>&1; then
+  echo "cargo-fuzz is missing: cargo install cargo-fuzz" >&2
+  exit 2
+fi
+if ! rustc --version | grep -q nightly; then
+  export RUSTC_BOOTSTRAP=1
+fi
+
+# Seed corpora: the fixture cases (already in the case format the
+# resolve_render and codegen targets read), the sample prompts as raw files
+# (one template each) and all of them as one case.
+seed() {
+  local dir="fuzz/corpus/$1"
+  mkdir -p "$dir"
+  cp tests/inputs/*.txt "$dir/"
+  local f name all="$dir/seed-samples.txt"
+  : >"$all"
+  for f in templates/*/*.md snippets/*.md; do
+    name="${f//\//_}"
+    cp "$f" "$dir/seed-raw-$name"
+    printf -- '--- %s\n' "$f" >>"$all"
+    cat "$f" >>"$all"
+    printf '\n' >>"$all"
+  done
+}
+
+mkdir -p fuzz/logs
+failed=0
+summary=""
+for target in $targets; do
+  seed "$target"
+  log="fuzz/logs/$target.log"
+  before=$(find "fuzz/artifacts/$target" -type f 2>/dev/null | wc -l)
+  echo "=== $target: ${seconds}s (log: $log)"
+  status=0
+  cargo fuzz run --sanitizer "$sanitizer" "$target" -- \
+    -max_total_time="$seconds" -max_len="$max_len" -timeout=10 \
+    -rss_limit_mb=2048 -dict=fuzz/promptpack.dict -print_final_stats=1 \
+    >"$log" 2>&1 || status=$?
+  after=$(find "fuzz/artifacts/$target" -type f 2>/dev/null | wc -l)
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*$')
+  line="$target: ${execs:-?} execs, coverage ${cov:-?}, $((after - before)) new finding(s), exit $status"
+  echo "$line"
+  summary+="$line"$'\n'
+  if [ "$status" -ne 0 ] || [ "$after" -gt "$before" ]; then
+    failed=1
+    grep -E 'panicked|ERROR|SUMMARY|Test unit written' "$log" | head -20 || true
+  fi
+done
+printf '\n=== summary\n%s' "$summary"
+exit "$failed"
