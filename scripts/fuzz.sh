@@ -51,22 +51,26 @@ seed() {
   done
 }
 
+findings() {
+  if [ -d "fuzz/artifacts/$1" ]; then find "fuzz/artifacts/$1" -type f | wc -l; else echo 0; fi
+}
+
 mkdir -p fuzz/logs
 failed=0
 summary=""
 for target in $targets; do
   seed "$target"
   log="fuzz/logs/$target.log"
-  before=$(find "fuzz/artifacts/$target" -type f 2>/dev/null | wc -l)
+  before=$(findings "$target")
   echo "=== $target: ${seconds}s (log: $log)"
   status=0
   cargo fuzz run --sanitizer "$sanitizer" "$target" -- \
     -max_total_time="$seconds" -max_len="$max_len" -timeout=10 \
     -rss_limit_mb=2048 -dict=fuzz/promptpack.dict -print_final_stats=1 \
     >"$log" 2>&1 || status=$?
-  after=$(find "fuzz/artifacts/$target" -type f 2>/dev/null | wc -l)
-  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
-  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*$')
+  after=$(findings "$target")
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1 || true)
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || true)
   line="$target: ${execs:-?} execs, coverage ${cov:-?}, $((after - before)) new finding(s), exit $status"
   echo "$line"
   summary+="$line"$'\n'

@@ -139,3 +139,14 @@ fn generated_and_interpreted_renderers_agree() {
     }
     assert!(cases >= 10, "only {cases} cases");
 }
+
+#[cfg(feature = "serde")]
+#[test]
+fn prompt_id_serializes_as_its_folder_name() {
+    let json = serde_json::to_string(&PromptId::SupportTriage).expect("serializes");
+    assert_eq!(json, "\"support_triage\"");
+    let back: PromptId = serde_json::from_str(&json).expect("deserializes");
+    assert_eq!(back, PromptId::SupportTriage);
+    let error = serde_json::from_str::<PromptId>("\"nope\"").expect_err("unknown id");
+    assert!(error.to_string().contains("unknown_prompt"), "{error}");
+}
