@@ -35,11 +35,15 @@ fi
 
 # Seed corpora: the fixture cases (already in the case format the
 # resolve_render and codegen targets read), the sample prompts as raw files
-# (one template each) and all of them as one case.
+# (one template each) and all of them as one case, and past findings.
 seed() {
   local dir="fuzz/corpus/$1"
   mkdir -p "$dir"
   cp tests/inputs/*.txt "$dir/"
+  # Past findings, replayed first (see fuzz/regressions/README.md).
+  if [ -d "fuzz/regressions/$1" ]; then
+    cp "fuzz/regressions/$1"/* "$dir/"
+  fi
   local f name all="$dir/seed-samples.txt"
   : >"$all"
   for f in templates/*/*.md snippets/*.md; do
@@ -69,14 +73,18 @@ for target in $targets; do
     -rss_limit_mb=2048 -dict=fuzz/promptpack.dict -print_final_stats=1 \
     >"$log" 2>&1 || status=$?
   after=$(findings "$target")
-  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1 || true)
-  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || true)
+  execs=$(grep -ao 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1 || true)
+  cov=$(grep -ao 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || true)
   line="$target: ${execs:-?} execs, coverage ${cov:-?}, $((after - before)) new finding(s), exit $status"
   echo "$line"
   summary+="$line"$'\n'
   if [ "$status" -ne 0 ] || [ "$after" -gt "$before" ]; then
     failed=1
-    grep -E 'panicked|ERROR|SUMMARY|Test unit written' "$log" | head -20 || true
+    if [ "$after" -gt "$before" ]; then
+      grep -aE -A3 'panicked|ERROR|SUMMARY|Test unit written' "$log" | head -30 || true
+    else
+      tail -n 15 "$log"
+    fi
   fi
 done
 printf '\n=== summary\n%s' "$summary"

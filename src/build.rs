@@ -15,7 +15,7 @@
 //! promptpack::include_prompts!();
 //! ```
 
-use crate::codegen::{DevPaths, generate};
+use crate::codegen::{DevPaths, generate, generate_unformatted};
 use crate::config::{CONFIG_FILE, Config};
 use crate::diagnostics::{Style, render_error};
 use crate::error::{Error, ErrorCode, Result};
@@ -108,8 +108,18 @@ pub fn generate_code(config: &Config) -> Result<String> {
         open: config.delimiters_ref().open().to_string(),
         close: config.delimiters_ref().close().to_string(),
     };
-    generate(&prompts, &sources.templates, &dev)
+    // Formatted code is what a reader finds behind "go to definition"; past a
+    // few hundred prompts formatting dominates the build script's time
+    // (1,000 prompts: 1.7 s formatted, 0.5 s not), so large sets skip it.
+    if prompts.len() <= FORMAT_LIMIT {
+        generate(&prompts, &sources.templates, &dev)
+    } else {
+        generate_unformatted(&prompts, &sources.templates, &dev)
+    }
 }
+
+/// The most prompts for which the generated file is formatted.
+pub const FORMAT_LIMIT: usize = 250;
 
 /// What cargo must watch: the two folders (cargo scans a folder recursively,
 /// so adding or deleting a file counts) and the settings file. A settings

@@ -43,8 +43,8 @@ struct ConfigFile {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct DelimitersFile {
-    open: String,
-    close: String,
+    open: toml::Spanned<String>,
+    close: toml::Spanned<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -103,8 +103,20 @@ impl Config {
             config.snippets = config.root.join(s);
         }
         if let Some(d) = file.delimiters {
-            config.delimiters = Delimiters::new(&d.open, &d.close)
-                .map_err(|e| e.located(Location::file(CONFIG_FILE)))?;
+            let (open, close) = (d.open.get_ref(), d.close.get_ref());
+            config.delimiters = Delimiters::new(open, close).map_err(|e| {
+                // Point at the value that is refused (`{{` is a valid opening).
+                let bad = if Delimiters::new(open, "}}").is_err() {
+                    d.open.span()
+                } else {
+                    d.close.span()
+                };
+                let file = crate::source_file::SourceFile::new(CONFIG_FILE, text.as_str());
+                e.located(file.location(crate::source_file::Span {
+                    start: bad.start,
+                    end: bad.end,
+                }))
+            })?;
         }
         config.naming_exempt = file.lints.unwrap_or_default().naming_exempt;
         Ok(config)

@@ -4,6 +4,7 @@
 
 use crate::error::{Diagnostic, Error};
 use annotate_snippets::{Level, Renderer, Snippet};
+use std::ops::Range;
 
 /// How serious a diagnostic is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,20 +43,20 @@ pub fn render_diagnostic(diagnostic: &Diagnostic, severity: Severity, style: Sty
     let code = diagnostic.code.as_str();
     let mut message = level.title(&diagnostic.message).id(code);
     let origin;
+    let line_text;
     if let Some(loc) = &diagnostic.location {
         if loc.line_text.is_empty() {
             // A file-level problem: name the file without a source excerpt.
             origin = format!("{}:{}:{}", loc.path, loc.line, loc.column);
             message = message.footer(Level::Note.title(&origin));
         } else {
-            let start = byte_offset(&loc.line_text, loc.column - 1);
-            let end = byte_offset(&loc.line_text, loc.column - 1 + loc.len).max(start);
-            let end = if end == start { start + 1 } else { end };
+            let span;
+            (line_text, span) = shown_line(&loc.line_text, loc.column, loc.len);
             message = message.snippet(
-                Snippet::source(&loc.line_text)
+                Snippet::source(&line_text)
                     .line_start(loc.line)
                     .origin(&loc.path)
-                    .annotation(level.span(start..end.min(loc.line_text.len().max(start + 1)))),
+                    .annotation(level.span(span)),
             );
         }
     }
@@ -79,11 +80,42 @@ pub fn render_error(error: &Error, style: Style) -> String {
         .join("\n\n")
 }
 
-/// The byte offset of character `chars` in `line`, or its end.
-fn byte_offset(line: &str, chars: usize) -> usize {
-    line.char_indices()
-        .nth(chars)
-        .map_or(line.len(), |(i, _)| i)
+/// The line as shown under the headline, and the byte range in it of the
+/// span: `len` characters from the 1-based `column`, at least one caret wide.
+///
+/// One character is shown for each of the line, so that annotate-snippets
+/// counts the same columns: whitespace as a space, other control characters
+/// as U+FFFD (an escape must not reach the terminal). Its trimming of long
+/// lines overflows (a panic in debug builds) when the leading whitespace
+/// measures more than the columns up to the span's end: tabs count four
+/// there, and a span may lie in the indentation. So tabs are shown as one
+/// space, and indentation past the span's end as `·`.
+fn shown_line(line: &str, column: usize, len: usize) -> (String, Range<usize>) {
+    let mut chars: Vec<char> = line
+        .chars()
+        .map(|c| {
+            if c.is_whitespace() {
+                ' '
+            } else if c.is_control() {
+                '\u{FFFD}'
+            } else {
+                c
+            }
+        })
+        .collect();
+    let start = column.saturating_sub(1).min(chars.len());
+    let end = start.saturating_add(len.max(1)).min(chars.len());
+    if chars[..end].iter().all(|c| *c == ' ') {
+        for c in chars.iter_mut().skip(end).take_while(|c| **c == ' ') {
+            *c = '·';
+        }
+    }
+    let shown: String = chars.iter().collect();
+    let byte = |i: usize| chars[..i].iter().map(|c| c.len_utf8()).sum::<usize>();
+    let (from, to) = (byte(start), byte(end));
+    // An empty span at the end of the line: a caret just past it.
+    let to = if to == from { from + 1 } else { to };
+    (shown, from..to)
 }
 
 #[cfg(test)]

@@ -1,12 +1,12 @@
 //! A validated set of prompts, rendered by string id with dynamic values.
 
 use crate::error::{Diagnostic, Error, ErrorCode, Result};
-use crate::render::{MissingVars, render_program};
+use crate::program::{Op, Program};
+use crate::render::{Missing, MissingVars, measure_ops, render_ops, write_token};
 use crate::resolve::{ResolvedPrompt, SnippetSource, TemplateSource, resolve};
 use crate::syntax::Delimiters;
 use crate::value::ValueRef;
 use crate::vars::Vars;
-use std::collections::HashMap;
 
 /// A rendered prompt: what to send to the model, and where it came from.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -45,8 +45,12 @@ pub struct Prompt<Id = String> {
 /// ```
 #[derive(Debug, Clone)]
 pub struct Library {
+    /// Sorted by id, which [`Library::get`] relies on.
     prompts: Vec<ResolvedPrompt>,
-    by_id: HashMap<String, usize>,
+    /// For each prompt, how many value tokens each of its variables has in
+    /// `system` (the first `vars.len()` numbers) and in `user` (the rest):
+    /// with the values' lengths, they bound the output's length.
+    uses: Vec<Box<[u32]>>,
     delimiters: Delimiters,
 }
 
@@ -70,14 +74,12 @@ impl Library {
         delimiters: Delimiters,
     ) -> Library {
         prompts.sort_by(|a, b| a.id.cmp(&b.id));
-        let by_id = prompts
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (p.id.clone(), i))
-            .collect();
+        prompts.iter_mut().for_each(shrink);
+        prompts.shrink_to_fit();
+        let uses = prompts.iter().map(value_uses).collect();
         Library {
             prompts,
-            by_id,
+            uses,
             delimiters,
         }
     }
@@ -89,7 +91,16 @@ impl Library {
 
     /// The prompt with this id.
     pub fn get(&self, id: &str) -> Option<&ResolvedPrompt> {
-        self.by_id.get(id).map(|&i| &self.prompts[i])
+        self.index_of(id).map(|i| &self.prompts[i])
+    }
+
+    /// Where prompt `id` is in `prompts`: a binary search of the sorted ids,
+    /// cheaper than hashing the id for any realistic number of prompts, and
+    /// without a second copy of the ids.
+    fn index_of(&self, id: &str) -> Option<usize> {
+        self.prompts
+            .binary_search_by(|p| p.id.as_str().cmp(id))
+            .ok()
     }
 
     /// The delimiters the templates were parsed with.
@@ -102,7 +113,7 @@ impl Library {
     /// `Serialize`). Strict: a value token the render reaches without a value
     /// fails with `missing_var`, naming every missing variable.
     pub fn build_prompt<T: serde::Serialize + ?Sized>(&self, id: &str, vars: &T) -> Result<Prompt> {
-        self.render(id, &to_map(vars)?, MissingVars::Error)
+        self.build_prompt_with(id, vars, MissingVars::Error)
     }
 
     /// Like [`Library::build_prompt`], but a missing value leaves its token
@@ -112,74 +123,107 @@ impl Library {
         id: &str,
         vars: &T,
     ) -> Result<Prompt> {
-        self.render(id, &to_map(vars)?, MissingVars::KeepToken)
+        self.build_prompt_with(id, vars, MissingVars::KeepToken)
+    }
+
+    /// The values are taken straight from `vars`'s `Serialize` impl for the
+    /// variables the prompt uses (see [`crate::vars::collect`]); anything
+    /// that path does not handle goes through `serde_json::to_value`, whose
+    /// meaning it shares exactly.
+    fn build_prompt_with<T: serde::Serialize + ?Sized>(
+        &self,
+        id: &str,
+        vars: &T,
+        missing_vars: MissingVars,
+    ) -> Result<Prompt> {
+        if let Some(index) = self.index_of(id) {
+            let rendered = crate::vars::collect(&self.prompts[index].vars, vars, |values| {
+                self.render_values(index, values, missing_vars)
+            });
+            if let Some(rendered) = rendered {
+                return rendered;
+            }
+        }
+        self.render(id, &to_map(vars)?, missing_vars)
     }
 
     /// Renders prompt `id` with values from any [`Vars`], without converting
     /// them first.
     pub fn render(&self, id: &str, vars: &impl Vars, missing_vars: MissingVars) -> Result<Prompt> {
-        let prompt = self.get(id).ok_or_else(|| self.unknown_prompt(id))?;
-        let values: Vec<Option<ValueRef<'_>>> =
-            prompt.vars.iter().map(|v| vars.get(&v.name)).collect();
-        self.render_values(prompt, &values, missing_vars)
+        let index = self.index_of(id).ok_or_else(|| self.unknown_prompt(id))?;
+        let names = &self.prompts[index].vars;
+        if names.len() <= STACK_VALUES {
+            let mut values = [None; STACK_VALUES];
+            let values = &mut values[..names.len()];
+            vars.get_many(names, values);
+            self.render_values(index, values, missing_vars)
+        } else {
+            let mut values = vec![None; names.len()];
+            vars.get_many(names, &mut values);
+            self.render_values(index, &values, missing_vars)
+        }
     }
 
-    /// Renders a prompt of this library with values numbered as its
+    /// Renders `prompts[index]` with values numbered as its
     /// [`ResolvedPrompt::vars`].
+    ///
+    /// Each part goes into a `String` allocated once: its capacity is the
+    /// part's static text plus each value's length times its uses, which
+    /// bounds the output (exactly, unless a block is left out or a value is
+    /// a JSON number, array or object), or, when repeated values would make
+    /// that bound loose, the length measured along the branches taken. A
+    /// strict render that reached a missing value is dropped for the error.
     pub(crate) fn render_values(
         &self,
-        prompt: &ResolvedPrompt,
+        index: usize,
         values: &[Option<ValueRef<'_>>],
         missing_vars: MissingVars,
     ) -> Result<Prompt> {
-        let render = |program| {
-            let mut out = String::with_capacity(estimate(program, values));
-            let missing = render_program(
-                program,
-                &prompt.vars,
-                values,
-                &self.delimiters,
-                missing_vars,
-                &mut out,
-            );
-            (out, missing)
+        let prompt = &self.prompts[index];
+        let uses = &self.uses[index];
+        let delims = &self.delimiters;
+        let keep_tokens = missing_vars == MissingVars::KeepToken;
+        // Bytes per use of each variable, when it has a value.
+        let value_len = |i: usize| match values.get(i) {
+            Some(Some(value)) => value.len_hint(),
+            _ if keep_tokens => {
+                delims.open().len() + prompt.vars[i].name.len() + delims.close().len()
+            }
+            _ => 0,
         };
-        let (system, mut missing) = render(&prompt.system);
-        let user = prompt.user.as_ref().map(|user| {
-            let (out, more) = render(user);
-            for i in more {
-                if !missing.contains(&i) {
-                    missing.push(i);
+        let mut missing = Missing::default();
+        let mut render = |program: &Program, uses: &[u32]| {
+            // Text plus each value once, and what repeated values add.
+            let (mut len, mut repeats) = (program.text.len(), 0usize);
+            for (i, &n) in uses.iter().enumerate() {
+                if n > 0 {
+                    let value = value_len(i);
+                    len = len.saturating_add(value);
+                    repeats = repeats.saturating_add(value.saturating_mul(n as usize - 1));
                 }
             }
+            // Values repeated many times, maybe in blocks left out, could
+            // make that bound much more than the output: then follow the
+            // branches.
+            let len = if repeats <= EXACT_ABOVE {
+                len.saturating_add(repeats)
+            } else {
+                measure_ops(program, values, &value_len)
+            };
+            let mut out = String::with_capacity(len);
+            render_ops(program, values, &mut out, |i, out| {
+                missing.insert(i);
+                if keep_tokens {
+                    write_token(out, delims, &prompt.vars[i].name);
+                }
+            });
             out
-        });
-        if missing_vars == MissingVars::Error && !missing.is_empty() {
-            let names: Vec<&str> = missing
-                .iter()
-                .map(|&i| prompt.vars[i].name.as_str())
-                .collect();
-            let diagnostics = missing
-                .iter()
-                .map(|&i| {
-                    let var = &prompt.vars[i];
-                    Diagnostic::new(
-                        ErrorCode::MissingVar,
-                        format!(
-                            "prompt `{}` needs `{}`, which was not given",
-                            prompt.id, var.name
-                        ),
-                    )
-                    .at(var.first_use.clone())
-                    .with_help(format!(
-                        "missing for `{}`: {}",
-                        prompt.id,
-                        names.join(", ")
-                    ))
-                })
-                .collect();
-            return Err(Error::from_diagnostics(diagnostics)
-                .unwrap_or_else(|| Error::new(ErrorCode::MissingVar, "a variable was not given")));
+        };
+        let (system_uses, user_uses) = uses.split_at(prompt.vars.len().min(uses.len()));
+        let system = render(&prompt.system, system_uses);
+        let user = prompt.user.as_ref().map(|user| render(user, user_uses));
+        if !keep_tokens && !missing.order.is_empty() {
+            return Err(missing_error(prompt, &missing.order));
         }
         Ok(Prompt {
             id: prompt.id.clone(),
@@ -203,21 +247,73 @@ impl Library {
     }
 }
 
-/// Static text plus the length of the string values, so that a typical
-/// render allocates once.
-fn estimate(program: &crate::program::Program, values: &[Option<ValueRef<'_>>]) -> usize {
-    let values: usize = values
-        .iter()
-        .map(|v| match v {
-            Some(ValueRef::Str(s)) => s.len(),
-            Some(ValueRef::Json(serde_json::Value::String(s))) => s.len(),
-            _ => 16,
-        })
-        .sum();
-    program.text.len() + values
+/// Gives back the room the prompt's buffers grew into while it was built
+/// (text and ops double as they grow: up to half of a library's memory),
+/// since a library keeps them as they are for as long as it lives.
+fn shrink(prompt: &mut ResolvedPrompt) {
+    for program in std::iter::once(&mut prompt.system).chain(&mut prompt.user) {
+        program.text.shrink_to_fit();
+        program.ops.shrink_to_fit();
+    }
+    prompt.vars.shrink_to_fit();
+    for var in &mut prompt.vars {
+        var.first_use.line_text.shrink_to_fit();
+    }
 }
 
-fn to_map<T: serde::Serialize + ?Sized>(
+/// How many value tokens each variable of `prompt` has in its system part,
+/// then in its user part (see `Library::uses`).
+fn value_uses(prompt: &ResolvedPrompt) -> Box<[u32]> {
+    let n = prompt.vars.len();
+    let mut uses = vec![0u32; if prompt.user.is_some() { 2 * n } else { n }];
+    let parts = std::iter::once(&prompt.system).chain(&prompt.user);
+    for (part, program) in parts.enumerate() {
+        for op in &program.ops {
+            if let Op::Var(i) = *op
+                && let Some(count) = uses.get_mut(part * n + i)
+            {
+                *count = count.saturating_add(1);
+            }
+        }
+    }
+    uses.into_boxed_slice()
+}
+
+/// Prompts with at most this many variables render without allocating
+/// their table of values.
+const STACK_VALUES: usize = 32;
+
+/// How far repeated values may take the capacity bound of a part beyond
+/// its text plus each value once before the length is measured instead.
+const EXACT_ABOVE: usize = 4096;
+
+/// The `missing_var` error for the variables `missing` (indices into the
+/// prompt's table, in order of first use).
+fn missing_error(prompt: &ResolvedPrompt, missing: &[usize]) -> Error {
+    let names: Vec<&str> = missing
+        .iter()
+        .map(|&i| prompt.vars[i].name.as_str())
+        .collect();
+    let diagnostics = missing
+        .iter()
+        .map(|&i| {
+            let var = &prompt.vars[i];
+            Diagnostic::new(
+                ErrorCode::MissingVar,
+                format!(
+                    "prompt `{}` needs `{}`, which was not given",
+                    prompt.id, var.name
+                ),
+            )
+            .at(var.first_use.clone())
+            .with_help(format!("missing for `{}`: {}", prompt.id, names.join(", ")))
+        })
+        .collect();
+    Error::from_diagnostics(diagnostics)
+        .unwrap_or_else(|| Error::new(ErrorCode::MissingVar, "a variable was not given"))
+}
+
+pub(crate) fn to_map<T: serde::Serialize + ?Sized>(
     vars: &T,
 ) -> Result<serde_json::Map<String, serde_json::Value>> {
     match serde_json::to_value(vars) {
@@ -245,5 +341,144 @@ fn json_kind(v: &serde_json::Value) -> &'static str {
         serde_json::Value::String(_) => "a string",
         serde_json::Value::Array(_) => "an array",
         serde_json::Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source_file::SourceFile;
+    use serde_json::json;
+    use std::collections::HashMap;
+
+    /// A prompt with `n` variables `v0`…, each used twice in `system`, the
+    /// last one also in `user`, and a block on `v1`.
+    fn library(n: usize) -> Library {
+        let mut system = String::new();
+        for i in 0..n {
+            system.push_str(&format!("[{{{{v{i}}}}}|{{{{v{i}}}}}]"));
+        }
+        system.push_str("{{#if v1}}one{{else}}none{{/if}}");
+        let user = format!("user {{{{v{}}}}}", n - 1);
+        Library::from_sources(
+            vec![TemplateSource {
+                id: "many".into(),
+                system: SourceFile::new("templates/many/system.md", system),
+                user: Some(SourceFile::new("templates/many/user.md", user)),
+            }],
+            vec![],
+            Default::default(),
+        )
+        .expect("valid")
+    }
+
+    fn expected(n: usize, value: impl Fn(usize) -> String) -> (String, String) {
+        let mut system: String = (0..n).map(|i| format!("[{0}|{0}]", value(i))).collect();
+        system.push_str(if value(1).is_empty() { "none" } else { "one" });
+        (system, format!("user {}", value(n - 1)))
+    }
+
+    #[test]
+    fn renders_many_variables_every_way_with_exact_output() {
+        // 40 variables: past the stack tables; 10: within them.
+        for n in [10, 40] {
+            let library = library(n);
+            let value = |i: usize| "x".repeat(i % 3) + &i.to_string();
+            let (system, user) = expected(n, value);
+            let map: HashMap<String, String> =
+                (0..n).map(|i| (format!("v{i}"), value(i))).collect();
+            let json = serde_json::to_value(&map).expect("json");
+            let pairs: Vec<(&str, String)> =
+                map.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+            let renders = [
+                library.render("many", &map, MissingVars::Error),
+                library.render(
+                    "many",
+                    &json.as_object().expect("object").clone(),
+                    MissingVars::Error,
+                ),
+                library.render("many", &pairs.as_slice(), MissingVars::Error),
+                library.build_prompt("many", &map),
+                library.build_prompt("many", &json),
+            ];
+            for prompt in renders {
+                let prompt = prompt.expect("every value is given");
+                assert_eq!(prompt.system, system);
+                assert_eq!(prompt.user.as_deref(), Some(user.as_str()));
+                // Exact when no block is left out and every value is text.
+                assert_eq!(prompt.system.capacity(), prompt.system.len() + "none".len());
+            }
+        }
+    }
+
+    #[test]
+    fn missing_values_are_named_in_order_of_first_use_across_parts() {
+        let library = library(40);
+        let given: HashMap<String, String> = (0..39)
+            .filter(|i| i % 7 != 3)
+            .map(|i| (format!("v{i}"), "v".to_string()))
+            .collect();
+        let error = library
+            .render("many", &given, MissingVars::Error)
+            .expect_err("values are missing");
+        let names: Vec<String> = error
+            .diagnostics()
+            .iter()
+            .map(|d| d.message.clone())
+            .collect();
+        let want: Vec<String> = [3, 10, 17, 24, 31, 38, 39]
+            .iter()
+            .map(|i| format!("prompt `many` needs `v{i}`, which was not given"))
+            .collect();
+        assert_eq!(names, want);
+        let lenient = library
+            .build_prompt_lenient("many", &given)
+            .expect("lenient");
+        assert!(lenient.system.starts_with("[v|v][v|v][v|v][{{v3}}|{{v3}}]"));
+        assert_eq!(lenient.user.as_deref(), Some("user {{v39}}"));
+    }
+
+    #[test]
+    fn values_repeated_in_a_block_left_out_take_no_room() {
+        let system = format!(
+            "{{{{#if on}}}}{}{{{{/if}}}}short {{{{x}}}}",
+            "{{big}}".repeat(50)
+        );
+        let library = Library::from_sources(
+            vec![TemplateSource {
+                id: "t".into(),
+                system: SourceFile::new("templates/t/system.md", system),
+                user: None,
+            }],
+            vec![],
+            Default::default(),
+        )
+        .expect("valid");
+        let big = "b".repeat(1000);
+        for on in [false, true] {
+            let vars = json!({"on": on, "big": big, "x": "y"});
+            let prompt = library.build_prompt("t", &vars).expect("renders");
+            let want = if on {
+                big.repeat(50) + "short y"
+            } else {
+                "short y".into()
+            };
+            assert_eq!(prompt.system, want);
+            assert_eq!(prompt.system.capacity(), want.len());
+        }
+    }
+
+    #[test]
+    fn json_values_that_outgrow_their_estimate_still_render() {
+        let library = library(2);
+        let big: Vec<u32> = (0..500).collect();
+        let prompt = library
+            .build_prompt("many", &json!({"v0": big, "v1": 1.5e300}))
+            .expect("renders");
+        let array = serde_json::to_string_pretty(&big).expect("json");
+        assert_eq!(
+            prompt.system,
+            format!("[{array}|{array}][1.5e+300|1.5e+300]one")
+        );
     }
 }

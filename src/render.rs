@@ -27,32 +27,94 @@ pub fn render_program(
     missing_vars: MissingVars,
     out: &mut String,
 ) -> Vec<usize> {
-    let mut missing = Vec::new();
+    let mut missing = Missing::default();
+    render_ops(program, values, out, |i, out| {
+        missing.insert(i);
+        if missing_vars == MissingVars::KeepToken {
+            write_token(out, delims, &vars[i].name);
+        }
+    });
+    missing.order
+}
+
+/// The variables a render found without a value: each once, in order of
+/// first use, in time linear in how many there are.
+#[derive(Debug, Default)]
+pub(crate) struct Missing {
+    /// In order of first use.
+    pub(crate) order: Vec<usize>,
+    /// `seen[i]`: `i` is in `order`. Grown on demand: most renders miss
+    /// nothing and allocate nothing.
+    seen: Vec<bool>,
+}
+
+impl Missing {
+    pub(crate) fn insert(&mut self, i: usize) {
+        if self.seen.len() <= i {
+            self.seen.resize(i + 1, false);
+        }
+        if !std::mem::replace(&mut self.seen[i], true) {
+            self.order.push(i);
+        }
+    }
+}
+
+/// Writes the token of a missing value back: `{{name}}`.
+pub(crate) fn write_token(out: &mut String, delims: &Delimiters, name: &str) {
+    out.push_str(delims.open());
+    out.push_str(name);
+    out.push_str(delims.close());
+}
+
+/// The render loop: appends `program` to `out`, calling `on_missing` with
+/// the index of each value token reached without a value.
+#[inline]
+pub(crate) fn render_ops(
+    program: &Program,
+    values: &[Option<ValueRef<'_>>],
+    out: &mut String,
+    mut on_missing: impl FnMut(usize, &mut String),
+) {
+    let ops = program.ops.as_slice();
+    let text = program.text.as_str();
+    // What follows the last text op: text ops cover the program's text in
+    // order, so the next one usually starts there, and splitting it off
+    // checks one char boundary where slicing the whole text checks two.
+    let mut rest = text;
     let mut at = 0;
-    while let Some(op) = program.ops.get(at) {
+    while let Some(op) = ops.get(at) {
         at += 1;
         match *op {
-            Op::Text { start, end } => out.push_str(program.text_of(start, end)),
-            Op::Var(i) => match values.get(i).copied().flatten() {
-                Some(value) => value.write_to(out),
-                None => {
-                    if !missing.contains(&i) {
-                        missing.push(i);
+            Op::Text { start, end } => {
+                let split = if start == text.len() - rest.len() {
+                    rest.split_at_checked(end.wrapping_sub(start))
+                } else {
+                    None
+                };
+                let piece = match split {
+                    Some((piece, after)) => {
+                        rest = after;
+                        piece
                     }
-                    if missing_vars == MissingVars::KeepToken {
-                        out.push_str(delims.open());
-                        out.push_str(&vars[i].name);
-                        out.push_str(delims.close());
+                    _ => {
+                        let piece = &text[start..end];
+                        rest = &text[end..];
+                        piece
                     }
-                }
+                };
+                out.push_str(piece);
+            }
+            Op::Var(i) => match values.get(i) {
+                // Text, by far the most common value, without a call.
+                Some(Some(ValueRef::Str(s))) => out.push_str(s),
+                Some(Some(value)) => value.write_to(out),
+                _ => on_missing(i, out),
             },
             Op::If { cond, else_at, .. } => {
-                let truthy = values
+                if !values
                     .get(cond)
-                    .copied()
-                    .flatten()
-                    .is_some_and(|v| v.is_truthy());
-                if !truthy {
+                    .is_some_and(|v| v.is_some_and(|v| v.is_truthy()))
+                {
                     at = else_at;
                 }
             }
@@ -60,5 +122,36 @@ pub fn render_program(
             Op::EndIf => {}
         }
     }
-    missing
+}
+
+/// The length of what [`render_ops`] writes, following the same branches,
+/// with `value_len(i)` bytes for each value token of variable `i`. Kept out
+/// of line: the usual render does not need it.
+#[inline(never)]
+pub(crate) fn measure_ops(
+    program: &Program,
+    values: &[Option<ValueRef<'_>>],
+    value_len: &dyn Fn(usize) -> usize,
+) -> usize {
+    let ops = program.ops.as_slice();
+    let mut len = 0usize;
+    let mut at = 0;
+    while let Some(op) = ops.get(at) {
+        at += 1;
+        match *op {
+            Op::Text { start, end } => len += end.saturating_sub(start),
+            Op::Var(i) => len = len.saturating_add(value_len(i)),
+            Op::If { cond, else_at, .. } => {
+                if !values
+                    .get(cond)
+                    .is_some_and(|v| v.is_some_and(|v| v.is_truthy()))
+                {
+                    at = else_at;
+                }
+            }
+            Op::Else { end_at } => at = end_at,
+            Op::EndIf => {}
+        }
+    }
+    len
 }

@@ -3,6 +3,7 @@
 //! line and column of the original text.
 
 use crate::error::Location;
+use std::sync::OnceLock;
 
 /// Byte range of a piece of a [`SourceFile`], as offsets into its original text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -18,12 +19,35 @@ pub struct Span {
 /// The text is kept as read; [`SourceFile::body`] is the trimmed part that
 /// templates are made of, and spans always index the original text so that
 /// line and column match what an editor shows.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct SourceFile {
     path: String,
     text: String,
     body_start: usize,
     body_end: usize,
+    /// Byte offsets of the line starts, made on the first [`SourceFile::location`]
+    /// call, so that locating many tokens of a big file stays linear.
+    line_starts: OnceLock<Vec<usize>>,
+}
+
+impl PartialEq for SourceFile {
+    fn eq(&self, other: &Self) -> bool {
+        // The line index is a cache: it follows from the text.
+        self.path == other.path && self.text == other.text
+    }
+}
+
+impl Eq for SourceFile {}
+
+impl std::fmt::Debug for SourceFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SourceFile")
+            .field("path", &self.path)
+            .field("text", &self.text)
+            .field("body_start", &self.body_start)
+            .field("body_end", &self.body_end)
+            .finish()
+    }
 }
 
 impl SourceFile {
@@ -38,6 +62,7 @@ impl SourceFile {
             text,
             body_start,
             body_end,
+            line_starts: OnceLock::new(),
         }
     }
 
@@ -72,11 +97,18 @@ impl SourceFile {
     /// Line, column and line text of a span, for diagnostics.
     pub fn location(&self, span: Span) -> Location {
         let start = span.start.min(self.text.len());
-        let line_start = self.text[..start].rfind('\n').map_or(0, |i| i + 1);
-        let line_end = self.text[start..]
-            .find('\n')
-            .map_or(self.text.len(), |i| start + i);
-        let line = self.text[..line_start].matches('\n').count() + 1;
+        let starts = self.line_starts.get_or_init(|| {
+            std::iter::once(0)
+                .chain(self.text.match_indices('\n').map(|(i, _)| i + 1))
+                .collect()
+        });
+        // The last line start at or before `start`; the first is 0.
+        let index = starts.partition_point(|&s| s <= start).saturating_sub(1);
+        let line_start = starts[index];
+        let line_end = starts
+            .get(index + 1)
+            .map_or(self.text.len(), |&next| next - 1);
+        let line = index + 1;
         // Editors do not show a byte order mark, so it takes no column.
         let before = self.text[line_start..start].trim_start_matches('\u{FEFF}');
         let column = before.chars().count() + 1;

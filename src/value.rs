@@ -28,6 +28,31 @@ impl ValueRef<'_> {
         }
     }
 
+    /// How many bytes [`ValueRef::write_to`] appends: exact for text, flags,
+    /// null, integers and JSON strings; an estimate for other numbers,
+    /// arrays and objects (the output grows as needed then).
+    pub(crate) fn len_hint(&self) -> usize {
+        match *self {
+            ValueRef::Str(s) => s.len(),
+            ValueRef::Bool(b) => bool_len(b),
+            ValueRef::Json(v) => match v {
+                Value::String(s) => s.len(),
+                Value::Bool(b) => bool_len(*b),
+                Value::Null => 4,
+                Value::Number(n) => match n.as_i64() {
+                    Some(i) if i.unsigned_abs() <= MAX_SAFE_INTEGER => {
+                        usize::from(i < 0) + decimal_digits(i.unsigned_abs())
+                    }
+                    // The longest shortest-round-trip double, `-1.2345678901234567e-308`.
+                    _ => 24,
+                },
+                Value::Array(items) if items.is_empty() => 2,
+                Value::Object(map) if map.is_empty() => 2,
+                Value::Array(_) | Value::Object(_) => 64,
+            },
+        }
+    }
+
     /// Appends the value as the original loader rendered it.
     pub fn write_to(&self, out: &mut String) {
         match *self {
@@ -36,6 +61,14 @@ impl ValueRef<'_> {
             ValueRef::Json(v) => write_value(out, v),
         }
     }
+}
+
+fn bool_len(b: bool) -> usize {
+    if b { 4 } else { 5 }
+}
+
+fn decimal_digits(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
 /// JavaScript truthiness of a JSON value.
@@ -271,6 +304,37 @@ mod tests {
             out,
             "{\n  \"2\": 3,\n  \"10\": 2,\n  \"b\": 1,\n  \"01\": 4\n}"
         );
+    }
+
+    #[test]
+    fn length_hints_are_exact_for_text_flags_and_integers() {
+        let values = [
+            json!("héllo"),
+            json!(true),
+            json!(false),
+            json!(null),
+            json!(0),
+            json!(7),
+            json!(-10),
+            json!(1000),
+            json!(-9007199254740991i64),
+            json!([]),
+            json!({}),
+        ];
+        for v in &values {
+            let mut out = String::new();
+            write_value(&mut out, v);
+            assert_eq!(ValueRef::Json(v).len_hint(), out.len(), "{v}");
+        }
+        assert_eq!(ValueRef::Str("abc").len_hint(), 3);
+        assert_eq!(ValueRef::Bool(false).len_hint(), 5);
+        // Not exact, but never far below what a double prints.
+        for f in [562.5, 1e21, -1.5e-7, 0.1 + 0.2, f64::MIN_POSITIVE] {
+            let v = json!(f);
+            let mut out = String::new();
+            write_value(&mut out, &v);
+            assert!(ValueRef::Json(&v).len_hint() >= out.len(), "{v}");
+        }
     }
 
     #[test]

@@ -6,7 +6,10 @@
 //!     both agree with a small reference model; (d) the length of a render of
 //!     text and `{{var}}` tokens is the static text plus the values; (e)
 //!     integral numbers print as integers, and every finite number as a
-//!     round-tripping JavaScript numeral.
+//!     round-tripping JavaScript numeral; (f) the code generator never
+//!     panics, and writes Rust that parses (with `syn`) and that rustc takes
+//!     (no bare CR, no direction-changing codepoints) or reports located
+//!     naming errors; (g) rendering any diagnostic never panics.
 //!
 //! Failures are not persisted to a regressions file: proptest prints the
 //! minimal failing input, which belongs in a fixture under `tests/inputs/`.
@@ -444,6 +447,259 @@ fn eval(nodes: &[Node], snippet: &[Node], vars: &Map<String, Value>, out: &mut S
                 } else if let Some(otherwise) = otherwise {
                     eval(otherwise, snippet, vars, out);
                 }
+            }
+        }
+    }
+}
+
+#[cfg(feature = "build")]
+/// Text for generated templates that stresses the code generator: CR, BOM,
+/// direction-changing codepoints, quotes, backslashes, comment and doc
+/// markers, and delimiters that are not tokens.
+fn awkward_text() -> impl Strategy<Value = String> {
+    #[rustfmt::skip]
+    const PIECES: &[&str] = &[
+        "a", " ", "\n", "\r\n", "\r", "\t", "\u{FEFF}", "\u{202E}", "\u{2066}", "\u{2028}", "\0",
+        "\u{1b}", "\"", "'", "\\", "/", "//", "///", "/*", "*/", "*", "#", "#[", "]", "`", "```",
+        "r#\"", "\"#", "{", "}", "{ {", "}}", "é", "日本", "😀", "\u{85}", "\u{200B}",
+    ];
+    prop::collection::vec(prop::sample::select(PIECES), 1..12).prop_map(|p| p.concat())
+}
+
+#[cfg(feature = "build")]
+/// Names that become distinct Rust fields, some of them only just
+/// (keywords, names of the generated code's own locals).
+const FINE_VARS: &[&str] = &[
+    "a",
+    "agentName",
+    "type",
+    "self",
+    "crate",
+    "super",
+    "values",
+    "vars",
+    "len",
+    "out",
+    "r",
+    "match",
+    "async",
+    "gen",
+];
+
+#[cfg(feature = "build")]
+/// Ids that become distinct variants.
+const FINE_IDS: &[&str] = &["t", "agent-system", "type", "prompt-id", "vars", "a--b"];
+
+#[cfg(feature = "build")]
+/// Names that become Rust names awkwardly, or not at all.
+const AWKWARD_VARS: &[&str] = &[
+    "a",
+    "agentName",
+    "agent_name",
+    "AgentName",
+    "type",
+    "self",
+    "Self",
+    "crate",
+    "super",
+    "_",
+    "__x",
+    "_1a",
+    "2fast",
+    "values",
+    "vars",
+    "len",
+    "out",
+    "r",
+    "match",
+    "async",
+    "gen",
+];
+
+#[cfg(feature = "build")]
+/// Ids that become variants awkwardly, or not at all.
+const AWKWARD_IDS: &[&str] = &[
+    "t",
+    "agent-system",
+    "agent_system",
+    "AgentSystem",
+    "1st",
+    "_1",
+    "self",
+    "Self",
+    "type",
+    "prompt-id",
+    "vars",
+    "a--b",
+    "_",
+];
+
+#[cfg(feature = "build")]
+#[derive(Debug, Clone)]
+enum Piece {
+    Text(String),
+    Var(&'static str),
+    If(&'static str, Vec<Piece>, Option<Vec<Piece>>),
+}
+
+#[cfg(feature = "build")]
+/// Mostly names that work, sometimes one that does not.
+fn var_name() -> impl Strategy<Value = &'static str> {
+    prop_oneof![
+        6 => prop::sample::select(FINE_VARS),
+        1 => prop::sample::select(AWKWARD_VARS),
+    ]
+}
+
+#[cfg(feature = "build")]
+fn pieces() -> impl Strategy<Value = Vec<Piece>> {
+    let leaf = prop_oneof![
+        awkward_text().prop_map(Piece::Text),
+        var_name().prop_map(Piece::Var),
+    ];
+    let piece = leaf.prop_recursive(3, 16, 4, |inner| {
+        let block = prop::collection::vec(inner.clone(), 0..4);
+        prop_oneof![
+            2 => inner,
+            1 => (var_name(), block.clone(), prop::option::of(block))
+                .prop_map(|(name, then, otherwise)| Piece::If(name, then, otherwise)),
+        ]
+    });
+    prop::collection::vec(piece, 0..6)
+}
+
+#[cfg(feature = "build")]
+fn write_pieces(pieces: &[Piece], out: &mut String) {
+    for piece in pieces {
+        match piece {
+            Piece::Text(t) => out.push_str(t),
+            Piece::Var(name) => out.push_str(&format!("{{{{{name}}}}}")),
+            Piece::If(name, then, otherwise) => {
+                out.push_str(&format!("{{{{#if {name}}}}}"));
+                write_pieces(then, out);
+                if let Some(otherwise) = otherwise {
+                    out.push_str("{{else}}");
+                    write_pieces(otherwise, out);
+                }
+                out.push_str("{{/if}}");
+            }
+        }
+    }
+}
+
+#[cfg(feature = "build")]
+proptest! {
+    #![proptest_config(config())]
+
+    /// (f) For any valid prompts (awkward text, ids and variable names), the
+    /// code generator either writes Rust that parses and holds nothing rustc
+    /// refuses in a comment or literal, or reports located naming errors.
+    #[test]
+    fn generated_code_parses_or_names_are_reported(
+        prompts in prop::collection::vec(
+            (
+                prop_oneof![4 => prop::sample::select(FINE_IDS), 1 => prop::sample::select(AWKWARD_IDS)],
+                pieces(),
+                prop::option::of(pieces()),
+            ),
+            1..4,
+        ),
+        snippet_text in awkward_text(),
+    ) {
+        use promptpack::ErrorCode;
+        use promptpack::codegen::{DevPaths, generate};
+
+        let mut templates: Vec<TemplateSource> = Vec::new();
+        for (id, system, user) in &prompts {
+            if templates.iter().any(|t| t.id == *id) {
+                continue;
+            }
+            let mut system_text = String::new();
+            write_pieces(system, &mut system_text);
+            system_text.push_str("{{snippet:s}}");
+            let user_text = user.as_ref().map(|user| {
+                let mut text = String::new();
+                write_pieces(user, &mut text);
+                text
+            });
+            templates.push(template(id, &system_text, user_text.as_deref()));
+        }
+        let snippets = vec![snippet("s", &snippet_text)];
+        let (mut resolved, errors) =
+            promptpack::resolve(&templates, &snippets, &Delimiters::default());
+        prop_assert!(errors.is_empty(), "generated templates are valid: {:?}", errors);
+        resolved.sort_by(|a, b| a.id.cmp(&b.id));
+        let dev = DevPaths {
+            root: "/crate".into(),
+            templates: "/crate/templates".into(),
+            snippets: "/crate/snippets".into(),
+            open: "{{".into(),
+            close: "}}".into(),
+        };
+        let generated = std::panic::catch_unwind(|| generate(&resolved, &templates, &dev));
+        prop_assert!(generated.is_ok(), "the code generator panicked");
+        match generated.unwrap_or_else(|_| unreachable!()) {
+            Ok(code) => {
+                if let Err(e) = syn::parse_file(&code) {
+                    prop_assert!(false, "the generated code does not parse: {}\n{}", e, code);
+                }
+                let mut chars = code.chars().peekable();
+                while let Some(c) = chars.next() {
+                    prop_assert!(
+                        !matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'),
+                        "a direction-changing codepoint in the generated code"
+                    );
+                    prop_assert!(c != '\r' || chars.peek() == Some(&'\n'), "a bare CR in the generated code");
+                }
+            }
+            Err(e) => {
+                for d in e.diagnostics() {
+                    prop_assert!(
+                        matches!(
+                            d.code,
+                            ErrorCode::InvalidId
+                                | ErrorCode::IdCollision
+                                | ErrorCode::InvalidVarName
+                                | ErrorCode::VarCollision
+                        ),
+                        "unexpected {}", d
+                    );
+                    prop_assert!(d.location.is_some(), "{} has no location", d);
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// (g) Any located diagnostic renders without panicking, in both styles,
+    /// naming its place: whatever the line holds (tabs, control and wide
+    /// characters, a long line) and wherever the column points.
+    #[test]
+    fn rendering_any_diagnostic_never_panics(
+        indent in prop::collection::vec(prop_oneof![Just('\t'), Just(' '), Just('\u{3000}'), Just('\u{b}')], 0..40),
+        rest in prop::collection::vec(any::<char>().prop_map(|c| if c == '\n' { ' ' } else { c }), 0..300),
+        column in 1usize..400,
+        len in 0usize..400,
+        line in 1usize..100_000,
+    ) {
+        use promptpack::{ErrorCode, Location, Severity, Style, render_diagnostic};
+        let line_text: String = indent.into_iter().chain(rest).collect();
+        let column = column.min(line_text.chars().count() + 1);
+        let d = Diagnostic::new(ErrorCode::StrayClose, "a message").at(Location {
+            path: "templates/t/system.md".to_string(),
+            line,
+            column,
+            len,
+            line_text,
+        });
+        for style in [Style::Plain, Style::Color] {
+            for severity in [Severity::Error, Severity::Warning] {
+                let shown = render_diagnostic(&d, severity, style);
+                prop_assert!(shown.contains(&format!("templates/t/system.md:{line}:{column}")), "{}", shown);
+                prop_assert!(!shown.contains('\u{1b}') || style == Style::Color, "an escape in plain output");
             }
         }
     }

@@ -1,66 +1,398 @@
-use promptpack::codegen::{DevPaths, generate};
-use promptpack::{Delimiters, SourceFile, TemplateSource, resolve};
+//! Scale without blow-up: deep nesting (no stack overflow anywhere), big
+//! files (time linear in size), many variables, and the bytes of CRLF and
+//! BOM files.
+//!
+//! Timings are only ever compared with each other (a size ten times larger
+//! must not take anything like a hundred times longer), never with a clock,
+//! so the tests hold on a slow or busy machine and in debug builds.
+#![cfg(feature = "build")]
 
-fn nested(depth: usize) -> String {
-    let mut s = String::new();
-    for i in 0..depth {
-        s.push_str(&format!("{{{{#if c{}}}}}a", i % 7));
-    }
-    s.push_str("{{x}}");
-    for _ in 0..depth {
-        s.push_str("{{/if}}b");
-    }
-    s
+use promptpack::codegen::{DevPaths, generate};
+use promptpack::{
+    Config, Delimiters, Item, Library, SnippetSource, SourceFile, TemplateSource, parse,
+};
+use serde_json::json;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Timing tests run one at a time, so that they do not slow each other down
+/// (the test harness runs tests in parallel).
+static TIMING: Mutex<()> = Mutex::new(());
+
+fn timing_lock() -> std::sync::MutexGuard<'static, ()> {
+    TIMING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-#[test]
-fn probe() {
-    for (depth, stack_mb) in [
-        (64usize, 2usize),
-        (65, 2),
-        (1000, 2),
-        (10000, 2),
-        (10000, 512),
-    ] {
-        let text = nested(depth);
-        let r = std::thread::Builder::new()
-            .stack_size(stack_mb << 20)
-            .spawn(move || {
-                let id = "deep";
-                let t = vec![TemplateSource {
-                    id: id.into(),
-                    system: SourceFile::new(format!("templates/{id}/system.md"), text),
-                    user: None,
-                }];
-                let (p, e) = resolve(&t, &[], &Delimiters::default());
-                assert!(e.is_empty(), "{e:?}");
-                let dev = DevPaths {
-                    root: "/r".into(),
-                    templates: "/r/t".into(),
-                    snippets: "/r/s".into(),
-                    open: "{{".into(),
-                    close: "}}".into(),
-                };
-                let start = std::time::Instant::now();
-                let code = generate(&p, &t, &dev).unwrap();
-                let t1 = start.elapsed();
-                let ok = if stack_mb > 100 || depth < 100 {
-                    syn::parse_file(&code)
-                        .map(|_| ())
-                        .map_err(|e| e.to_string())
-                } else {
-                    Ok(())
-                };
-                if depth == 65 {
-                    std::fs::write("/tmp/probe/flat.rs", &code).unwrap();
-                }
-                (code.len(), t1, ok)
-            })
-            .unwrap()
-            .join();
-        eprintln!(
-            "depth {depth} stack {stack_mb}MB: {:?}",
-            r.map_err(|_| "panic")
-        );
+/// The shortest of three runs of `f`: a measure of the small size that one
+/// hiccup does not inflate (the large size, slower, averages them out).
+fn best_of_three(mut f: impl FnMut() -> Duration) -> Duration {
+    (0..3).map(|_| f()).min().unwrap_or_default()
+}
+
+/// Checks that ten times the input took well under thirty times as long:
+/// linear, with room for noise.
+fn assert_linear(what: &str, small: Duration, large: Duration) {
+    let ratio = large.as_secs_f64() / small.as_secs_f64().max(1e-6);
+    assert!(
+        ratio < 30.0,
+        "{what}: the small input took {small:?}, the one ten times larger {large:?}: ratio {ratio:.1}"
+    );
+}
+
+fn template(id: &str, text: impl Into<String>) -> TemplateSource {
+    TemplateSource {
+        id: id.to_string(),
+        system: SourceFile::new(format!("templates/{id}/system.md"), text),
+        user: None,
     }
+}
+
+fn snippet(name: &str, text: impl Into<String>) -> SnippetSource {
+    SnippetSource {
+        name: name.to_string(),
+        file: SourceFile::new(format!("snippets/{name}.md"), text),
+    }
+}
+
+fn dev_paths() -> DevPaths {
+    DevPaths {
+        root: "/crate".into(),
+        templates: "/crate/templates".into(),
+        snippets: "/crate/snippets".into(),
+        open: "{{".into(),
+        close: "}}".into(),
+    }
+}
+
+/// Runs `f` on a thread with a big stack: for checks (such as parsing the
+/// generated code with syn) whose own recursion is not under test.
+fn with_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .stack_size(1 << 30)
+            .spawn_scoped(s, f)
+            .expect("spawn a thread")
+            .join()
+            .expect("the thread finishes")
+    })
+}
+
+/// `{{#if cK}}(` … `{{x}}` … `){{else}}-{{/if}}`, `depth` levels deep.
+fn nested(depth: usize) -> String {
+    let mut text = String::new();
+    for level in 0..depth {
+        text.push_str(&format!("{{{{#if c{}}}}}(", level % 3));
+    }
+    text.push_str("{{x}}");
+    for _ in 0..depth {
+        text.push_str("){{else}}-{{/if}}");
+    }
+    text
+}
+
+/// What [`nested`] renders to when levels `0..open` hold and level `open`
+/// (if any) does not.
+fn nested_output(depth: usize, open: usize) -> String {
+    if open >= depth {
+        format!("{}X{}", "(".repeat(depth), ")".repeat(depth))
+    } else {
+        format!("{}-{}", "(".repeat(open), ")".repeat(open))
+    }
+}
+
+/// 10,000 nested blocks: parse, resolve, render and codegen all work on the
+/// test thread's ordinary stack (2 MiB), so none of them recurses per level.
+#[test]
+fn ten_thousand_nested_blocks() {
+    const DEPTH: usize = 10_000;
+    let text = nested(DEPTH);
+
+    let file = SourceFile::new("templates/deep/system.md", text.as_str());
+    let parsed = parse(&file, &Delimiters::default()).expect("balanced blocks parse");
+    let ifs = parsed
+        .items
+        .iter()
+        .filter(|i| matches!(i, Item::If(_)))
+        .count();
+    assert_eq!(ifs, DEPTH);
+
+    let templates = vec![template("deep", text.as_str())];
+    let library = Library::from_sources(templates.clone(), vec![], Delimiters::default())
+        .expect("the library loads");
+    let all = library
+        .build_prompt("deep", &json!({"c0": true, "c1": 1, "c2": "yes", "x": "X"}))
+        .expect("renders");
+    assert_eq!(all.system, nested_output(DEPTH, DEPTH));
+    // Level 2 (c2) fails first.
+    let cut = library
+        .build_prompt("deep", &json!({"c0": true, "c1": true, "c2": "", "x": "X"}))
+        .expect("renders");
+    assert_eq!(cut.system, nested_output(DEPTH, 2));
+
+    // The generator writes such code unformatted (formatting would indent
+    // every level: quadratic size), in linear size.
+    let code = generate(library.prompts(), &templates, &dev_paths()).expect("generates");
+    assert!(
+        code.len() < 200 * DEPTH,
+        "{} bytes of code for {DEPTH} blocks",
+        code.len()
+    );
+    // syn recurses per level, so it gets a big stack of its own.
+    let parsed = with_big_stack(|| syn::parse_file(&code).map(drop).map_err(|e| e.to_string()));
+    assert_eq!(parsed, Ok(()), "the generated code parses");
+}
+
+/// A chain of 10,000 snippets, each including the next: the snippet graph
+/// check and the splicing do not recurse per level either.
+#[test]
+fn ten_thousand_chained_snippets() {
+    const DEPTH: usize = 10_000;
+    let snippets: Vec<SnippetSource> = (0..DEPTH)
+        .map(|i| {
+            let text = if i + 1 < DEPTH {
+                format!("[{{{{snippet:s{}}}}}]", i + 1)
+            } else {
+                "{{x}}".to_string()
+            };
+            snippet(&format!("s{i}"), text)
+        })
+        .collect();
+    let templates = vec![template("chain", "{{snippet:s0}}")];
+    let library = Library::from_sources(templates.clone(), snippets.clone(), Delimiters::default())
+        .expect("the library loads");
+    let prompt = library
+        .build_prompt("chain", &json!({"x": "X"}))
+        .expect("renders");
+    let want = format!("{}X{}", "[".repeat(DEPTH - 1), "]".repeat(DEPTH - 1));
+    assert_eq!(prompt.system, want);
+
+    // Closing the chain into a cycle is found, at the include that closes it.
+    let mut cyclic = snippets;
+    cyclic[DEPTH - 1] = snippet(&format!("s{}", DEPTH - 1), "{{snippet:s0}}");
+    let error = Library::from_sources(templates, cyclic, Delimiters::default())
+        .expect_err("a cycle is an error");
+    assert_eq!(error.code().as_str(), "snippet_cycle");
+    assert_eq!(error.diagnostics().len(), 1, "{error}");
+}
+
+/// Text with a few tokens, about `size` bytes.
+fn big_template(size: usize) -> String {
+    let paragraph = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod \
+                     tempor incididunt ut labore et dolore magna aliqua.\n";
+    let tokens = "{{name}} {{#if flag}}yes{{else}}no{{/if}} {{snippet:sig}}\n";
+    let mut text = String::with_capacity(size + paragraph.len());
+    let mut lines = 0;
+    while text.len() < size {
+        text.push_str(paragraph);
+        lines += 1;
+        if lines % 5_000 == 0 {
+            text.push_str(tokens);
+        }
+    }
+    text
+}
+
+/// Loads and renders a template of `size` bytes; returns the time taken.
+fn load_and_render(size: usize) -> Duration {
+    let text = big_template(size);
+    let token_lines = text.matches("{{name}}").count();
+    let want_len = text.trim_end().len()
+        + token_lines * ("Ada".len() + "yes".len() + "-- sig".len())
+        - token_lines * ("{{name}}{{#if flag}}yes{{else}}no{{/if}}{{snippet:sig}}".len());
+    let start = Instant::now();
+    let library = Library::from_sources(
+        vec![template("big", text)],
+        vec![snippet("sig", "-- sig")],
+        Delimiters::default(),
+    )
+    .expect("the library loads");
+    let prompt = library
+        .build_prompt("big", &json!({"name": "Ada", "flag": true}))
+        .expect("renders");
+    let elapsed = start.elapsed();
+    assert_eq!(prompt.system.len(), want_len);
+    assert!(prompt.system.contains("Ada yes -- sig\n"));
+    elapsed
+}
+
+/// 5 MB and 50 MB templates: loading and rendering take linear time.
+#[test]
+fn fifty_megabytes_in_linear_time() {
+    let _serial = timing_lock();
+    let small = best_of_three(|| load_and_render(5 << 20));
+    let large = load_and_render(50 << 20);
+    assert_linear("load and render 5 MB / 50 MB", small, large);
+}
+
+/// Code generation is linear in the template size too (0.5 MB and 5 MB:
+/// the docs hold the whole template, so this is the generator's own cost).
+#[test]
+fn codegen_in_linear_time() {
+    let time = |size: usize| {
+        let templates = vec![template("big", big_template(size))];
+        let sig = vec![snippet("sig", "-- sig")];
+        let library = Library::from_sources(templates.clone(), sig, Delimiters::default())
+            .expect("the library loads");
+        let start = Instant::now();
+        let code = generate(library.prompts(), &templates, &dev_paths()).expect("generates");
+        let elapsed = start.elapsed();
+        assert!(code.len() < 4 * size, "{} bytes of code", code.len());
+        elapsed
+    };
+    let _serial = timing_lock();
+    let small = best_of_three(|| time(1 << 19));
+    let large = time(5 << 19);
+    assert_linear("codegen 0.5 MB / 5 MB", small, large);
+}
+
+/// A template using `n` distinct variables, one per line.
+fn many_vars(n: usize) -> String {
+    (0..n)
+        .map(|i| format!("line {i}: {{{{v{i}}}}}\n"))
+        .collect()
+}
+
+/// Loading locates the first use of every variable; with thousands of them
+/// that must not rescan the file each time (it did: quadratic).
+#[test]
+fn many_variables_load_and_generate_in_linear_time() {
+    let time = |n: usize| {
+        let templates = vec![template("many", many_vars(n))];
+        let start = Instant::now();
+        let library = Library::from_sources(templates.clone(), vec![], Delimiters::default())
+            .expect("the library loads");
+        let loaded = start.elapsed();
+        let prompt = &library.prompts()[0];
+        assert_eq!(prompt.vars.len(), n);
+        let last = &prompt.vars[n - 1].first_use;
+        assert_eq!((last.line, last.column), (n, 8 + (n - 1).to_string().len()));
+        let start = Instant::now();
+        generate(library.prompts(), &templates, &dev_paths()).expect("generates");
+        (loaded, start.elapsed())
+    };
+    let _serial = timing_lock();
+    let load_small = best_of_three(|| time(2_000).0);
+    let gen_small = best_of_three(|| time(2_000).1);
+    let (load_large, gen_large) = time(20_000);
+    assert_linear("load 2,000 / 20,000 variables", load_small, load_large);
+    assert_linear("codegen 2,000 / 20,000 variables", gen_small, gen_large);
+}
+
+/// A lenient render with every one of thousands of variables missing writes
+/// each token back: linear too.
+#[test]
+fn many_missing_variables_render_in_linear_time() {
+    let time = |n: usize| {
+        let library = Library::from_sources(
+            vec![template("many", many_vars(n))],
+            vec![],
+            Delimiters::default(),
+        )
+        .expect("the library loads");
+        let start = Instant::now();
+        let prompt = library
+            .build_prompt_lenient("many", &json!({}))
+            .expect("renders");
+        let elapsed = start.elapsed();
+        assert!(prompt.system.ends_with(&format!("{{{{v{}}}}}", n - 1)));
+        elapsed
+    };
+    let _serial = timing_lock();
+    let small = best_of_three(|| time(2_000));
+    let large = time(20_000);
+    assert_linear(
+        "lenient render of 2,000 / 20,000 missing variables",
+        small,
+        large,
+    );
+}
+
+fn write(root: &Path, path: &str, bytes: &[u8]) {
+    let path = root.join(path);
+    std::fs::create_dir_all(path.parent().expect("a parent")).expect("create folders");
+    std::fs::write(path, bytes).expect("write a file");
+}
+
+/// CRLF (and lone CR) bytes reach the output as they are, through the
+/// library and in the generated code; only the ends are trimmed; lines of
+/// diagnostics count CRLF as one line break and do not show the CR.
+#[test]
+fn crlf_bytes_are_preserved() {
+    let dir = tempfile::tempdir().expect("a scratch folder");
+    let root = dir.path();
+    write(
+        root,
+        "templates/crlf/system.md",
+        b"\r\nHello {{name}}\r\n{{#if flag}}\r\nkept\r\n{{/if}}\r\nold\rmac\r\n{{snippet:sig}}\r\n\r\n",
+    );
+    write(root, "snippets/sig.md", b"\r\n-- sig\r\nline two\r\n");
+    write(
+        root,
+        "templates/bad/system.md",
+        b"one\r\ntwo\r\n  {{/if}}\r\n",
+    );
+
+    let config = Config::load(root).expect("the config loads");
+    let error = Library::load_config(&config).expect_err("`bad` has a stray close");
+    let d = &error.diagnostics()[0];
+    let loc = d.location.as_ref().expect("located");
+    assert_eq!(
+        (d.code.as_str(), loc.path.as_str(), loc.line, loc.column),
+        ("stray_close", "templates/bad/system.md", 3, 3)
+    );
+    assert_eq!(loc.line_text, "  {{/if}}");
+
+    std::fs::remove_dir_all(root.join("templates/bad")).expect("remove `bad`");
+    let library = Library::load_config(&config).expect("the library loads");
+    let prompt = library
+        .build_prompt("crlf", &json!({"name": "Ada", "flag": true}))
+        .expect("renders");
+    assert_eq!(
+        prompt.system,
+        "Hello Ada\r\n\r\nkept\r\n\r\nold\rmac\r\n-- sig\r\nline two"
+    );
+
+    let code = promptpack::build::generate_code(&config).expect("generates");
+    assert!(code.contains(r#""\r\nkept\r\n""#), "{code}");
+    assert!(
+        code.contains(r#""\r\nold\rmac\r\n-- sig\r\nline two""#),
+        "{code}"
+    );
+    syn::parse_file(&code).expect("the generated code parses");
+}
+
+/// A byte order mark is trimmed like whitespace, in templates and snippets,
+/// and takes no column in diagnostics; one inside the text stays.
+#[test]
+fn bom_is_trimmed() {
+    let dir = tempfile::tempdir().expect("a scratch folder");
+    let root = dir.path();
+    write(
+        root,
+        "templates/bom/system.md",
+        "\u{FEFF}Hello {{name}}, {{snippet:sig}}\u{FEFF}inner\n".as_bytes(),
+    );
+    write(root, "snippets/sig.md", "\u{FEFF}-- sig\n".as_bytes());
+    write(
+        root,
+        "templates/bad/system.md",
+        "\u{FEFF}{{/if}}\n".as_bytes(),
+    );
+
+    let config = Config::load(root).expect("the config loads");
+    let error = Library::load_config(&config).expect_err("`bad` has a stray close");
+    let loc = error.diagnostics()[0].location.clone().expect("located");
+    assert_eq!((loc.line, loc.column), (1, 1));
+    assert_eq!(loc.line_text, "{{/if}}");
+
+    std::fs::remove_dir_all(root.join("templates/bad")).expect("remove `bad`");
+    let library = Library::load_config(&config).expect("the library loads");
+    let prompt = library
+        .build_prompt("bom", &json!({"name": "Ada"}))
+        .expect("renders");
+    assert_eq!(prompt.system, "Hello Ada, -- sig\u{FEFF}inner");
+    let code = promptpack::build::generate_code(&config).expect("generates");
+    assert!(code.contains(r#"out.push_str("Hello ");"#), "{code}");
+    syn::parse_file(&code).expect("the generated code parses");
 }

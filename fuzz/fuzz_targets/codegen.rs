@@ -38,7 +38,10 @@ fuzz_target!(|data: &[u8]| {
             let mut chars = code.chars().peekable();
             while let Some(c) = chars.next() {
                 assert!(!is_bidi_control(c), "bidi control {c:?} in generated code");
-                assert!(c != '\r' || chars.peek() == Some(&'\n'), "bare CR in generated code");
+                assert!(
+                    c != '\r' || chars.peek() == Some(&'\n'),
+                    "bare CR in generated code"
+                );
             }
         }
         Err(e) => {

@@ -12,7 +12,13 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let settings = [("{{", "}}"), ("<<", ">>"), ("$", "$"), ("{", "}"), ("<%", "%>")];
+    let settings = [
+        ("{{", "}}"),
+        ("<<", ">>"),
+        ("$", "$"),
+        ("{", "}"),
+        ("<%", "%>"),
+    ];
     let file = SourceFile::new("f.md", text);
     let files = HashMap::from([("f.md".to_string(), text.to_string())]);
     for (open, close) in settings {

@@ -4,7 +4,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use promptpack::{Config, ErrorCode, Library, Severity, Sources, Style, lint_sources, render_diagnostic};
+use promptpack::{
+    Config, ErrorCode, Library, Severity, Sources, Style, lint_sources, render_diagnostic,
+};
 use promptpack_fuzz::{Reference, check_location, expanded_size, parse_case, reference_render};
 
 /// Beyond this, splicing snippets is the input's point, not a bug's.
@@ -26,7 +28,11 @@ fuzz_target!(|data: &[u8]| {
     };
     for lint in lint_sources(&sources, &Config::new("/nonexistent-root")) {
         // Lints may also name a folder, such as a template folder.
-        if lint.location.as_ref().is_some_and(|l| files.contains_key(&l.path)) {
+        if lint
+            .location
+            .as_ref()
+            .is_some_and(|l| files.contains_key(&l.path))
+        {
             check_location(&lint, &files);
         }
         let _ = render_diagnostic(&lint, Severity::Warning, Style::Plain);
@@ -67,17 +73,24 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(lenient.user, want_user, "user part of {}", t.id);
         match library.build_prompt(&t.id, &case.vars) {
             Ok(strict) => {
-                assert!(want_missing.is_empty(), "strict render ignored {want_missing:?}");
+                assert!(
+                    want_missing.is_empty(),
+                    "strict render ignored {want_missing:?}"
+                );
                 assert_eq!(strict, lenient);
             }
             Err(e) => {
-                let missing: Vec<&str> = e
+                let missing: Vec<String> = e
                     .diagnostics()
                     .iter()
                     .map(|d| {
                         assert_eq!(d.code, ErrorCode::MissingVar);
                         check_location(d, &files);
-                        d.message.split('`').nth(3).unwrap_or_default()
+                        let prefix = format!("prompt `{}` needs `", t.id);
+                        let name = d.message.strip_prefix(&prefix);
+                        let name = name.and_then(|n| n.strip_suffix("`, which was not given"));
+                        name.unwrap_or_else(|| panic!("unexpected message: {}", d.message))
+                            .to_string()
                     })
                     .collect();
                 assert_eq!(missing, want_missing, "missing variables of {}", t.id);

@@ -9,7 +9,7 @@
 //! --- templates/<id>/system.md
 //! body, taken byte for byte up to the next header line
 //! --- templates/<id>/user.md
-//! --- snippets/<name>.md
+//! --- snippets/<name>.md   (or snippets/<folder>/<name>.md)
 //! --- vars
 //! {"name": "Ada"}
 //! --- options
@@ -103,6 +103,12 @@ pub fn parse_case(input: &str) -> Case {
             .strip_prefix("snippets/")
             .and_then(|n| n.strip_suffix(".md"))
         {
+            // As on disk: one file per path, named by its stem (so that
+            // `snippets/x.md` and `snippets/sub/x.md` are a duplicate).
+            if case.snippets.iter().any(|s| s.file.path() == header) {
+                continue;
+            }
+            let name = name.rsplit('/').next().unwrap_or(name);
             case.snippets.push(SnippetSource {
                 name: name.to_string(),
                 file: SourceFile::new(header, body),
@@ -136,7 +142,10 @@ pub fn check_location(d: &Diagnostic, files: &HashMap<String, String>) {
         return;
     }
     let lines: Vec<&str> = text.split('\n').collect();
-    assert!(loc.line >= 1 && loc.line <= lines.len(), "{d}: line out of range");
+    assert!(
+        loc.line >= 1 && loc.line <= lines.len(),
+        "{d}: line out of range"
+    );
     let line = lines[loc.line - 1];
     assert!(
         loc.column >= 1 && loc.column <= line.chars().count() + 1,
