@@ -35,9 +35,10 @@ const FORMAT_MAX_DEPTH: usize = 64;
 /// generated items. Fails, reporting every problem, when an id or a variable
 /// cannot become a Rust name or two of them would become the same one.
 ///
-/// When a template nests `{{#if}}` blocks more than 64 deep, the code is written unformatted on one line instead: indenting every level
-/// would make it quadratic in size, and the parser and formatter recurse once
-/// per level.
+/// When a template nests `{{#if}}` blocks more than 64 deep, the code is
+/// written unformatted instead, as [`generate_unformatted`] does: indenting
+/// every level would make it quadratic in size, and the parser and formatter
+/// recurse once per level.
 pub fn generate(
     prompts: &[ResolvedPrompt],
     templates: &[TemplateSource],
@@ -137,15 +138,16 @@ pub fn check_names(prompts: &[ResolvedPrompt], templates: &[TemplateSource]) -> 
     errors
 }
 
-/// The generated source without formatting (`TokenStream::to_string`): the
-/// same code as [`generate`], on one line per item, in about a third of the
-/// time, since it skips parsing the tokens back for prettyplease.
+/// The generated source without formatting (as `TokenStream::to_string`
+/// writes it, without its recursion per nested block): the same code as
+/// [`generate`], in about a third of the time, since it skips parsing the
+/// tokens back for prettyplease.
 pub fn generate_unformatted(
     prompts: &[ResolvedPrompt],
     templates: &[TemplateSource],
     dev: &DevPaths,
 ) -> Result<String> {
-    Ok(generate_tokens(prompts, templates, dev)?.to_string())
+    Ok(write_flat(generate_tokens(prompts, templates, dev)?))
 }
 
 /// The generated code as tokens, unformatted.

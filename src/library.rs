@@ -290,10 +290,20 @@ const EXACT_ABOVE: usize = 4096;
 /// The `missing_var` error for the variables `missing` (indices into the
 /// prompt's table, in order of first use).
 fn missing_error(prompt: &ResolvedPrompt, missing: &[usize]) -> Error {
-    let names: Vec<&str> = missing
+    // Every diagnostic names the whole set, but briefly: listing all of
+    // thousands of names in each of thousands of diagnostics would grow
+    // with the square of their number.
+    const LISTED: usize = 8;
+    let mut names: Vec<&str> = missing
         .iter()
+        .take(LISTED)
         .map(|&i| prompt.vars[i].name.as_str())
         .collect();
+    let more = missing.len().saturating_sub(LISTED);
+    let and_more = format!("and {more} more");
+    if more > 0 {
+        names.push(&and_more);
+    }
     let diagnostics = missing
         .iter()
         .map(|&i| {

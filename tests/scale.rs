@@ -138,6 +138,12 @@ fn ten_thousand_nested_blocks() {
         "{} bytes of code for {DEPTH} blocks",
         code.len()
     );
+    // The same as the build API writes past its formatting limit on the
+    // number of prompts.
+    let unformatted =
+        promptpack::codegen::generate_unformatted(library.prompts(), &templates, &dev_paths())
+            .expect("generates");
+    assert_eq!(unformatted, code);
     // syn recurses per level, so it gets a big stack of its own.
     let parsed = with_big_stack(|| syn::parse_file(&code).map(drop).map_err(|e| e.to_string()));
     assert_eq!(parsed, Ok(()), "the generated code parses");

@@ -1,7 +1,16 @@
 include!("../../target/promptpack-ui/keywords.rs");
 
 fn main() {
-    let vars = KwVars { r#type: "t", self_: "s", crate_: "c", r#match: "m", r#async: true };
-    let prompt = vars.render_system();
-    assert_eq!(prompt, "t s c m x");
+    let vars = KwVars {
+        r#type: "t",
+        self_: "s",
+        crate_: "c",
+        r#match: "m",
+        values: "v",
+        vars: "w",
+        r#async: true,
+    };
+    assert_eq!(vars.render_system(), "t s c m v w x");
+    let prompt = PromptId::Kw.render_generated(&|name| Some(name.to_string()));
+    assert_eq!(prompt.system, "type self crate match values vars x");
 }

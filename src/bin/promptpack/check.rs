@@ -2,6 +2,7 @@
 
 use crate::Folders;
 use clap::Args;
+use promptpack::codegen::check_names;
 use promptpack::{
     Diagnostic, Library, Severity, Style, lint_sources, read_sources, render_diagnostic,
 };
@@ -27,8 +28,12 @@ pub(crate) fn run(args: &CheckArgs, style: Style) -> ExitCode {
             let lints = lint_sources(&sources, &config);
             let (prompts, snippets) = (sources.templates.len(), sources.snippets.len());
             let delimiters = config.delimiters_ref().clone();
-            if let Err(e) = Library::from_sources(sources.templates, sources.snippets, delimiters) {
-                errors.extend(e.into_diagnostics());
+            let templates = sources.templates.clone();
+            match Library::from_sources(sources.templates, sources.snippets, delimiters) {
+                // What the code generator would refuse fails the build, so
+                // it fails the check too.
+                Ok(library) => errors.extend(check_names(library.prompts(), &templates)),
+                Err(e) => errors.extend(e.into_diagnostics()),
             }
             (errors, lints, prompts, snippets)
         }
