@@ -30,6 +30,9 @@ mod render;
 #[path = "src/resolve.rs"]
 mod resolve;
 #[allow(dead_code, unused_imports)]
+#[path = "src/serde_vars.rs"]
+mod serde_vars;
+#[allow(dead_code, unused_imports)]
 #[path = "src/source.rs"]
 mod source;
 #[allow(dead_code, unused_imports)]

@@ -35,6 +35,7 @@ mod reload;
 mod render;
 mod resolve;
 mod scan;
+mod serde_vars;
 mod source;
 mod source_file;
 mod syntax;

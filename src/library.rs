@@ -127,7 +127,7 @@ impl Library {
     }
 
     /// The values are taken straight from `vars`'s `Serialize` impl for the
-    /// variables the prompt uses (see [`crate::vars::collect`]); anything
+    /// variables the prompt uses (see [`crate::serde_vars::collect`]); anything
     /// that path does not handle goes through `serde_json::to_value`, whose
     /// meaning it shares exactly.
     fn build_prompt_with<T: serde::Serialize + ?Sized>(
@@ -137,7 +137,7 @@ impl Library {
         missing_vars: MissingVars,
     ) -> Result<Prompt> {
         if let Some(index) = self.index_of(id) {
-            let rendered = crate::vars::collect(&self.prompts[index].vars, vars, |values| {
+            let rendered = crate::serde_vars::collect(&self.prompts[index].vars, vars, |values| {
                 self.render_values(index, values, missing_vars)
             });
             if let Some(rendered) = rendered {
