@@ -517,6 +517,31 @@ fn contenders<'a>(
             expected,
             move || Ok(black_box(&vars).render_system()),
         ));
+        // The dev path: what `vars.build()` does in a debug build with hot
+        // reload, that is the interpreter over the watched, last-loaded set,
+        // fed by the typed struct. Called directly so that the release bench
+        // times it.
+        let leak = |p: std::path::PathBuf| -> &'static str {
+            Box::leak(p.to_string_lossy().into_owned().into_boxed_str())
+        };
+        let dev_source: &'static promptpack::__private::DevSource =
+            Box::leak(Box::new(promptpack::__private::DevSource {
+                root: leak(workload.dir.clone()),
+                templates: leak(workload.dir.join("templates")),
+                snippets: leak(workload.dir.join("snippets")),
+                open: "{{",
+                close: "}}",
+            }));
+        list.push(contender(
+            "promptpack dev path (interpreted, watched)",
+            "`__private::dev_render`: the debug-build `build()` after a reload",
+            expected,
+            move || match promptpack::__private::dev_render(dev_source, PROMPT_ID, black_box(&vars))
+            {
+                Some(rendered) => rendered.map(|p| p.system).map_err(err),
+                None => Err("hot reload is off (PROMPTPACK_NO_RELOAD?)".to_owned()),
+            },
+        ));
         list.push(contender(
             "promptpack typed `build_prompt(PromptId::BenchSystem, ..)`",
             "generated; id check + `TypedVars::build` (release: no disk) + `Prompt`",
