@@ -165,7 +165,7 @@ pub fn generate_tokens(
     let sources: HashMap<&str, &TemplateSource> =
         templates.iter().map(|t| (t.id.as_str(), t)).collect();
 
-    let prompt_id = prompt_id_enum(prompts, &variants, &fields, &sources);
+    let prompt_id = prompt_id_enum(prompts, &variants, &fields, &sources, dev);
     let structs = prompts
         .iter()
         .zip(&variants)
@@ -402,7 +402,9 @@ fn prompt_id_enum(
     variants: &[Ident],
     fields: &[Vec<Field>],
     sources: &HashMap<&str, &TemplateSource>,
+    dev: &DevPaths,
 ) -> TokenStream {
+    let (open, close) = (&dev.open, &dev.close);
     let variables = fields.iter().map(|fs| {
         let names = fs.iter().map(|f| &f.name);
         quote!(&[#(#names),*])
@@ -483,6 +485,10 @@ fn prompt_id_enum(
                     #(PromptId::#variants => #hashes,)*
                 }
             }
+
+            /// The token delimiters the templates were compiled with, as
+            /// `(open, close)`: what a check for surviving tokens looks for.
+            pub const DELIMITERS: (&'static str, &'static str) = (#open, #close);
 
             /// The names of every variable the prompt uses, as written in
             /// its templates, in order of first use.

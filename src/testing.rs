@@ -685,9 +685,9 @@ impl Snapshots {
     }
 
     /// Checks for survivors written with these delimiters, instead of those
-    /// of the `promptpack.toml` beside the test crate's `Cargo.toml` (which is
-    /// what `promptpack::build::compile()` reads). Set it when the build
-    /// script passes other delimiters through a `Config`.
+    /// the prompts were compiled with ([`snapshot_prompts!`](crate::snapshot_prompts)
+    /// takes them from `PromptId::DELIMITERS`) or, outside that macro, those
+    /// of the `promptpack.toml` beside the test crate's `Cargo.toml`.
     #[must_use]
     pub fn delimiters(mut self, delimiters: Delimiters) -> Snapshots {
         self.delimiters = Some(delimiters);
@@ -797,6 +797,18 @@ impl Snapshots {
             }
         }
         cases
+    }
+
+    /// Uses `open`/`close` unless [`Snapshots::delimiters`] set others: how
+    /// [`snapshot_prompts!`](crate::snapshot_prompts) passes the delimiters
+    /// the prompts were compiled with (`PromptId::DELIMITERS`), whether they
+    /// came from `promptpack.toml` or a build `Config`. Invalid delimiters
+    /// are ignored, leaving the `promptpack.toml` lookup of [`Snapshots::start`].
+    pub fn default_delimiters(mut self, open: &str, close: &str) -> Snapshots {
+        if self.delimiters.is_none() {
+            self.delimiters = Delimiters::new(open, close).ok();
+        }
+        self
     }
 
     /// Starts a run: resolves the delimiters (from `promptpack.toml` in
@@ -1000,8 +1012,8 @@ impl SnapshotRun {
 /// `snapshots/`: `prompts__agent-system.snap` with every condition off,
 /// `prompts__agent-system@hasTools+memory.snap` with those two on. Each is
 /// also checked for template tokens that survived the render
-/// ([`Survivors`]), written with the delimiters of the crate's
-/// `promptpack.toml`.
+/// ([`Survivors`]), written with the delimiters the prompts were compiled
+/// with (`PromptId::DELIMITERS`).
 ///
 /// Every case runs even when some fail; the test then fails once, listing
 /// them all (insta's "Stopped on the first failure" note, printed with each
@@ -1058,7 +1070,10 @@ macro_rules! snapshot_prompts {
             <$id>::render_generated,
         );
         let options: $crate::testing::Snapshots = $options;
-        let mut run = options.start(::core::env!("CARGO_MANIFEST_DIR"));
+        let (open, close) = <$id>::DELIMITERS;
+        let mut run = options
+            .default_delimiters(open, close)
+            .start(::core::env!("CARGO_MANIFEST_DIR"));
         for case in run.cases(&prompts) {
             run.snapshot(&case, |case| {
                 $crate::testing::__insta::assert_snapshot!(case.name.as_str(), case.snapshot());

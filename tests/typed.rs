@@ -150,3 +150,8 @@ fn prompt_id_serializes_as_its_folder_name() {
     let error = serde_json::from_str::<PromptId>("\"nope\"").expect_err("unknown id");
     assert!(error.to_string().contains("unknown_prompt"), "{error}");
 }
+
+#[test]
+fn generated_code_records_its_delimiters() {
+    assert_eq!(PromptId::DELIMITERS, ("{{", "}}"));
+}

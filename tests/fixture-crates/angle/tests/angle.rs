@@ -32,6 +32,7 @@ fn the_build_script_generated_the_prompts() {
     );
     assert_eq!(PromptId::Greeter.conditions(), ["formal"]);
     assert_eq!(PromptId::JsonReply.conditions(), ["strict"]);
+    assert_eq!(PromptId::DELIMITERS, ("<<", ">>"));
 }
 
 #[test]
