@@ -1045,6 +1045,7 @@ impl SnapshotRun {
 /// # #[derive(Clone, Copy)] enum PromptId { Greet }
 /// # impl PromptId {
 /// #     const ALL: [PromptId; 1] = [PromptId::Greet];
+/// #     const DELIMITERS: (&'static str, &'static str) = ("{{", "}}");
 /// #     fn as_str(self) -> &'static str { "greet" }
 /// #     fn variables(self) -> &'static [&'static str] { &["name"] }
 /// #     fn conditions(self) -> &'static [&'static str] { &[] }
