@@ -55,6 +55,8 @@ pub enum ErrorCode {
     StaleBuild,
     /// The file watcher could not be set up or failed.
     Watch,
+    /// A template that expands, snippets spliced in, past a size limit.
+    TooLarge,
     /// Lint: text that looks like a token but is not one, and so reaches
     /// the model literally (`{{ name }}`, `{{#each x}}`).
     NearMiss,
@@ -95,6 +97,7 @@ impl ErrorCode {
             ErrorCode::WrongVars => "wrong_vars",
             ErrorCode::StaleBuild => "stale_build",
             ErrorCode::Watch => "watch",
+            ErrorCode::TooLarge => "too_large",
             ErrorCode::NearMiss => "near_miss",
             ErrorCode::UnusedSnippet => "unused_snippet",
             ErrorCode::EmptyFile => "empty_file",

@@ -127,7 +127,13 @@ pub fn resolve(
                 }
             }
             if ok {
-                parts.push(builder.expand(file, &parsed, &by_name));
+                match builder.expand(file, &parsed, &by_name) {
+                    Ok(program) => parts.push(program),
+                    Err(e) => {
+                        errors.push(e);
+                        ok = false;
+                    }
+                }
             }
         }
         if !ok {
@@ -301,7 +307,7 @@ impl PromptBuilder {
         file: &SourceFile,
         parsed: &Parsed,
         snippets: &HashMap<&str, ParsedSnippet<'_>>,
-    ) -> Program {
+    ) -> Result<Program, Diagnostic> {
         let mut program = Program::default();
         let mut open_ifs: Vec<usize> = Vec::new();
         let mut stack: Vec<(&SourceFile, &[Item])> = vec![(file, &parsed.items)];
@@ -344,6 +350,13 @@ impl PromptBuilder {
                     program.ops.push(Op::EndIf);
                 }
                 Item::Snippet(name) => {
+                    // Snippets that include others more than once multiply:
+                    // a short chain can expand past any memory. Stop there.
+                    if program.text.len() > MAX_EXPANDED_TEXT
+                        || program.ops.len() > MAX_EXPANDED_OPS
+                    {
+                        return Err(too_large(file, name));
+                    }
                     if let Some(snippet) = snippets.get(name.name.as_str()) {
                         self.snippets.insert(name.name.clone());
                         if let Some(parsed) = &snippet.parsed {
@@ -353,8 +366,45 @@ impl PromptBuilder {
                 }
             }
         }
-        program
+        if program.text.len() > MAX_EXPANDED_TEXT || program.ops.len() > MAX_EXPANDED_OPS {
+            return Err(too_large_file(file));
+        }
+        Ok(program)
     }
+}
+
+/// The most static text one template part may expand to, snippets spliced
+/// in: far beyond any real prompt, well below exhausting memory.
+pub const MAX_EXPANDED_TEXT: usize = 256 << 20;
+
+/// The most tokens and text pieces one template part may expand to.
+pub const MAX_EXPANDED_OPS: usize = 4 << 20;
+
+fn too_large(file: &SourceFile, include: &Name) -> Diagnostic {
+    Diagnostic::new(
+        ErrorCode::TooLarge,
+        format!(
+            "{} expands the template past {} MiB of text or {} tokens",
+            file.slice(include.span),
+            MAX_EXPANDED_TEXT >> 20,
+            MAX_EXPANDED_OPS
+        ),
+    )
+    .at(file.location(include.span))
+    .with_help("a snippet included several times, by snippets that are themselves included several times, multiplies")
+}
+
+fn too_large_file(file: &SourceFile) -> Diagnostic {
+    Diagnostic::new(
+        ErrorCode::TooLarge,
+        format!(
+            "{} expands past {} MiB of text or {} tokens",
+            file.path(),
+            MAX_EXPANDED_TEXT >> 20,
+            MAX_EXPANDED_OPS
+        ),
+    )
+    .at(crate::error::Location::file(file.path()))
 }
 
 /// Fills in the jump targets of the block opened at `open` and ending at `end`.

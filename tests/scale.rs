@@ -182,6 +182,29 @@ fn ten_thousand_chained_snippets() {
     assert_eq!(error.diagnostics().len(), 1, "{error}");
 }
 
+/// Each snippet includes the next twice: 2^40 copies of the last one, were
+/// it expanded. It must fail with `too_large` at once, not exhaust memory.
+#[test]
+fn snippets_that_multiply_stop_at_the_size_limit() {
+    const DEPTH: usize = 40;
+    let snippets: Vec<SnippetSource> = (0..DEPTH)
+        .map(|i| {
+            let text = if i + 1 < DEPTH {
+                format!("{{{{snippet:s{0}}}}}{{{{snippet:s{0}}}}}", i + 1)
+            } else {
+                "x".repeat(1024)
+            };
+            snippet(&format!("s{i}"), text)
+        })
+        .collect();
+    let templates = vec![template("boom", "{{snippet:s0}}")];
+    let error = Library::from_sources(templates, snippets, Delimiters::default())
+        .expect_err("must not expand without bound");
+    assert_eq!(error.code().as_str(), "too_large", "{error}");
+    let location = error.diagnostics()[0].location.as_ref().expect("located");
+    assert!(location.path.starts_with("snippets/s"), "{error}");
+}
+
 /// Text with a few tokens, about `size` bytes.
 fn big_template(size: usize) -> String {
     let paragraph = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod \
