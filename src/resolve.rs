@@ -130,7 +130,7 @@ pub fn resolve(
                 match builder.expand(file, &parsed, &by_name) {
                     Ok(program) => parts.push(program),
                     Err(e) => {
-                        errors.push(e);
+                        errors.push(*e);
                         ok = false;
                     }
                 }
@@ -307,7 +307,7 @@ impl PromptBuilder {
         file: &SourceFile,
         parsed: &Parsed,
         snippets: &HashMap<&str, ParsedSnippet<'_>>,
-    ) -> Result<Program, Diagnostic> {
+    ) -> Result<Program, Box<Diagnostic>> {
         let mut program = Program::default();
         let mut open_ifs: Vec<usize> = Vec::new();
         let mut stack: Vec<(&SourceFile, &[Item])> = vec![(file, &parsed.items)];
@@ -355,7 +355,7 @@ impl PromptBuilder {
                     if program.text.len() > MAX_EXPANDED_TEXT
                         || program.ops.len() > MAX_EXPANDED_OPS
                     {
-                        return Err(too_large(file, name));
+                        return Err(Box::new(too_large(file, name)));
                     }
                     if let Some(snippet) = snippets.get(name.name.as_str()) {
                         self.snippets.insert(name.name.clone());
@@ -367,7 +367,7 @@ impl PromptBuilder {
             }
         }
         if program.text.len() > MAX_EXPANDED_TEXT || program.ops.len() > MAX_EXPANDED_OPS {
-            return Err(too_large_file(file));
+            return Err(Box::new(too_large_file(file)));
         }
         Ok(program)
     }
