@@ -21,7 +21,7 @@
 //! ```
 
 use crate::source_file::Span;
-use crate::syntax::{Delimiters, is_snippet_name, is_var_name};
+use crate::syntax::{Delimiters, Token, classify, is_snippet_name, is_token_char, is_var_name};
 
 /// What a [`Finding`] is: a token, or brace syntax that stays literal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -165,12 +165,6 @@ pub fn find_tokens(text: &str, delims: &Delimiters) -> Vec<Finding> {
         (f.line, f.column) = lines.advance(text, f.span.start);
     }
     findings
-}
-
-/// Characters that may appear between the delimiters of some token form (as
-/// the parser has them). Delimiters never hold them.
-fn is_token_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, '_' | ':' | '#' | '/' | ' ' | '-' | '.' | '\\')
 }
 
 /// The first position at or after some point where a pattern occurs, kept
@@ -391,33 +385,17 @@ impl<'a> Scanner<'a> {
     }
 }
 
-/// The token form `inner` is, exactly as the parser classifies it; `None`
-/// when it is no token.
+/// The token form `inner` is, as the parser classifies it; `None` when it
+/// is no token.
 fn token_kind(inner: &str) -> Option<FindingKind> {
-    // `else` is a keyword before it is a name.
-    if inner == "else" {
-        return Some(FindingKind::Else);
-    }
-    if is_var_name(inner) {
-        return Some(FindingKind::Var);
-    }
-    if let Some(name) = inner.strip_prefix("snippet:") {
-        if is_snippet_name(name) {
-            return Some(FindingKind::Snippet);
-        }
-        if name.contains(['/', '\\', '.']) && !name.contains(char::is_whitespace) {
-            return Some(FindingKind::InvalidSnippetPath);
-        }
-        return None;
-    }
-    if let Some(name) = inner.strip_prefix("#if ") {
-        return is_var_name(name).then_some(FindingKind::If);
-    }
-    match inner {
-        "else" => Some(FindingKind::Else),
-        "/if" => Some(FindingKind::EndIf),
-        _ => None,
-    }
+    Some(match classify(inner)? {
+        Token::Var(_) => FindingKind::Var,
+        Token::Snippet(_) => FindingKind::Snippet,
+        Token::BadSnippet(_) => FindingKind::InvalidSnippetPath,
+        Token::If(_) => FindingKind::If,
+        Token::Else => FindingKind::Else,
+        Token::EndIf => FindingKind::EndIf,
+    })
 }
 
 /// Turns increasing byte offsets into line and column, scanning the text once.

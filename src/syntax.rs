@@ -101,7 +101,7 @@ pub fn is_name_char(c: char) -> bool {
 }
 
 /// Characters that may appear between the delimiters of some token form.
-fn is_token_char(c: char) -> bool {
+pub(crate) fn is_token_char(c: char) -> bool {
     is_name_char(c) || matches!(c, ':' | '#' | '/' | ' ' | '-' | '.' | '\\')
 }
 
@@ -116,7 +116,8 @@ pub fn is_snippet_name(s: &str) -> bool {
     chars.next().is_some_and(is_name_char) && chars.all(|c| is_name_char(c) || c == '-')
 }
 
-enum Token<'a> {
+/// A token form, with the name it holds.
+pub(crate) enum Token<'a> {
     Var(&'a str),
     Snippet(&'a str),
     BadSnippet(&'a str),
@@ -126,7 +127,9 @@ enum Token<'a> {
 }
 
 /// Recognises a token whose inside is `inner`, or `None` for literal text.
-fn classify(inner: &str) -> Option<Token<'_>> {
+/// The one definition of the token forms: the parser and the scanner of
+/// `check` and the survivor check both ask it.
+pub(crate) fn classify(inner: &str) -> Option<Token<'_>> {
     // `else` is a keyword before it is a name.
     if inner == "else" {
         return Some(Token::Else);
