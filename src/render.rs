@@ -75,17 +75,14 @@ pub(crate) fn render_ops(
     out: &mut String,
     mut on_missing: impl FnMut(usize, &mut String),
 ) {
-    let ops = program.ops.as_slice();
     let text = program.text.as_str();
     // What follows the last text op: text ops cover the program's text in
     // order, so the next one usually starts there, and splitting it off
     // checks one char boundary where slicing the whole text checks two.
     let mut rest = text;
-    let mut at = 0;
-    while let Some(op) = ops.get(at) {
-        at += 1;
-        match *op {
-            Op::Text { start, end } => {
+    for step in taken_steps(program, values) {
+        match step {
+            Step::Text { start, end } => {
                 let split = if start == text.len() - rest.len() {
                     rest.split_at_checked(end.wrapping_sub(start))
                 } else {
@@ -104,22 +101,12 @@ pub(crate) fn render_ops(
                 };
                 out.push_str(piece);
             }
-            Op::Var(i) => match values.get(i) {
+            Step::Var(i) => match values.get(i) {
                 // Text, by far the most common value, without a call.
                 Some(Some(ValueRef::Str(s))) => out.push_str(s),
                 Some(Some(value)) => value.write_to(out),
                 _ => on_missing(i, out),
             },
-            Op::If { cond, else_at, .. } => {
-                if !values
-                    .get(cond)
-                    .is_some_and(|v| v.is_some_and(|v| v.is_truthy()))
-                {
-                    at = else_at;
-                }
-            }
-            Op::Else { end_at } => at = end_at,
-            Op::EndIf => {}
         }
     }
 }
@@ -133,25 +120,46 @@ pub(crate) fn measure_ops(
     values: &[Option<ValueRef<'_>>],
     value_len: &dyn Fn(usize) -> usize,
 ) -> usize {
+    taken_steps(program, values).fold(0usize, |len, step| match step {
+        Step::Text { start, end } => len.saturating_add(end.saturating_sub(start)),
+        Step::Var(i) => len.saturating_add(value_len(i)),
+    })
+}
+
+/// What a render writes: a piece of the program's text, or a value.
+#[derive(Clone, Copy)]
+enum Step {
+    Text { start: usize, end: usize },
+    Var(usize),
+}
+
+/// The steps of `program` along the branches `values` take: the one place
+/// that knows how the jumps of `#if` and `else` are followed.
+#[inline]
+fn taken_steps<'p>(
+    program: &'p Program,
+    values: &'p [Option<ValueRef<'_>>],
+) -> impl Iterator<Item = Step> + 'p {
     let ops = program.ops.as_slice();
-    let mut len = 0usize;
     let mut at = 0;
-    while let Some(op) = ops.get(at) {
-        at += 1;
-        match *op {
-            Op::Text { start, end } => len += end.saturating_sub(start),
-            Op::Var(i) => len = len.saturating_add(value_len(i)),
-            Op::If { cond, else_at, .. } => {
-                if !values
-                    .get(cond)
-                    .is_some_and(|v| v.is_some_and(|v| v.is_truthy()))
-                {
-                    at = else_at;
+    std::iter::from_fn(move || {
+        while let Some(op) = ops.get(at) {
+            at += 1;
+            match *op {
+                Op::Text { start, end } => return Some(Step::Text { start, end }),
+                Op::Var(i) => return Some(Step::Var(i)),
+                Op::If { cond, else_at, .. } => {
+                    let truthy = values
+                        .get(cond)
+                        .is_some_and(|v| v.is_some_and(|v| v.is_truthy()));
+                    if !truthy {
+                        at = else_at;
+                    }
                 }
+                Op::Else { end_at } => at = end_at,
+                Op::EndIf => {}
             }
-            Op::Else { end_at } => at = end_at,
-            Op::EndIf => {}
         }
-    }
-    len
+        None
+    })
 }
