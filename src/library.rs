@@ -74,7 +74,6 @@ impl Library {
         delimiters: Delimiters,
     ) -> Library {
         prompts.sort_by(|a, b| a.id.cmp(&b.id));
-        prompts.iter_mut().for_each(shrink);
         prompts.shrink_to_fit();
         let uses = prompts.iter().map(value_uses).collect();
         Library {
@@ -244,20 +243,6 @@ impl Library {
                 },
             ),
         )
-    }
-}
-
-/// Gives back the room the prompt's buffers grew into while it was built
-/// (text and ops double as they grow: up to half of a library's memory),
-/// since a library keeps them as they are for as long as it lives.
-fn shrink(prompt: &mut ResolvedPrompt) {
-    for program in std::iter::once(&mut prompt.system).chain(&mut prompt.user) {
-        program.text.shrink_to_fit();
-        program.ops.shrink_to_fit();
-    }
-    prompt.vars.shrink_to_fit();
-    for var in &mut prompt.vars {
-        var.first_use.line_text.shrink_to_fit();
     }
 }
 

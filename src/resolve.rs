@@ -149,13 +149,17 @@ pub fn resolve(
             hasher.write(b"\0user\0");
             hash_program(&mut hasher, user, &builder.vars);
         }
+        let mut vars = builder.vars;
+        // Resolved prompts are kept for as long as a library lives: give
+        // back the room the buffers grew into (up to half their memory).
+        vars.shrink_to_fit();
         prompts.push(ResolvedPrompt {
             id: t.id.clone(),
             system,
             user,
             system_path: t.system.path().to_string(),
             user_path: t.user.as_ref().map(|u| u.path().to_string()),
-            vars: builder.vars,
+            vars,
             snippets: builder.snippets,
             hash: hasher.finish(),
         });
@@ -369,6 +373,8 @@ impl PromptBuilder {
         if program.text.len() > MAX_EXPANDED_TEXT || program.ops.len() > MAX_EXPANDED_OPS {
             return Err(Box::new(too_large_file(file)));
         }
+        program.text.shrink_to_fit();
+        program.ops.shrink_to_fit();
         Ok(program)
     }
 }
