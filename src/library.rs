@@ -1,12 +1,21 @@
 //! A validated set of prompts, rendered by string id with dynamic values.
 
-use crate::error::{Diagnostic, Error, ErrorCode, Result};
-use crate::program::{Op, Program};
-use crate::render::{Missing, MissingVars, measure_ops, render_ops, write_token};
-use crate::resolve::{ResolvedPrompt, SnippetSource, TemplateSource, resolve};
-use crate::syntax::Delimiters;
-use crate::value::ValueRef;
-use crate::vars::Vars;
+use promptpack_core::error::{Diagnostic, Error, ErrorCode, Result};
+use promptpack_core::pipeline::{Compiled, Stages};
+use promptpack_core::program::{Op, Program};
+use promptpack_core::render::{Missing, MissingVars, measure_ops, render_ops, write_token};
+use promptpack_core::resolve::ResolvedPrompt;
+use promptpack_core::settings::Settings;
+use promptpack_core::sources::{SnippetSource, Sources, TemplateSource};
+use promptpack_core::syntax::Delimiters;
+use promptpack_core::value::ValueRef;
+use promptpack_core::vars::{VarNames, Vars};
+use promptpack_load::Config;
+use std::path::PathBuf;
+#[cfg(feature = "hot-reload")]
+use crate::reload::{WatchOptions, WatchedLibrary};
+#[cfg(feature = "hot-reload")]
+use std::time::Duration;
 
 /// A rendered prompt: what to send to the model, and where it came from.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -55,17 +64,47 @@ pub struct Library {
 }
 
 impl Library {
+    /// Loads and checks the prompts under `root`: `root/templates`,
+    /// `root/snippets` and `root/promptpack.toml` when present.
+    pub fn load(root: impl Into<PathBuf>) -> Result<Library> {
+        Library::load_config(&Config::load(root)?)
+    }
+
+    /// Loads and checks the prompts `config` points at, reporting every
+    /// problem, of reading or of the templates, at once.
+    pub fn load_config(config: &Config) -> Result<Library> {
+        let compiled = promptpack_load::load(config, Stages::default()).into_result()?;
+        Ok(Library::from_compiled(compiled, config.delimiters_ref().clone()))
+    }
+
     /// Builds a library from in-memory sources, checking everything.
     pub fn from_sources(
         templates: Vec<TemplateSource>,
         snippets: Vec<SnippetSource>,
         delimiters: Delimiters,
     ) -> Result<Library> {
-        let (prompts, errors) = resolve(&templates, &snippets, &delimiters);
-        if let Some(error) = Error::from_diagnostics(errors) {
-            return Err(error);
-        }
-        Ok(Library::from_resolved(prompts, delimiters))
+        let sources = Sources {
+            templates,
+            snippets,
+            stray_files: Vec::new(),
+        };
+        let settings = Settings {
+            delimiters,
+            naming_exempt: Vec::new(),
+        };
+        let compiled = promptpack_core::pipeline::compile(
+            sources,
+            Vec::new(),
+            &settings,
+            Stages::default(),
+        )
+        .into_result()?;
+        Ok(Library::from_compiled(compiled, settings.delimiters))
+    }
+
+    /// A library of what the pipeline compiled without error.
+    pub(crate) fn from_compiled(compiled: Compiled, delimiters: Delimiters) -> Library {
+        Library::from_resolved(compiled.prompts, delimiters)
     }
 
     /// A library of prompts that were already resolved without error.
@@ -83,14 +122,55 @@ impl Library {
         }
     }
 
-    /// Every prompt, sorted by id.
+    /// Loads the prompts under `root` (as [`Library::load`] does) and keeps
+    /// them current: the returned handle reloads when a template, a snippet
+    /// or `promptpack.toml` changes. Fails when the first load fails, or with
+    /// [`ErrorCode::Watch`] when the watcher cannot start (then try
+    /// [`Library::watch_polling`]).
+    #[cfg(feature = "hot-reload")]
+    pub fn watch(root: impl Into<PathBuf>) -> Result<WatchedLibrary> {
+        WatchedLibrary::new(root, WatchOptions::default())
+    }
+
+    /// Like [`Library::watch`] for the folders and delimiters of `config`,
+    /// which stays fixed: `promptpack.toml` is not read again.
+    #[cfg(feature = "hot-reload")]
+    pub fn watch_config(config: &Config) -> Result<WatchedLibrary> {
+        WatchedLibrary::with_config(config, WatchOptions::default())
+    }
+
+    /// Like [`Library::watch`], but finds changes by scanning the folders
+    /// every `interval` instead of through file system events.
+    #[cfg(feature = "hot-reload")]
+    pub fn watch_polling(root: impl Into<PathBuf>, interval: Duration) -> Result<WatchedLibrary> {
+        WatchedLibrary::new(root, WatchOptions::default().poll(interval))
+    }
+
+    /// The ids of the prompts, sorted.
+    pub fn ids(&self) -> impl ExactSizeIterator<Item = &str> {
+        self.prompts.iter().map(|p| p.id.as_str())
+    }
+
+    /// Whether there is a prompt named `id`.
+    pub fn contains(&self, id: &str) -> bool {
+        self.index_of(id).is_some()
+    }
+
+    /// Every prompt as the pipeline resolved it, sorted by id.
+    #[cfg(feature = "unstable-machinery")]
     pub fn prompts(&self) -> &[ResolvedPrompt] {
         &self.prompts
     }
 
-    /// The prompt with this id.
-    pub fn get(&self, id: &str) -> Option<&ResolvedPrompt> {
+    /// The prompt with this id, as the pipeline resolved it.
+    pub(crate) fn get(&self, id: &str) -> Option<&ResolvedPrompt> {
         self.index_of(id).map(|i| &self.prompts[i])
+    }
+
+    /// The prompt with this id, as the pipeline resolved it.
+    #[cfg(feature = "unstable-machinery")]
+    pub fn resolved(&self, id: &str) -> Option<&ResolvedPrompt> {
+        self.get(id)
     }
 
     /// Where prompt `id` is in `prompts`: a binary search of the sorted ids,
@@ -148,9 +228,14 @@ impl Library {
 
     /// Renders prompt `id` with values from any [`Vars`], without converting
     /// them first.
-    pub fn render(&self, id: &str, vars: &impl Vars, missing_vars: MissingVars) -> Result<Prompt> {
+    pub fn render(
+        &self,
+        id: &str,
+        vars: &(impl Vars + ?Sized),
+        missing_vars: MissingVars,
+    ) -> Result<Prompt> {
         let index = self.index_of(id).ok_or_else(|| self.unknown_prompt(id))?;
-        let names = &self.prompts[index].vars;
+        let names = VarNames::new(&self.prompts[index].vars);
         if names.len() <= STACK_VALUES {
             let mut values = [None; STACK_VALUES];
             let values = &mut values[..names.len()];
@@ -233,16 +318,7 @@ impl Library {
     }
 
     fn unknown_prompt(&self, id: &str) -> Error {
-        let known: Vec<&str> = self.prompts.iter().map(|p| p.id.as_str()).collect();
-        Error::from(
-            Diagnostic::new(ErrorCode::UnknownPrompt, format!("no prompt named `{id}`")).with_help(
-                if known.is_empty() {
-                    "this library has no prompts".to_string()
-                } else {
-                    format!("the prompts are: {}", known.join(", "))
-                },
-            ),
-        )
+        Error::unknown_prompt(id, self.prompts.iter().map(|p| p.id.as_str()))
     }
 }
 
@@ -342,7 +418,7 @@ fn json_kind(v: &serde_json::Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source_file::SourceFile;
+    use promptpack_core::source_file::SourceFile;
     use serde_json::json;
     use std::collections::HashMap;
 

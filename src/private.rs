@@ -1,9 +1,9 @@
 //! Items the generated code calls. Not a public API: names and signatures
 //! may change in any release.
 
-use crate::error::Result;
 use crate::library::Prompt;
-use crate::vars::Vars;
+use promptpack_core::error::{Error, ErrorCode, Result};
+use promptpack_core::vars::Vars;
 
 /// Where the crate that generated the code keeps its prompts, fixed at build
 /// time, for the dev path to read them from disk.
@@ -78,20 +78,14 @@ macro_rules! __impl_serde_for_prompt_id {
 pub use serde;
 
 /// The error of a generated `build_prompt` given another prompt's vars.
-pub fn wrong_vars(requested: &str, vars_of: &str) -> crate::error::Error {
-    crate::error::Error::new(
-        crate::error::ErrorCode::WrongVars,
+pub fn wrong_vars(requested: &str, vars_of: &str) -> Error {
+    Error::new(
+        ErrorCode::WrongVars,
         format!("build_prompt({requested}) was given the variables of `{vars_of}`"),
     )
 }
 
 /// The error of a generated `PromptId::from_str` given an unknown id.
-pub fn unknown_prompt(id: &str, known: &[&str]) -> crate::error::Error {
-    crate::error::Error::from(
-        crate::error::Diagnostic::new(
-            crate::error::ErrorCode::UnknownPrompt,
-            format!("no prompt named `{id}`"),
-        )
-        .with_help(format!("the prompts are: {}", known.join(", "))),
-    )
+pub fn unknown_prompt(id: &str, known: &[&str]) -> Error {
+    Error::unknown_prompt(id, known.iter().copied())
 }

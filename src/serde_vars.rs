@@ -2,9 +2,9 @@
 //! `Library::build_prompt`: the top-level map or struct is read entry by
 //! entry into a value table, without building a `serde_json::Value` for it.
 
-use crate::program::VarInfo;
-use crate::value::ValueRef;
-use crate::vars::scan_from;
+use promptpack_core::program::VarInfo;
+use promptpack_core::value::ValueRef;
+use promptpack_core::vars::scan_from;
 use std::cell::Cell;
 use std::collections::HashMap;
 
@@ -563,10 +563,11 @@ impl serde::Serializer for ValueCollector<'_> {
 #[cfg(test)]
 mod tests {
     use crate::library::Library;
-    use crate::program::VarInfo;
-    use crate::render::MissingVars;
-    use crate::resolve::TemplateSource;
-    use crate::source_file::SourceFile;
+    use promptpack_core::program::VarInfo;
+    use promptpack_core::render::MissingVars;
+    use promptpack_core::source_file::SourceFile;
+    use promptpack_core::sources::TemplateSource;
+    use promptpack_core::vars::VarNames;
     use serde::Serialize;
     use serde_json::json;
     use std::collections::{BTreeMap, HashMap};
@@ -729,9 +730,9 @@ mod tests {
     }
 
     /// `get_many` gives what one `get` per name gives, walked or looked up.
-    fn same_as_get(vars: &dyn crate::vars::Vars, names: &[VarInfo]) {
+    fn same_as_get(vars: &dyn promptpack_core::vars::Vars, names: &[VarInfo]) {
         let mut many = vec![None; names.len()];
-        vars.get_many(names, &mut many);
+        vars.get_many(VarNames::new(names), &mut many);
         let one_by_one: Vec<_> = names.iter().map(|v| vars.get(&v.name)).collect();
         assert_eq!(many, one_by_one);
     }
@@ -765,7 +766,7 @@ mod tests {
         }
         let mut values = vec![None; names.len()];
         let walked: HashMap<&str, &str> = HashMap::from([("a", "x")]);
-        crate::vars::Vars::get_many(&walked, names, &mut values);
+        promptpack_core::vars::Vars::get_many(&walked, VarNames::new(names), &mut values);
         assert_eq!(values[0], Some(super::ValueRef::Str("x")));
         assert!(values[1..].iter().all(Option::is_none));
     }

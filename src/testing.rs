@@ -62,11 +62,12 @@
 //! See the macro for what it renders, how the snapshots are named and how to
 //! review them.
 
-use crate::config::Config;
+use promptpack_core::program::StableHasher;
+use promptpack_load::Config;
 use crate::library::Prompt;
-use crate::scan::{Finding, FindingKind, find_tokens};
-use crate::source_file::Span;
-use crate::syntax::Delimiters;
+use promptpack_core::scan::{Finding, FindingKind, find_tokens};
+use promptpack_core::source_file::Span;
+use promptpack_core::syntax::Delimiters;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -884,10 +885,10 @@ fn case_name(prompt: &str, on: &[&str]) -> String {
     if prompt.len() + 1 + joined.len() <= MAX_NAME_LEN {
         return format!("{prompt}@{joined}");
     }
-    // FNV-1a: stable across platforms and releases.
-    let hash = joined.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    });
+    // Stable across platforms and releases, as snapshot names must be.
+    let mut hasher = StableHasher::default();
+    hasher.write(joined.as_bytes());
+    let hash = hasher.finish();
     format!("{prompt}@{}-on-{hash:016x}", on.len())
 }
 

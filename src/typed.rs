@@ -1,8 +1,8 @@
 //! The trait every generated vars struct implements.
 
-use crate::error::Result;
 use crate::library::Prompt;
-use crate::vars::Vars;
+use promptpack_core::error::Result;
+use promptpack_core::vars::Vars;
 
 /// A generated vars struct: the variables of one prompt, checked by the
 /// compiler.

@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# Cold release build cost of three kinds of application, measured in one run
+# so the numbers are comparable (same machine, same load, same toolchain):
+#
+#   baseline      serde + serde_json + thiserror, no promptpack: the floor
+#   library-only  promptpack's dynamic API (Library::load), no build script
+#   typed         build.rs + include_prompts! + build_prompt(PromptId::X, ..)
+#
+# library-only and typed are built against two promptpack checkouts, "before"
+# and "after", through a path dependency.
+#
+# Usage: run.sh [--before DIR | --before-rev REV] [--after DIR | --after-rev REV] [--keep]
+#   --before DIR      a promptpack checkout to use as "before"
+#   --before-rev REV  export REV of this repository as "before" (default 92ef7fe,
+#                     the last commit before the Cargo workspace)
+#   --after DIR       a promptpack checkout to use as "after"
+#                     (default: the repository holding this script, as it is on disk)
+#   --after-rev REV   export REV of this repository as "after"
+#   --keep            keep the temporary directory (apps, target dirs, logs)
+#
+# Prints a Markdown table and writes it to last-run.md beside this script.
+set -euo pipefail
+
+script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$script_dir/../.." && pwd)
+
+before_dir="" before_rev="92ef7fe"
+after_dir="$repo" after_rev=""
+keep=0
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --before) before_dir=$2; before_rev=""; shift 2 ;;
+        --before-rev) before_rev=$2; before_dir=""; shift 2 ;;
+        --after) after_dir=$2; after_rev=""; shift 2 ;;
+        --after-rev) after_rev=$2; after_dir=""; shift 2 ;;
+        --keep) keep=1; shift ;;
+        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+        *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
+    esac
+done
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/promptpack-build-cost.XXXXXX")
+if [[ $keep -eq 0 ]]; then
+    trap 'rm -rf "$tmp"' EXIT
+else
+    echo "keeping $tmp" >&2
+fi
+
+# `git archive | tar` reads only the object store: unlike `git worktree` or
+# `git checkout` it leaves the repository's index and work tree alone.
+export_rev() { # REV DEST
+    mkdir -p "$2"
+    git -C "$repo" archive "$1" | tar -x -C "$2"
+}
+if [[ -n $before_rev ]]; then
+    before_dir=$tmp/before-tree; export_rev "$before_rev" "$before_dir"
+    before_label="before ($before_rev)"
+else
+    before_dir=$(cd "$before_dir" && pwd); before_label="before ($before_dir)"
+fi
+if [[ -n $after_rev ]]; then
+    after_dir=$tmp/after-tree; export_rev "$after_rev" "$after_dir"
+    after_label="after ($after_rev)"
+else
+    after_dir=$(cd "$after_dir" && pwd); after_label="after ($after_dir)"
+fi
+
+# A compiler cache would turn a cold build into a warm one.
+unset RUSTC_WRAPPER CARGO_BUILD_RUSTC_WRAPPER
+# Release builds are not incremental by default; say so anyway, so a user's
+# config cannot change what is measured.
+export CARGO_INCREMENTAL=0
+
+# GNU time reports the CPU time of every process cargo waited for (rustc,
+# build scripts). Without it, bash's `time` keyword reports the same sums.
+if [[ -x /usr/bin/time ]]; then
+    timer=gnu
+else
+    timer=bash
+fi
+
+# The crates worth naming in the table: what the typed path and hot reload
+# bring in on top of the baseline.
+notable_re='^(syn|quote|proc-macro2|prettyplease|heck|notify|notify-debouncer-full|promptpack.*)$'
+
+# Copies app $1 into a fresh directory for tree $2 (a checkout, or "" for the
+# baseline), fills in its templates, builds it cold and appends a result line
+# "app|tree|crates|wall|cpu|notable" to $tmp/results.
+measure() { # APP TREE_DIR TREE_LABEL
+    local app=$1 tree=$2 label=$3
+    local work=$tmp/apps/$app-${label%% *}
+    mkdir -p "$work"
+    cp -r "$script_dir/apps/$app/." "$work/"
+
+    # Fill in the templates. A workspace tree has crates/promptpack-build for
+    # build scripts; the single-package tree has promptpack::build.
+    local build_crate=promptpack build_path=$tree compile=promptpack::build::compile
+    if [[ -n $tree && -f $tree/crates/promptpack-build/Cargo.toml ]]; then
+        build_crate=promptpack-build build_path=$tree/crates/promptpack-build
+        compile=promptpack_build::compile
+    fi
+    local f
+    for f in "$work"/*.in; do
+        sed -e "s|@PROMPTPACK@|$tree|g" -e "s|@BUILD_CRATE@|$build_crate|g" \
+            -e "s|@BUILD_PATH@|$build_path|g" -e "s|@COMPILE@|$compile|g" \
+            "$f" > "${f%.in}"
+        rm "$f"
+    done
+    rm -f "$work/Cargo.lock"   # resolve fresh, as a new user would
+
+    # Nothing prebuilt: a target directory of its own.
+    export CARGO_TARGET_DIR=$work/target
+    # Resolve and download first, so the timed build measures compiling,
+    # not the network.
+    (cd "$work" && cargo fetch -q)
+
+    echo "building $app against $label ..." >&2
+    local log=$work/build.log times=$work/time.txt
+    if [[ $timer == gnu ]]; then
+        (cd "$work" && /usr/bin/time -f '%e %U %S' -o "$times" \
+            cargo build --release 2> "$log") || { cat "$log" >&2; return 1; }
+    else
+        local TIMEFORMAT='%R %U %S'
+        { time (cd "$work" && cargo build --release 2> "$log") ; } 2> "$times" \
+            || { cat "$log" >&2; return 1; }
+    fi
+    # The binary must work: a row for an app that does not run means nothing.
+    "$CARGO_TARGET_DIR/release/bench-$app" > "$work/run.out"
+
+    local wall user sys crates notable
+    read -r wall user sys < <(tail -n 1 "$times")
+    crates=$(grep -c '^ *Compiling ' "$log" || true)
+    notable=$(sed -n 's/^ *Compiling \([^ ]*\) v\([^ ]*\).*/\1 \2/p' "$log" \
+        | awk -v re="$notable_re" '$1 ~ re { printf "%s%s %s", sep, $1, $2; sep=", " }')
+    echo "$app|$label|$crates|$wall|$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')|${notable:--}" >> "$tmp/results"
+
+    # The target directories are large; only --keep needs them afterwards.
+    [[ $keep -eq 1 ]] || rm -rf "$CARGO_TARGET_DIR"
+}
+
+started=$(date -u '+%Y-%m-%d %H:%M UTC')
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+measure baseline "" "-"
+measure library-only "$before_dir" "$before_label"
+measure library-only "$after_dir" "$after_label"
+measure typed "$before_dir" "$before_label"
+measure typed "$after_dir" "$after_label"
+load_end=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# The table. CPU time is user + sys of every compiler process: unlike wall
+# time it does not depend much on how many cores were free.
+report=$script_dir/last-run.md
+{
+    echo "# Cold release build cost"
+    echo
+    echo "$started; $(nproc) cores; $(rustc --version); timer: $timer;"
+    echo "load average $load_start at start, $load_end at end."
+    echo
+    echo "| app | tree | crates compiled | wall s | CPU s | CPU ÷ baseline | notable crates |"
+    echo "|---|---|--:|--:|--:|--:|---|"
+    base_cpu=$(awk -F'|' '$1 == "baseline" { print $5 }' "$tmp/results")
+    while IFS='|' read -r app label crates wall cpu notable; do
+        ratio=$(awk -v c="$cpu" -v b="$base_cpu" 'BEGIN { printf "%.2f", c / b }')
+        printf '| %s | %s | %s | %s | %s | %s | %s |\n' \
+            "$app" "$label" "$crates" "$wall" "$cpu" "$ratio" "$notable"
+    done < "$tmp/results"
+} | tee "$report"

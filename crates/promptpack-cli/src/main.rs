@@ -1,0 +1,135 @@
+//! `promptpack`: check, list, render and watch a folder of prompt templates.
+//!
+//! Built on promptpack's public API only. Exit codes: 0 when all is well,
+//! 1 when the prompts (or the values given) have errors, 2 on a usage error.
+
+mod check;
+mod list;
+mod render;
+mod watch;
+
+use clap::{Args, Parser, Subcommand};
+use promptpack::{Config, Diagnostic, Error, ErrorCode, Severity, Style, render_diagnostic};
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Check, list, render and watch Markdown prompt templates.
+#[derive(Debug, Parser)]
+#[command(name = "promptpack", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Load and validate every prompt; print every error and warning.
+    Check(check::CheckArgs),
+    /// List every prompt: parts, variables and their types, snippets, size, hash.
+    List(list::ListArgs),
+    /// Render one prompt: the system part, then the user part.
+    Render(render::RenderArgs),
+    /// Render one prompt again on every change to the prompt folder.
+    Watch(watch::WatchArgs),
+}
+
+/// Where the prompts are: the options every subcommand takes.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct Folders {
+    /// The prompt root: holds templates/, snippets/ and optionally promptpack.toml.
+    #[arg(long, value_name = "ROOT", default_value = ".")]
+    root: PathBuf,
+    /// The templates folder [default: ROOT/templates, or as promptpack.toml says].
+    #[arg(long, value_name = "DIR")]
+    templates: Option<PathBuf>,
+    /// The snippets folder [default: ROOT/snippets, or as promptpack.toml says].
+    #[arg(long, value_name = "DIR")]
+    snippets: Option<PathBuf>,
+    /// Token delimiters, overriding promptpack.toml, e.g. `--delimiters '<<' '>>'`.
+    #[arg(long, num_args = 2, value_names = ["OPEN", "CLOSE"])]
+    delimiters: Option<Vec<String>>,
+}
+
+impl Folders {
+    /// The configuration: `ROOT/promptpack.toml` when there is one, then the
+    /// command-line overrides.
+    pub(crate) fn config(&self) -> Result<Config, Error> {
+        let mut config = Config::load(&self.root)?;
+        if let Some(dir) = &self.templates {
+            config = config.templates_dir(dir);
+        }
+        if let Some(dir) = &self.snippets {
+            config = config.snippets_dir(dir);
+        }
+        if let Some([open, close]) = self.delimiters.as_deref() {
+            config = config.delimiters(open, close)?;
+        }
+        Ok(config)
+    }
+
+    /// The prompt root.
+    pub(crate) fn root(&self) -> &std::path::Path {
+        &self.root
+    }
+
+    /// Whether a command-line option overrides what promptpack.toml says.
+    pub(crate) fn overrides_config(&self) -> bool {
+        self.templates.is_some() || self.snippets.is_some() || self.delimiters.is_some()
+    }
+}
+
+fn main() -> ExitCode {
+    // Usage errors exit with clap's code 2; `--help` and `--version` with 0.
+    let cli = Cli::parse();
+    let style = stderr_style();
+    match cli.command {
+        Command::Check(args) => check::run(&args, style),
+        Command::List(args) => list::run(&args, style),
+        Command::Render(args) => render::run(&args, style),
+        Command::Watch(args) => watch::run(&args, style),
+    }
+}
+
+/// Colour on a terminal, unless `NO_COLOR` is set (to anything non-empty,
+/// as <https://no-color.org> says).
+fn stderr_style() -> Style {
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    if std::io::stderr().is_terminal() && !no_color {
+        Style::Color
+    } else {
+        Style::Plain
+    }
+}
+
+/// Prints diagnostics to stderr, each followed by a blank line.
+pub(crate) fn print_diagnostics(diagnostics: &[Diagnostic], severity: Severity, style: Style) {
+    let mut err = std::io::stderr().lock();
+    for d in diagnostics {
+        // A closed stderr leaves nothing to report to.
+        let _ = writeln!(err, "{}\n", render_diagnostic(d, severity, style));
+    }
+}
+
+/// Prints an error's diagnostics and returns exit code 1.
+pub(crate) fn fail(error: &Error, style: Style) -> ExitCode {
+    print_diagnostics(error.diagnostics(), Severity::Error, style);
+    ExitCode::FAILURE
+}
+
+/// Writes to stdout, ignoring a closed pipe (`promptpack list | head`).
+pub(crate) fn print_out(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+/// A hash as shown everywhere: 16 hex digits.
+pub(crate) fn hex(hash: u64) -> String {
+    format!("{hash:016x}")
+}
+
+/// An error about something given on the command line, with no place in a file.
+pub(crate) fn usage_error(code: ErrorCode, message: impl Into<String>) -> Error {
+    Error::from(Diagnostic::new(code, message))
+}

@@ -1,0 +1,282 @@
+//! The one error type of promptpack: a stable code, a message and, where the
+//! problem has one, the place in a source file.
+
+use std::fmt;
+
+/// What went wrong, as a stable machine-readable code.
+///
+/// The string form ([`ErrorCode::as_str`]) is part of the public contract: tests,
+/// CI scripts and editors may match on it. The lint codes at the end are
+/// reported as warnings by `promptpack check`; the rest are errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// A value token the render reached has no value (strict mode).
+    MissingVar,
+    /// `{{snippet:x}}` names a snippet that does not exist.
+    SnippetNotFound,
+    /// Snippets include each other in a cycle.
+    SnippetCycle,
+    /// A snippet name that is not a plain name, such as one escaping the snippets folder.
+    InvalidSnippetName,
+    /// `{{#if}}` without its `{{/if}}` in the same file.
+    UnclosedBlock,
+    /// `{{/if}}` without an open `{{#if}}`.
+    StrayClose,
+    /// `{{else}}` outside an `{{#if}}` block, or a second one in the same block.
+    StrayElse,
+    /// A template folder without `system.md`.
+    MissingSystem,
+    /// A file that is not valid UTF-8.
+    InvalidUtf8,
+    /// A file or folder that could not be read.
+    Io,
+    /// `promptpack.toml` or a builder setting that is not valid.
+    InvalidConfig,
+    /// Two snippet files with the same name.
+    DuplicateSnippet,
+    /// A template folder name that is not a valid prompt id.
+    InvalidId,
+    /// Two template folders that map to the same generated name.
+    IdCollision,
+    /// A variable name that cannot become a Rust field.
+    InvalidVarName,
+    /// Two variables of one prompt that map to the same Rust field.
+    VarCollision,
+    /// A path (such as a symlink) that leads outside the prompt root.
+    OutsideRoot,
+    /// No prompt with this id.
+    UnknownPrompt,
+    /// The variables given are not a map of names to values.
+    InvalidVars,
+    /// The vars struct passed belongs to another prompt.
+    WrongVars,
+    /// A template edited in dev needs a variable the compiled struct does not have.
+    StaleBuild,
+    /// The file watcher could not be set up or failed.
+    Watch,
+    /// A template that expands, snippets spliced in, past a size limit.
+    TooLarge,
+    /// Lint: text that looks like a token but is not one, and so reaches
+    /// the model literally (`{{ name }}`, `{{#each x}}`).
+    NearMiss,
+    /// Lint: a snippet no template includes.
+    UnusedSnippet,
+    /// Lint: a template or snippet file with nothing in it.
+    EmptyFile,
+    /// Lint: a file in a template folder that promptpack never reads.
+    StrayFile,
+    /// Lint: a name that breaks the conventions (camelCase variables,
+    /// kebab-case ids).
+    Naming,
+}
+
+impl ErrorCode {
+    /// The stable snake_case name of this code, e.g. `"missing_var"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::MissingVar => "missing_var",
+            ErrorCode::SnippetNotFound => "snippet_not_found",
+            ErrorCode::SnippetCycle => "snippet_cycle",
+            ErrorCode::InvalidSnippetName => "invalid_snippet_name",
+            ErrorCode::UnclosedBlock => "unclosed_block",
+            ErrorCode::StrayClose => "stray_close",
+            ErrorCode::StrayElse => "stray_else",
+            ErrorCode::MissingSystem => "missing_system",
+            ErrorCode::InvalidUtf8 => "invalid_utf8",
+            ErrorCode::Io => "io",
+            ErrorCode::InvalidConfig => "invalid_config",
+            ErrorCode::DuplicateSnippet => "duplicate_snippet",
+            ErrorCode::InvalidId => "invalid_id",
+            ErrorCode::IdCollision => "id_collision",
+            ErrorCode::InvalidVarName => "invalid_var_name",
+            ErrorCode::VarCollision => "var_collision",
+            ErrorCode::OutsideRoot => "outside_root",
+            ErrorCode::UnknownPrompt => "unknown_prompt",
+            ErrorCode::InvalidVars => "invalid_vars",
+            ErrorCode::WrongVars => "wrong_vars",
+            ErrorCode::StaleBuild => "stale_build",
+            ErrorCode::Watch => "watch",
+            ErrorCode::TooLarge => "too_large",
+            ErrorCode::NearMiss => "near_miss",
+            ErrorCode::UnusedSnippet => "unused_snippet",
+            ErrorCode::EmptyFile => "empty_file",
+            ErrorCode::StrayFile => "stray_file",
+            ErrorCode::Naming => "naming",
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where in a source file a problem is.
+///
+/// Line and column are 1-based and count characters as they are in the file
+/// on disk (before trimming); `line_text` is that whole line, kept so that a
+/// diagnostic with a caret can be printed without reading the file again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    /// The file, as a path relative to the prompt root where there is one
+    /// (`templates/director/system.md`).
+    pub path: String,
+    /// 1-based line number.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+    /// Length of the offending text in characters (at least 1 for a caret).
+    pub len: usize,
+    /// The text of the line, without its line ending.
+    pub line_text: String,
+}
+
+impl Location {
+    /// A location that names a file but no position in it (line 1, column 1).
+    pub fn file(path: impl Into<String>) -> Location {
+        Location {
+            path: path.into(),
+            line: 1,
+            column: 1,
+            len: 0,
+            line_text: String::new(),
+        }
+    }
+}
+
+/// One problem, with a stable [`ErrorCode`], a message and, where there is one,
+/// its [`Location`].
+///
+/// `Display` reads like `templates/director/system.md:12:5: unclosed_block: …`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// What kind of problem this is.
+    pub code: ErrorCode,
+    /// A sentence saying what is wrong.
+    pub message: String,
+    /// Where it is, when it has a place in a file.
+    pub location: Option<Location>,
+    /// An optional hint on how to fix it.
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    /// A diagnostic with no location.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            code,
+            message: message.into(),
+            location: None,
+            help: None,
+        }
+    }
+
+    /// The same diagnostic, placed at `location`.
+    pub fn at(mut self, location: Location) -> Diagnostic {
+        self.location = Some(location);
+        self
+    }
+
+    /// The same diagnostic with a help line.
+    pub fn with_help(mut self, help: impl Into<String>) -> Diagnostic {
+        self.help = Some(help.into());
+        self
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(loc) = &self.location {
+            write!(f, "{}:{}:{}: ", loc.path, loc.line, loc.column)?;
+        }
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+/// The error type of every fallible promptpack operation.
+///
+/// It holds one or more [`Diagnostic`]s: loading a prompt folder reports every
+/// problem at once rather than stopping at the first.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct Error {
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl Error {
+    /// An error made of one diagnostic.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Error {
+        Error::from(Diagnostic::new(code, message))
+    }
+
+    /// `unknown_prompt`: no prompt is named `id`; the help names `known`.
+    pub fn unknown_prompt<'a>(id: &str, known: impl IntoIterator<Item = &'a str>) -> Error {
+        let known: Vec<&str> = known.into_iter().collect();
+        let help = if known.is_empty() {
+            "there are no prompts".to_string()
+        } else {
+            format!("the prompts are: {}", known.join(", "))
+        };
+        Diagnostic::new(ErrorCode::UnknownPrompt, format!("no prompt named `{id}`"))
+            .with_help(help)
+            .into()
+    }
+
+    /// An error made of several diagnostics; `None` when the list is empty.
+    pub fn from_diagnostics(diagnostics: Vec<Diagnostic>) -> Option<Error> {
+        if diagnostics.is_empty() {
+            None
+        } else {
+            Some(Error { diagnostics })
+        }
+    }
+
+    /// The code of the first diagnostic.
+    pub fn code(&self) -> ErrorCode {
+        self.diagnostics[0].code
+    }
+
+    /// Every diagnostic, in the order they were found.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+
+    /// The same error, with `location` given to every diagnostic that had none.
+    pub fn located(mut self, location: Location) -> Error {
+        for d in &mut self.diagnostics {
+            if d.location.is_none() {
+                d.location = Some(location.clone());
+            }
+        }
+        self
+    }
+
+    /// Every diagnostic, by value.
+    pub fn into_diagnostics(self) -> Vec<Diagnostic> {
+        self.diagnostics
+    }
+}
+
+impl From<Diagnostic> for Error {
+    fn from(diagnostic: Diagnostic) -> Error {
+        Error {
+            diagnostics: vec![diagnostic],
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, d) in self.diagnostics.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "{d}")?;
+        }
+        Ok(())
+    }
+}
+
+/// `Result` with promptpack's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

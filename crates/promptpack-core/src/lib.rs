@@ -1,0 +1,33 @@
+//! The prompt template language of [promptpack](https://docs.rs/promptpack):
+//! syntax, snippet resolution, programs, the render pass, JavaScript values,
+//! diagnostics and the one error type. Pure: it knows no file system, no
+//! code generator and no watcher.
+//!
+//! **Internal crate.** Its API serves promptpack's own crates and has no
+//! semver guarantee of its own; applications use `promptpack`, build scripts
+//! `promptpack-build`. Tools that need the internals can reach them through
+//! promptpack's `unstable-machinery` feature.
+#![warn(missing_docs)]
+
+pub mod diagnostics;
+pub mod error;
+#[cfg(feature = "lint")]
+pub mod lint;
+pub mod pipeline;
+pub mod program;
+pub mod render;
+pub mod resolve;
+pub mod scan;
+pub mod settings;
+pub mod source_file;
+pub mod sources;
+pub mod syntax;
+pub mod value;
+pub mod vars;
+
+pub use diagnostics::{Severity, Style, render_diagnostic, render_error};
+pub use error::{Diagnostic, Error, ErrorCode, Location, Result};
+pub use settings::Settings;
+pub use source_file::{SourceFile, Span};
+pub use sources::{SnippetSource, Sources, TemplateSource};
+pub use syntax::Delimiters;

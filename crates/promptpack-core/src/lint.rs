@@ -1,0 +1,425 @@
+//! Warnings about prompt sources that load fine but are probably not what
+//! their author meant: near-miss tokens, unused snippets, empty and stray
+//! files, names off the conventions. Pure: works on [`Sources`] already read,
+//! and on nothing else, so it runs even when the templates have errors.
+//!
+//! ```
+//! use promptpack_core::lint::lint_sources;
+//! use promptpack_core::{ErrorCode, Settings, SourceFile, Sources, TemplateSource};
+//! let sources = Sources {
+//!     templates: vec![TemplateSource {
+//!         id: "greet".into(),
+//!         system: SourceFile::new("templates/greet/system.md", "Hi {{ name }}."),
+//!         user: None,
+//!     }],
+//!     ..Sources::default()
+//! };
+//! let lints = lint_sources(&sources, &Settings::default());
+//! assert_eq!(lints.len(), 1);
+//! assert_eq!(lints[0].code, ErrorCode::NearMiss);
+//! assert_eq!(lints[0].help.as_deref(), Some("write `{{name}}`: no spaces inside the delimiters"));
+//! ```
+
+use crate::error::{Diagnostic, ErrorCode, Location};
+use crate::scan::{Finding, FindingKind, find_tokens};
+use crate::settings::Settings;
+use crate::sources::Sources;
+use crate::source_file::SourceFile;
+use crate::syntax::{Delimiters, is_var_name};
+use heck::{ToKebabCase, ToLowerCamelCase};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+/// A lint is a [`Diagnostic`] with one of the lint codes of [`ErrorCode`]
+/// (`near_miss`, `unused_snippet`, `empty_file`, `stray_file`, `naming`),
+/// rendered as a warning.
+fn lint(code: ErrorCode, message: impl Into<String>, location: Location) -> Diagnostic {
+    Diagnostic::new(code, message).at(location)
+}
+
+/// Every lint of `sources`, sorted by file, line and column.
+///
+/// `settings` gives the delimiters and the template ids exempt from the
+/// naming lints ([`Settings::naming_exempt`]). Only what `sources` holds is looked at:
+/// nothing is read from disk.
+pub fn lint_sources(sources: &Sources, settings: &Settings) -> Vec<Diagnostic> {
+    let delims = &settings.delimiters;
+    let exempt: HashSet<&str> = settings.naming_exempt.iter().map(String::as_str).collect();
+    let mut lints = Vec::new();
+
+    let mut scans: Vec<(&SourceFile, Vec<Finding>)> = Vec::new();
+    let template_files = sources
+        .templates
+        .iter()
+        .flat_map(|t| std::iter::once(&t.system).chain(t.user.as_ref()));
+    let snippet_files = sources.snippets.iter().map(|s| &s.file);
+    for file in template_files.chain(snippet_files) {
+        scans.push((file, find_tokens(file.text(), delims)));
+    }
+    let findings_of = |file: &SourceFile| {
+        scans
+            .iter()
+            .find(|(f, _)| std::ptr::eq(*f, file))
+            .map_or(&[][..], |(_, found)| &found[..])
+    };
+
+    for (file, findings) in &scans {
+        near_misses(file, findings, delims, &mut lints);
+        if file.body().is_empty() {
+            lints.push(empty_file(file));
+        }
+    }
+
+    // Which templates reach each snippet, following includes transitively.
+    let includes: BTreeMap<&str, Vec<&str>> = sources
+        .snippets
+        .iter()
+        .map(|s| {
+            (
+                s.name.as_str(),
+                snippet_names(&s.file, findings_of(&s.file)),
+            )
+        })
+        .collect();
+    let mut reached_by: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for t in &sources.templates {
+        let mut stack: Vec<&str> = std::iter::once(&t.system)
+            .chain(t.user.as_ref())
+            .flat_map(|f| snippet_names(f, findings_of(f)))
+            .collect();
+        let mut seen = BTreeSet::new();
+        while let Some(name) = stack.pop() {
+            if seen.insert(name) {
+                stack.extend(includes.get(name).into_iter().flatten().copied());
+            }
+        }
+        for name in seen {
+            reached_by.entry(name).or_default().push(&t.id);
+        }
+    }
+    for s in &sources.snippets {
+        if !reached_by.contains_key(s.name.as_str()) {
+            let message = format!("snippet `{}` is not included by any template", s.name);
+            let help = format!(
+                "include it with `{}snippet:{}{}`, or delete {}",
+                delims.open(),
+                s.name,
+                delims.close(),
+                s.file.path()
+            );
+            lints.push(
+                lint(
+                    ErrorCode::UnusedSnippet,
+                    message,
+                    Location::file(s.file.path()),
+                )
+                .with_help(help),
+            );
+        }
+    }
+
+    for path in &sources.stray_files {
+        let message = format!("{path} is never read");
+        let help = "a template folder holds only system.md and an optional user.md, and the templates folder only template folders";
+        lints.push(
+            lint(ErrorCode::StrayFile, message, Location::file(path.as_str())).with_help(help),
+        );
+    }
+
+    let exemption = |id: &str| {
+        format!("or exempt the prompt with `[lints] naming_exempt = [\"{id}\"]` in promptpack.toml")
+    };
+    for t in &sources.templates {
+        if exempt.contains(t.id.as_str()) {
+            continue;
+        }
+        if !is_kebab_case(&t.id) {
+            let folder = t
+                .system
+                .path()
+                .rsplit_once('/')
+                .map_or(t.system.path(), |(dir, _)| dir);
+            let message = format!("prompt id `{}` is not kebab-case", t.id);
+            let help = format!(
+                "rename the folder to `{}`, {}",
+                to_kebab_case(&t.id),
+                exemption(&t.id)
+            );
+            lints.push(lint(ErrorCode::Naming, message, Location::file(folder)).with_help(help));
+        }
+        for file in std::iter::once(&t.system).chain(t.user.as_ref()) {
+            var_names(file, findings_of(file), Some(&exemption(&t.id)), &mut lints);
+        }
+    }
+    for s in &sources.snippets {
+        let users = reached_by.get(s.name.as_str());
+        let exempted = users.is_some_and(|ids| ids.iter().all(|id| exempt.contains(id)));
+        if !exempted {
+            var_names(&s.file, findings_of(&s.file), None, &mut lints);
+        }
+    }
+
+    lints.sort_by(|a, b| {
+        let key = |l: &Diagnostic| {
+            l.location
+                .as_ref()
+                .map(|loc| (loc.path.clone(), loc.line, loc.column))
+                .unwrap_or_default()
+        };
+        key(a)
+            .cmp(&key(b))
+            .then(a.code.cmp(&b.code))
+            .then(a.message.cmp(&b.message))
+    });
+    lints
+}
+
+fn snippet_names<'f>(file: &'f SourceFile, findings: &[Finding]) -> Vec<&'f str> {
+    findings
+        .iter()
+        .filter(|f| f.kind == FindingKind::Snippet)
+        .filter_map(|f| f.name(file.text()))
+        .collect()
+}
+
+fn near_misses(
+    file: &SourceFile,
+    findings: &[Finding],
+    delims: &Delimiters,
+    lints: &mut Vec<Diagnostic>,
+) {
+    let (open, close) = (delims.open(), delims.close());
+    for f in findings {
+        if !f.kind.is_near_miss() || f.kind == FindingKind::UnmatchedClose {
+            continue;
+        }
+        let shown = shorten(f.text(file.text()));
+        let literally = "reaches the model literally";
+        let (message, help) = match f.kind {
+            FindingKind::Spaced => (
+                format!("`{shown}` is not a token and {literally}"),
+                f.suggestion
+                    .as_ref()
+                    .map(|s| format!("write `{s}`: no spaces inside the delimiters")),
+            ),
+            FindingKind::SnippetSyntax => (
+                format!("`{shown}` is not a snippet include and {literally}"),
+                Some(match &f.suggestion {
+                    Some(s) => format!("write `{s}`"),
+                    None => format!(
+                        "write `{open}snippet:name{close}`, with a name of letters, digits, `_` and `-`"
+                    ),
+                }),
+            ),
+            FindingKind::UnknownBlock => (
+                format!("`{shown}` is not a block promptpack knows, and {literally}"),
+                Some(format!(
+                    "the one block is `{open}#if name{close}…{open}else{close}…{open}/if{close}`"
+                )),
+            ),
+            FindingKind::InvalidName => {
+                let inner = &file.text()[f.inner.start..f.inner.end];
+                let camel = to_camel_case(inner);
+                let help = if is_var_name(&camel) && camel != inner {
+                    format!(
+                        "variable names are letters, digits and `_`: write `{open}{camel}{close}`"
+                    )
+                } else {
+                    "variable names are letters, digits and `_`".to_string()
+                };
+                (
+                    format!("`{shown}` is not a variable and {literally}"),
+                    Some(help),
+                )
+            }
+            FindingKind::UnmatchedOpen => (
+                format!("`{open}` is not closed on its line and {literally}"),
+                Some(format!(
+                    "finish the token with `{close}`, or remove the `{open}`"
+                )),
+            ),
+            _ => (
+                format!("`{shown}` is not a token and {literally}"),
+                Some(format!(
+                    "the tokens are `{open}name{close}`, `{open}snippet:name{close}`, `{open}#if name{close}`, `{open}else{close}` and `{open}/if{close}`"
+                )),
+            ),
+        };
+        let mut found = lint(ErrorCode::NearMiss, message, file.location(f.span));
+        found.help = help;
+        lints.push(found);
+    }
+}
+
+/// At most 40 characters of a near-miss, for a message.
+fn shorten(text: &str) -> String {
+    match text.char_indices().nth(40) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_string(),
+    }
+}
+
+fn empty_file(file: &SourceFile) -> Diagnostic {
+    let path = file.path();
+    let help = if path.ends_with("/user.md") {
+        "write the user prompt, or delete user.md: it is optional"
+    } else if path.ends_with("/system.md") {
+        "write the system prompt: as it is, the prompt renders empty"
+    } else {
+        "write the snippet, or delete it and its includes"
+    };
+    lint(
+        ErrorCode::EmptyFile,
+        format!("{path} is empty"),
+        Location::file(path),
+    )
+    .with_help(help)
+}
+
+/// Warns once per file about each variable name that is not camelCase.
+fn var_names(
+    file: &SourceFile,
+    findings: &[Finding],
+    exemption: Option<&str>,
+    lints: &mut Vec<Diagnostic>,
+) {
+    let mut seen = HashSet::new();
+    for f in findings {
+        let Some(name) = f
+            .name(file.text())
+            .filter(|_| matches!(f.kind, FindingKind::Var | FindingKind::If))
+        else {
+            continue;
+        };
+        if is_camel_case(name) || !seen.insert(name) {
+            continue;
+        }
+        let camel = to_camel_case(name);
+        let mut help = if is_camel_case(&camel) {
+            format!("write `{camel}` (the generated field is snake_case either way)")
+        } else {
+            "variable names start with a lowercase letter and have no `_`".to_string()
+        };
+        if let Some(exemption) = exemption {
+            help = format!("{help}, {exemption}");
+        }
+        let message = format!("variable `{name}` is not camelCase");
+        lints.push(lint(ErrorCode::Naming, message, file.location(f.span)).with_help(help));
+    }
+}
+
+/// `agentName`, `x`, `userID`: a lowercase ASCII letter, then letters and digits.
+fn is_camel_case(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase()) && chars.all(|c| c.is_ascii_alphanumeric())
+}
+
+/// `agent-system`: no `_` and no uppercase.
+fn is_kebab_case(id: &str) -> bool {
+    !id.contains('_') && !id.chars().any(char::is_uppercase)
+}
+
+/// `agent_name`, `AgentName`, `next-agent`, `HAS_TOOLS` → `agentName`,
+/// `agentName`, `nextAgent`, `hasTools`.
+fn to_camel_case(name: &str) -> String {
+    name.to_lower_camel_case()
+}
+
+/// `Agent_System`, `agentSystem` → `agent-system`.
+fn to_kebab_case(id: &str) -> String {
+    id.to_kebab_case()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sources::{SnippetSource, TemplateSource};
+
+    fn template(id: &str, system: &str) -> TemplateSource {
+        TemplateSource {
+            id: id.into(),
+            system: SourceFile::new(format!("templates/{id}/system.md"), system),
+            user: None,
+        }
+    }
+
+    fn snippet(name: &str, text: &str) -> SnippetSource {
+        SnippetSource {
+            name: name.into(),
+            file: SourceFile::new(format!("snippets/{name}.md"), text),
+        }
+    }
+
+    fn codes(sources: &Sources, settings: &Settings) -> Vec<(ErrorCode, String)> {
+        lint_sources(sources, settings)
+            .into_iter()
+            .map(|l| (l.code, l.message))
+            .collect()
+    }
+
+    #[test]
+    fn unused_snippets_follow_includes() {
+        let sources = Sources {
+            templates: vec![template("a", "{{snippet:b}}")],
+            snippets: vec![
+                snippet("b", "{{snippet:c}}"),
+                snippet("c", "text"),
+                snippet("d", "text"),
+            ],
+            stray_files: vec![],
+        };
+        assert_eq!(
+            codes(&sources, &Settings::default()),
+            [(
+                ErrorCode::UnusedSnippet,
+                "snippet `d` is not included by any template".to_string()
+            )]
+        );
+    }
+
+    #[test]
+    fn naming_and_exemptions() {
+        let sources = Sources {
+            templates: vec![
+                template(
+                    "Bad_Id",
+                    "{{agent_name}} {{#if HasTools}}{{/if}} {{agent_name}}",
+                ),
+                template("good", "{{agentName}} {{snippet:s}}"),
+            ],
+            snippets: vec![snippet("s", "{{snake_case}}")],
+            stray_files: vec![],
+        };
+        let found = codes(&sources, &Settings::default());
+        assert_eq!(found.len(), 4, "{found:?}");
+        assert!(found.iter().all(|(c, _)| *c == ErrorCode::Naming));
+        let lints = lint_sources(&sources, &Settings::default());
+        let id = lints.iter().find(|l| l.message.starts_with("prompt id"));
+        let help = id.and_then(|l| l.help.as_deref()).unwrap_or("");
+        assert!(help.starts_with("rename the folder to `bad-id`"), "{help}");
+    }
+
+    #[test]
+    fn empty_and_stray_files() {
+        let sources = Sources {
+            templates: vec![template("a", " \n ")],
+            snippets: vec![],
+            stray_files: vec!["templates/a/notes.txt".into()],
+        };
+        let found: Vec<_> = codes(&sources, &Settings::default())
+            .into_iter()
+            .map(|(c, _)| c)
+            .collect();
+        assert_eq!(found, [ErrorCode::StrayFile, ErrorCode::EmptyFile]);
+    }
+
+    #[test]
+    fn camel_and_kebab() {
+        assert_eq!(to_camel_case("agent_name"), "agentName");
+        assert_eq!(to_camel_case("AgentName"), "agentName");
+        assert_eq!(to_camel_case("HAS_TOOLS"), "hasTools");
+        assert_eq!(to_camel_case("next-agent"), "nextAgent");
+        assert_eq!(to_kebab_case("Agent_System"), "agent-system");
+        assert_eq!(to_kebab_case("agentSystem"), "agent-system");
+        assert!(is_camel_case("userID") && !is_camel_case("user_id") && !is_camel_case("User"));
+    }
+}

@@ -1,0 +1,80 @@
+//! The pure half of the one load pipeline: sources already read → parse →
+//! resolve → lint. `promptpack-load` puts the reading in front of it; the
+//! build script, `Library::load`, the reload worker and `check` all go
+//! through both.
+
+use crate::error::{Diagnostic, Error};
+use crate::resolve::{ResolvedPrompt, resolve};
+use crate::settings::Settings;
+use crate::sources::Sources;
+
+/// Which optional stages to run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stages {
+    /// Run the lints (`check`, the build script), which an application
+    /// that only renders does not need.
+    pub lint: bool,
+}
+
+/// What the pipeline made of a prompt set: the prompts that resolved, and
+/// every problem found on the way, errors and warnings apart.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Compiled {
+    /// The sources as read.
+    pub sources: Sources,
+    /// The prompts that resolved, sorted by id.
+    pub prompts: Vec<ResolvedPrompt>,
+    /// Every error: of reading, of the templates. Empty when all is well.
+    pub errors: Vec<Diagnostic>,
+    /// Every warning (lints), when [`Stages::lint`] asked for them.
+    pub warnings: Vec<Diagnostic>,
+}
+
+impl Compiled {
+    /// `Ok` when there is no error, else one [`Error`] holding every error:
+    /// the one multi-error convention of the house.
+    pub fn into_result(mut self) -> Result<Compiled, Error> {
+        match Error::from_diagnostics(std::mem::take(&mut self.errors)) {
+            Some(error) => Err(error),
+            None => Ok(self),
+        }
+    }
+}
+
+/// Runs the pure stages on `sources`; `read_errors` are the problems the
+/// reader already met, which come first in [`Compiled::errors`].
+pub fn compile(
+    sources: Sources,
+    read_errors: Vec<Diagnostic>,
+    settings: &Settings,
+    stages: Stages,
+) -> Compiled {
+    let mut errors = read_errors;
+    let (mut prompts, resolve_errors) =
+        resolve(&sources.templates, &sources.snippets, &settings.delimiters);
+    errors.extend(resolve_errors);
+    prompts.sort_by(|a, b| a.id.cmp(&b.id));
+    let warnings = lints(&sources, settings, stages);
+    Compiled {
+        sources,
+        prompts,
+        errors,
+        warnings,
+    }
+}
+
+#[cfg(feature = "lint")]
+fn lints(sources: &Sources, settings: &Settings, stages: Stages) -> Vec<Diagnostic> {
+    if stages.lint {
+        crate::lint::lint_sources(sources, settings)
+    } else {
+        Vec::new()
+    }
+}
+
+#[cfg(not(feature = "lint"))]
+fn lints(_: &Sources, _: &Settings, stages: Stages) -> Vec<Diagnostic> {
+    // Asking for lints without the feature is a bug in the caller's manifest.
+    debug_assert!(!stages.lint, "promptpack-core built without the `lint` feature");
+    Vec::new()
+}

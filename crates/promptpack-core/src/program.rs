@@ -1,0 +1,155 @@
+//! A resolved template part: snippets spliced in, names numbered, blocks
+//! turned into jumps. This is what both renderers (interpreted and
+//! generated) are made from.
+
+use crate::error::Location;
+
+/// One step of a [`Program`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Op {
+    /// Static text: `text[start..end]` of the program.
+    Text {
+        /// First byte in [`Program::text`].
+        start: usize,
+        /// One past the last byte.
+        end: usize,
+    },
+    /// A value token; the number indexes the prompt's [`VarInfo`] table.
+    Var(usize),
+    /// `{{#if}}`: when the condition is falsy, go to `else_at`
+    /// (the first op of the else branch, or the matching [`Op::EndIf`]).
+    If {
+        /// The condition, an index into the prompt's [`VarInfo`] table.
+        cond: usize,
+        /// Where to go when the condition is falsy.
+        else_at: usize,
+        /// The index of the matching [`Op::EndIf`].
+        end_at: usize,
+    },
+    /// `{{else}}`, reached at the end of a taken then-branch: go to `end_at`.
+    Else {
+        /// The index of the matching [`Op::EndIf`].
+        end_at: usize,
+    },
+    /// `{{/if}}`: nothing to do; it marks where a block ends.
+    EndIf,
+}
+
+/// A template part ready to render: static text in one buffer and the ops
+/// that interleave it with values.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Program {
+    /// All static text, in op order.
+    pub text: String,
+    /// The ops.
+    pub ops: Vec<Op>,
+}
+
+impl Program {
+    /// The static text an op covers, for [`Op::Text`].
+    pub fn text_of(&self, start: usize, end: usize) -> &str {
+        &self.text[start..end]
+    }
+}
+
+/// How a prompt uses one of its variables.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VarInfo {
+    /// The name as written in the templates (`agentName`).
+    pub name: String,
+    /// Used as `{{name}}` somewhere.
+    pub as_value: bool,
+    /// Used as `{{#if name}}` somewhere.
+    pub as_condition: bool,
+    /// Its first use, for diagnostics.
+    pub first_use: Location,
+}
+
+/// What a variable is, as the generated vars struct types it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum VarKind {
+    /// Only `{{x}}`: text, `&str`.
+    Text,
+    /// Only `{{#if x}}`: a flag, `bool`.
+    Flag,
+    /// Both: `Option<&str>`, true when `Some` and not empty.
+    Optional,
+}
+
+impl VarKind {
+    /// The field type of the generated vars struct, as `list` shows it.
+    pub fn rust_type(self) -> &'static str {
+        match self {
+            VarKind::Text => "&str",
+            VarKind::Flag => "bool",
+            VarKind::Optional => "Option<&str>",
+        }
+    }
+}
+
+impl VarInfo {
+    /// How the templates use this variable decides its kind.
+    pub fn kind(&self) -> VarKind {
+        match (self.as_value, self.as_condition) {
+            (true, true) => VarKind::Optional,
+            (false, true) => VarKind::Flag,
+            _ => VarKind::Text,
+        }
+    }
+}
+
+/// A stable 64-bit FNV-1a hash. Stable means the same input gives the same
+/// number on every platform, version of Rust and run, so it can be logged
+/// and compared across deployments.
+#[derive(Debug, Clone, Copy)]
+pub struct StableHasher(u64);
+
+impl Default for StableHasher {
+    fn default() -> Self {
+        StableHasher(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl StableHasher {
+    /// Feeds bytes.
+    pub fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    /// Feeds a length-prefixed string, so that pieces cannot run together.
+    pub fn write_str(&mut self, s: &str) {
+        self.write(&(s.len() as u64).to_le_bytes());
+        self.write(s.as_bytes());
+    }
+
+    /// The hash so far.
+    pub fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Feeds a program into a hasher in a canonical form: what it renders, not how
+/// it was written (which delimiters, which snippets), decides the hash.
+pub fn hash_program(hasher: &mut StableHasher, program: &Program, vars: &[VarInfo]) {
+    for op in &program.ops {
+        match op {
+            Op::Text { start, end } => {
+                hasher.write(b"t");
+                hasher.write_str(program.text_of(*start, *end));
+            }
+            Op::Var(i) => {
+                hasher.write(b"v");
+                hasher.write_str(&vars[*i].name);
+            }
+            Op::If { cond, .. } => {
+                hasher.write(b"i");
+                hasher.write_str(&vars[*cond].name);
+            }
+            Op::Else { .. } => hasher.write(b"e"),
+            Op::EndIf => hasher.write(b"/"),
+        }
+    }
+}

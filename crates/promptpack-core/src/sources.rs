@@ -1,0 +1,36 @@
+//! Prompt sources held in memory: what a reader hands the pipeline.
+
+use crate::source_file::SourceFile;
+
+/// A template folder's files, as read by a source: `templates/<id>/system.md`
+/// and the optional `user.md`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateSource {
+    /// The prompt id: the folder name (`agent-system`).
+    pub id: String,
+    /// `system.md`.
+    pub system: SourceFile,
+    /// `user.md`, when the folder has one.
+    pub user: Option<SourceFile>,
+}
+
+/// A snippet file, `snippets/<name>.md`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnippetSource {
+    /// The name templates include it by.
+    pub name: String,
+    /// The file.
+    pub file: SourceFile,
+}
+
+/// Everything read from a prompt folder, ready to be resolved.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Sources {
+    /// One entry per template folder that has a readable `system.md`.
+    pub templates: Vec<TemplateSource>,
+    /// Every snippet file.
+    pub snippets: Vec<SnippetSource>,
+    /// Files in template folders other than `system.md` and `user.md`, and
+    /// files directly in the templates folder: never read, worth a warning.
+    pub stray_files: Vec<String>,
+}

@@ -1,0 +1,195 @@
+//! Where the prompts live and how they are written: the prompt root, its
+//! `templates/` and `snippets/` folders and `promptpack.toml`.
+
+use promptpack_core::error::{Diagnostic, Error, ErrorCode, Location, Result};
+use promptpack_core::settings::Settings;
+use promptpack_core::source_file::{SourceFile, Span};
+use promptpack_core::syntax::Delimiters;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// The name of the optional settings file at the prompt root.
+pub const CONFIG_FILE: &str = "promptpack.toml";
+
+/// Settings for finding and reading a prompt folder.
+///
+/// Start from [`Config::load`] (which reads `promptpack.toml` when there is
+/// one) or [`Config::new`], then change what you need:
+///
+/// ```
+/// let config = promptpack::Config::new("prompts")
+///     .templates_dir("prompts/templates")
+///     .delimiters("<<", ">>")?;
+/// assert_eq!(config.delimiters_ref().open(), "<<");
+/// # Ok::<(), promptpack::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    root: PathBuf,
+    templates: PathBuf,
+    snippets: PathBuf,
+    settings: Settings,
+}
+
+/// The shape of `promptpack.toml`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    templates: Option<PathBuf>,
+    snippets: Option<PathBuf>,
+    delimiters: Option<DelimitersFile>,
+    lints: Option<LintsFile>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DelimitersFile {
+    open: toml::Spanned<String>,
+    close: toml::Spanned<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LintsFile {
+    #[serde(default)]
+    naming_exempt: Vec<String>,
+}
+
+impl Config {
+    /// Defaults for the prompt root `root`: `root/templates`, `root/snippets`,
+    /// `{{` and `}}`. Does not read `promptpack.toml`.
+    pub fn new(root: impl Into<PathBuf>) -> Config {
+        let root = root.into();
+        Config {
+            templates: root.join("templates"),
+            snippets: root.join("snippets"),
+            root,
+            settings: Settings::default(),
+        }
+    }
+
+    /// The defaults for `root`, changed by `root/promptpack.toml` when it exists.
+    /// Paths in the file are relative to `root`.
+    ///
+    /// ```toml
+    /// templates = "prompts/templates"   # default "templates"
+    /// snippets = "prompts/snippets"     # default "snippets"
+    /// [delimiters]
+    /// open = "<<"
+    /// close = ">>"
+    /// [lints]
+    /// naming_exempt = ["legacy_prompt"] # template ids the naming lints skip
+    /// ```
+    pub fn load(root: impl Into<PathBuf>) -> Result<Config> {
+        let mut config = Config::new(root);
+        let path = config.root.join(CONFIG_FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(config),
+            Err(e) => {
+                return Err(Diagnostic::new(
+                    ErrorCode::Io,
+                    format!("cannot read {}: {e}", path.display()),
+                )
+                .at(Location::file(CONFIG_FILE))
+                .into());
+            }
+        };
+        let file: ConfigFile = toml::from_str(&text).map_err(|e| config_error(&text, &e))?;
+        if let Some(t) = file.templates {
+            config.templates = config.root.join(t);
+        }
+        if let Some(s) = file.snippets {
+            config.snippets = config.root.join(s);
+        }
+        if let Some(d) = file.delimiters {
+            let (open, close) = (d.open.get_ref(), d.close.get_ref());
+            config.settings.delimiters = Delimiters::new(open, close).map_err(|e| {
+                // Point at the value that is refused (`{{` is a valid opening).
+                let bad = if Delimiters::new(open, "}}").is_err() {
+                    d.open.span()
+                } else {
+                    d.close.span()
+                };
+                let file = SourceFile::new(CONFIG_FILE, text.as_str());
+                e.located(file.location(Span {
+                    start: bad.start,
+                    end: bad.end,
+                }))
+            })?;
+        }
+        config.settings.naming_exempt = file.lints.unwrap_or_default().naming_exempt;
+        Ok(config)
+    }
+
+    /// Uses another templates folder.
+    pub fn templates_dir(mut self, dir: impl Into<PathBuf>) -> Config {
+        self.templates = dir.into();
+        self
+    }
+
+    /// Uses another snippets folder.
+    pub fn snippets_dir(mut self, dir: impl Into<PathBuf>) -> Config {
+        self.snippets = dir.into();
+        self
+    }
+
+    /// Uses other token delimiters, e.g. `<<` and `>>`.
+    pub fn delimiters(mut self, open: &str, close: &str) -> Result<Config> {
+        self.settings.delimiters = Delimiters::new(open, close)?;
+        Ok(self)
+    }
+
+    /// The prompt root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The templates folder.
+    pub fn templates(&self) -> &Path {
+        &self.templates
+    }
+
+    /// The snippets folder.
+    pub fn snippets(&self) -> &Path {
+        &self.snippets
+    }
+
+    /// The settings the language and the lints use: delimiters and lint
+    /// exemptions.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// The token delimiters.
+    pub fn delimiters_ref(&self) -> &Delimiters {
+        &self.settings.delimiters
+    }
+
+    /// Template ids exempt from the naming lints of `promptpack check`.
+    pub fn naming_exempt(&self) -> &[String] {
+        &self.settings.naming_exempt
+    }
+
+    /// `path` as shown in diagnostics: relative to the root where it is inside.
+    pub fn display_path(&self, path: &Path) -> String {
+        let shown = path.strip_prefix(&self.root).unwrap_or(path);
+        shown.to_string_lossy().replace('\\', "/")
+    }
+}
+
+fn config_error(text: &str, e: &toml::de::Error) -> Error {
+    let file = SourceFile::new(CONFIG_FILE, text);
+    let mut diagnostic = Diagnostic::new(
+        ErrorCode::InvalidConfig,
+        format!("{CONFIG_FILE} is not valid: {}", e.message()),
+    );
+    diagnostic = match e.span() {
+        Some(span) => diagnostic.at(file.location(Span {
+            start: span.start,
+            end: span.end,
+        })),
+        None => diagnostic.at(Location::file(CONFIG_FILE)),
+    };
+    diagnostic.into()
+}

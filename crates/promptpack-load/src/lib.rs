@@ -1,0 +1,26 @@
+//! The one load pipeline of [promptpack](https://docs.rs/promptpack): read a
+//! prompt root from disk (`templates/`, `snippets/`, `promptpack.toml`), then
+//! parse, resolve and, when asked, lint it with `promptpack-core`.
+//! `Library::load`, the build script, the reload worker and `promptpack check`
+//! all call [`load`].
+//!
+//! **Internal crate.** No semver guarantee of its own: applications use
+//! `promptpack`, build scripts `promptpack-build`.
+#![warn(missing_docs)]
+
+mod config;
+mod read;
+
+pub use config::{CONFIG_FILE, Config};
+pub use promptpack_core::pipeline::{Compiled, Stages};
+pub use read::read_sources;
+
+/// Reads what `config` points at and runs it through the pure pipeline:
+/// every problem of reading and of the templates lands in
+/// [`Compiled::errors`], every lint (when `stages.lint`) in
+/// [`Compiled::warnings`]. [`Compiled::into_result`] turns it into the
+/// house's one convention, `Result<_, Error>` with every error at once.
+pub fn load(config: &Config, stages: Stages) -> Compiled {
+    let (sources, read_errors) = read_sources(config);
+    promptpack_core::pipeline::compile(sources, read_errors, config.settings(), stages)
+}

@@ -1,0 +1,202 @@
+//! The dev path of generated code: one watcher per prompt folder for the
+//! whole process, and the errors that say the build is stale.
+
+use super::handle::{Start, WatchedLibrary};
+use super::options::WatchOptions;
+use super::shared::ConfigSource;
+use crate::__private::DevSource;
+use crate::library::{Library, Prompt};
+use promptpack_core::error::{Diagnostic, Error, ErrorCode, Result};
+use promptpack_core::vars::Vars;
+use promptpack_load::Config;
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::path::Path;
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
+use std::time::Duration;
+
+/// The environment variable that turns the dev hot reload of generated code
+/// off: set to anything but empty or `0`, `build_prompt` renders the prompts
+/// embedded at build time even in dev builds.
+pub const NO_RELOAD_ENV: &str = "PROMPTPACK_NO_RELOAD";
+
+/// How often the dev path polls when the native watcher cannot start.
+const DEV_POLL_FALLBACK: Duration = Duration::from_millis(500);
+
+/// A missing variable in the dev path: the typed vars struct gives every
+/// field it has, so the template on disk uses a variable the compiled struct
+/// lacks.
+pub(super) fn stale_build(library: &Library, id: &str, vars: &dyn Vars, error: Error) -> Error {
+    let Some(prompt) = library.get(id) else {
+        return error;
+    };
+    let missing: Vec<_> = prompt
+        .vars
+        .iter()
+        .filter(|v| vars.get(&v.name).is_none())
+        .collect();
+    if missing.is_empty() {
+        return error;
+    }
+    let names: Vec<String> = missing.iter().map(|v| format!("`{}`", v.name)).collect();
+    let names = names.join(", ");
+    let diagnostics = missing
+        .iter()
+        .map(|var| {
+            Diagnostic::new(
+                ErrorCode::StaleBuild,
+                format!(
+                    "prompt `{id}` on disk now needs variable(s) {names}, which the compiled vars struct lacks: rebuild"
+                ),
+            )
+            .at(var.first_use.clone())
+            .with_help(
+                "run `cargo build` so that the build script regenerates the vars struct, \
+                 or undo the edit",
+            )
+        })
+        .collect();
+    Error::from_diagnostics(diagnostics).unwrap_or(error)
+}
+
+/// An id the compiled code knows but the files on disk no longer have.
+pub(super) fn deleted_prompt(config: &Config, id: &str) -> Error {
+    let folder = config.display_path(&config.templates().join(id));
+    Error::from(
+        Diagnostic::new(
+            ErrorCode::UnknownPrompt,
+            format!("prompt `{id}` was deleted on disk: {folder}/ no longer exists"),
+        )
+        .with_help("restore the folder, or rebuild (`cargo build`) to remove it from `PromptId`"),
+    )
+}
+
+/// Whether the value of [`NO_RELOAD_ENV`] turns hot reload off: set, not
+/// empty and not `0`.
+pub(super) fn reload_disabled_by(value: Option<&OsStr>) -> bool {
+    value.is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// One entry per prompt folder of generated code.
+pub(super) enum DevEntry {
+    /// Rendered from disk through this watcher.
+    Disk(Arc<WatchedLibrary>),
+    /// Rendered from the embedded code: the folder is missing or the watcher
+    /// could not start (both logged once).
+    Embedded,
+}
+
+pub(super) type DevKey = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+);
+
+/// The dev path of generated code (see `crate::__private::dev_render`).
+///
+/// Starts one watcher per prompt folder on first use, for the rest of the
+/// process, and renders from the last good version of the files. `None`
+/// means "use the embedded prompts": hot reload is off
+/// (`PROMPTPACK_NO_RELOAD`), or the folder is not there (as when a dev binary
+/// runs on another machine).
+pub(crate) fn dev_render(source: &DevSource, id: &str, vars: &dyn Vars) -> Option<Result<Prompt>> {
+    static DISABLED: OnceLock<bool> = OnceLock::new();
+    // Read once: the variable is meant to be set when the process starts,
+    // and reading the environment on every render would take a global lock.
+    if *DISABLED.get_or_init(|| reload_disabled_by(std::env::var_os(NO_RELOAD_ENV).as_deref())) {
+        return None;
+    }
+    let library = dev_library(source)?;
+    Some(library.dev_render(id, vars))
+}
+
+pub(super) fn dev_library(source: &DevSource) -> Option<Arc<WatchedLibrary>> {
+    static REGISTRY: OnceLock<RwLock<HashMap<DevKey, DevEntry>>> = OnceLock::new();
+    let key = (
+        source.root,
+        source.templates,
+        source.snippets,
+        source.open,
+        source.close,
+    );
+    let registry = REGISTRY.get_or_init(Default::default);
+    let found = |entry: &DevEntry| match entry {
+        DevEntry::Disk(library) => Some(Arc::clone(library)),
+        DevEntry::Embedded => None,
+    };
+    // Every render looks its folder up: a shared lock, so that threads
+    // rendering at once do not queue behind each other.
+    let read = registry.read().unwrap_or_else(PoisonError::into_inner);
+    if let Some(entry) = read.get(&key) {
+        return found(entry);
+    }
+    drop(read);
+    // Held while a watcher starts, so that threads rendering at once start
+    // one watcher, not one each.
+    let mut write = registry.write().unwrap_or_else(PoisonError::into_inner);
+    found(write.entry(key).or_insert_with(|| start_dev(source)))
+}
+
+pub(super) fn start_dev(source: &DevSource) -> DevEntry {
+    let root = Path::new(source.root);
+    // `join` keeps an absolute path as it is and anchors a relative one at
+    // the root.
+    let templates = root.join(source.templates);
+    let snippets = root.join(source.snippets);
+    if !root.is_dir() || !templates.is_dir() {
+        log::warn!(
+            "promptpack: templates folder {} not found; using the prompts embedded at build time",
+            templates.display()
+        );
+        return DevEntry::Embedded;
+    }
+    let config = match Config::new(root)
+        .templates_dir(templates)
+        .snippets_dir(snippets)
+        .delimiters(source.open, source.close)
+    {
+        Ok(config) => config,
+        Err(error) => {
+            log::error!("promptpack: {error}; using the prompts embedded at build time");
+            return DevEntry::Embedded;
+        }
+    };
+    let start = |options: WatchOptions| {
+        WatchedLibrary::start(
+            ConfigSource::Fixed(config.clone()),
+            &options,
+            Start::MayFail,
+        )
+    };
+    match start(WatchOptions::default()) {
+        Ok(library) => return DevEntry::Disk(Arc::new(library)),
+        Err(error) => log::warn!(
+            "promptpack: {error}\npromptpack: watching {} by polling every {} ms instead",
+            root.display(),
+            DEV_POLL_FALLBACK.as_millis()
+        ),
+    }
+    match start(WatchOptions::default().poll(DEV_POLL_FALLBACK)) {
+        Ok(library) => DevEntry::Disk(Arc::new(library)),
+        Err(error) => {
+            log::error!("promptpack: {error}; using the prompts embedded at build time");
+            DevEntry::Embedded
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    pub(super) fn no_reload_values() {
+        assert!(!reload_disabled_by(None));
+        assert!(!reload_disabled_by(Some(OsStr::new(""))));
+        assert!(!reload_disabled_by(Some(OsStr::new("0"))));
+        assert!(reload_disabled_by(Some(OsStr::new("1"))));
+        assert!(reload_disabled_by(Some(OsStr::new("true"))));
+    }
+}

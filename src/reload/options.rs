@@ -1,0 +1,60 @@
+//! How a watcher watches: [`WatchOptions`].
+
+use std::time::Duration;
+
+/// How long a change must settle before it is reloaded, by default.
+const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(50);
+
+/// Shortest polling interval honoured: below it a poller would spin.
+pub(super) const MIN_POLL: Duration = Duration::from_millis(10);
+
+/// How a [`WatchedLibrary`] watches: debounce time, native events or polling.
+///
+/// ```
+/// use promptpack::WatchOptions;
+/// use std::time::Duration;
+/// let options = WatchOptions::default().poll(Duration::from_millis(200));
+/// assert_eq!(options.poll, Some(Duration::from_millis(200)));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WatchOptions {
+    /// How long changes must settle before a reload (default 50 ms). Saves
+    /// closer together than this form one burst, which gives one reload; a
+    /// stream of changes that never settles still reloads every ten debounce
+    /// periods.
+    pub debounce: Duration,
+    /// `Some(interval)` to find changes by scanning the folders every
+    /// `interval` (`notify::PollWatcher`) instead of by file system events.
+    /// Slower, but works where events do not: network and container file
+    /// systems, or when the inotify watch limit is reached. At least 10 ms.
+    pub poll: Option<Duration>,
+}
+
+impl Default for WatchOptions {
+    fn default() -> WatchOptions {
+        WatchOptions {
+            debounce: DEFAULT_DEBOUNCE,
+            poll: None,
+        }
+    }
+}
+
+impl WatchOptions {
+    /// The defaults: native file system events, 50 ms debounce.
+    pub fn new() -> WatchOptions {
+        WatchOptions::default()
+    }
+
+    /// Uses another debounce time.
+    pub fn debounce(mut self, debounce: Duration) -> WatchOptions {
+        self.debounce = debounce;
+        self
+    }
+
+    /// Polls every `interval` instead of listening to file system events.
+    pub fn poll(mut self, interval: Duration) -> WatchOptions {
+        self.poll = Some(interval);
+        self
+    }
+}

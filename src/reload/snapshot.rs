@@ -1,0 +1,64 @@
+//! One consistent read of a prompt folder, through the one load pipeline.
+
+use super::shared::ConfigSource;
+use crate::library::Library;
+use promptpack_core::error::{Error, Result};
+use promptpack_load::{Compiled, Config, Stages};
+
+/// Reads of the prompt folder compared before giving up on a stable one.
+const MAX_READS: usize = 8;
+
+/// Everything one read of the prompt folder saw, through the load pipeline.
+#[derive(Debug, PartialEq)]
+pub(super) enum Snapshot {
+    BadConfig(Error),
+    Read { config: Config, compiled: Compiled },
+}
+
+impl Snapshot {
+    pub(super) fn read(source: &ConfigSource) -> Snapshot {
+        match source.load_config() {
+            Err(error) => Snapshot::BadConfig(error),
+            Ok(config) => {
+                let compiled = promptpack_load::load(&config, Stages::default());
+                Snapshot::Read { config, compiled }
+            }
+        }
+    }
+
+    /// The library this read makes, or every error it met; and the
+    /// configuration it was read with.
+    pub(super) fn load(self) -> (Option<Config>, Result<Library>) {
+        match self {
+            Snapshot::BadConfig(error) => (None, Err(error)),
+            Snapshot::Read { config, compiled } => {
+                let delimiters = config.delimiters_ref().clone();
+                let library = compiled
+                    .into_result()
+                    .map(|compiled| Library::from_compiled(compiled, delimiters));
+                (Some(config), library)
+            }
+        }
+    }
+}
+
+/// Reads the folder until two reads in a row agree.
+///
+/// Files are read one after another, so a read racing an editor can see
+/// `system.md` from before a save and a snippet from after a later one: a
+/// set of files that never existed together. When two consecutive reads
+/// agree, every file held its content across the moment the first read
+/// ended, so the set existed at that moment. Prompt folders are small, so the
+/// second read is cheap; if the files keep changing the last read is used,
+/// and the events of those changes bring another reload.
+pub(super) fn stable_snapshot(source: &ConfigSource) -> Snapshot {
+    let mut last = Snapshot::read(source);
+    for _ in 1..MAX_READS {
+        let next = Snapshot::read(source);
+        if next == last {
+            return next;
+        }
+        last = next;
+    }
+    last
+}
