@@ -1,5 +1,7 @@
 //! A validated set of prompts, rendered by string id with dynamic values.
 
+#[cfg(feature = "hot-reload")]
+use crate::reload::{WatchOptions, WatchedLibrary};
 use promptpack_core::error::{Diagnostic, Error, ErrorCode, Result};
 use promptpack_core::pipeline::{Compiled, Stages};
 use promptpack_core::program::{Op, Program};
@@ -12,8 +14,6 @@ use promptpack_core::value::ValueRef;
 use promptpack_core::vars::{VarNames, Vars};
 use promptpack_load::Config;
 use std::path::PathBuf;
-#[cfg(feature = "hot-reload")]
-use crate::reload::{WatchOptions, WatchedLibrary};
 #[cfg(feature = "hot-reload")]
 use std::time::Duration;
 
@@ -74,7 +74,10 @@ impl Library {
     /// problem, of reading or of the templates, at once.
     pub fn load_config(config: &Config) -> Result<Library> {
         let compiled = promptpack_load::load(config, Stages::default()).into_result()?;
-        Ok(Library::from_compiled(compiled, config.delimiters_ref().clone()))
+        Ok(Library::from_compiled(
+            compiled,
+            config.delimiters_ref().clone(),
+        ))
     }
 
     /// Builds a library from in-memory sources, checking everything.
@@ -92,13 +95,9 @@ impl Library {
             delimiters,
             naming_exempt: Vec::new(),
         };
-        let compiled = promptpack_core::pipeline::compile(
-            sources,
-            Vec::new(),
-            &settings,
-            Stages::default(),
-        )
-        .into_result()?;
+        let compiled =
+            promptpack_core::pipeline::compile(sources, Vec::new(), &settings, Stages::default())
+                .into_result()?;
         Ok(Library::from_compiled(compiled, settings.delimiters))
     }
 
@@ -154,6 +153,12 @@ impl Library {
     /// Whether there is a prompt named `id`.
     pub fn contains(&self, id: &str) -> bool {
         self.index_of(id).is_some()
+    }
+
+    /// The content hash of prompt `id` (what its [`Prompt::hash`] will be),
+    /// for logging which version of a prompt is deployed.
+    pub fn hash(&self, id: &str) -> Option<u64> {
+        self.get(id).map(|p| p.hash)
     }
 
     /// Every prompt as the pipeline resolved it, sorted by id.

@@ -62,12 +62,12 @@
 //! See the macro for what it renders, how the snapshots are named and how to
 //! review them.
 
-use promptpack_core::program::StableHasher;
-use promptpack_load::Config;
 use crate::library::Prompt;
+use promptpack_core::program::StableHasher;
 use promptpack_core::scan::{Finding, FindingKind, find_tokens};
 use promptpack_core::source_file::Span;
 use promptpack_core::syntax::Delimiters;
+use promptpack_load::Config;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -827,7 +827,7 @@ impl Snapshots {
                 Ok(config) => config.delimiters_ref().clone(),
                 Err(e) => panic!(
                     "promptpack snapshots: cannot read the delimiters from {manifest_dir}/{}: {e}",
-                    crate::config::CONFIG_FILE
+                    promptpack_load::CONFIG_FILE
                 ),
             },
         };

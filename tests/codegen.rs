@@ -2,8 +2,10 @@
 //! fixture trees under `tests/codegen/<case>/`, and of the errors the code
 //! generator reports.
 
-use promptpack::codegen::{DevPaths, generate};
-use promptpack::{Config, Error, read_sources, resolve};
+use promptpack::{Config, Error};
+use promptpack_build::codegen::{DevPaths, generate};
+use promptpack_core::resolve::resolve;
+use promptpack_load::read_sources;
 use std::path::Path;
 
 fn generate_case(case: &str) -> Result<String, Error> {

@@ -8,14 +8,14 @@ use std::path::PathBuf;
 fn prompt_mistakes_do_not_compile() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let config = promptpack::Config::load(&root).expect("config");
-    let code = promptpack::build::generate_code(&config).expect("sample prompts generate");
+    let code = promptpack_build::generate_code(&config).expect("sample prompts generate");
     let generated = root.join("target/promptpack-ui/prompts.rs");
     std::fs::create_dir_all(generated.parent().expect("parent")).expect("create folder");
     std::fs::write(&generated, code).expect("write generated code");
 
     // Rust keywords as variable names must still give code that compiles.
     let keywords = promptpack::Config::load(root.join("tests/codegen/keywords")).expect("config");
-    let code = promptpack::build::generate_code(&keywords).expect("keywords generate");
+    let code = promptpack_build::generate_code(&keywords).expect("keywords generate");
     std::fs::write(root.join("target/promptpack-ui/keywords.rs"), code)
         .expect("write generated code");
 

@@ -180,7 +180,7 @@ fn parse_case(path: &Path) -> Case {
 /// Whether a snapshot would hide or fold `c`, so that it is shown escaped.
 fn hidden(c: char) -> bool {
     (c.is_control() && c != '\n')
-        || (promptpack::is_js_whitespace(c) && c != ' ')
+        || (promptpack_core::source_file::is_js_whitespace(c) && c != ' ')
         || c == '\u{200B}'
 }
 

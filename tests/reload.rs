@@ -139,7 +139,7 @@ fn edited_added_and_deleted_templates_are_seen() {
 
     std::fs::remove_dir_all(dir.path().join("templates/farewell")).expect("remove");
     assert!(
-        wait_until(|| watched.current().get("farewell").is_none()),
+        wait_until(|| !watched.current().contains("farewell")),
         "a deleted template folder stays"
     );
     let error = watched

@@ -18,9 +18,10 @@ impl Scratch {
         let manifest = format!(
             "[package]\nname = \"scratch\"\nversion = \"0.0.0\"\nedition = \"2024\"\n\n\
              [dependencies]\npromptpack = {{ path = {repo:?}, default-features = false }}\n\n\
-             [build-dependencies]\npromptpack = {{ path = {repo:?}, default-features = false, features = [\"build\"] }}\n\n\
+             [build-dependencies]\npromptpack-build = {{ path = {build:?} }}\n\n\
              [workspace]\n",
             repo = repo.display().to_string(),
+            build = repo.join("crates/promptpack-build").display().to_string(),
         );
         let scratch = Scratch {
             dir,
@@ -31,7 +32,7 @@ impl Scratch {
         std::fs::copy(repo.join("Cargo.lock"), scratch.path("Cargo.lock")).expect("copy lock file");
         scratch.write(
             "build.rs",
-            "fn main() { if let Err(e) = promptpack::build::compile() { panic!(\"{e}\") } }\n",
+            "fn main() { if let Err(e) = promptpack_build::compile() { panic!(\"{e}\") } }\n",
         );
         scratch.write(
             "src/main.rs",

@@ -5,12 +5,10 @@
 //! Timings are only ever compared with each other (a size ten times larger
 //! must not take anything like a hundred times longer), never with a clock,
 //! so the tests hold on a slow or busy machine and in debug builds.
-#![cfg(feature = "build")]
 
-use promptpack::codegen::{DevPaths, generate};
-use promptpack::{
-    Config, Delimiters, Item, Library, SnippetSource, SourceFile, TemplateSource, parse,
-};
+use promptpack::{Config, Delimiters, Library, SnippetSource, SourceFile, TemplateSource};
+use promptpack_build::codegen::{DevPaths, generate};
+use promptpack_core::syntax::{Item, parse};
 use serde_json::json;
 use std::path::Path;
 use std::sync::Mutex;
@@ -140,9 +138,12 @@ fn ten_thousand_nested_blocks() {
     );
     // The same as the build API writes past its formatting limit on the
     // number of prompts.
-    let unformatted =
-        promptpack::codegen::generate_unformatted(library.prompts(), &templates, &dev_paths())
-            .expect("generates");
+    let unformatted = promptpack_build::codegen::generate_unformatted(
+        library.prompts(),
+        &templates,
+        &dev_paths(),
+    )
+    .expect("generates");
     assert_eq!(unformatted, code);
     // syn recurses per level, so it gets a big stack of its own.
     let parsed = with_big_stack(|| syn::parse_file(&code).map(drop).map_err(|e| e.to_string()));
@@ -382,7 +383,7 @@ fn crlf_bytes_are_preserved() {
         "Hello Ada\r\n\r\nkept\r\n\r\nold\rmac\r\n-- sig\r\nline two"
     );
 
-    let code = promptpack::build::generate_code(&config).expect("generates");
+    let code = promptpack_build::generate_code(&config).expect("generates");
     assert!(code.contains(r#""\r\nkept\r\n""#), "{code}");
     assert!(
         code.contains(r#""\r\nold\rmac\r\n-- sig\r\nline two""#),
@@ -421,7 +422,7 @@ fn bom_is_trimmed() {
         .build_prompt("bom", &json!({"name": "Ada"}))
         .expect("renders");
     assert_eq!(prompt.system, "Hello Ada, -- sig\u{FEFF}inner");
-    let code = promptpack::build::generate_code(&config).expect("generates");
+    let code = promptpack_build::generate_code(&config).expect("generates");
     assert!(code.contains(r#"out.push_str("Hello ");"#), "{code}");
     syn::parse_file(&code).expect("the generated code parses");
 }

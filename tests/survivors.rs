@@ -5,7 +5,8 @@
 use promptpack::testing::{
     Survivors, assert_no_survivors, assert_no_survivors_with, find_survivors,
 };
-use promptpack::{Delimiters, FindingKind, Library, SourceFile, TemplateSource};
+use promptpack::{Delimiters, Library, SourceFile, TemplateSource};
+use promptpack_core::scan::FindingKind;
 use std::panic::{UnwindSafe, catch_unwind};
 
 /// What `f` panicked with; fails the test when it did not panic.

@@ -42,10 +42,7 @@ fn renders_a_prompt_from_typed_vars() {
     assert_eq!(prompt.hash, PromptId::AgentSystem.hash());
     assert_eq!(
         prompt.hash,
-        library()
-            .get("agent-system")
-            .map(|p| p.hash)
-            .unwrap_or_default()
+        library().hash("agent-system").unwrap_or_default()
     );
 }
 

@@ -2,7 +2,6 @@
 //! it watches.
 
 use super::options::{MIN_POLL, WatchOptions};
-use promptpack_load::Config;
 use notify_debouncer_full::notify::{
     self, EventKind, PollWatcher, RecommendedWatcher, RecursiveMode, event::ModifyKind,
 };
@@ -10,6 +9,7 @@ use notify_debouncer_full::{
     DebounceEventResult, DebouncedEvent, Debouncer, NoCache, RecommendedCache, new_debouncer_opt,
 };
 use promptpack_core::error::{Diagnostic, Error, ErrorCode, Result};
+use promptpack_load::Config;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

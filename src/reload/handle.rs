@@ -127,7 +127,11 @@ impl WatchedLibrary {
         self.polling
     }
 
-    pub(super) fn start(source: ConfigSource, options: &WatchOptions, start: Start) -> Result<WatchedLibrary> {
+    pub(super) fn start(
+        source: ConfigSource,
+        options: &WatchOptions,
+        start: Start,
+    ) -> Result<WatchedLibrary> {
         let config = match source.load_config() {
             Ok(config) => config,
             Err(e) if start == Start::NeedsGood => return Err(e),

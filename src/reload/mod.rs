@@ -32,8 +32,8 @@ mod shared;
 mod snapshot;
 mod worker;
 
-pub(crate) use dev::dev_render;
 pub use dev::NO_RELOAD_ENV;
+pub(crate) use dev::dev_render;
 pub use event::ReloadEvent;
 pub use handle::WatchedLibrary;
 pub use options::WatchOptions;

@@ -3,12 +3,12 @@
 
 use super::backend::{Backend, Watches, is_benign, watch_error};
 use super::options::WatchOptions;
+use super::paths::Targets;
+use super::shared::{Shared, lock};
 use notify_debouncer_full::notify::EventKind;
 use notify_debouncer_full::{DebounceEventResult, DebouncedEvent};
 use promptpack_load::Config;
 use std::collections::BTreeSet;
-use super::paths::Targets;
-use super::shared::{Shared, lock};
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 

@@ -2,12 +2,12 @@
 //! straight-line renderers. A pure function of its input, so its output can
 //! be snapshot-tested; the build script writes it to `OUT_DIR`.
 
+use heck::{ToSnakeCase, ToUpperCamelCase};
+use proc_macro2::{Ident, Literal, Span, TokenStream};
 use promptpack_core::error::{Diagnostic, Error, ErrorCode, Location, Result};
 use promptpack_core::program::{Op, Program, VarInfo, VarKind};
 use promptpack_core::resolve::ResolvedPrompt;
 use promptpack_core::sources::TemplateSource;
-use heck::{ToSnakeCase, ToUpperCamelCase};
-use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 use std::collections::HashMap;
 

@@ -26,9 +26,9 @@ pub mod codegen;
 mod codegen;
 
 use codegen::{DevPaths, check_names, generate, generate_unformatted};
+use promptpack_core::diagnostics::{Style, render_error};
 pub use promptpack_core::error::{Diagnostic, Error, ErrorCode, Location, Result};
 pub use promptpack_load::{CONFIG_FILE, Compiled, Config};
-use promptpack_core::diagnostics::{Style, render_error};
 use promptpack_load::{Stages, load};
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -6,8 +6,8 @@ use promptpack::{Diagnostic, Error, ErrorCode, Library, Prompt, SourceFile, Styl
 use promptpack_core::source_file::Span;
 use std::io::Read;
 use std::path::PathBuf;
-use std::sync::OnceLock;
 use std::process::ExitCode;
+use std::sync::OnceLock;
 
 /// Options of `promptpack render` (and `watch`).
 #[derive(Debug, Clone, Args)]

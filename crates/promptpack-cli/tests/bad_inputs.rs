@@ -193,7 +193,7 @@ fn places(error: &promptpack::Error, case: &str) -> BTreeSet<Place> {
 fn check_build_api(case: &str, root: &Path, expected: &Expected) {
     let root = root.to_path_buf();
     let result = guarded(case, "the build API", move || {
-        promptpack::Config::load(&root).and_then(|c| promptpack::build::generate_code(&c))
+        promptpack::Config::load(&root).and_then(|c| promptpack_build::generate_code(&c))
     });
     match result {
         Err(error) => {
@@ -227,30 +227,19 @@ fn check_build_api(case: &str, root: &Path, expected: &Expected) {
     }
 }
 
-/// `codegen::check_names` (what `check` runs to report what only the code
-/// generator would) finds exactly the expected errors when reading and
-/// resolving found none.
+/// `promptpack_build::check` (what `promptpack check` runs) finds exactly
+/// the errors the build API does: check ⇒ build.
 fn check_names_agree(case: &str, root: &Path, expected: &Expected) {
-    let Ok(config) = promptpack::Config::load(root) else {
-        return;
+    let found = match promptpack::Config::load(root) {
+        Err(error) => places(&error, case),
+        Ok(config) => {
+            match promptpack::Error::from_diagnostics(promptpack_build::check(&config).errors) {
+                Some(error) => places(&error, case),
+                None => BTreeSet::new(),
+            }
+        }
     };
-    let (sources, mut errors) = promptpack::read_sources(&config);
-    let (mut prompts, more) = promptpack::resolve(
-        &sources.templates,
-        &sources.snippets,
-        config.delimiters_ref(),
-    );
-    errors.extend(more);
-    if !errors.is_empty() {
-        return;
-    }
-    prompts.sort_by(|a, b| a.id.cmp(&b.id));
-    let names = promptpack::codegen::check_names(&prompts, &sources.templates);
-    let found = match promptpack::Error::from_diagnostics(names) {
-        Some(error) => places(&error, case),
-        None => BTreeSet::new(),
-    };
-    assert_eq!(found, expected.errors, "{case}: codegen::check_names");
+    assert_eq!(found, expected.errors, "{case}: promptpack_build::check");
 }
 
 /// Runs the binary, killing it past [`TIMEOUT`].
@@ -349,7 +338,7 @@ fn check_cli(case: &str, root: &Path, expected: &Expected) {
 
 fn dump(case: &str, root: &Path) {
     println!("===== {case}");
-    let loaded = promptpack::Config::load(root).and_then(|c| promptpack::build::generate_code(&c));
+    let loaded = promptpack::Config::load(root).and_then(|c| promptpack_build::generate_code(&c));
     match loaded {
         Ok(code) => println!("build API: ok, {} bytes of code", code.len()),
         Err(e) => {

@@ -23,8 +23,8 @@
 use crate::error::{Diagnostic, ErrorCode, Location};
 use crate::scan::{Finding, FindingKind, find_tokens};
 use crate::settings::Settings;
-use crate::sources::Sources;
 use crate::source_file::SourceFile;
+use crate::sources::Sources;
 use crate::syntax::{Delimiters, is_var_name};
 use heck::{ToKebabCase, ToLowerCamelCase};
 use std::collections::{BTreeMap, BTreeSet, HashSet};

@@ -75,6 +75,9 @@ fn lints(sources: &Sources, settings: &Settings, stages: Stages) -> Vec<Diagnost
 #[cfg(not(feature = "lint"))]
 fn lints(_: &Sources, _: &Settings, stages: Stages) -> Vec<Diagnostic> {
     // Asking for lints without the feature is a bug in the caller's manifest.
-    debug_assert!(!stages.lint, "promptpack-core built without the `lint` feature");
+    debug_assert!(
+        !stages.lint,
+        "promptpack-core built without the `lint` feature"
+    );
     Vec::new()
 }

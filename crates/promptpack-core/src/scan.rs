@@ -25,7 +25,6 @@ use crate::syntax::{Delimiters, Token, classify, is_snippet_name, is_token_char,
 
 /// What a [`Finding`] is: a token, or brace syntax that stays literal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[non_exhaustive]
 pub enum FindingKind {
     /// A variable token, `{{name}}`.
     Var,
