@@ -184,26 +184,26 @@ mod demo {
     /// The file to tell the user to edit: the first prompt's system.md.
     fn first_template(watched: &WatchedLibrary, root: &Path) -> PathBuf {
         let library = watched.current();
-        match library.prompts().first() {
-            Some(prompt) => watched.config().root().join(&prompt.system_path),
+        match library.ids().next() {
+            Some(id) => watched.config().templates().join(id).join("system.md"),
             None => root.join("templates"),
         }
     }
 
     fn show(watched: &WatchedLibrary) {
         let library = watched.current();
-        if library.prompts().is_empty() {
+        if library.ids().len() == 0 {
             println!("(no prompts yet: create templates/<id>/system.md)");
         }
-        for prompt in library.prompts() {
-            match library.build_prompt_lenient(&prompt.id, &vars()) {
+        for id in library.ids() {
+            match library.build_prompt_lenient(id, &vars()) {
                 Ok(p) => {
                     println!("[{}] system:\n{}", p.id, indent(&p.system));
                     if let Some(user) = &p.user {
                         println!("[{}] user:\n{}", p.id, indent(user));
                     }
                 }
-                Err(error) => println!("[{}] {}", prompt.id, render_error(&error, Style::Plain)),
+                Err(error) => println!("[{id}] {}", render_error(&error, Style::Plain)),
             }
         }
     }

@@ -427,6 +427,26 @@ mod tests {
     use serde_json::json;
     use std::collections::HashMap;
 
+    /// `render` takes unsized `Vars` too: a slice of pairs, or `dyn Vars`.
+    #[test]
+    fn render_takes_a_slice_of_pairs() {
+        let library = library(2);
+        let pairs = [("v0", "a"), ("v1", "b")];
+        let from_slice = library
+            .render("many", &pairs[..], MissingVars::KeepToken)
+            .expect("renders");
+        let as_dyn: &dyn Vars = &pairs;
+        let from_dyn = library
+            .render("many", as_dyn, MissingVars::KeepToken)
+            .expect("renders");
+        assert_eq!(from_slice, from_dyn);
+        assert!(
+            from_slice.system.starts_with("[a|a][b|b]"),
+            "{}",
+            from_slice.system
+        );
+    }
+
     /// A prompt with `n` variables `v0`…, each used twice in `system`, the
     /// last one also in `user`, and a block on `v1`.
     fn library(n: usize) -> Library {

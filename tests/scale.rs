@@ -11,32 +11,6 @@ use promptpack_build::codegen::{DevPaths, generate};
 use promptpack_core::syntax::{Item, parse};
 use serde_json::json;
 use std::path::Path;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
-
-/// Timing tests run one at a time, so that they do not slow each other down
-/// (the test harness runs tests in parallel).
-static TIMING: Mutex<()> = Mutex::new(());
-
-fn timing_lock() -> std::sync::MutexGuard<'static, ()> {
-    TIMING.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// The shortest of three runs of `f`: a measure of the small size that one
-/// hiccup does not inflate (the large size, slower, averages them out).
-fn best_of_three(mut f: impl FnMut() -> Duration) -> Duration {
-    (0..3).map(|_| f()).min().unwrap_or_default()
-}
-
-/// Checks that ten times the input took well under thirty times as long:
-/// linear, with room for noise.
-fn assert_linear(what: &str, small: Duration, large: Duration) {
-    let ratio = large.as_secs_f64() / small.as_secs_f64().max(1e-6);
-    assert!(
-        ratio < 30.0,
-        "{what}: the small input took {small:?}, the one ten times larger {large:?}: ratio {ratio:.1}"
-    );
-}
 
 fn template(id: &str, text: impl Into<String>) -> TemplateSource {
     TemplateSource {
@@ -223,14 +197,18 @@ fn big_template(size: usize) -> String {
     text
 }
 
-/// Loads and renders a template of `size` bytes; returns the time taken.
-fn load_and_render(size: usize) -> Duration {
+// How the time grows with the input is the bench's business (`bench/`,
+// "scaling"): a test on a shared 2-core machine cannot time anything
+// reliably. These tests check that the large inputs work, and give exactly
+// the right result.
+
+/// Loads and renders a template of `size` bytes, checking the output.
+fn load_and_render(size: usize) {
     let text = big_template(size);
     let token_lines = text.matches("{{name}}").count();
     let want_len = text.trim_end().len()
         + token_lines * ("Ada".len() + "yes".len() + "-- sig".len())
         - token_lines * ("{{name}}{{#if flag}}yes{{else}}no{{/if}}{{snippet:sig}}".len());
-    let start = Instant::now();
     let library = Library::from_sources(
         vec![template("big", text)],
         vec![snippet("sig", "-- sig")],
@@ -240,40 +218,27 @@ fn load_and_render(size: usize) -> Duration {
     let prompt = library
         .build_prompt("big", &json!({"name": "Ada", "flag": true}))
         .expect("renders");
-    let elapsed = start.elapsed();
     assert_eq!(prompt.system.len(), want_len);
     assert!(prompt.system.contains("Ada yes -- sig\n"));
-    elapsed
 }
 
-/// 5 MB and 50 MB templates: loading and rendering take linear time.
+/// A 50 MB template loads and renders.
 #[test]
-fn fifty_megabytes_in_linear_time() {
-    let _serial = timing_lock();
-    let small = best_of_three(|| load_and_render(5 << 20));
-    let large = load_and_render(50 << 20);
-    assert_linear("load and render 5 MB / 50 MB", small, large);
+fn fifty_megabytes_load_and_render() {
+    load_and_render(50 << 20);
 }
 
-/// Code generation is linear in the template size too (0.5 MB and 5 MB:
-/// the docs hold the whole template, so this is the generator's own cost).
+/// The code generator takes a 2.5 MB template; its code stays within a small
+/// multiple of the template (the docs hold the whole template).
 #[test]
-fn codegen_in_linear_time() {
-    let time = |size: usize| {
-        let templates = vec![template("big", big_template(size))];
-        let sig = vec![snippet("sig", "-- sig")];
-        let library = Library::from_sources(templates.clone(), sig, Delimiters::default())
-            .expect("the library loads");
-        let start = Instant::now();
-        let code = generate(library.prompts(), &templates, &dev_paths()).expect("generates");
-        let elapsed = start.elapsed();
-        assert!(code.len() < 4 * size, "{} bytes of code", code.len());
-        elapsed
-    };
-    let _serial = timing_lock();
-    let small = best_of_three(|| time(1 << 19));
-    let large = time(5 << 19);
-    assert_linear("codegen 0.5 MB / 5 MB", small, large);
+fn codegen_of_a_large_template() {
+    let size = 5 << 19;
+    let templates = vec![template("big", big_template(size))];
+    let sig = vec![snippet("sig", "-- sig")];
+    let library = Library::from_sources(templates.clone(), sig, Delimiters::default())
+        .expect("the library loads");
+    let code = generate(library.prompts(), &templates, &dev_paths()).expect("generates");
+    assert!(code.len() < 4 * size, "{} bytes of code", code.len());
 }
 
 /// A template using `n` distinct variables, one per line.
@@ -283,59 +248,36 @@ fn many_vars(n: usize) -> String {
         .collect()
 }
 
-/// Loading locates the first use of every variable; with thousands of them
-/// that must not rescan the file each time (it did: quadratic).
+/// 20,000 variables load, each located at its first use, and generate.
 #[test]
-fn many_variables_load_and_generate_in_linear_time() {
-    let time = |n: usize| {
-        let templates = vec![template("many", many_vars(n))];
-        let start = Instant::now();
-        let library = Library::from_sources(templates.clone(), vec![], Delimiters::default())
-            .expect("the library loads");
-        let loaded = start.elapsed();
-        let prompt = &library.prompts()[0];
-        assert_eq!(prompt.vars.len(), n);
-        let last = &prompt.vars[n - 1].first_use;
-        assert_eq!((last.line, last.column), (n, 8 + (n - 1).to_string().len()));
-        let start = Instant::now();
-        generate(library.prompts(), &templates, &dev_paths()).expect("generates");
-        (loaded, start.elapsed())
-    };
-    let _serial = timing_lock();
-    let load_small = best_of_three(|| time(2_000).0);
-    let gen_small = best_of_three(|| time(2_000).1);
-    let (load_large, gen_large) = time(20_000);
-    assert_linear("load 2,000 / 20,000 variables", load_small, load_large);
-    assert_linear("codegen 2,000 / 20,000 variables", gen_small, gen_large);
+fn many_variables_load_and_generate() {
+    let n = 20_000;
+    let templates = vec![template("many", many_vars(n))];
+    let library = Library::from_sources(templates.clone(), vec![], Delimiters::default())
+        .expect("the library loads");
+    let prompt = &library.prompts()[0];
+    assert_eq!(prompt.vars.len(), n);
+    let last = &prompt.vars[n - 1].first_use;
+    assert_eq!((last.line, last.column), (n, 8 + (n - 1).to_string().len()));
+    let code = generate(library.prompts(), &templates, &dev_paths()).expect("generates");
+    assert!(code.contains(&format!("v{}", n - 1)));
 }
 
-/// A lenient render with every one of thousands of variables missing writes
-/// each token back: linear too.
+/// A lenient render with every one of 20,000 variables missing writes each
+/// token back.
 #[test]
-fn many_missing_variables_render_in_linear_time() {
-    let time = |n: usize| {
-        let library = Library::from_sources(
-            vec![template("many", many_vars(n))],
-            vec![],
-            Delimiters::default(),
-        )
-        .expect("the library loads");
-        let start = Instant::now();
-        let prompt = library
-            .build_prompt_lenient("many", &json!({}))
-            .expect("renders");
-        let elapsed = start.elapsed();
-        assert!(prompt.system.ends_with(&format!("{{{{v{}}}}}", n - 1)));
-        elapsed
-    };
-    let _serial = timing_lock();
-    let small = best_of_three(|| time(2_000));
-    let large = time(20_000);
-    assert_linear(
-        "lenient render of 2,000 / 20,000 missing variables",
-        small,
-        large,
-    );
+fn many_missing_variables_render() {
+    let n = 20_000;
+    let library = Library::from_sources(
+        vec![template("many", many_vars(n))],
+        vec![],
+        Delimiters::default(),
+    )
+    .expect("the library loads");
+    let prompt = library
+        .build_prompt_lenient("many", &json!({}))
+        .expect("renders");
+    assert_eq!(prompt.system, many_vars(n).trim_end());
 }
 
 fn write(root: &Path, path: &str, bytes: &[u8]) {

@@ -81,7 +81,7 @@ fn prompt_id_round_trips_through_strings() {
     }
     let error = PromptId::from_str("agent-sytem").expect_err("misspelled id");
     assert_eq!(error.code(), promptpack::ErrorCode::UnknownPrompt);
-    assert_eq!(PromptId::ALL.len(), library().prompts().len());
+    assert_eq!(PromptId::ALL.len(), library().ids().len());
 }
 
 #[test]

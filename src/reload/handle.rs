@@ -81,7 +81,12 @@ impl WatchedLibrary {
     }
 
     /// [`Library::render`] on the current prompts.
-    pub fn render(&self, id: &str, vars: &impl Vars, missing_vars: MissingVars) -> Result<Prompt> {
+    pub fn render(
+        &self,
+        id: &str,
+        vars: &(impl Vars + ?Sized),
+        missing_vars: MissingVars,
+    ) -> Result<Prompt> {
         self.shared.library.load().render(id, vars, missing_vars)
     }
 

@@ -380,3 +380,108 @@ fn watch_rerenders_on_change() {
     );
     snapshot("watch_rerenders_on_change", &out);
 }
+
+/// `watch --vars -` reads standard input once and renders with those values
+/// on every change, not only the first time (stdin has only one end).
+#[test]
+fn watch_reads_stdin_vars_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    copy_tree(&manifest_dir().join("tests/cli/clean"), dir.path());
+    let root = dir.path().to_string_lossy().into_owned();
+    let mut child = Command::new(BIN)
+        .args(["watch", "greet", "--root", &root, "--vars", "-"])
+        .args(["--max-renders", "2"])
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    {
+        let mut stdin = child.stdin.take().expect("stdin is piped");
+        stdin
+            .write_all(br#"{"agentName": "Ada", "userName": "Grace"}"#)
+            .expect("write the values");
+    }
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut seen = Vec::new();
+    let mut wait_for = |wanted: &str| loop {
+        match lines.recv_timeout(Duration::from_secs(30)) {
+            Ok(line) => {
+                let done = line.starts_with(wanted);
+                seen.push(line);
+                if done {
+                    return seen.clone();
+                }
+            }
+            Err(_) => panic!(
+                "no `{wanted}` from watch; stdout so far:\n{}",
+                seen.join("\n")
+            ),
+        }
+    };
+    wait_for("=== render 1");
+    replace(
+        &dir.path().join("templates/greet/user.md"),
+        "Say goodbye to {{userName}}.\n",
+    );
+    let seen = wait_for("=== render 2");
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(
+        seen.iter()
+            .filter(|l| l.starts_with("=== render"))
+            .collect::<Vec<_>>(),
+        ["=== render 1 ===", "=== render 2 ==="],
+        "{}",
+        seen.join("\n")
+    );
+}
+
+/// A template folder that cannot be read is an `io` error naming the folder,
+/// not "has no system.md". Root reads any folder, so as root (CI runs as
+/// root) the command runs as `nobody`, through util-linux's `setpriv`.
+#[cfg(unix)]
+#[test]
+fn unreadable_template_folder_is_an_io_error() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let open = std::fs::Permissions::from_mode(0o755);
+    std::fs::set_permissions(dir.path(), open.clone()).expect("chmod");
+    let root = dir.path().join("prompts");
+    copy_tree(&manifest_dir().join("tests/cli/clean"), &root);
+    // A copy of the binary that `nobody` can run, wherever the checkout is.
+    let bin = dir.path().join("promptpack");
+    std::fs::copy(BIN, &bin).expect("copy the binary");
+    let locked = root.join("templates/greet");
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).expect("chmod");
+    let as_root = std::fs::metadata(dir.path()).expect("metadata").uid() == 0;
+    let mut command = if as_root {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(&bin);
+        c
+    } else {
+        Command::new(&bin)
+    };
+    let output = command
+        .args(["check", "--root"])
+        .arg(&root)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run check");
+    std::fs::set_permissions(&locked, open).expect("chmod back");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("error[io]"), "{stderr}");
+    assert!(stderr.contains("templates/greet"), "{stderr}");
+    assert!(!stderr.contains("missing_system"), "{stderr}");
+}
