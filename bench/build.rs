@@ -4,7 +4,7 @@
 //! (both engines resolve includes at compile time anyway).
 //!
 //! It also compiles the workload with promptpack's own build API
-//! (`promptpack::build::compile_config`), exactly as a user's build script
+//! (`promptpack_build::compile_config`), exactly as a user's build script
 //! would, for the typed contender (`include_prompts!` in `src/main.rs`).
 //!
 //! When the workload cannot be read, the generated functions return an error
@@ -28,7 +28,7 @@ fn main() {
 
     // The typed contender: promptpack's generated code for the workload,
     // written to OUT_DIR/promptpack_prompts.rs for `include_prompts!`.
-    match promptpack::build::compile_config(&promptpack::Config::new(&dir)) {
+    match promptpack_build::compile_config(&promptpack_build::Config::new(&dir)) {
         Ok(()) => println!("cargo::rustc-cfg=promptpack_typed"),
         Err(e) => println!("cargo::warning=typed contender not built: {e}"),
     }

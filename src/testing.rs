@@ -64,8 +64,7 @@
 
 use crate::library::Prompt;
 use promptpack_core::program::StableHasher;
-use promptpack_core::scan::{Finding, FindingKind, find_tokens};
-use promptpack_core::source_file::Span;
+use promptpack_core::scan::find_tokens;
 use promptpack_core::syntax::Delimiters;
 use promptpack_load::Config;
 use std::collections::{BTreeMap, BTreeSet};
@@ -74,6 +73,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 #[doc(hidden)]
 pub use insta as __insta;
+pub use promptpack_core::scan::{Finding, FindingKind};
+pub use promptpack_core::source_file::Span;
 
 /// The default bound on the condition combinations rendered per prompt; see
 /// [`Snapshots::max_combinations`].
@@ -95,7 +96,8 @@ const MAX_SHOWN_CHARS: usize = 40;
 /// Nothing is allowed; use [`Survivors`] for that.
 ///
 /// ```
-/// use promptpack::{Delimiters, FindingKind};
+/// use promptpack::Delimiters;
+/// use promptpack::testing::FindingKind;
 /// use promptpack::testing::find_survivors;
 /// let text = "Hi {{name}}.\nSee {{#each items}} and {\"a\": {\"b\": 1}}";
 /// let found = find_survivors(text, &Delimiters::default());
@@ -172,7 +174,7 @@ impl Allowances {
 ///   their JSON and template examples.
 ///
 /// ```
-/// use promptpack::FindingKind;
+/// use promptpack::testing::FindingKind;
 /// use promptpack::testing::Survivors;
 /// let text = "Use {{ name }} here, {{snippet:x}} there.";
 /// let check = Survivors::new().allow("{{ name }}");
@@ -434,21 +436,7 @@ fn shown(text: &str) -> String {
 
 /// What a survivor is, in words.
 fn describe(finding: &Finding) -> String {
-    let what = match finding.kind {
-        FindingKind::Var => "variable token",
-        FindingKind::Snippet => "snippet token",
-        FindingKind::If => "#if token",
-        FindingKind::Else => "else token",
-        FindingKind::EndIf => "/if token",
-        FindingKind::InvalidSnippetPath => "snippet token with a path",
-        FindingKind::Spaced => "near-miss: spaces inside the delimiters",
-        FindingKind::SnippetSyntax => "near-miss: malformed snippet include",
-        FindingKind::UnknownBlock => "near-miss: a block promptpack does not have",
-        FindingKind::InvalidName => "near-miss: not a variable name",
-        FindingKind::OtherBraces => "near-miss: not a token",
-        FindingKind::UnmatchedOpen => "unmatched opening delimiter",
-        FindingKind::UnmatchedClose => "unmatched closing delimiter",
-    };
+    let what = finding.kind.description();
     match &finding.suggestion {
         Some(s) => format!("{what}; meant {s}?"),
         None => what.to_string(),

@@ -14,9 +14,8 @@
 //! Failures are not persisted to a regressions file: proptest prints the
 //! minimal failing input, which belongs in a fixture under `tests/inputs/`.
 
-use promptpack::{
-    Delimiters, Diagnostic, Item, Library, SnippetSource, SourceFile, TemplateSource, parse,
-};
+use promptpack::{Delimiters, Diagnostic, Library, SnippetSource, SourceFile, TemplateSource};
+use promptpack_core::syntax::{Item, parse};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
@@ -283,7 +282,7 @@ proptest! {
         let all: Map<String, Value> =
             NAMES.iter().map(|n| n.to_string()).zip(values).collect();
         let used: Map<String, Value> = library
-            .get("t")
+            .resolved("t")
             .expect("prompt t")
             .vars
             .iter()
@@ -361,7 +360,7 @@ proptest! {
             prop_assert_eq!(prompt.system, format!("{i}|{truthy}"));
         }
         let mut direct = String::new();
-        promptpack::write_js_number(&mut direct, f);
+        promptpack_core::value::write_js_number(&mut direct, f);
         prop_assert_eq!(direct, i.to_string());
     }
 
@@ -370,7 +369,7 @@ proptest! {
     #[test]
     fn finite_numbers_round_trip(f in any::<f64>().prop_filter("finite", |f| f.is_finite())) {
         let mut out = String::new();
-        promptpack::write_js_number(&mut out, f);
+        promptpack_core::value::write_js_number(&mut out, f);
         prop_assert_eq!(out.parse::<f64>().ok(), Some(f), "{} printed as {}", f, out);
         let exponent_form = f != 0.0 && (f.abs() >= 1e21 || f.abs() < 1e-6);
         prop_assert_eq!(out.contains('e'), exponent_form, "{} printed as {}", f, out);
@@ -430,29 +429,41 @@ fn write_nodes(nodes: &[Node], d: &Delimiters) -> String {
     out
 }
 
-/// The reference semantics: what the template tree means.
+/// The reference semantics: what the template tree means, by the testkit's
+/// reference evaluator (the one the fuzz targets compare the renderer
+/// against), fed the tree itself rather than its text. Every variable must
+/// have a value.
 fn eval(nodes: &[Node], snippet: &[Node], vars: &Map<String, Value>, out: &mut String) {
-    for node in nodes {
-        match node {
-            Node::Text(t) => out.push_str(t),
-            Node::Var(name) => promptpack::write_value(out, &vars[*name]),
-            Node::Snippet => {
-                out.push('(');
-                eval(snippet, snippet, vars, out);
-                out.push(')');
-            }
-            Node::If(name, then, otherwise) => {
-                if promptpack::is_truthy(&vars[*name]) {
-                    eval(then, snippet, vars, out);
-                } else if let Some(otherwise) = otherwise {
-                    eval(otherwise, snippet, vars, out);
-                }
-            }
-        }
+    use promptpack_testkit::reference::{Node as RefNode, SnippetTrees, evaluate};
+    fn convert(nodes: &[Node]) -> Vec<RefNode> {
+        nodes
+            .iter()
+            .map(|node| match node {
+                Node::Text(t) => RefNode::Text(t.clone()),
+                Node::Var(name) => RefNode::Var(name.to_string()),
+                Node::Snippet => RefNode::Snippet("s".to_string()),
+                Node::If(name, then, otherwise) => RefNode::If {
+                    name: name.to_string(),
+                    then: convert(then),
+                    otherwise: otherwise.as_deref().map(convert),
+                },
+            })
+            .collect()
     }
+    // Snippet `s` is written as `(…)`.
+    let mut s = vec![RefNode::Text("(".to_string())];
+    s.extend(convert(snippet));
+    s.push(RefNode::Text(")".to_string()));
+    let snippets = SnippetTrees::from([("s".to_string(), s)]);
+    let reference = evaluate(&convert(nodes), &snippets, vars, &Delimiters::default());
+    assert!(
+        reference.missing.is_empty(),
+        "the reference reached variables without a value: {:?}",
+        reference.missing
+    );
+    out.push_str(&reference.text);
 }
 
-#[cfg(feature = "build")]
 /// Text for generated templates that stresses the code generator: CR, BOM,
 /// direction-changing codepoints, quotes, backslashes, comment and doc
 /// markers, and delimiters that are not tokens.
@@ -466,7 +477,6 @@ fn awkward_text() -> impl Strategy<Value = String> {
     prop::collection::vec(prop::sample::select(PIECES), 1..12).prop_map(|p| p.concat())
 }
 
-#[cfg(feature = "build")]
 /// Names that become distinct Rust fields, some of them only just
 /// (keywords, names of the generated code's own locals).
 const FINE_VARS: &[&str] = &[
@@ -486,11 +496,9 @@ const FINE_VARS: &[&str] = &[
     "gen",
 ];
 
-#[cfg(feature = "build")]
 /// Ids that become distinct variants.
 const FINE_IDS: &[&str] = &["t", "agent-system", "type", "prompt-id", "vars", "a--b"];
 
-#[cfg(feature = "build")]
 /// Names that become Rust names awkwardly, or not at all.
 const AWKWARD_VARS: &[&str] = &[
     "a",
@@ -516,7 +524,6 @@ const AWKWARD_VARS: &[&str] = &[
     "gen",
 ];
 
-#[cfg(feature = "build")]
 /// Ids that become variants awkwardly, or not at all.
 const AWKWARD_IDS: &[&str] = &[
     "t",
@@ -534,7 +541,6 @@ const AWKWARD_IDS: &[&str] = &[
     "_",
 ];
 
-#[cfg(feature = "build")]
 #[derive(Debug, Clone)]
 enum Piece {
     Text(String),
@@ -542,7 +548,6 @@ enum Piece {
     If(&'static str, Vec<Piece>, Option<Vec<Piece>>),
 }
 
-#[cfg(feature = "build")]
 /// Mostly names that work, sometimes one that does not.
 fn var_name() -> impl Strategy<Value = &'static str> {
     prop_oneof![
@@ -551,7 +556,6 @@ fn var_name() -> impl Strategy<Value = &'static str> {
     ]
 }
 
-#[cfg(feature = "build")]
 fn pieces() -> impl Strategy<Value = Vec<Piece>> {
     let leaf = prop_oneof![
         awkward_text().prop_map(Piece::Text),
@@ -568,7 +572,6 @@ fn pieces() -> impl Strategy<Value = Vec<Piece>> {
     prop::collection::vec(piece, 0..6)
 }
 
-#[cfg(feature = "build")]
 fn write_pieces(pieces: &[Piece], out: &mut String) {
     for piece in pieces {
         match piece {
@@ -587,7 +590,6 @@ fn write_pieces(pieces: &[Piece], out: &mut String) {
     }
 }
 
-#[cfg(feature = "build")]
 proptest! {
     #![proptest_config(config())]
 
@@ -607,7 +609,7 @@ proptest! {
         snippet_text in awkward_text(),
     ) {
         use promptpack::ErrorCode;
-        use promptpack::codegen::{DevPaths, generate};
+        use promptpack_build::codegen::{DevPaths, generate};
 
         let mut templates: Vec<TemplateSource> = Vec::new();
         for (id, system, user) in &prompts {
@@ -626,7 +628,7 @@ proptest! {
         }
         let snippets = vec![snippet("s", &snippet_text)];
         let (mut resolved, errors) =
-            promptpack::resolve(&templates, &snippets, &Delimiters::default());
+            promptpack_core::resolve::resolve(&templates, &snippets, &Delimiters::default());
         prop_assert!(errors.is_empty(), "generated templates are valid: {:?}", errors);
         resolved.sort_by(|a, b| a.id.cmp(&b.id));
         let dev = DevPaths {

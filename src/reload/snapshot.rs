@@ -12,7 +12,10 @@ const MAX_READS: usize = 8;
 #[derive(Debug, PartialEq)]
 pub(super) enum Snapshot {
     BadConfig(Error),
-    Read { config: Config, compiled: Compiled },
+    Read {
+        config: Box<Config>,
+        compiled: Box<Compiled>,
+    },
 }
 
 impl Snapshot {
@@ -21,7 +24,10 @@ impl Snapshot {
             Err(error) => Snapshot::BadConfig(error),
             Ok(config) => {
                 let compiled = promptpack_load::load(&config, Stages::default());
-                Snapshot::Read { config, compiled }
+                Snapshot::Read {
+                    config: Box::new(config),
+                    compiled: Box::new(compiled),
+                }
             }
         }
     }
@@ -36,7 +42,7 @@ impl Snapshot {
                 let library = compiled
                     .into_result()
                     .map(|compiled| Library::from_compiled(compiled, delimiters));
-                (Some(config), library)
+                (Some(*config), library)
             }
         }
     }

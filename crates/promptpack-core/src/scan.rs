@@ -10,7 +10,8 @@
 //! for tokens left in rendered output.
 //!
 //! ```
-//! use promptpack::{Delimiters, FindingKind, find_tokens};
+//! use promptpack_core::scan::{FindingKind, find_tokens};
+//! use promptpack_core::syntax::Delimiters;
 //! let text = "Hi {{name}}.\n{{ mood }} {{#each items}}";
 //! let findings = find_tokens(text, &Delimiters::default());
 //! let kinds: Vec<FindingKind> = findings.iter().map(|f| f.kind).collect();
@@ -21,10 +22,11 @@
 //! ```
 
 use crate::source_file::Span;
-use crate::syntax::{Delimiters, Token, classify, is_snippet_name, is_token_char, is_var_name};
+use crate::syntax::{Delimiters, Token, classify, is_snippet_name, is_var_name, token_at};
 
 /// What a [`Finding`] is: a token, or brace syntax that stays literal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum FindingKind {
     /// A variable token, `{{name}}`.
     Var,
@@ -80,6 +82,25 @@ impl FindingKind {
     /// parser rejects it).
     pub const fn is_near_miss(self) -> bool {
         !self.is_token() && !matches!(self, FindingKind::InvalidSnippetPath)
+    }
+
+    /// What this kind is, in words, as the survivor check reports it.
+    pub const fn description(self) -> &'static str {
+        match self {
+            FindingKind::Var => "variable token",
+            FindingKind::Snippet => "snippet token",
+            FindingKind::If => "#if token",
+            FindingKind::Else => "else token",
+            FindingKind::EndIf => "/if token",
+            FindingKind::InvalidSnippetPath => "snippet token with a path",
+            FindingKind::Spaced => "near-miss: spaces inside the delimiters",
+            FindingKind::SnippetSyntax => "near-miss: malformed snippet include",
+            FindingKind::UnknownBlock => "near-miss: a block promptpack does not have",
+            FindingKind::InvalidName => "near-miss: not a variable name",
+            FindingKind::OtherBraces => "near-miss: not a token",
+            FindingKind::UnmatchedOpen => "unmatched opening delimiter",
+            FindingKind::UnmatchedClose => "unmatched closing delimiter",
+        }
     }
 
     /// A stable snake_case name for this kind, e.g. `"unknown_block"`.
@@ -199,6 +220,7 @@ impl NextMatch {
 
 struct Scanner<'a> {
     text: &'a str,
+    delims: &'a Delimiters,
     open: &'a str,
     close: &'a str,
     findings: Vec<Finding>,
@@ -214,6 +236,7 @@ impl<'a> Scanner<'a> {
     fn new(text: &'a str, delims: &'a Delimiters) -> Scanner<'a> {
         Scanner {
             text,
+            delims,
             open: delims.open(),
             close: delims.close(),
             findings: Vec::new(),
@@ -234,19 +257,11 @@ impl<'a> Scanner<'a> {
         while let Some(found) = text[pos..].find(self.open) {
             let at = pos + found;
             let inner_start = at + self.open.len();
-            // The parser's view: a run of token characters, then the closing
-            // delimiter. The run stops before any delimiter, so the runs of
-            // all positions together cover the text once.
-            let inner_len = text[inner_start..]
-                .find(|c: char| !is_token_char(c))
-                .unwrap_or(text.len() - inner_start);
-            let inner_end = inner_start + inner_len;
-            if text[inner_end..].starts_with(self.close)
-                && let Some(kind) = token_kind(&text[inner_start..inner_end])
-            {
-                let end = inner_end + self.close.len();
-                self.push(kind, at, inner_start, inner_end, end, None);
-                pos = end;
+            // Exactly what the parser takes for a token.
+            if let Some(found) = token_at(text, at, text.len(), self.delims) {
+                let kind = token_kind(found.token);
+                self.push(kind, at, inner_start, found.inner_end, found.end, None);
+                pos = found.end;
                 continue;
             }
             // Not a token. If another opening delimiter overlaps this one
@@ -341,7 +356,11 @@ impl<'a> Scanner<'a> {
         if trimmed.is_empty() {
             return (FindingKind::OtherBraces, None);
         }
-        if trimmed != inner && token_kind(trimmed).is_some_and(FindingKind::is_token) {
+        if trimmed != inner
+            && classify(trimmed)
+                .map(token_kind)
+                .is_some_and(FindingKind::is_token)
+        {
             return (FindingKind::Spaced, suggest(trimmed));
         }
         if let Some(rest) = trimmed.strip_prefix("snippet") {
@@ -386,15 +405,15 @@ impl<'a> Scanner<'a> {
 
 /// The token form `inner` is, as the parser classifies it; `None` when it
 /// is no token.
-fn token_kind(inner: &str) -> Option<FindingKind> {
-    Some(match classify(inner)? {
+fn token_kind(token: Token<'_>) -> FindingKind {
+    match token {
         Token::Var(_) => FindingKind::Var,
         Token::Snippet(_) => FindingKind::Snippet,
         Token::BadSnippet(_) => FindingKind::InvalidSnippetPath,
         Token::If(_) => FindingKind::If,
         Token::Else => FindingKind::Else,
         Token::EndIf => FindingKind::EndIf,
-    })
+    }
 }
 
 /// Turns increasing byte offsets into line and column, scanning the text once.

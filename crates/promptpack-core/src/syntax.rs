@@ -154,6 +154,46 @@ pub(crate) fn classify(inner: &str) -> Option<Token<'_>> {
     (inner == "/if").then_some(Token::EndIf)
 }
 
+/// A token found at an opening delimiter by [`token_at`].
+pub(crate) struct TokenAt<'t> {
+    /// Which token, with its name.
+    pub(crate) token: Token<'t>,
+    /// Where its inside ends (the closing delimiter starts there).
+    pub(crate) inner_end: usize,
+    /// Where it ends, closing delimiter included.
+    pub(crate) end: usize,
+}
+
+/// The token whose opening delimiter starts at `at` in `text[..limit]`, or
+/// `None` where the text is literal. The one recogniser of tokens in text:
+/// the parser and the scanner of `check` and the survivor check both call
+/// it.
+///
+/// Token insides only hold [`is_token_char`]s, which no delimiter holds, so
+/// the run looked at stops before the next delimiter: calling this at every
+/// delimiter of a text stays linear in the text.
+pub(crate) fn token_at<'t>(
+    text: &'t str,
+    at: usize,
+    limit: usize,
+    delims: &Delimiters,
+) -> Option<TokenAt<'t>> {
+    let inner_start = at + delims.open().len();
+    let inner_len = text[inner_start..limit]
+        .find(|c: char| !is_token_char(c))
+        .unwrap_or(limit - inner_start);
+    let inner_end = inner_start + inner_len;
+    if !text[inner_end..limit].starts_with(delims.close()) {
+        return None;
+    }
+    let token = classify(&text[inner_start..inner_end])?;
+    Some(TokenAt {
+        token,
+        inner_end,
+        end: inner_end + delims.close().len(),
+    })
+}
+
 /// Parses the trimmed body of `file` into items, checking that blocks balance.
 /// Every problem found is returned; on any, the items are not to be used.
 pub fn parse(file: &SourceFile, delims: &Delimiters) -> Result<Parsed, Vec<Diagnostic>> {
@@ -169,20 +209,7 @@ pub fn parse(file: &SourceFile, delims: &Delimiters) -> Result<Parsed, Vec<Diagn
 
     while let Some(found) = text[pos..body.end].find(open) {
         let at = pos + found;
-        let inner_start = at + open.len();
-        // Token insides only hold these characters, and delimiters never do,
-        // so this scan stops before the next delimiter: the whole parse stays
-        // linear however many stray delimiters a file has.
-        let inner_len = text[inner_start..body.end]
-            .find(|c: char| !is_token_char(c))
-            .unwrap_or(body.end - inner_start);
-        let inner_end = inner_start + inner_len;
-        let token = text[inner_end..body.end]
-            .starts_with(close)
-            .then(|| classify(&text[inner_start..inner_end]))
-            .flatten()
-            .map(|t| (t, inner_end + close.len()));
-        let Some((token, end)) = token else {
+        let Some(TokenAt { token, end, .. }) = token_at(text, at, body.end, delims) else {
             // Not a token here; a token may still start inside the delimiter
             // (`{{{x}}}`), so move on by one character only.
             pos = at + text[at..].chars().next().map_or(1, char::len_utf8);

@@ -17,11 +17,11 @@ pub const CONFIG_FILE: &str = "promptpack.toml";
 /// one) or [`Config::new`], then change what you need:
 ///
 /// ```
-/// let config = promptpack::Config::new("prompts")
+/// let config = promptpack_load::Config::new("prompts")
 ///     .templates_dir("prompts/templates")
 ///     .delimiters("<<", ">>")?;
 /// assert_eq!(config.delimiters_ref().open(), "<<");
-/// # Ok::<(), promptpack::Error>(())
+/// # Ok::<(), promptpack_core::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {

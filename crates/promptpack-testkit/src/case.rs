@@ -1,9 +1,6 @@
-//! Shared pieces of the fuzz targets: the case format (the one of
-//! `tests/inputs/*.txt`, so the fixtures are the seed corpus), checks that
-//! diagnostics point into their files, and a reference evaluator of the
-//! template language to compare the library's renderer against.
-//!
-//! # Case format
+//! The case format: a prompt folder in one text, the format of
+//! `tests/inputs/*.txt`, so that the fixtures are the fuzz targets' seed
+//! corpus.
 //!
 //! ```text
 //! --- templates/<id>/system.md
@@ -20,7 +17,8 @@
 //! BOM and all), unknown sections are ignored, and an input without any
 //! header is one template, `templates/t/system.md`.
 
-use promptpack::{Delimiters, Diagnostic, Item, SnippetSource, SourceFile, TemplateSource, parse};
+use promptpack_core::syntax::{Delimiters, Item, parse};
+use promptpack_core::{SnippetSource, SourceFile, TemplateSource};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
@@ -126,35 +124,6 @@ pub fn parse_case(input: &str) -> Case {
     case
 }
 
-/// Panics unless the diagnostic's location lies inside the file it names
-/// (a file-level location is line 1, column 1, with an empty line text).
-pub fn check_location(d: &Diagnostic, files: &HashMap<String, String>) {
-    assert!(!d.to_string().is_empty());
-    let Some(loc) = &d.location else {
-        return;
-    };
-    let text = files
-        .get(&loc.path)
-        .unwrap_or_else(|| panic!("{d}: the path is none of the files"));
-    if loc.len == 0 {
-        assert_eq!((loc.line, loc.column), (1, 1), "{d}: file-level location");
-        assert!(loc.line_text.is_empty(), "{d}: file-level location");
-        return;
-    }
-    let lines: Vec<&str> = text.split('\n').collect();
-    assert!(
-        loc.line >= 1 && loc.line <= lines.len(),
-        "{d}: line out of range"
-    );
-    let line = lines[loc.line - 1];
-    assert!(
-        loc.column >= 1 && loc.column <= line.chars().count() + 1,
-        "{d}: column out of range"
-    );
-    let shown = line.trim_start_matches('\u{FEFF}').trim_end_matches('\r');
-    assert_eq!(loc.line_text, shown, "{d}: line text");
-}
-
 /// The size of the fully expanded templates (every snippet spliced in every
 /// place it is included), saturating. Snippets that include one another a
 /// few times in a chain expand exponentially (a "billion laughs"); targets
@@ -179,6 +148,7 @@ pub fn expanded_size(case: &Case) -> usize {
     total
 }
 
+/// The expanded size of snippet `name`, memoized.
 fn size_of(
     name: &str,
     refs: &HashMap<&str, (usize, Vec<String>)>,
@@ -200,6 +170,7 @@ fn size_of(
     size
 }
 
+/// The snippets `file` includes, in order (none when it does not parse).
 fn snippet_refs(file: &SourceFile, delims: &Delimiters) -> Vec<String> {
     match parse(file, delims) {
         Ok(parsed) => parsed
@@ -214,71 +185,44 @@ fn snippet_refs(file: &SourceFile, delims: &Delimiters) -> Vec<String> {
     }
 }
 
-/// What a reference render gives: the text, and the variables a value token
-/// reached without a value, in order of first reach.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Reference {
-    /// The rendered text (missing values written back as tokens).
-    pub text: String,
-    /// Missing variables.
-    pub missing: Vec<String>,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// Renders `file` by the language's definition, written independently of
-/// the library: snippets are spliced (trimmed), blocks keep or drop their
-/// branches, values are written once, and a missing value leaves its token.
-/// Only for inputs the library accepted (no cycles, every block balanced).
-pub fn reference_render(
-    file: &SourceFile,
-    snippets: &[SnippetSource],
-    vars: &Map<String, Value>,
-    delims: &Delimiters,
-    out: &mut Reference,
-) {
-    let Ok(parsed) = parse(file, delims) else {
-        panic!("the library accepted {} but it does not parse", file.path());
-    };
-    // Per open block: whether its condition held, and whether `else` was seen.
-    let mut blocks: Vec<(bool, bool)> = Vec::new();
-    let active = |blocks: &[(bool, bool)]| blocks.iter().all(|&(held, in_else)| held != in_else);
-    for item in &parsed.items {
-        match item {
-            Item::If(name) => {
-                let held = vars.get(&name.name).is_some_and(promptpack::is_truthy);
-                blocks.push((held, false));
-            }
-            Item::Else(_) => {
-                if let Some(top) = blocks.last_mut() {
-                    top.1 = true;
-                }
-            }
-            Item::EndIf(_) => {
-                blocks.pop();
-            }
-            _ if !active(&blocks) => {}
-            Item::Text(span) => out.text.push_str(file.slice(*span)),
-            Item::Var(name) => match vars.get(&name.name) {
-                Some(value) => promptpack::write_value(&mut out.text, value),
-                None => {
-                    if !out.missing.contains(&name.name) {
-                        out.missing.push(name.name.clone());
-                    }
-                    out.text.push_str(&delims.var_token(&name.name));
-                }
-            },
-            Item::Snippet(name) => {
-                let snippet = snippets
-                    .iter()
-                    .find(|s| s.name == name.name)
-                    .unwrap_or_else(|| panic!("snippet {} was accepted but is missing", name.name));
-                reference_render(&snippet.file, snippets, vars, delims, out);
-            }
-        }
+    #[test]
+    fn sections_make_a_prompt_folder() {
+        let case = parse_case(
+            "what it is about\n\
+             --- templates/a/user.md\nU\r\n\
+             --- templates/a/system.md\nS <<x>>\n\
+             --- templates/no-system/user.md\nU\n\
+             --- snippets/sub/s.md\nsub\n\
+             --- snippets/s.md\ntop\n\
+             --- vars\n{\"x\": 1}\n\
+             --- options\ndelimiters << >>\n\
+             --- unknown\nignored\n",
+        );
+        assert_eq!(case.templates.len(), 1);
+        let a = &case.templates[0];
+        assert_eq!((a.id.as_str(), a.system.text()), ("a", "S <<x>>\n"));
+        assert_eq!(a.user.as_ref().map(SourceFile::text), Some("U\r\n"));
+        let names: Vec<(&str, &str)> = case
+            .snippets
+            .iter()
+            .map(|s| (s.name.as_str(), s.file.path()))
+            .collect();
+        assert_eq!(names, [("s", "snippets/sub/s.md"), ("s", "snippets/s.md")]);
+        assert_eq!(case.vars["x"], 1);
+        assert_eq!(case.delimiters.open(), "<<");
+        assert_eq!(case.files().len(), 4);
     }
-    assert!(blocks.is_empty(), "unbalanced blocks were accepted");
-}
 
-/// Codepoints rustc refuses in doc comments and literals by default.
-pub fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+    #[test]
+    fn text_without_a_header_is_one_template() {
+        let case = parse_case("Hi {{name}}.");
+        assert_eq!(case.templates.len(), 1);
+        assert_eq!(case.templates[0].system.path(), "templates/t/system.md");
+        assert_eq!(case.templates[0].system.text(), "Hi {{name}}.");
+        assert_eq!(expanded_size(&case), "Hi {{name}}.".len());
+    }
 }

@@ -1,0 +1,23 @@
+//! Test support shared by promptpack's own tests and its cargo-fuzz targets
+//! (`fuzz/`). Not published; no API promise beyond this repository.
+//!
+//! - [`case`]: the case format of `tests/inputs/*.txt`, a whole prompt
+//!   folder in one text, which the fuzz targets read;
+//! - [`reference`](mod@reference): a reference evaluator of the template
+//!   language, over a template tree, that the renderer is compared against
+//!   (by the fuzz targets and by `tests/properties.rs`);
+//! - [`checks`]: what must hold of any diagnostic, parse or generated code;
+//! - [`targets`]: the body of each fuzz target as a plain function, so that
+//!   `fuzz/fuzz_targets/*.rs` are one-liners and `tests/fuzz_regressions.rs`
+//!   replays past findings in an ordinary `cargo test`.
+#![warn(missing_docs)]
+
+pub mod case;
+pub mod checks;
+pub mod reference;
+pub mod targets;
+
+pub use case::{Case, expanded_size, parse_case};
+pub use checks::{check_generated_code, check_location, check_parsed, is_bidi_control};
+pub use reference::{Node, Reference, SnippetTrees, evaluate, snippet_trees, tree};
+pub use targets::{TARGETS, Target, fuzz_codegen, fuzz_parse, fuzz_resolve_render, target};

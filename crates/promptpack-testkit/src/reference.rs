@@ -1,0 +1,248 @@
+//! A reference evaluator of the template language, written from its
+//! definition and apart from the library's resolver, programs and renderer,
+//! to compare those against.
+//!
+//! It reads a template as a tree of [`Node`]s. A test that generates
+//! templates builds the tree itself (and writes it out as text for the
+//! library), so its expectation depends on none of the library; a fuzz
+//! target reads the tree out of a file the library accepted with [`tree`],
+//! which uses the library's parser (its output is checked apart, by
+//! [`check_parsed`](crate::check_parsed)).
+//!
+//! The semantics: text is written as is; a value token writes its value
+//! (`String(value)`, or `JSON.stringify(value, null, 2)` for null, arrays
+//! and objects), and without a value writes the token back and counts the
+//! variable missing; `#if name` keeps its first branch when the value is
+//! truthy in JavaScript's sense, else its `else` branch, and a variable with
+//! no value is falsy (and not missing); a snippet token splices the
+//! snippet's tree in. Only what is reached counts: a variable in a branch
+//! not taken is never missing.
+
+use promptpack_core::SnippetSource;
+use promptpack_core::source_file::SourceFile;
+use promptpack_core::syntax::{Delimiters, Item, parse};
+use promptpack_core::value::{is_truthy, write_value};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+
+/// A template as a tree: what the reference evaluator reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Node {
+    /// Literal text.
+    Text(String),
+    /// A value token, `{{name}}`.
+    Var(String),
+    /// A snippet token, `{{snippet:name}}`.
+    Snippet(String),
+    /// A block, `{{#if name}}then{{else}}otherwise{{/if}}`.
+    If {
+        /// The condition's variable.
+        name: String,
+        /// The branch kept when the condition holds.
+        then: Vec<Node>,
+        /// The `else` branch, when the block has one.
+        otherwise: Option<Vec<Node>>,
+    },
+}
+
+/// The snippets a tree may include, by name.
+pub type SnippetTrees = HashMap<String, Vec<Node>>;
+
+/// What a reference render gives: the text, and the variables a value token
+/// reached without a value, in order of first reach.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Reference {
+    /// The rendered text (missing values written back as tokens).
+    pub text: String,
+    /// Missing variables, each once.
+    pub missing: Vec<String>,
+}
+
+/// Evaluates `nodes` with `vars`; see the module documentation for the
+/// semantics. `delims` writes the tokens of missing values back.
+///
+/// Panics when a snippet token names a snippet `snippets` does not hold:
+/// the library must have refused such a template.
+pub fn evaluate(
+    nodes: &[Node],
+    snippets: &SnippetTrees,
+    vars: &Map<String, Value>,
+    delims: &Delimiters,
+) -> Reference {
+    let mut out = Reference::default();
+    evaluate_into(nodes, snippets, vars, delims, &mut out);
+    out
+}
+
+fn evaluate_into(
+    nodes: &[Node],
+    snippets: &SnippetTrees,
+    vars: &Map<String, Value>,
+    delims: &Delimiters,
+    out: &mut Reference,
+) {
+    for node in nodes {
+        match node {
+            Node::Text(text) => out.text.push_str(text),
+            Node::Var(name) => match vars.get(name) {
+                Some(value) => write_value(&mut out.text, value),
+                None => {
+                    if !out.missing.contains(name) {
+                        out.missing.push(name.clone());
+                    }
+                    out.text.push_str(&delims.var_token(name));
+                }
+            },
+            Node::Snippet(name) => {
+                let snippet = snippets
+                    .get(name)
+                    .unwrap_or_else(|| panic!("snippet {name} was accepted but is missing"));
+                evaluate_into(snippet, snippets, vars, delims, out);
+            }
+            Node::If {
+                name,
+                then,
+                otherwise,
+            } => {
+                if vars.get(name).is_some_and(is_truthy) {
+                    evaluate_into(then, snippets, vars, delims, out);
+                } else if let Some(otherwise) = otherwise {
+                    evaluate_into(otherwise, snippets, vars, delims, out);
+                }
+            }
+        }
+    }
+}
+
+/// The tree of `file`'s trimmed body, read with the library's parser; `None`
+/// when it does not parse. Panics when the parser's items do not nest (an
+/// `else` outside a block or twice in one, a block never closed): the
+/// parser promises they do whenever it succeeds.
+pub fn tree(file: &SourceFile, delims: &Delimiters) -> Option<Vec<Node>> {
+    let parsed = parse(file, delims).ok()?;
+    /// A block being read: its condition and branches.
+    struct Open {
+        name: String,
+        then: Vec<Node>,
+        otherwise: Option<Vec<Node>>,
+    }
+    let mut top: Vec<Node> = Vec::new();
+    let mut open: Vec<Open> = Vec::new();
+    for item in &parsed.items {
+        let node = match item {
+            Item::Text(span) => Node::Text(file.slice(*span).to_string()),
+            Item::Var(n) => Node::Var(n.name.clone()),
+            Item::Snippet(n) => Node::Snippet(n.name.clone()),
+            Item::If(n) => {
+                open.push(Open {
+                    name: n.name.clone(),
+                    then: Vec::new(),
+                    otherwise: None,
+                });
+                continue;
+            }
+            Item::Else(_) => {
+                let block = open.last_mut().expect("an else outside any block parsed");
+                assert!(block.otherwise.is_none(), "a second else in a block parsed");
+                block.otherwise = Some(Vec::new());
+                continue;
+            }
+            Item::EndIf(_) => {
+                let block = open.pop().expect("an /if without a block parsed");
+                Node::If {
+                    name: block.name,
+                    then: block.then,
+                    otherwise: block.otherwise,
+                }
+            }
+        };
+        let branch = match open.last_mut() {
+            Some(block) => block.otherwise.as_mut().unwrap_or(&mut block.then),
+            None => &mut top,
+        };
+        branch.push(node);
+    }
+    assert!(open.is_empty(), "a block that never closes parsed");
+    Some(top)
+}
+
+/// The trees of `snippets`, by name: for each name its first file, as the
+/// library takes it. A snippet that does not parse is left out (a template
+/// the library accepted cannot include it).
+pub fn snippet_trees(snippets: &[SnippetSource], delims: &Delimiters) -> SnippetTrees {
+    let mut trees = SnippetTrees::new();
+    let mut seen = std::collections::HashSet::new();
+    for s in snippets {
+        if seen.insert(s.name.as_str())
+            && let Some(nodes) = tree(&s.file, delims)
+        {
+            trees.insert(s.name.clone(), nodes);
+        }
+    }
+    trees
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn text(s: &str) -> Node {
+        Node::Text(s.to_string())
+    }
+
+    #[test]
+    fn a_file_reads_as_its_tree() {
+        let file = SourceFile::new(
+            "t.md",
+            "  a {{x}}{{#if f}}T{{else}}F{{#if g}}G{{/if}}{{/if}}{{snippet:s}}\n",
+        );
+        let nodes = tree(&file, &Delimiters::default()).expect("parses");
+        let inner = Node::If {
+            name: "g".into(),
+            then: vec![text("G")],
+            otherwise: None,
+        };
+        let want = vec![
+            text("a "),
+            Node::Var("x".into()),
+            Node::If {
+                name: "f".into(),
+                then: vec![text("T")],
+                otherwise: Some(vec![text("F"), inner]),
+            },
+            Node::Snippet("s".into()),
+        ];
+        assert_eq!(nodes, want);
+        let broken = SourceFile::new("t.md", "{{#if f}}");
+        assert_eq!(tree(&broken, &Delimiters::default()), None);
+    }
+
+    #[test]
+    fn evaluation_follows_the_definition() {
+        let delims = Delimiters::default();
+        let snippets = snippet_trees(
+            &[
+                SnippetSource {
+                    name: "s".into(),
+                    file: SourceFile::new("snippets/s.md", "<{{y}}|{{z}}|{{y}}>"),
+                },
+                SnippetSource {
+                    name: "s".into(),
+                    file: SourceFile::new("snippets/sub/s.md", "second"),
+                },
+            ],
+            &delims,
+        );
+        let file = SourceFile::new(
+            "t.md",
+            "{{x}} {{#if f}}T{{else}}F{{/if}}{{#if missing}}{{w}}{{/if}} {{snippet:s}}",
+        );
+        let nodes = tree(&file, &delims).expect("parses");
+        let vars = json!({"x": [1], "f": 0, "z": "Z"});
+        let vars = vars.as_object().expect("an object");
+        let got = evaluate(&nodes, &snippets, vars, &delims);
+        assert_eq!(got.text, "[\n  1\n] F <{{y}}|Z|{{y}}>");
+        assert_eq!(got.missing, vec!["y".to_string()]);
+    }
+}

@@ -1,0 +1,222 @@
+//! The body of each cargo-fuzz target, as a plain function of the input
+//! bytes that panics on a finding. `fuzz/fuzz_targets/<name>.rs` calls
+//! `fuzz_<name>`; `tests/fuzz_regressions.rs` replays the files of
+//! `fuzz/regressions/<name>/` through [`TARGETS`].
+
+use crate::case::{expanded_size, parse_case};
+use crate::checks::{check_generated_code, check_location, check_parsed};
+use crate::reference::{evaluate, snippet_trees, tree};
+use promptpack::Library;
+use promptpack_build::codegen::{DevPaths, generate};
+use promptpack_core::diagnostics::{Severity, Style, render_diagnostic};
+use promptpack_core::lint::lint_sources;
+use promptpack_core::resolve::resolve;
+use promptpack_core::scan::find_tokens;
+use promptpack_core::source_file::SourceFile;
+use promptpack_core::syntax::{Delimiters, parse};
+use promptpack_core::{ErrorCode, Settings, Sources};
+use std::collections::HashMap;
+
+/// A fuzz target's body: takes the input, panics on a finding.
+pub type Target = fn(&[u8]);
+
+/// Every target by name, the name of its folders under `fuzz/`
+/// (`fuzz_targets/<name>.rs`, `corpus/<name>/`, `regressions/<name>/`).
+pub const TARGETS: &[(&str, Target)] = &[
+    ("parse", fuzz_parse),
+    ("resolve_render", fuzz_resolve_render),
+    ("codegen", fuzz_codegen),
+];
+
+/// The target called `name` in [`TARGETS`].
+pub fn target(name: &str) -> Option<Target> {
+    TARGETS.iter().find(|(n, _)| *n == name).map(|&(_, f)| f)
+}
+
+/// Beyond this expanded size, splicing snippets is the input's point, not a
+/// bug's: [`fuzz_resolve_render`] skips the input.
+const MAX_EXPANDED_RENDER: usize = 1 << 22;
+
+/// The same for [`fuzz_codegen`], whose code grows faster than the text.
+const MAX_EXPANDED_CODEGEN: usize = 1 << 20;
+
+/// Target `parse`: any text (not UTF-8: skipped), as one file, with several
+/// delimiter settings. Parsing never panics; on success its items tile the
+/// trimmed body exactly ([`check_parsed`]); on failure every error points
+/// into the file and renders; the lint scanner never panics either.
+pub fn fuzz_parse(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let settings = [
+        ("{{", "}}"),
+        ("<<", ">>"),
+        ("$", "$"),
+        ("{", "}"),
+        ("<%", "%>"),
+    ];
+    let file = SourceFile::new("f.md", text);
+    let files = HashMap::from([("f.md".to_string(), text.to_string())]);
+    for (open, close) in settings {
+        let delims = Delimiters::new(open, close).expect("valid delimiters");
+        let _ = find_tokens(text, &delims);
+        match parse(&file, &delims) {
+            Ok(parsed) => check_parsed(&file, &parsed),
+            Err(errors) => {
+                assert!(!errors.is_empty());
+                for d in &errors {
+                    check_location(d, &files);
+                    let _ = render_diagnostic(d, Severity::Error, Style::Plain);
+                }
+            }
+        }
+    }
+}
+
+/// Target `resolve_render`: a prompt folder in the [case format](crate::case).
+/// Linting and loading never panic, and report located errors; a loaded
+/// library renders every template exactly as the [reference
+/// evaluator](crate::reference) does, leniently (missing values written back
+/// as tokens) and strictly (an error naming exactly the missing variables).
+pub fn fuzz_resolve_render(data: &[u8]) {
+    let Ok(input) = std::str::from_utf8(data) else {
+        return;
+    };
+    let case = parse_case(input);
+    if expanded_size(&case) > MAX_EXPANDED_RENDER {
+        return;
+    }
+    let files = case.files();
+    let sources = Sources {
+        templates: case.templates.clone(),
+        snippets: case.snippets.clone(),
+        stray_files: Vec::new(),
+    };
+    let settings = Settings {
+        delimiters: case.delimiters.clone(),
+        naming_exempt: Vec::new(),
+    };
+    for lint in lint_sources(&sources, &settings) {
+        // Lints may also name a folder, such as a template folder.
+        if lint
+            .location
+            .as_ref()
+            .is_some_and(|l| files.contains_key(&l.path))
+        {
+            check_location(&lint, &files);
+        }
+        let _ = render_diagnostic(&lint, Severity::Warning, Style::Plain);
+    }
+    let library = match Library::from_sources(
+        case.templates.clone(),
+        case.snippets.clone(),
+        case.delimiters.clone(),
+    ) {
+        Ok(library) => library,
+        Err(e) => {
+            for d in e.diagnostics() {
+                check_location(d, &files);
+                let _ = render_diagnostic(d, Severity::Error, Style::Plain);
+            }
+            return;
+        }
+    };
+    let snippets = snippet_trees(&case.snippets, &case.delimiters);
+    for t in &case.templates {
+        let mut want_missing: Vec<String> = Vec::new();
+        let mut render_part = |file: &SourceFile| {
+            let nodes = tree(file, &case.delimiters).unwrap_or_else(|| {
+                panic!("the library accepted {} but it does not parse", file.path())
+            });
+            let r = evaluate(&nodes, &snippets, &case.vars, &case.delimiters);
+            for m in r.missing {
+                if !want_missing.contains(&m) {
+                    want_missing.push(m);
+                }
+            }
+            r.text
+        };
+        let want_system = render_part(&t.system);
+        let want_user = t.user.as_ref().map(render_part);
+
+        let lenient = library
+            .build_prompt_lenient(&t.id, &case.vars)
+            .expect("a lenient render never fails");
+        assert_eq!(lenient.system, want_system, "system part of {}", t.id);
+        assert_eq!(lenient.user, want_user, "user part of {}", t.id);
+        match library.build_prompt(&t.id, &case.vars) {
+            Ok(strict) => {
+                assert!(
+                    want_missing.is_empty(),
+                    "strict render ignored {want_missing:?}"
+                );
+                assert_eq!(strict, lenient);
+            }
+            Err(e) => {
+                let missing: Vec<String> = e
+                    .diagnostics()
+                    .iter()
+                    .map(|d| {
+                        assert_eq!(d.code, ErrorCode::MissingVar);
+                        check_location(d, &files);
+                        let prefix = format!("prompt `{}` needs `", t.id);
+                        let name = d.message.strip_prefix(&prefix);
+                        let name = name.and_then(|n| n.strip_suffix("`, which was not given"));
+                        name.unwrap_or_else(|| panic!("unexpected message: {}", d.message))
+                            .to_string()
+                    })
+                    .collect();
+                assert_eq!(missing, want_missing, "missing variables of {}", t.id);
+            }
+        }
+    }
+}
+
+/// Target `codegen`: a prompt folder in the [case format](crate::case).
+/// Whatever resolves, the code generator either reports located naming
+/// errors, or writes Rust that parses and holds nothing rustc refuses in a
+/// doc comment or literal ([`check_generated_code`]).
+pub fn fuzz_codegen(data: &[u8]) {
+    let Ok(input) = std::str::from_utf8(data) else {
+        return;
+    };
+    let case = parse_case(input);
+    if expanded_size(&case) > MAX_EXPANDED_CODEGEN {
+        return;
+    }
+    let (mut prompts, errors) = resolve(&case.templates, &case.snippets, &case.delimiters);
+    if !errors.is_empty() {
+        return;
+    }
+    prompts.sort_by(|a, b| a.id.cmp(&b.id));
+    let dev = DevPaths {
+        root: "/crate".into(),
+        templates: "/crate/templates".into(),
+        snippets: "/crate/snippets".into(),
+        open: case.delimiters.open().into(),
+        close: case.delimiters.close().into(),
+    };
+    match generate(&prompts, &case.templates, &dev) {
+        Ok(code) => check_generated_code(&code),
+        Err(e) => {
+            let files = case.files();
+            for d in e.diagnostics() {
+                assert!(
+                    matches!(
+                        d.code,
+                        ErrorCode::InvalidId
+                            | ErrorCode::IdCollision
+                            | ErrorCode::InvalidVarName
+                            | ErrorCode::VarCollision
+                    ),
+                    "unexpected {d}"
+                );
+                assert!(d.location.is_some(), "{d} has no location");
+                // Id errors name the folder, not a file.
+                if !matches!(d.code, ErrorCode::InvalidId | ErrorCode::IdCollision) {
+                    check_location(d, &files);
+                }
+            }
+        }
+    }
+}
