@@ -115,24 +115,37 @@ measure() { # APP TREE_DIR TREE_LABEL
     (cd "$work" && cargo fetch -q)
 
     echo "building $app against $label ..." >&2
+    # -v makes cargo print each rustc command, so rustc runs can be counted:
+    # cargo says "Compiling" once per package, but a package used both by a
+    # build script or proc macro (host) and by the program is compiled twice.
     local log=$work/build.log times=$work/time.txt
     if [[ $timer == gnu ]]; then
         (cd "$work" && /usr/bin/time -f '%e %U %S' -o "$times" \
-            cargo build --release 2> "$log") || { cat "$log" >&2; return 1; }
+            cargo build --release -v 2> "$log") || { cat "$log" >&2; return 1; }
     else
         local TIMEFORMAT='%R %U %S'
-        { time (cd "$work" && cargo build --release 2> "$log") ; } 2> "$times" \
+        { time (cd "$work" && cargo build --release -v 2> "$log") ; } 2> "$times" \
             || { cat "$log" >&2; return 1; }
     fi
     # The binary must work: a row for an app that does not run means nothing.
     "$CARGO_TARGET_DIR/release/bench-$app" > "$work/run.out"
 
-    local wall user sys crates notable
+    local wall user sys cpu crates rustc_runs notable="" name version runs
     read -r wall user sys < <(tail -n 1 "$times")
+    cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
     crates=$(grep -c '^ *Compiling ' "$log" || true)
-    notable=$(sed -n 's/^ *Compiling \([^ ]*\) v\([^ ]*\).*/\1 \2/p' "$log" \
-        | awk -v re="$notable_re" '$1 ~ re { printf "%s%s %s", sep, $1, $2; sep=", " }')
-    echo "$app|$label|$crates|$wall|$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')|${notable:--}" >> "$tmp/results"
+    rustc_runs=$(grep -c -- '--crate-name ' "$log" || true)
+    # Each notable package with its version, and "×N" when rustc compiled it
+    # N > 1 times. A registry crate's source path names its version (two syn
+    # majors share the crate name); a path dependency's does not.
+    while read -r name version; do
+        [[ $name =~ $notable_re ]] || continue
+        runs=$(grep -c -- "--crate-name ${name//-/_} .*/$name-$version/" "$log" || true)
+        [[ $runs -gt 0 ]] || runs=$(grep -c -- "--crate-name ${name//-/_} " "$log" || true)
+        notable+="${notable:+, }$name $version"
+        [[ $runs -le 1 ]] || notable+=" ×$runs"
+    done < <(sed -n 's/^ *Compiling \([^ ]*\) v\([^ ]*\).*/\1 \2/p' "$log")
+    echo "$app|$label|$crates|$rustc_runs|$wall|$cpu|${notable:--}" >> "$tmp/results"
 
     # The target directories are large; only --keep needs them afterwards.
     [[ $keep -eq 1 ]] || rm -rf "$CARGO_TARGET_DIR"
@@ -156,12 +169,12 @@ report=$script_dir/last-run.md
     echo "$started; $(nproc) cores; $(rustc --version); timer: $timer;"
     echo "load average $load_start at start, $load_end at end."
     echo
-    echo "| app | tree | crates compiled | wall s | CPU s | CPU ÷ baseline | notable crates |"
-    echo "|---|---|--:|--:|--:|--:|---|"
-    base_cpu=$(awk -F'|' '$1 == "baseline" { print $5 }' "$tmp/results")
-    while IFS='|' read -r app label crates wall cpu notable; do
+    echo "| app | tree | crates compiled | rustc runs | wall s | CPU s | CPU ÷ baseline | notable crates (×N: compiled N times) |"
+    echo "|---|---|--:|--:|--:|--:|--:|---|"
+    base_cpu=$(awk -F'|' '$1 == "baseline" { print $6 }' "$tmp/results")
+    while IFS='|' read -r app label crates rustc_runs wall cpu notable; do
         ratio=$(awk -v c="$cpu" -v b="$base_cpu" 'BEGIN { printf "%.2f", c / b }')
-        printf '| %s | %s | %s | %s | %s | %s | %s |\n' \
-            "$app" "$label" "$crates" "$wall" "$cpu" "$ratio" "$notable"
+        printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' \
+            "$app" "$label" "$crates" "$rustc_runs" "$wall" "$cpu" "$ratio" "$notable"
     done < "$tmp/results"
 } | tee "$report"
