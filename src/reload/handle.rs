@@ -1,4 +1,4 @@
-//! The public handle, [`WatchedLibrary`]: starts the watcher thread, serves
+//! The public handle, [`WatchedLibrary`](crate::WatchedLibrary): starts the watcher thread, serves
 //! renders from the current set, stops everything when dropped.
 
 use super::backend::{Backend, Watches};
@@ -19,11 +19,11 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::JoinHandle;
 
-/// A [`Library`] kept current by a file watcher.
+/// A [`Library`](crate::Library) kept current by a file watcher.
 ///
-/// Made by [`Library::watch`], [`Library::watch_config`],
-/// [`Library::watch_polling`] or [`WatchedLibrary::new`]. Each successful
-/// reload swaps a whole new [`Library`] in atomically, so a render sees one
+/// Made by [`Library::watch`](crate::Library::watch), [`Library::watch_config`](crate::Library::watch_config),
+/// [`Library::watch_polling`](crate::Library::watch_polling) or [`WatchedLibrary::new`](crate::WatchedLibrary::new). Each successful
+/// reload swaps a whole new [`Library`](crate::Library) in atomically, so a render sees one
 /// complete set of files; an edit that fails to load leaves the last good set
 /// serving. Dropping the handle stops the watcher and its thread.
 ///
@@ -75,12 +75,12 @@ impl WatchedLibrary {
         self.shared.library.load_full()
     }
 
-    /// [`Library::build_prompt`] on the current prompts.
+    /// [`Library::build_prompt`](crate::Library::build_prompt) on the current prompts.
     pub fn build_prompt<T: serde::Serialize + ?Sized>(&self, id: &str, vars: &T) -> Result<Prompt> {
         self.shared.library.load().build_prompt(id, vars)
     }
 
-    /// [`Library::render`] on the current prompts.
+    /// [`Library::render`](crate::Library::render) on the current prompts.
     pub fn render(
         &self,
         id: &str,
@@ -101,7 +101,7 @@ impl WatchedLibrary {
         result
     }
 
-    /// A channel that receives a [`ReloadEvent`] for every reload or reload
+    /// A channel that receives a [`ReloadEvent`](crate::ReloadEvent) for every reload or reload
     /// error from now on. Each call makes a new channel; dropping the
     /// receiver unsubscribes it.
     pub fn subscribe(&self) -> Receiver<ReloadEvent> {

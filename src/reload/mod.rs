@@ -1,12 +1,12 @@
 //! Hot reload: a [`Library`](crate::Library) kept current by a file watcher.
 //!
-//! A [`WatchedLibrary`] watches the templates folder, the snippets folder and
+//! A [`WatchedLibrary`](crate::WatchedLibrary) watches the templates folder, the snippets folder and
 //! `promptpack.toml`, reloads the whole set after a burst of changes has
 //! settled (notify-debouncer-full), and swaps the new library in atomically
 //! (`arc_swap`), so a render sees either the old set or the new one, never a
 //! mix. An edit that does not load keeps the last good set serving and is
 //! reported, with its location, through `log` and
-//! [`WatchedLibrary::subscribe`].
+//! [`WatchedLibrary::subscribe`](crate::WatchedLibrary::subscribe).
 //!
 //! The same machinery backs the dev path of generated code (`dev.rs`): one
 //! watcher per prompt folder for the whole process.

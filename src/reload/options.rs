@@ -1,4 +1,4 @@
-//! How a watcher watches: [`WatchOptions`].
+//! How a watcher watches: [`WatchOptions`](crate::WatchOptions).
 
 use std::time::Duration;
 
@@ -8,7 +8,7 @@ const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(50);
 /// Shortest polling interval honoured: below it a poller would spin.
 pub(super) const MIN_POLL: Duration = Duration::from_millis(10);
 
-/// How a [`WatchedLibrary`] watches: debounce time, native events or polling.
+/// How a [`WatchedLibrary`](crate::WatchedLibrary) watches: debounce time, native events or polling.
 ///
 /// ```
 /// use promptpack::WatchOptions;

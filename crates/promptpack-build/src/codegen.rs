@@ -126,9 +126,9 @@ fn write_flat(tokens: TokenStream) -> String {
 
 /// The problems [`generate`] would report, without generating anything: ids
 /// and variables that cannot become Rust names, or would become the same
-/// one. For tools such as `promptpack check`, so that a check that passes
+/// one. [`check`](crate::check) runs it, so that a check that passes
 /// means a build that passes. Give the prompts sorted by id, as
-/// [`Library::prompts`](crate::Library::prompts) and the build API do: of two
+/// the load pipeline gives them: of two
 /// colliding ids, the later one is reported.
 pub fn check_names(prompts: &[ResolvedPrompt], templates: &[TemplateSource]) -> Vec<Diagnostic> {
     let mut errors = Vec::new();

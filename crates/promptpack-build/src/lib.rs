@@ -28,8 +28,8 @@ mod codegen;
 use codegen::{DevPaths, check_names, generate, generate_unformatted};
 use promptpack_core::diagnostics::{Style, render_error};
 pub use promptpack_core::error::{Diagnostic, Error, ErrorCode, Location, Result};
-pub use promptpack_load::{CONFIG_FILE, Compiled, Config};
-use promptpack_load::{Stages, load};
+pub use promptpack_load::{CONFIG_FILE, Config};
+use promptpack_load::{Compiled, Stages, load};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -98,7 +98,7 @@ pub fn compile_config(config: &Config) -> Result<(), BuildError> {
 /// writing anything. Absolute paths of the folders are recorded for the dev
 /// path.
 pub fn generate_code(config: &Config) -> Result<String> {
-    let compiled = check(config).into_result()?;
+    let compiled = checked(config).into_result()?;
     let (prompts, templates) = (&compiled.prompts, &compiled.sources.templates);
     let dev = DevPaths {
         root: absolute(config.root()),
@@ -117,12 +117,37 @@ pub fn generate_code(config: &Config) -> Result<String> {
     }
 }
 
+/// What [`check`] found in a prompt tree.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Report {
+    /// How many prompts (template folders with a `system.md`) were read.
+    pub prompts: usize,
+    /// How many snippets were read.
+    pub snippets: usize,
+    /// Every error: the build fails on any.
+    pub errors: Vec<Diagnostic>,
+    /// Every lint: things that build but are probably mistakes.
+    pub warnings: Vec<Diagnostic>,
+}
+
 /// Everything the build checks, without generating anything: the load
-/// pipeline with its lints (in [`Compiled::warnings`]), then the names the
-/// code generator would refuse (ids and variables that cannot become Rust
-/// names, or would become the same one) as errors. A tree this accepts is a
-/// tree [`compile`] accepts: `promptpack check` runs it.
-pub fn check(config: &Config) -> Compiled {
+/// pipeline with its lints, then the names the code generator would refuse
+/// (ids and variables that cannot become Rust names, or would become the
+/// same one). A tree without errors here is a tree [`compile`] accepts:
+/// `promptpack check` runs this.
+pub fn check(config: &Config) -> Report {
+    let compiled = checked(config);
+    Report {
+        prompts: compiled.sources.templates.len(),
+        snippets: compiled.sources.snippets.len(),
+        errors: compiled.errors,
+        warnings: compiled.warnings,
+    }
+}
+
+/// The load pipeline with lints, and the code generator's name checks.
+fn checked(config: &Config) -> Compiled {
     let mut compiled = load(config, Stages { lint: true });
     if compiled.errors.is_empty() {
         let errors = check_names(&compiled.prompts, &compiled.sources.templates);

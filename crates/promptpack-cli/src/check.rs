@@ -23,12 +23,13 @@ pub(crate) fn run(args: &CheckArgs, style: Style) -> ExitCode {
         Ok(config) => {
             // Everything the build checks, so that a tree `check` accepts
             // is a tree `cargo build` accepts.
-            let compiled = promptpack_build::check(&config);
-            let (prompts, snippets) = (
-                compiled.sources.templates.len(),
-                compiled.sources.snippets.len(),
-            );
-            (compiled.errors, compiled.warnings, prompts, snippets)
+            let report = promptpack_build::check(&config);
+            (
+                report.errors,
+                report.warnings,
+                report.prompts,
+                report.snippets,
+            )
         }
     };
     errors.sort_by_key(place);

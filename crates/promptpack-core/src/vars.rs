@@ -9,7 +9,7 @@ use std::hash::BuildHasher;
 /// A set of named values for a render.
 ///
 /// Implemented for JSON objects, maps of strings and maps of JSON values, and
-/// by the vars structs promptpack generates. [`Library::build_prompt`](crate::library::Library::build_prompt)
+/// by the vars structs promptpack generates. `promptpack::Library::build_prompt`
 /// takes any `serde::Serialize` value instead and converts it; implement this
 /// trait to skip that conversion.
 pub trait Vars {
