@@ -15,11 +15,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     demo::main()
 }
 
-#[cfg(not(feature = "hot-reload"))]
-fn main() {
-    eprintln!("this example needs the `hot-reload` feature (on by default)");
-}
-
 #[cfg(feature = "hot-reload")]
 mod demo {
     use promptpack::{Library, ReloadEvent, Style, WatchedLibrary, render_error};

@@ -85,8 +85,3 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("reloads: {}", watched.generation() - 1);
     Ok(())
 }
-
-#[cfg(not(feature = "hot-reload"))]
-fn main() {
-    eprintln!("this example needs the `hot-reload` feature (on by default)");
-}

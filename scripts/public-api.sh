@@ -24,7 +24,7 @@ if [ $# -ge 1 ]; then
   doc="$1"
 else
   target="${CARGO_TARGET_DIR:-$PWD/target}"
-  cargo doc --quiet --no-deps -p promptpack -p promptpack-build --features promptpack/testing,promptpack/serde
+  cargo doc --quiet --no-deps -p promptpack -p promptpack-build --features promptpack/testing,promptpack/serde,promptpack/hot-reload
   doc="$target/doc"
 fi
 for crate in promptpack promptpack_build; do

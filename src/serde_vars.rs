@@ -595,9 +595,10 @@ mod tests {
     fn same<T: Serialize + ?Sized>(vars: &T) {
         let library = library();
         for mode in [MissingVars::Error, MissingVars::KeepToken] {
-            let direct = match mode {
-                MissingVars::Error => library.build_prompt("t", vars),
-                MissingVars::KeepToken => library.build_prompt_lenient("t", vars),
+            let direct = if mode == MissingVars::Error {
+                library.build_prompt("t", vars)
+            } else {
+                library.build_prompt_lenient("t", vars)
             };
             // What `build_prompt` did before it collected values directly.
             let via_value =

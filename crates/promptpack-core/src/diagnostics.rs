@@ -8,6 +8,7 @@ use std::ops::Range;
 
 /// How serious a diagnostic is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Severity {
     /// Fails the build or the check.
     Error,
@@ -17,6 +18,7 @@ pub enum Severity {
 
 /// Whether to colour the output with ANSI escapes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Style {
     /// Plain text, for logs, files and tests.
     Plain,

@@ -7,6 +7,7 @@ use crate::value::ValueRef;
 
 /// What to do when the render reaches a value token with no value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum MissingVars {
     /// Fail with `missing_var`, naming every missing variable (the default).
     #[default]

@@ -8,6 +8,7 @@ use std::fmt::Write;
 /// A value handed to the renderer: borrowed, so rendering copies each value
 /// once, into the output.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub enum ValueRef<'a> {
     /// Text, rendered as it is.
     Str(&'a str),
