@@ -868,9 +868,10 @@ fn render_golden(library: &Library, g: &Golden) -> Result<usize, String> {
 }
 
 fn render_golden_serde(library: &Library, g: &Golden) -> Result<usize, String> {
-    let p = match g.mode {
-        MissingVars::KeepToken => library.build_prompt_lenient(&g.id, &g.vars),
-        MissingVars::Error => library.build_prompt(&g.id, &g.vars),
+    let p = if g.mode == MissingVars::KeepToken {
+        library.build_prompt_lenient(&g.id, &g.vars)
+    } else {
+        library.build_prompt(&g.id, &g.vars)
     }
     .map_err(|e| format!("{}: {e}", g.name))?;
     Ok(black_box(&p.system).len() + black_box(&p.user).as_ref().map_or(0, String::len))
