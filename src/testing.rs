@@ -483,6 +483,9 @@ pub struct Prompts<Id: 'static> {
     render: RenderFn<Id>,
 }
 
+/// A value for each compared variable of a prompt.
+type Chosen = Vec<(&'static str, &'static str)>;
+
 /// The variables a prompt compares with values, each with its values: the
 /// generated `PromptId::choices`.
 pub type ChoicesFn<Id> = fn(Id) -> &'static [(&'static str, &'static [&'static str])];
@@ -766,12 +769,12 @@ impl Snapshots {
             // Every combination of conditions with each compared variable
             // at its first value; then each other value alone, conditions
             // off.
-            let first: Vec<(&'static str, &'static str)> = choices
+            let first: Chosen = choices
                 .iter()
                 .filter_map(|(name, values)| Some((*name, *values.first()?)))
                 .collect();
             let combinations = condition_combinations(conditions.len(), self.max_combinations);
-            let mut runs: Vec<(Vec<bool>, Vec<(&'static str, &'static str)>, bool)> = combinations
+            let mut runs: Vec<(Vec<bool>, Chosen, bool)> = combinations
                 .into_iter()
                 .map(|on| (on, first.clone(), false))
                 .collect();
@@ -1095,6 +1098,7 @@ impl SnapshotRun {
 /// #     fn as_str(self) -> &'static str { "greet" }
 /// #     fn variables(self) -> &'static [&'static str] { &["name"] }
 /// #     fn conditions(self) -> &'static [&'static str] { &[] }
+/// #     fn choices(self) -> &'static [(&'static str, &'static [&'static str])] { &[] }
 /// #     fn render_generated(self, v: &dyn Fn(&str) -> Option<String>) -> promptpack::Prompt<PromptId> {
 /// #         let system = format!("Hi {}.", v("name").unwrap_or_default());
 /// #         promptpack::Prompt { id: self, system, user: None, hash: 0 }

@@ -113,7 +113,11 @@ fn generated_and_interpreted_renderers_agree() {
         assert!(conditions.len() < 16, "too many combinations for {id}");
         // Each compared variable at each of its values (the others at
         // their first), on top of every combination of conditions.
-        let mut settings: Vec<Vec<(&str, &str)>> = vec![Vec::new()];
+        // (A prompt without any keeps one setting: no choice to make.)
+        let mut settings: Vec<Vec<(&str, &str)>> = Vec::new();
+        if id.choices().is_empty() {
+            settings.push(Vec::new());
+        }
         for (i, (name, values)) in id.choices().iter().enumerate() {
             for value in values.iter() {
                 let mut chosen: Vec<(&str, &str)> =

@@ -510,7 +510,7 @@ mod tests {
             ("{{#if}}", UnknownBlock, None),
             ("{{else if x}}", ElseIf, None),
             ("{{#if x == y}}", InvalidCondition, None),
-            ("{{elif x}}", UnknownBlock, None),
+            ("{{elif x}}", OtherBraces, None),
             ("{{next-agent}}", InvalidName, None),
             ("{{user.name}}", InvalidName, None),
             ("{{}}", OtherBraces, None),
