@@ -85,6 +85,18 @@ pub fn wrong_vars(requested: &str, vars_of: &str) -> Error {
     )
 }
 
+/// The error of a generated choice enum's `from_str` given a value the
+/// prompt does not compare with.
+pub fn unknown_choice(var: &str, value: &str, known: &[&str]) -> Error {
+    Error::from(
+        promptpack_core::error::Diagnostic::new(
+            ErrorCode::InvalidChoice,
+            format!("`{value}` is not a value of `{var}`"),
+        )
+        .with_help(format!("the values are: {}", known.join(", "))),
+    )
+}
+
 /// The error of a generated `PromptId::from_str` given an unknown id.
 pub fn unknown_prompt(id: &str, known: &[&str]) -> Error {
     Error::unknown_prompt(id, known.iter().copied())

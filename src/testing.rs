@@ -479,8 +479,16 @@ pub struct Prompts<Id: 'static> {
     name: fn(Id) -> &'static str,
     variables: fn(Id) -> &'static [&'static str],
     conditions: fn(Id) -> &'static [&'static str],
+    choices: Option<ChoicesFn<Id>>,
     render: RenderFn<Id>,
 }
+
+/// A value for each compared variable of a prompt.
+type Chosen = Vec<(&'static str, &'static str)>;
+
+/// The variables a prompt compares with values, each with its values: the
+/// generated `PromptId::choices`.
+pub type ChoicesFn<Id> = fn(Id) -> &'static [(&'static str, &'static [&'static str])];
 
 impl<Id: Copy + 'static> Prompts<Id> {
     /// The prompts `ids`, with a function for each piece the snapshots need:
@@ -500,8 +508,17 @@ impl<Id: Copy + 'static> Prompts<Id> {
             name,
             variables,
             conditions,
+            choices: None,
             render,
         }
+    }
+
+    /// The variables each prompt compares with values, and their values
+    /// (the generated `PromptId::choices`): each value gets a case of its
+    /// own.
+    pub fn with_choices(mut self, choices: ChoicesFn<Id>) -> Prompts<Id> {
+        self.choices = Some(choices);
+        self
     }
 
     /// The prompt ids, in the order given.
@@ -527,6 +544,8 @@ pub struct Case<Id> {
     pub on: Vec<&'static str>,
     /// The conditions that are off, in the prompt's order.
     pub off: Vec<&'static str>,
+    /// The value each compared variable has, in the prompt's order.
+    pub choices: Vec<(&'static str, &'static str)>,
     /// The variables whose value the test set with [`Snapshots::value`]
     /// rather than a `‹name›` placeholder, in the prompt's order.
     pub set_by_test: Vec<&'static str>,
@@ -543,7 +562,7 @@ impl<Id> Case<Id> {
     /// ```
     /// let case = promptpack::testing::Case {
     ///     id: (), prompt: "greet", name: "greet".into(), on: vec![], off: vec![],
-    ///     set_by_test: vec![], system: "Hi ‹name›.".into(), user: Some("Go.".into()),
+    ///     choices: vec![], set_by_test: vec![], system: "Hi ‹name›.".into(), user: Some("Go.".into()),
     /// };
     /// assert_eq!(case.snapshot(), "--- system.md ---\nHi ‹name›.\n\n--- user.md ---\nGo.\n");
     /// ```
@@ -562,7 +581,7 @@ impl<Id> Case<Id> {
     /// ```
     /// let case = promptpack::testing::Case {
     ///     id: (), prompt: "agent-system", name: "agent-system@hasTools".into(),
-    ///     on: vec!["hasTools"], off: vec!["memory"], set_by_test: vec!["toolList"],
+    ///     on: vec!["hasTools"], off: vec!["memory"], choices: vec![], set_by_test: vec!["toolList"],
     ///     system: String::new(), user: None,
     /// };
     /// assert_eq!(
@@ -579,6 +598,11 @@ impl<Id> Case<Id> {
         if !self.off.is_empty() {
             conditions.push(format!("{} off", self.off.join(", ")));
         }
+        conditions.extend(
+            self.choices
+                .iter()
+                .map(|(name, value)| format!("{name} = {value:?}")),
+        );
         if !conditions.is_empty() {
             out.push_str(" with ");
             out.push_str(&conditions.join(", "));
@@ -741,7 +765,29 @@ impl Snapshots {
             let prompt = (prompts.name)(id);
             let variables = (prompts.variables)(id);
             let conditions = (prompts.conditions)(id);
-            for on in condition_combinations(conditions.len(), self.max_combinations) {
+            let choices = prompts.choices.map_or(&[][..], |choices| choices(id));
+            // Every combination of conditions with each compared variable
+            // at its first value; then each other value alone, conditions
+            // off.
+            let first: Chosen = choices
+                .iter()
+                .filter_map(|(name, values)| Some((*name, *values.first()?)))
+                .collect();
+            let combinations = condition_combinations(conditions.len(), self.max_combinations);
+            let mut runs: Vec<(Vec<bool>, Chosen, bool)> = combinations
+                .into_iter()
+                .map(|on| (on, first.clone(), false))
+                .collect();
+            for (i, (_, values)) in choices.iter().enumerate() {
+                for value in values.iter().skip(1) {
+                    let mut chosen = first.clone();
+                    if let Some(slot) = chosen.get_mut(i) {
+                        slot.1 = value;
+                    }
+                    runs.push((vec![false; conditions.len()], chosen, true));
+                }
+            }
+            for (on, chosen, named_by_choice) in runs {
                 let is_off = |name: &str| {
                     conditions
                         .iter()
@@ -749,6 +795,9 @@ impl Snapshots {
                         .any(|(c, &is_on)| *c == name && !is_on)
                 };
                 let values = |name: &str| -> Option<String> {
+                    if let Some((_, value)) = chosen.iter().find(|(n, _)| *n == name) {
+                        return Some(value.to_string());
+                    }
                     if is_off(name) || !(variables.contains(&name) || conditions.contains(&name)) {
                         return None;
                     }
@@ -769,12 +818,23 @@ impl Snapshots {
                         .collect()
                 };
                 let on_names = pick(true);
+                let mut name = case_name(prompt, &on_names);
+                if named_by_choice {
+                    // `classroom-agent@role=student`: the value that differs
+                    // from the first.
+                    let differs = chosen.iter().zip(&first).filter(|(c, f)| c != f);
+                    for ((var, value), _) in differs {
+                        name.push(if name.contains('@') { '+' } else { '@' });
+                        name.push_str(&format!("{var}={}", value.replace(' ', "_")));
+                    }
+                }
                 cases.push(Case {
                     id,
                     prompt,
-                    name: case_name(prompt, &on_names),
+                    name,
                     on: on_names,
                     off: pick(false),
+                    choices: chosen,
                     set_by_test: variables
                         .iter()
                         .copied()
@@ -1038,6 +1098,7 @@ impl SnapshotRun {
 /// #     fn as_str(self) -> &'static str { "greet" }
 /// #     fn variables(self) -> &'static [&'static str] { &["name"] }
 /// #     fn conditions(self) -> &'static [&'static str] { &[] }
+/// #     fn choices(self) -> &'static [(&'static str, &'static [&'static str])] { &[] }
 /// #     fn render_generated(self, v: &dyn Fn(&str) -> Option<String>) -> promptpack::Prompt<PromptId> {
 /// #         let system = format!("Hi {}.", v("name").unwrap_or_default());
 /// #         promptpack::Prompt { id: self, system, user: None, hash: 0 }
@@ -1058,7 +1119,8 @@ macro_rules! snapshot_prompts {
             <$id>::variables,
             <$id>::conditions,
             <$id>::render_generated,
-        );
+        )
+        .with_choices(<$id>::choices);
         let options: $crate::testing::Snapshots = $options;
         let (open, close) = <$id>::DELIMITERS;
         let mut run = options

@@ -60,3 +60,10 @@ fn collisions_and_bad_names_are_reported_together() {
         .collect();
     insta::assert_snapshot!(lines.join("\n"));
 }
+
+/// A compared variable becomes an enum with a variant per value; one also
+/// tested for truth becomes `Option` of its enum.
+#[test]
+fn compared_variables_become_enums() {
+    insta::assert_snapshot!(generate_case("choices").expect("generates"));
+}

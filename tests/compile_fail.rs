@@ -19,6 +19,12 @@ fn prompt_mistakes_do_not_compile() {
     std::fs::write(root.join("target/promptpack-ui/keywords.rs"), code)
         .expect("write generated code");
 
+    // Compared variables: an enum, and an `Option` of one.
+    let choices = promptpack::Config::load(root.join("tests/codegen/choices")).expect("config");
+    let code = promptpack_build::generate_code(&choices).expect("choices generate");
+    std::fs::write(root.join("target/promptpack-ui/choices.rs"), code)
+        .expect("write generated code");
+
     let t = trybuild::TestCases::new();
     t.compile_fail("tests/ui/*.rs");
     t.pass("tests/ui-pass/*.rs");

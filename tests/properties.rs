@@ -71,6 +71,9 @@ fn json_value() -> impl Strategy<Value = Value> {
         any::<i32>().prop_map(Value::from),
         any::<f64>().prop_map(Value::from),
         soup().prop_map(Value::from),
+        // The values the generated comparisons test for.
+        prop::sample::select(LITERALS).prop_map(Value::from),
+        Just(Value::from(12)),
     ];
     leaf.prop_recursive(2, 8, 3, |inner| {
         prop_oneof![
@@ -131,7 +134,8 @@ fn check_parse(text: &str, delims: &Delimiters) -> Result<(), TestCaseError> {
             for item in &parsed.items {
                 let span = match item {
                     Item::Text(s) | Item::Else(s) | Item::EndIf(s) => *s,
-                    Item::Var(n) | Item::Snippet(n) | Item::If(n) => n.span,
+                    Item::Var(n) | Item::Snippet(n) => n.span,
+                    Item::If(c) | Item::ElseIf(c) => c.name.span,
                 };
                 prop_assert_eq!(span.start, at, "items must be contiguous");
                 prop_assert!(span.end > span.start, "empty item");
@@ -385,7 +389,22 @@ enum Node {
     Text(String),
     Var(&'static str),
     Snippet,
-    If(&'static str, Vec<Node>, Option<Vec<Node>>),
+    /// `{{#if c1}}…{{else if c2}}…{{else}}…{{/if}}`: one or more tested
+    /// branches, then maybe an `else`.
+    If(Vec<(Test, Vec<Node>)>, Option<Vec<Node>>),
+}
+
+/// A condition: a name, and maybe the value it is compared with.
+type Test = (&'static str, Option<&'static str>);
+
+/// Values compared with; the generated values hit them now and then.
+const LITERALS: &[&str] = &["x", "true", "12", "a b"];
+
+fn test_strategy() -> impl Strategy<Value = Test> {
+    (
+        prop::sample::select(NAMES),
+        prop::option::of(prop::sample::select(LITERALS)),
+    )
 }
 
 /// Template trees; `with_snippet` allows `{{snippet:s}}` (not inside `s`).
@@ -401,8 +420,11 @@ fn node(with_snippet: bool) -> impl Strategy<Value = Node> {
         let block = prop::collection::vec(inner.clone(), 0..4);
         prop_oneof![
             2 => inner,
-            1 => (prop::sample::select(NAMES), block.clone(), prop::option::of(block))
-                .prop_map(|(name, then, otherwise)| Node::If(name, then, otherwise)),
+            1 => (
+                prop::collection::vec((test_strategy(), block.clone()), 1..4),
+                prop::option::of(block)
+            )
+                .prop_map(|(branches, otherwise)| Node::If(branches, otherwise)),
         ]
     })
 }
@@ -415,9 +437,16 @@ fn write_nodes(nodes: &[Node], d: &Delimiters) -> String {
             Node::Text(t) => out.push_str(t),
             Node::Var(name) => out.push_str(&d.var_token(name)),
             Node::Snippet => out.push_str(&format!("{open}snippet:s{close}")),
-            Node::If(name, then, otherwise) => {
-                out.push_str(&format!("{open}#if {name}{close}"));
-                out.push_str(&write_nodes(then, d));
+            Node::If(branches, otherwise) => {
+                for (i, ((name, equals), block)) in branches.iter().enumerate() {
+                    let keyword = if i == 0 { "#if" } else { "else if" };
+                    let test = match equals {
+                        Some(value) => format!("{name} == \"{value}\""),
+                        None => name.to_string(),
+                    };
+                    out.push_str(&format!("{open}{keyword} {test}{close}"));
+                    out.push_str(&write_nodes(block, d));
+                }
                 if let Some(otherwise) = otherwise {
                     out.push_str(&format!("{open}else{close}"));
                     out.push_str(&write_nodes(otherwise, d));
@@ -442,11 +471,21 @@ fn eval(nodes: &[Node], snippet: &[Node], vars: &Map<String, Value>, out: &mut S
                 Node::Text(t) => RefNode::Text(t.clone()),
                 Node::Var(name) => RefNode::Var(name.to_string()),
                 Node::Snippet => RefNode::Snippet("s".to_string()),
-                Node::If(name, then, otherwise) => RefNode::If {
-                    name: name.to_string(),
-                    then: convert(then),
-                    otherwise: otherwise.as_deref().map(convert),
-                },
+                // `else if` is an `else` branch holding the rest of the chain.
+                Node::If(branches, otherwise) => {
+                    let mut rest = otherwise.as_deref().map(convert);
+                    for ((name, equals), block) in branches.iter().rev() {
+                        let node = RefNode::If {
+                            name: name.to_string(),
+                            equals: equals.map(str::to_string),
+                            then: convert(block),
+                            otherwise: rest,
+                        };
+                        rest = Some(vec![node]);
+                    }
+                    rest.and_then(|mut nodes| nodes.pop())
+                        .expect("a block has a branch")
+                }
             })
             .collect()
     }

@@ -22,6 +22,7 @@ fn prompts() -> Prompts<PromptId> {
         PromptId::conditions,
         PromptId::render_generated,
     )
+    .with_choices(PromptId::choices)
 }
 
 fn names(cases: &[Case<PromptId>]) -> Vec<&str> {
@@ -38,6 +39,9 @@ fn every_combination_of_conditions_is_a_case() {
             "agent-system@hasTools",
             "agent-system@memory",
             "agent-system@hasTools+memory",
+            "classroom-agent",
+            "classroom-agent@role=assistant",
+            "classroom-agent@role=student",
             "code-review",
             "code-review@strictMode",
             "director",
@@ -67,7 +71,13 @@ fn every_combination_of_conditions_is_a_case() {
     let none = &cases[0];
     assert!(none.system.contains("## No tools") && !none.system.contains("‹memory›"));
     // A prompt with a user part snapshots both.
-    let director = &cases[6];
+    // Each value of a compared variable is a case, its text the value's.
+    let student = &cases[6];
+    assert_eq!(student.choices, [("role", "student")]);
+    assert!(student.system.contains("## As a student"));
+    assert!(!student.system.contains("## As the teacher"));
+    assert!(cases[4].system.contains("## As the teacher"));
+    let director = &cases[9];
     assert_eq!(
         director
             .user
@@ -129,7 +139,7 @@ fn the_bound_keeps_none_each_alone_and_all() {
     let cases = Snapshots::new().max_combinations(1).cases(&prompts());
     // With at most one combination, a prompt with two conditions gets four
     // cases anyway (none, each alone, all), a prompt with one gets two.
-    assert_eq!(cases.len(), 10);
+    assert_eq!(cases.len(), 13);
     let cases = Snapshots::new().max_combinations(2).cases(&prompts());
     assert_eq!(
         names(&cases)[..4],
@@ -155,11 +165,11 @@ fn a_run_reports_every_failure_at_the_end() {
             assert!(case.prompt != "director", "pretend the snapshot changed");
         });
     }
-    assert_eq!(seen.len(), 10);
+    assert_eq!(seen.len(), 13);
     let payload = catch_unwind(AssertUnwindSafe(|| run.finish())).expect_err("the run fails");
     let message = payload.downcast::<String>().map(|m| *m).unwrap_or_default();
     assert!(
-        message.starts_with("promptpack snapshots: 6 problems in 10 cases:\n"),
+        message.starts_with("promptpack snapshots: 6 problems in 13 cases:\n"),
         "{message}"
     );
     assert!(

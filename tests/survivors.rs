@@ -72,7 +72,7 @@ fn every_near_miss_is_found_with_its_position() {
         (OtherBraces, "{{> partial}}", 2, 30),
         (UnknownBlock, "{{/each}}", 3, 1),
         (UnknownBlock, "{{#if}}", 3, 11),
-        (UnknownBlock, "{{else if x}}", 3, 19),
+        (ElseIf, "{{else if x}}", 3, 19),
         (UnmatchedOpen, "{{", 4, 6),
     ];
     let expected: Vec<_> = expected

@@ -100,19 +100,42 @@ fn snake_case_variables_and_keywords_map_to_fields() {
     );
 }
 
-/// Every sample prompt, every combination of its conditions: the generated
-/// renderer and the `Library` interpreter give the same bytes.
+/// Every sample prompt, every combination of its conditions, every value
+/// of each compared variable: the generated renderer and the `Library`
+/// interpreter give the same bytes.
 #[test]
 fn generated_and_interpreted_renderers_agree() {
     let library = library();
     let mut cases = 0;
+    let mut choice_cases = 0;
     for id in PromptId::ALL {
         let conditions = id.conditions();
         assert!(conditions.len() < 16, "too many combinations for {id}");
-        for mask in 0u32..(1 << conditions.len()) {
+        // Each compared variable at each of its values (the others at
+        // their first), on top of every combination of conditions.
+        // (A prompt without any keeps one setting: no choice to make.)
+        let mut settings: Vec<Vec<(&str, &str)>> = Vec::new();
+        if id.choices().is_empty() {
+            settings.push(Vec::new());
+        }
+        for (i, (name, values)) in id.choices().iter().enumerate() {
+            for value in values.iter() {
+                let mut chosen: Vec<(&str, &str)> =
+                    id.choices().iter().map(|(n, v)| (*n, v[0])).collect();
+                chosen[i] = (name, value);
+                settings.push(chosen);
+            }
+        }
+        for (mask, chosen) in (0u32..(1 << conditions.len()))
+            .flat_map(|mask| settings.iter().map(move |chosen| (mask, chosen)))
+        {
             let mut values: HashMap<&str, String> = HashMap::new();
             for name in id.variables() {
                 values.insert(name, format!("‹{name} {{{{snippet:x}}}} $&›"));
+            }
+            for (name, value) in chosen {
+                values.insert(name, value.to_string());
+                choice_cases += 1;
             }
             for (bit, name) in conditions.iter().enumerate() {
                 if mask & (1 << bit) == 0 {
@@ -128,13 +151,20 @@ fn generated_and_interpreted_renderers_agree() {
             let interpreted = library
                 .render(id.as_str(), &shown, MissingVars::Error)
                 .expect("interpreted render");
-            assert_eq!(generated.system, interpreted.system, "{id} mask {mask:b}");
-            assert_eq!(generated.user, interpreted.user, "{id} mask {mask:b}");
+            assert_eq!(
+                generated.system, interpreted.system,
+                "{id} mask {mask:b} {chosen:?}"
+            );
+            assert_eq!(
+                generated.user, interpreted.user,
+                "{id} mask {mask:b} {chosen:?}"
+            );
             assert_eq!(generated.hash, interpreted.hash);
             cases += 1;
         }
     }
     assert!(cases >= 10, "only {cases} cases");
+    assert!(choice_cases >= 3, "only {choice_cases} cases with choices");
 }
 
 #[cfg(feature = "serde")]

@@ -132,10 +132,13 @@ fn write_flat(tokens: TokenStream) -> String {
 /// colliding ids, the later one is reported.
 pub fn check_names(prompts: &[ResolvedPrompt], templates: &[TemplateSource]) -> Vec<Diagnostic> {
     let mut errors = Vec::new();
-    variant_names(prompts, templates, &mut errors);
-    for prompt in prompts {
-        fields_of(prompt, &mut errors);
-    }
+    let variants = variant_names(prompts, templates, &mut errors);
+    let fields: Vec<Vec<Field>> = prompts
+        .iter()
+        .zip(&variants)
+        .map(|(p, v)| fields_of(p, v, &mut errors))
+        .collect();
+    type_collisions(prompts, &variants, &fields, &mut errors);
     errors
 }
 
@@ -159,7 +162,12 @@ pub fn generate_tokens(
 ) -> Result<TokenStream> {
     let mut errors = Vec::new();
     let variants = variant_names(prompts, templates, &mut errors);
-    let fields: Vec<Vec<Field>> = prompts.iter().map(|p| fields_of(p, &mut errors)).collect();
+    let fields: Vec<Vec<Field>> = prompts
+        .iter()
+        .zip(&variants)
+        .map(|(p, v)| fields_of(p, v, &mut errors))
+        .collect();
+    type_collisions(prompts, &variants, &fields, &mut errors);
     if let Some(error) = Error::from_diagnostics(errors) {
         return Err(error);
     }
@@ -224,6 +232,115 @@ struct Field {
     ident: Ident,
     kind: VarKind,
     first_use: Location,
+    /// For a variable compared with values: its generated enum.
+    choice: Option<Choice>,
+}
+
+/// The enum generated for a variable compared with values.
+struct Choice {
+    ident: Ident,
+    /// Each value with its variant, in order of first use.
+    values: Vec<(String, Ident)>,
+}
+
+impl Choice {
+    /// The variant of `value`.
+    fn variant(&self, value: &str) -> Option<&Ident> {
+        self.values.iter().find(|(v, _)| v == value).map(|(_, i)| i)
+    }
+}
+
+/// The enum of variable `var` of the prompt whose variant is `prompt`:
+/// `AgentSystemRole`, with a variant per value (`"high school"` →
+/// `HighSchool`). Values that cannot become variants, or would become the
+/// same one, are errors at the variable's first use.
+fn choice_of(
+    prompt: &ResolvedPrompt,
+    variant: &Ident,
+    var: &VarInfo,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<Choice> {
+    if var.choices.is_empty() {
+        return None;
+    }
+    let ident = format_ident!("{}{}", variant, var.name.to_upper_camel_case());
+    let mut values: Vec<(String, Ident)> = Vec::new();
+    for value in &var.choices {
+        let pascal = value.to_upper_camel_case();
+        let valid = pascal.starts_with(|c: char| c.is_ascii_alphabetic())
+            && pascal.chars().all(|c| c.is_ascii_alphanumeric())
+            && pascal != "Self";
+        if !valid {
+            errors.push(
+                Diagnostic::new(
+                    ErrorCode::InvalidChoice,
+                    format!(
+                        "value {value:?} of `{}` in prompt `{}` cannot become a variant of `{ident}`",
+                        var.name, prompt.id
+                    ),
+                )
+                .at(var.first_use.clone())
+                .with_help("start compared values with a letter"),
+            );
+            continue;
+        }
+        if let Some((other, _)) = values.iter().find(|(_, i)| *i == pascal.as_str()) {
+            errors.push(
+                Diagnostic::new(
+                    ErrorCode::InvalidChoice,
+                    format!(
+                        "values {other:?} and {value:?} of `{}` in prompt `{}` both become `{ident}::{pascal}`",
+                        var.name, prompt.id
+                    ),
+                )
+                .at(var.first_use.clone())
+                .with_help("compare with one spelling of the value"),
+            );
+            continue;
+        }
+        values.push((value.clone(), format_ident!("{}", pascal)));
+    }
+    Some(Choice { ident, values })
+}
+
+/// Two generated types with one name: a choice enum against `PromptId`, a
+/// vars struct or another choice enum (`agent` + `systemRole` and
+/// `agent-system` + `role` both make `AgentSystemRole`).
+fn type_collisions(
+    prompts: &[ResolvedPrompt],
+    variants: &[Ident],
+    fields: &[Vec<Field>],
+    errors: &mut Vec<Diagnostic>,
+) {
+    let mut taken: HashMap<String, String> = HashMap::new();
+    taken.insert("PromptId".to_string(), "the prompt id enum".to_string());
+    for (prompt, variant) in prompts.iter().zip(variants) {
+        taken.insert(
+            format!("{variant}Vars"),
+            format!("the vars struct of `{}`", prompt.id),
+        );
+    }
+    for (prompt, fs) in prompts.iter().zip(fields) {
+        for field in fs {
+            let Some(choice) = &field.choice else {
+                continue;
+            };
+            let name = choice.ident.to_string();
+            let what = format!("the values of `{}` in `{}`", field.name, prompt.id);
+            if let Some(other) = taken.get(&name) {
+                errors.push(
+                    Diagnostic::new(
+                        ErrorCode::InvalidChoice,
+                        format!("{what} would be the enum `{name}`, the name of {other}"),
+                    )
+                    .at(field.first_use.clone())
+                    .with_help("rename the variable"),
+                );
+            } else {
+                taken.insert(name, what);
+            }
+        }
+    }
 }
 
 const STRICT_KEYWORDS: &[&str] = &[
@@ -259,7 +376,7 @@ fn field_ident(name: &str) -> Option<Ident> {
     Some(format_ident!("{}", snake))
 }
 
-fn fields_of(prompt: &ResolvedPrompt, errors: &mut Vec<Diagnostic>) -> Vec<Field> {
+fn fields_of(prompt: &ResolvedPrompt, variant: &Ident, errors: &mut Vec<Diagnostic>) -> Vec<Field> {
     let mut fields: Vec<Field> = Vec::new();
     let mut taken: HashMap<String, usize> = HashMap::new();
     for var in &prompt.vars {
@@ -284,12 +401,14 @@ fn fields_of(prompt: &ResolvedPrompt, errors: &mut Vec<Diagnostic>) -> Vec<Field
             continue;
         }
         let kind = var.kind();
+        let choice = choice_of(prompt, variant, var, errors);
         taken.insert(key, fields.len());
         fields.push(Field {
             name: var.name.clone(),
             ident,
             kind,
             first_use: var.first_use.clone(),
+            choice,
         });
     }
     fields
@@ -398,26 +517,43 @@ fn prompt_id_enum(
     let conditions = fields.iter().map(|fs| {
         let names = fs
             .iter()
-            .filter(|f| f.kind != VarKind::Text)
+            .filter(|f| matches!(f.kind, VarKind::Flag | VarKind::Optional))
             .map(|f| &f.name);
         quote!(&[#(#names),*])
+    });
+    let choices = fields.iter().map(|fs| {
+        let entries = fs.iter().filter_map(|f| {
+            let choice = f.choice.as_ref()?;
+            let name = &f.name;
+            let values = choice.values.iter().map(|(v, _)| v);
+            Some(quote!((#name, &[#(#values),*])))
+        });
+        quote!(&[#(#entries),*])
     });
     let generated_renders = prompts.iter().zip(variants).zip(fields).map(|((prompt, variant), fs)| {
         let locals = fs.iter().map(|f| {
             let ident = &f.ident;
             let name = &f.name;
-            match f.kind {
-                VarKind::Text => quote!(let #ident = __values(#name).unwrap_or_default();),
-                VarKind::Flag => quote!(let #ident = __values(#name).is_some_and(|v| !v.is_empty());),
-                VarKind::Optional => quote!(let #ident = __values(#name);),
+            match (f.kind, &f.choice) {
+                (VarKind::Flag, _) => quote!(let #ident = __values(#name).is_some_and(|v| !v.is_empty());),
+                (VarKind::Optional, _) => quote!(let #ident = __values(#name);),
+                (VarKind::Choice, Some(c)) => {
+                    let e = &c.ident;
+                    quote!(let #ident = __values(#name).and_then(|v| v.parse::<#e>().ok()).unwrap_or(#e::ALL[0]);)
+                }
+                (VarKind::OptionalChoice, Some(c)) => {
+                    let e = &c.ident;
+                    quote!(let #ident = __values(#name).and_then(|v| v.parse::<#e>().ok());)
+                }
+                _ => quote!(let #ident = __values(#name).unwrap_or_default();),
             }
         });
         let inits = fs.iter().map(|f| {
             let ident = &f.ident;
             match f.kind {
-                VarKind::Text => quote!(#ident: &#ident),
-                VarKind::Flag => quote!(#ident),
                 VarKind::Optional => quote!(#ident: #ident.as_deref()),
+                VarKind::Flag | VarKind::Choice | VarKind::OptionalChoice => quote!(#ident),
+                _ => quote!(#ident: &#ident),
             }
         });
         let name = format_ident!("{}Vars", variant);
@@ -491,11 +627,22 @@ fn prompt_id_enum(
                 }
             }
 
+            /// The variables the prompt compares with values
+            /// (`{{#if role == "teacher"}}`), each with every value it is
+            /// compared with: the variants of its generated enum.
+            pub const fn choices(self) -> &'static [(&'static str, &'static [&'static str])] {
+                match self {
+                    #(PromptId::#variants => #choices,)*
+                }
+            }
+
             /// Renders through the generated code (never from disk) with
             /// values looked up by variable name: a value is `""` when
             /// `values` gives `None`, a condition is true when it gives a
-            /// non-empty string. For tests and tools that treat every prompt
-            /// alike, such as snapshot suites.
+            /// non-empty string, a compared variable takes the value given
+            /// (its first value when that is none of [`PromptId::choices`]).
+            /// For tests and tools that treat every prompt alike, such as
+            /// snapshot suites.
             #[allow(unused_variables)]
             pub fn render_generated(self, values: &dyn Fn(&str) -> ::core::option::Option<::std::string::String>) -> ::promptpack::Prompt<PromptId> {
                 // Locals are named after the fields, and a field may be
@@ -573,7 +720,9 @@ fn vars_struct(
     source: Option<&TemplateSource>,
 ) -> TokenStream {
     let name = format_ident!("{}Vars", variant);
-    let borrows = fields.iter().any(|f| f.kind != VarKind::Flag);
+    let borrows = fields
+        .iter()
+        .any(|f| matches!(f.kind, VarKind::Text | VarKind::Optional));
     let (generics, anon) = if borrows {
         (quote!(<'a>), quote!(<'_>))
     } else {
@@ -596,15 +745,20 @@ fn vars_struct(
 
     let field_defs = fields.iter().map(|f| {
         let ident = &f.ident;
-        let ty = match f.kind {
-            VarKind::Text => quote!(&'a str),
-            VarKind::Flag => quote!(bool),
-            VarKind::Optional => quote!(::core::option::Option<&'a str>),
+        let choice = f.choice.as_ref().map(|c| &c.ident);
+        let ty = match (f.kind, choice) {
+            (VarKind::Flag, _) => quote!(bool),
+            (VarKind::Optional, _) => quote!(::core::option::Option<&'a str>),
+            (VarKind::Choice, Some(e)) => quote!(#e),
+            (VarKind::OptionalChoice, Some(e)) => quote!(::core::option::Option<#e>),
+            _ => quote!(&'a str),
         };
         let usage = match f.kind {
-            VarKind::Text => "a value".to_string(),
             VarKind::Flag => "a condition".to_string(),
             VarKind::Optional => "a value and a condition (true when `Some` and not empty; `None` renders as nothing)".to_string(),
+            VarKind::Choice => "a choice: the prompt compares it with each value of its enum".to_string(),
+            VarKind::OptionalChoice => "a choice and a condition (true when `Some`)".to_string(),
+            _ => "a value".to_string(),
         };
         let loc = &f.first_use;
         let doc = doc_safe(&format!(" `{}`: used as {usage}; first at `{}:{}:{}`.", f.name, loc.path, loc.line, loc.column));
@@ -614,12 +768,17 @@ fn vars_struct(
     let lookups = fields.iter().map(|f| {
         let ident = &f.ident;
         let key = &f.name;
-        let value = match f.kind {
-            VarKind::Text => quote!(::promptpack::ValueRef::Str(self.#ident)),
-            VarKind::Flag => quote!(::promptpack::ValueRef::Bool(self.#ident)),
-            VarKind::Optional => {
+        let value = match (f.kind, &f.choice) {
+            (VarKind::Flag, _) => quote!(::promptpack::ValueRef::Bool(self.#ident)),
+            (VarKind::Optional, _) => {
                 quote!(::promptpack::ValueRef::Str(self.#ident.unwrap_or("")))
             }
+            (VarKind::Choice, _) => quote!(::promptpack::ValueRef::Str(self.#ident.as_str())),
+            (VarKind::OptionalChoice, Some(c)) => {
+                let e = &c.ident;
+                quote!(::promptpack::ValueRef::Str(self.#ident.map_or("", #e::as_str)))
+            }
+            _ => quote!(::promptpack::ValueRef::Str(self.#ident)),
         };
         quote! { #key => ::core::option::Option::Some(#value), }
     });
@@ -639,8 +798,13 @@ fn vars_struct(
         None => (quote!(), quote!(::core::option::Option::None)),
     };
     let hash = Literal::u64_suffixed(prompt.hash);
+    let enums = fields
+        .iter()
+        .filter_map(|f| f.choice.as_ref().map(|c| choice_enum(prompt, f, c)));
 
     quote! {
+        #(#enums)*
+
         #(#[doc = #struct_docs])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub struct #name #generics {
@@ -694,6 +858,57 @@ fn vars_struct(
     }
 }
 
+/// The enum of a compared variable, with `ALL`, `as_str`, `Display` and
+/// `FromStr`.
+fn choice_enum(prompt: &ResolvedPrompt, field: &Field, choice: &Choice) -> TokenStream {
+    let ident = &choice.ident;
+    let doc = doc_safe(&format!(
+        " The values `{}` is compared with in the `{}` prompt.",
+        field.name, prompt.id
+    ));
+    let variants: Vec<&Ident> = choice.values.iter().map(|(_, i)| i).collect();
+    let values: Vec<&String> = choice.values.iter().map(|(v, _)| v).collect();
+    let docs = values.iter().map(|v| doc_safe(&format!(" `{v:?}`")));
+    let count = variants.len();
+    let name = &field.name;
+    quote! {
+        #[doc = #doc]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum #ident {
+            #(#[doc = #docs] #variants,)*
+        }
+
+        impl #ident {
+            /// Every value, in the order the templates first use them.
+            pub const ALL: [#ident; #count] = [#(#ident::#variants),*];
+
+            /// The value as the templates write it.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    #(#ident::#variants => #values,)*
+                }
+            }
+        }
+
+        impl ::core::fmt::Display for #ident {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl ::core::str::FromStr for #ident {
+            type Err = ::promptpack::Error;
+
+            fn from_str(s: &str) -> ::core::result::Result<Self, Self::Err> {
+                match s {
+                    #(#values => ::core::result::Result::Ok(#ident::#variants),)*
+                    _ => ::core::result::Result::Err(::promptpack::__private::unknown_choice(#name, s, &[#(#values),*])),
+                }
+            }
+        }
+    }
+}
+
 /// Code of one block level: static bytes known now, plus statements.
 #[derive(Default)]
 struct Block {
@@ -729,14 +944,25 @@ fn render_fn(name: Ident, program: &Program, fields: &[&Field]) -> TokenStream {
     let value_of = |i: usize| {
         let f = fields[i];
         let ident = &f.ident;
-        match f.kind {
-            VarKind::Text => (quote!(self.#ident.len()), quote!(self.#ident)),
-            VarKind::Optional => (
+        match (f.kind, &f.choice) {
+            (VarKind::Optional, _) => (
                 quote!(self.#ident.map_or(0, str::len)),
                 quote!(self.#ident.unwrap_or("")),
             ),
             // A flag is never a value: the struct would type it otherwise.
-            VarKind::Flag => (quote!(0), quote!("")),
+            (VarKind::Flag, _) => (quote!(0), quote!("")),
+            (VarKind::Choice, _) => (
+                quote!(self.#ident.as_str().len()),
+                quote!(self.#ident.as_str()),
+            ),
+            (VarKind::OptionalChoice, Some(c)) => {
+                let e = &c.ident;
+                (
+                    quote!(self.#ident.map_or(0, |v| v.as_str().len())),
+                    quote!(self.#ident.map_or("", #e::as_str)),
+                )
+            }
+            _ => (quote!(self.#ident.len()), quote!(self.#ident)),
         }
     };
     for op in &program.ops {
@@ -766,11 +992,25 @@ fn render_fn(name: Ident, program: &Program, fields: &[&Field]) -> TokenStream {
                 current.len.push(quote!(len += #len;));
                 current.push.push(quote!(out.push_str(#value);));
             }
-            Op::If { cond, .. } => {
+            Op::If { cond, equals, .. } => {
                 let f = fields[cond];
                 let ident = &f.ident;
-                let cond = match f.kind {
-                    VarKind::Flag => quote!(self.#ident),
+                let variant = equals
+                    .and_then(|i| program.literals.get(i as usize))
+                    .and_then(|value| {
+                        Some((f.choice.as_ref()?, f.choice.as_ref()?.variant(value)?))
+                    });
+                let cond = match (f.kind, variant) {
+                    (VarKind::Choice, Some((c, v))) => {
+                        let e = &c.ident;
+                        quote!(self.#ident == #e::#v)
+                    }
+                    (VarKind::OptionalChoice, Some((c, v))) => {
+                        let e = &c.ident;
+                        quote!(self.#ident == ::core::option::Option::Some(#e::#v))
+                    }
+                    (VarKind::OptionalChoice, None) => quote!(self.#ident.is_some()),
+                    (VarKind::Flag, _) => quote!(self.#ident),
                     _ => quote!(self.#ident.is_some_and(|v| !v.is_empty())),
                 };
                 open.push(OpenIf {

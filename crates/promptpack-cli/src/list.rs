@@ -3,6 +3,7 @@
 use crate::{Folders, hex};
 use clap::Args;
 use promptpack::{Library, Style};
+use promptpack_core::program::{VarInfo, VarKind};
 use promptpack_core::resolve::ResolvedPrompt;
 use serde_json::json;
 use std::fmt::Write as _;
@@ -35,6 +36,21 @@ pub(crate) fn run(args: &ListArgs, style: Style) -> ExitCode {
     };
     crate::print_out(&text);
     ExitCode::SUCCESS
+}
+
+/// The field type a variable gets; for a choice, its values.
+fn shown_type(var: &VarInfo) -> String {
+    let values = var
+        .choices
+        .iter()
+        .map(|c| format!("{c:?}"))
+        .collect::<Vec<_>>()
+        .join(" | ");
+    match var.kind() {
+        VarKind::Choice => format!("enum of {values}"),
+        VarKind::OptionalChoice => format!("Option<enum of {values}>"),
+        kind => kind.rust_type().to_string(),
+    }
 }
 
 fn parts(prompt: &ResolvedPrompt) -> Vec<&'static str> {
@@ -70,7 +86,7 @@ fn to_text(prompt: &ResolvedPrompt) -> String {
     let vars = prompt
         .vars
         .iter()
-        .map(|v| format!("{}: {}", v.name, v.kind().rust_type()))
+        .map(|v| format!("{}: {}", v.name, shown_type(v)))
         .collect();
     let conditions = conditions(prompt).into_iter().map(String::from).collect();
     let snippets = prompt.snippets.iter().cloned().collect();
@@ -89,7 +105,13 @@ fn to_json(prompt: &ResolvedPrompt) -> serde_json::Value {
     let vars: Vec<serde_json::Value> = prompt
         .vars
         .iter()
-        .map(|v| json!({"name": v.name, "type": v.kind().rust_type()}))
+        .map(|v| {
+            let mut var = json!({"name": v.name, "type": v.kind().rust_type()});
+            if !v.choices.is_empty() {
+                var["values"] = json!(v.choices);
+            }
+            var
+        })
         .collect();
     json!({
         "id": prompt.id,

@@ -102,6 +102,37 @@ case!(
     ["check", "--root", "tests/cli/no-such-folder"]
 );
 case!(list_clean, ["list", "--root", "tests/cli/clean"]);
+case!(list_choices, ["list", "--root", "tests/cli/choices"]);
+case!(
+    list_choices_json,
+    ["list", "--json", "--root", "tests/cli/choices"]
+);
+case!(
+    render_choice,
+    [
+        "render",
+        "tutor",
+        "--root",
+        "tests/cli/choices",
+        "--var",
+        "topic=tides",
+        "--var",
+        "level=high school",
+    ]
+);
+case!(
+    render_choice_unlisted_value,
+    [
+        "render",
+        "tutor",
+        "--root",
+        "tests/cli/choices",
+        "--var",
+        "topic=tides",
+        "--var",
+        "level=child",
+    ]
+);
 case!(list_json, ["list", "--json", "--root", "tests/cli/clean"]);
 case!(list_broken, ["list", "--root", "tests/cli/broken"]);
 case!(

@@ -25,6 +25,11 @@ pub enum ErrorCode {
     StrayClose,
     /// `{{else}}` outside an `{{#if}}` block, or a second one in the same block.
     StrayElse,
+    /// A malformed condition: `{{#if role == teacher}}`, `{{else if}}`.
+    InvalidCondition,
+    /// A compared value that cannot become a variant of the generated enum,
+    /// or two that would become the same one.
+    InvalidChoice,
     /// A template folder without `system.md`.
     MissingSystem,
     /// A file that is not valid UTF-8.
@@ -82,6 +87,8 @@ impl ErrorCode {
             ErrorCode::UnclosedBlock => "unclosed_block",
             ErrorCode::StrayClose => "stray_close",
             ErrorCode::StrayElse => "stray_else",
+            ErrorCode::InvalidCondition => "invalid_condition",
+            ErrorCode::InvalidChoice => "invalid_choice",
             ErrorCode::MissingSystem => "missing_system",
             ErrorCode::InvalidUtf8 => "invalid_utf8",
             ErrorCode::Io => "io",

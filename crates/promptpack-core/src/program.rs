@@ -16,11 +16,15 @@ pub enum Op {
     },
     /// A value token; the number indexes the prompt's [`VarInfo`] table.
     Var(usize),
-    /// `{{#if}}`: when the condition is falsy, go to `else_at`
+    /// `{{#if}}`: when the condition is false, go to `else_at`
     /// (the first op of the else branch, or the matching [`Op::EndIf`]).
+    /// `{{else if}}` is an `Else` whose branch is a block of its own.
     If {
-        /// The condition, an index into the prompt's [`VarInfo`] table.
+        /// The variable tested, an index into the prompt's [`VarInfo`] table.
         cond: usize,
+        /// `None`: the variable's truthiness; `Some(i)`: whether its value is
+        /// [`Program::literals`]`[i]`.
+        equals: Option<u32>,
         /// Where to go when the condition is falsy.
         else_at: usize,
         /// The index of the matching [`Op::EndIf`].
@@ -43,6 +47,8 @@ pub struct Program {
     pub text: String,
     /// The ops.
     pub ops: Vec<Op>,
+    /// The values compared with in `{{#if x == "value"}}`.
+    pub literals: Vec<Box<str>>,
 }
 
 impl Program {
@@ -61,6 +67,9 @@ pub struct VarInfo {
     pub as_value: bool,
     /// Used as `{{#if name}}` somewhere.
     pub as_condition: bool,
+    /// The values it is compared with (`{{#if name == "value"}}`), in order
+    /// of first use.
+    pub choices: Vec<String>,
     /// Its first use, for diagnostics.
     pub first_use: Location,
 }
@@ -74,6 +83,12 @@ pub enum VarKind {
     Flag,
     /// Both: `Option<&str>`, true when `Some` and not empty.
     Optional,
+    /// Compared with values (and maybe printed): a generated enum with one
+    /// variant per value.
+    Choice,
+    /// Compared with values and also tested for truth: `Option` of the
+    /// generated enum.
+    OptionalChoice,
 }
 
 impl VarKind {
@@ -83,6 +98,8 @@ impl VarKind {
             VarKind::Text => "&str",
             VarKind::Flag => "bool",
             VarKind::Optional => "Option<&str>",
+            VarKind::Choice => "enum",
+            VarKind::OptionalChoice => "Option<enum>",
         }
     }
 }
@@ -90,6 +107,13 @@ impl VarKind {
 impl VarInfo {
     /// How the templates use this variable decides its kind.
     pub fn kind(&self) -> VarKind {
+        if !self.choices.is_empty() {
+            return if self.as_condition {
+                VarKind::OptionalChoice
+            } else {
+                VarKind::Choice
+            };
+        }
         match (self.as_value, self.as_condition) {
             (true, true) => VarKind::Optional,
             (false, true) => VarKind::Flag,
@@ -144,9 +168,13 @@ pub fn hash_program(hasher: &mut StableHasher, program: &Program, vars: &[VarInf
                 hasher.write(b"v");
                 hasher.write_str(&vars[*i].name);
             }
-            Op::If { cond, .. } => {
+            Op::If { cond, equals, .. } => {
                 hasher.write(b"i");
                 hasher.write_str(&vars[*cond].name);
+                if let Some(literal) = equals.and_then(|i| program.literals.get(i as usize)) {
+                    hasher.write(b"=");
+                    hasher.write_str(literal);
+                }
             }
             Op::Else { .. } => hasher.write(b"e"),
             Op::EndIf => hasher.write(b"/"),

@@ -150,11 +150,23 @@ fn taken_steps<'p>(
             match *op {
                 Op::Text { start, end } => return Some(Step::Text { start, end }),
                 Op::Var(i) => return Some(Step::Var(i)),
-                Op::If { cond, else_at, .. } => {
-                    let truthy = values
-                        .get(cond)
-                        .is_some_and(|v| v.is_some_and(|v| v.is_truthy()));
-                    if !truthy {
+                Op::If {
+                    cond,
+                    equals,
+                    else_at,
+                    ..
+                } => {
+                    let value = values.get(cond).copied().flatten();
+                    let holds = match equals {
+                        None => value.is_some_and(|v| v.is_truthy()),
+                        Some(i) => value.is_some_and(|v| {
+                            program
+                                .literals
+                                .get(i as usize)
+                                .is_some_and(|literal| v.renders_as(literal))
+                        }),
+                    };
+                    if !holds {
                         at = else_at;
                     }
                 }

@@ -6,7 +6,7 @@ use crate::error::{Diagnostic, ErrorCode};
 use crate::program::{Op, Program, StableHasher, VarInfo, hash_program};
 use crate::source_file::SourceFile;
 pub use crate::sources::{SnippetSource, TemplateSource};
-use crate::syntax::{Delimiters, Item, Name, Parsed, parse};
+use crate::syntax::{Condition, Delimiters, Item, Name, Parsed, parse};
 use std::collections::{BTreeSet, HashMap};
 
 /// A prompt with every snippet spliced in, ready to render.
@@ -255,6 +255,25 @@ fn check_snippet_graph<'a>(
         .collect()
 }
 
+/// How a template uses a variable.
+#[derive(Clone, Copy)]
+enum Usage<'a> {
+    /// `{{name}}`.
+    Value,
+    /// `{{#if name}}`.
+    Condition,
+    /// `{{#if name == "value"}}`.
+    Equals(&'a str),
+}
+
+/// An open block while a part is compiled: its `If` op, and whether an
+/// `{{else if}}` opened it (so that the `{{/if}}` of the block it continues
+/// closes it too).
+struct OpenIf {
+    at: usize,
+    from_else_if: bool,
+}
+
 /// Accumulates one prompt's variable table and snippet set while its parts
 /// are expanded.
 #[derive(Default)]
@@ -265,23 +284,53 @@ struct PromptBuilder {
 }
 
 impl PromptBuilder {
-    fn var(&mut self, file: &SourceFile, name: &Name, as_condition: bool) -> usize {
+    fn var(&mut self, file: &SourceFile, name: &Name, usage: Usage<'_>) -> usize {
         let index = *self.var_index.entry(name.name.clone()).or_insert_with(|| {
             self.vars.push(VarInfo {
                 name: name.name.clone(),
                 as_value: false,
                 as_condition: false,
+                choices: Vec::new(),
                 first_use: file.location(name.span),
             });
             self.vars.len() - 1
         });
         let info = &mut self.vars[index];
-        if as_condition {
-            info.as_condition = true;
-        } else {
-            info.as_value = true;
+        match usage {
+            Usage::Value => info.as_value = true,
+            Usage::Condition => info.as_condition = true,
+            Usage::Equals(value) => {
+                if !info.choices.iter().any(|c| c == value) {
+                    info.choices.push(value.to_string());
+                }
+            }
         }
         index
+    }
+
+    /// The `If` op of `condition`, its literal added to `program`.
+    fn test(&mut self, file: &SourceFile, condition: &Condition, program: &mut Program) -> Op {
+        let (cond, equals) = match &condition.equals {
+            None => (self.var(file, &condition.name, Usage::Condition), None),
+            Some(value) => {
+                let cond = self.var(file, &condition.name, Usage::Equals(value));
+                let at = program
+                    .literals
+                    .iter()
+                    .position(|l| **l == **value)
+                    .unwrap_or_else(|| {
+                        program.literals.push(value.as_str().into());
+                        program.literals.len() - 1
+                    });
+                (cond, u32::try_from(at).ok())
+            }
+        };
+        Op::If {
+            cond,
+            equals,
+            else_at: 0,
+            end_at: 0,
+        }
     }
 
     /// Splices snippets into one part and compiles it. The snippet graph must
@@ -293,7 +342,7 @@ impl PromptBuilder {
         snippets: &HashMap<&str, ParsedSnippet<'_>>,
     ) -> Result<Program, Box<Diagnostic>> {
         let mut program = Program::default();
-        let mut open_ifs: Vec<usize> = Vec::new();
+        let mut open_ifs: Vec<OpenIf> = Vec::new();
         let mut stack: Vec<(&SourceFile, &[Item])> = vec![(file, &parsed.items)];
         while let Some((file, items)) = stack.last_mut() {
             let Some((item, rest)) = items.split_first() else {
@@ -305,33 +354,37 @@ impl PromptBuilder {
             match item {
                 Item::Text(span) => push_text(&mut program, file.slice(*span)),
                 Item::Var(name) => {
-                    let index = self.var(file, name, false);
+                    let index = self.var(file, name, Usage::Value);
                     program.ops.push(Op::Var(index));
                 }
-                Item::If(name) => {
-                    let cond = self.var(file, name, true);
-                    open_ifs.push(program.ops.len());
-                    program.ops.push(Op::If {
-                        cond,
-                        else_at: 0,
-                        end_at: 0,
+                Item::If(condition) => {
+                    let op = self.test(file, condition, &mut program);
+                    open_ifs.push(OpenIf {
+                        at: program.ops.len(),
+                        from_else_if: false,
                     });
+                    program.ops.push(op);
                 }
-                Item::Else(_) => {
-                    let here = program.ops.len();
-                    if let Some(&open) = open_ifs.last()
-                        && let Op::If { else_at, .. } = &mut program.ops[open]
-                    {
-                        *else_at = here + 1;
-                    }
-                    program.ops.push(Op::Else { end_at: 0 });
+                Item::ElseIf(condition) => {
+                    // `{{else}}{{#if …}}`, closed by the same `{{/if}}`.
+                    start_else(&mut program.ops, &open_ifs);
+                    let op = self.test(file, condition, &mut program);
+                    open_ifs.push(OpenIf {
+                        at: program.ops.len(),
+                        from_else_if: true,
+                    });
+                    program.ops.push(op);
                 }
+                Item::Else(_) => start_else(&mut program.ops, &open_ifs),
                 Item::EndIf(_) => {
-                    let here = program.ops.len();
-                    if let Some(open) = open_ifs.pop() {
-                        close_block(&mut program.ops, open, here);
+                    while let Some(open) = open_ifs.pop() {
+                        let here = program.ops.len();
+                        close_block(&mut program.ops, open.at, here);
+                        program.ops.push(Op::EndIf);
+                        if !open.from_else_if {
+                            break;
+                        }
                     }
-                    program.ops.push(Op::EndIf);
                 }
                 Item::Snippet(name) => {
                     // Snippets that include others more than once multiply:
@@ -355,6 +408,7 @@ impl PromptBuilder {
         }
         program.text.shrink_to_fit();
         program.ops.shrink_to_fit();
+        program.literals.shrink_to_fit();
         Ok(program)
     }
 }
@@ -391,6 +445,17 @@ fn too_large_file(file: &SourceFile) -> Diagnostic {
         ),
     )
     .at(crate::error::Location::file(file.path()))
+}
+
+/// Ends the then-branch of the innermost open block with an `Else`.
+fn start_else(ops: &mut Vec<Op>, open_ifs: &[OpenIf]) {
+    let here = ops.len();
+    if let Some(open) = open_ifs.last()
+        && let Op::If { else_at, .. } = &mut ops[open.at]
+    {
+        *else_at = here + 1;
+    }
+    ops.push(Op::Else { end_at: 0 });
 }
 
 /// Fills in the jump targets of the block opened at `open` and ending at `end`.

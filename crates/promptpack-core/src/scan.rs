@@ -32,8 +32,10 @@ pub enum FindingKind {
     Var,
     /// A snippet include, `{{snippet:name}}`.
     Snippet,
-    /// A block opening, `{{#if name}}`.
+    /// A block opening, `{{#if name}}` or `{{#if name == "value"}}`.
     If,
+    /// `{{else if name}}` or `{{else if name == "value"}}`.
+    ElseIf,
     /// `{{else}}`.
     Else,
     /// `{{/if}}`.
@@ -41,6 +43,9 @@ pub enum FindingKind {
     /// `{{snippet:../x}}`: a snippet name with path characters. Not literal
     /// text: the parser rejects it as `invalid_snippet_name`.
     InvalidSnippetPath,
+    /// A malformed comparison or `else if`: `{{#if role == teacher}}`. Not
+    /// literal text: the parser rejects it as `invalid_condition`.
+    InvalidCondition,
     /// A token with stray whitespace inside the delimiters: `{{ name }}`,
     /// `{{# if x}}`, `{{ /if }}`. The suggestion is the token without it.
     Spaced,
@@ -48,7 +53,7 @@ pub enum FindingKind {
     /// `{{snippet:}}`, `{{snippet x}}`.
     SnippetSyntax,
     /// A block the language does not have, or a malformed `#if`:
-    /// `{{#each x}}`, `{{/each}}`, `{{#unless x}}`, `{{#if}}`, `{{else if x}}`.
+    /// `{{#each x}}`, `{{/each}}`, `{{#unless x}}`, `{{#if}}`.
     UnknownBlock,
     /// A name with characters variables cannot have: `{{next-agent}}`,
     /// `{{user.name}}`.
@@ -72,6 +77,7 @@ impl FindingKind {
             FindingKind::Var
                 | FindingKind::Snippet
                 | FindingKind::If
+                | FindingKind::ElseIf
                 | FindingKind::Else
                 | FindingKind::EndIf
         )
@@ -81,7 +87,11 @@ impl FindingKind {
     /// output literally ([`FindingKind::InvalidSnippetPath`] is neither: the
     /// parser rejects it).
     pub const fn is_near_miss(self) -> bool {
-        !self.is_token() && !matches!(self, FindingKind::InvalidSnippetPath)
+        !self.is_token()
+            && !matches!(
+                self,
+                FindingKind::InvalidSnippetPath | FindingKind::InvalidCondition
+            )
     }
 
     /// What this kind is, in words, as the survivor check reports it.
@@ -90,6 +100,8 @@ impl FindingKind {
             FindingKind::Var => "variable token",
             FindingKind::Snippet => "snippet token",
             FindingKind::If => "#if token",
+            FindingKind::ElseIf => "else if token",
+            FindingKind::InvalidCondition => "malformed condition",
             FindingKind::Else => "else token",
             FindingKind::EndIf => "/if token",
             FindingKind::InvalidSnippetPath => "snippet token with a path",
@@ -109,6 +121,8 @@ impl FindingKind {
             FindingKind::Var => "var",
             FindingKind::Snippet => "snippet",
             FindingKind::If => "if",
+            FindingKind::ElseIf => "else_if",
+            FindingKind::InvalidCondition => "invalid_condition",
             FindingKind::Else => "else",
             FindingKind::EndIf => "end_if",
             FindingKind::InvalidSnippetPath => "invalid_snippet_path",
@@ -156,7 +170,10 @@ impl Finding {
         match self.kind {
             FindingKind::Var => Some(inner),
             FindingKind::Snippet => inner.strip_prefix("snippet:"),
-            FindingKind::If => inner.strip_prefix("#if "),
+            FindingKind::If | FindingKind::ElseIf => inner
+                .strip_prefix("#if ")
+                .or_else(|| inner.strip_prefix("else if "))
+                .map(|test| test.split_once(" == ").map_or(test, |(name, _)| name)),
             _ => None,
         }
     }
@@ -411,6 +428,8 @@ fn token_kind(token: Token<'_>) -> FindingKind {
         Token::Snippet(_) => FindingKind::Snippet,
         Token::BadSnippet(_) => FindingKind::InvalidSnippetPath,
         Token::If(_) => FindingKind::If,
+        Token::ElseIf(_) => FindingKind::ElseIf,
+        Token::BadCondition(..) => FindingKind::InvalidCondition,
         Token::Else => FindingKind::Else,
         Token::EndIf => FindingKind::EndIf,
     }
@@ -489,7 +508,9 @@ mod tests {
             ("{{#each items}}", UnknownBlock, None),
             ("{{/each}}", UnknownBlock, None),
             ("{{#if}}", UnknownBlock, None),
-            ("{{else if x}}", UnknownBlock, None),
+            ("{{else if x}}", ElseIf, None),
+            ("{{#if x == y}}", InvalidCondition, None),
+            ("{{elif x}}", OtherBraces, None),
             ("{{next-agent}}", InvalidName, None),
             ("{{user.name}}", InvalidName, None),
             ("{{}}", OtherBraces, None),

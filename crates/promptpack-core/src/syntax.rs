@@ -70,6 +70,16 @@ pub struct Name {
     pub span: Span,
 }
 
+/// What an `{{#if}}` or `{{else if}}` tests: a variable's truthiness, or
+/// whether its value is a given text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Condition {
+    /// The variable, with the span of the whole token.
+    pub name: Name,
+    /// For `name == "value"`, the value.
+    pub equals: Option<String>,
+}
+
 /// One piece of a parsed file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Item {
@@ -79,8 +89,12 @@ pub enum Item {
     Var(Name),
     /// `{{snippet:name}}`.
     Snippet(Name),
-    /// `{{#if name}}`.
-    If(Name),
+    /// `{{#if name}}` or `{{#if name == "value"}}`.
+    If(Condition),
+    /// `{{else if name}}` or `{{else if name == "value"}}`: the `{{else}}`
+    /// of the open block, holding a block of its own that the same
+    /// `{{/if}}` closes.
+    ElseIf(Condition),
     /// `{{else}}`.
     Else(Span),
     /// `{{/if}}`.
@@ -102,7 +116,12 @@ pub fn is_name_char(c: char) -> bool {
 
 /// Characters that may appear between the delimiters of some token form.
 pub(crate) fn is_token_char(c: char) -> bool {
-    is_name_char(c) || matches!(c, ':' | '#' | '/' | ' ' | '-' | '.' | '\\')
+    is_name_char(c) || matches!(c, ':' | '#' | '/' | ' ' | '-' | '.' | '\\' | '=' | '"')
+}
+
+/// Characters of a compared value: `"teacher"`, `"gpt-4o"`, `"high school"`.
+fn is_literal_char(c: char) -> bool {
+    is_name_char(c) || matches!(c, ' ' | '-' | '.')
 }
 
 /// Whether `s` is a valid variable name: `[A-Za-z0-9_]+`.
@@ -121,9 +140,53 @@ pub(crate) enum Token<'a> {
     Var(&'a str),
     Snippet(&'a str),
     BadSnippet(&'a str),
-    If(&'a str),
+    If(Test<'a>),
+    ElseIf(Test<'a>),
+    /// A condition that is neither a name nor `name == "value"`, with what
+    /// is wrong with it, and whether it was an `#if` (which opens a block).
+    BadCondition(&'static str, bool),
     Else,
     EndIf,
+}
+
+/// The inside of a condition: a name, and the value it is compared with.
+pub(crate) struct Test<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) equals: Option<&'a str>,
+}
+
+/// Reads `name` or `name == "value"`. `Err(None)`: not meant as a
+/// condition at all; `Err(Some(why))`: a malformed one.
+fn test(text: &str) -> Result<Test<'_>, Option<&'static str>> {
+    if is_var_name(text) {
+        return Ok(Test {
+            name: text,
+            equals: None,
+        });
+    }
+    let Some((name, value)) = text.split_once(" == ") else {
+        return Err((text.contains('=') || text.contains('"'))
+            .then_some("write `name == \"value\"`, with one space on each side of `==`"));
+    };
+    if !is_var_name(name) {
+        return Err(Some("the left of `==` must be a variable name"));
+    }
+    let Some(inner) = value
+        .strip_prefix('"')
+        .and_then(|v| v.strip_suffix('"'))
+        .filter(|v| !v.is_empty())
+    else {
+        return Err(Some("the value must be a non-empty text in double quotes"));
+    };
+    if !inner.chars().all(is_literal_char) {
+        return Err(Some(
+            "a compared value holds letters, digits, spaces, `_`, `-` and `.` only",
+        ));
+    }
+    Ok(Test {
+        name,
+        equals: Some(inner),
+    })
 }
 
 /// Recognises a token whose inside is `inner`, or `None` for literal text.
@@ -148,8 +211,22 @@ pub(crate) fn classify(inner: &str) -> Option<Token<'_>> {
         }
         return None;
     }
-    if let Some(name) = inner.strip_prefix("#if ") {
-        return is_var_name(name).then_some(Token::If(name));
+    if let Some(rest) = inner.strip_prefix("#if ") {
+        return match test(rest) {
+            Ok(t) => Some(Token::If(t)),
+            Err(why) => why.map(|why| Token::BadCondition(why, true)),
+        };
+    }
+    if let Some(rest) = inner.strip_prefix("else if") {
+        // A new form: the original loader had no `else if`, so a malformed
+        // one is an error, never text passed through.
+        return Some(match rest.strip_prefix(' ').map(test) {
+            Some(Ok(t)) => Token::ElseIf(t),
+            Some(Err(why)) => {
+                Token::BadCondition(why.unwrap_or("`else if` needs a variable name"), false)
+            }
+            None => Token::BadCondition("`else if` needs a condition", false),
+        });
     }
     (inner == "/if").then_some(Token::EndIf)
 }
@@ -239,9 +316,48 @@ pub fn parse(file: &SourceFile, delims: &Delimiters) -> Result<Parsed, Vec<Diagn
                 .at(file.location(span))
                 .with_help("snippet names are `[A-Za-z0-9_][A-Za-z0-9_-]*`"),
             ),
-            Token::If(n) => {
+            Token::If(t) => {
                 open_blocks.push((span, false));
-                items.push(Item::If(name(n)));
+                items.push(Item::If(Condition {
+                    name: name(t.name),
+                    equals: t.equals.map(str::to_string),
+                }));
+            }
+            Token::ElseIf(t) => match open_blocks.last() {
+                Some((_, false)) => items.push(Item::ElseIf(Condition {
+                    name: name(t.name),
+                    equals: t.equals.map(str::to_string),
+                })),
+                Some((_, true)) => errors.push(
+                    Diagnostic::new(
+                        ErrorCode::StrayElse,
+                        format!(
+                            "`{open}else if …{close}` after the `{open}else{close}` of its block"
+                        ),
+                    )
+                    .at(file.location(span)),
+                ),
+                None => errors.push(
+                    Diagnostic::new(
+                        ErrorCode::StrayElse,
+                        format!("`{open}else if …{close}` outside any `{open}#if …{close}` block"),
+                    )
+                    .at(file.location(span)),
+                ),
+            },
+            Token::BadCondition(why, opens_block) => {
+                errors.push(
+                    Diagnostic::new(
+                        ErrorCode::InvalidCondition,
+                        format!("{} is not a condition promptpack reads", file.slice(span)),
+                    )
+                    .at(file.location(span))
+                    .with_help(why),
+                );
+                // Its `{{/if}}` is no stray: one error, not two.
+                if opens_block {
+                    open_blocks.push((span, false));
+                }
             }
             Token::Else => match open_blocks.last_mut() {
                 Some((_, seen_else @ false)) => {

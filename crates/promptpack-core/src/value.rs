@@ -54,6 +54,21 @@ impl ValueRef<'_> {
         }
     }
 
+    /// Whether the value renders as exactly `text`: what
+    /// `{{#if name == "text"}}` tests.
+    pub fn renders_as(&self, text: &str) -> bool {
+        match *self {
+            ValueRef::Str(s) => s == text,
+            ValueRef::Bool(b) => text == if b { "true" } else { "false" },
+            ValueRef::Json(Value::String(s)) => s == text,
+            ValueRef::Json(_) => {
+                let mut rendered = String::with_capacity(text.len());
+                self.write_to(&mut rendered);
+                rendered == text
+            }
+        }
+    }
+
     /// Appends the value as the original loader rendered it.
     pub fn write_to(&self, out: &mut String) {
         match *self {

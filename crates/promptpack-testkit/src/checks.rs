@@ -51,7 +51,8 @@ pub fn check_parsed(file: &SourceFile, parsed: &Parsed) {
     for item in &parsed.items {
         let span = match item {
             Item::Text(s) | Item::Else(s) | Item::EndIf(s) => *s,
-            Item::Var(n) | Item::Snippet(n) | Item::If(n) => n.span,
+            Item::Var(n) | Item::Snippet(n) => n.span,
+            Item::If(c) | Item::ElseIf(c) => c.name.span,
         };
         assert_eq!(span.start, at, "items must be contiguous");
         assert!(span.end > span.start, "empty item");
@@ -59,7 +60,7 @@ pub fn check_parsed(file: &SourceFile, parsed: &Parsed) {
         match item {
             Item::If(_) => depth += 1,
             Item::EndIf(_) => depth = depth.checked_sub(1).expect("balanced"),
-            Item::Else(_) => assert!(depth > 0, "else outside a block"),
+            Item::Else(_) | Item::ElseIf(_) => assert!(depth > 0, "else outside a block"),
             Item::Var(n) => assert!(is_var_name(&n.name), "bad variable name {:?}", n.name),
             Item::Snippet(n) => {
                 assert!(is_snippet_name(&n.name), "bad snippet name {:?}", n.name);

@@ -14,7 +14,9 @@
 //! and objects), and without a value writes the token back and counts the
 //! variable missing; `#if name` keeps its first branch when the value is
 //! truthy in JavaScript's sense, else its `else` branch, and a variable with
-//! no value is falsy (and not missing); a snippet token splices the
+//! no value is falsy (and not missing); `#if name == "value"` keeps its
+//! first branch when the value is there and renders as exactly `value`;
+//! `else if` is an `else` holding a block; a snippet token splices the
 //! snippet's tree in. Only what is reached counts: a variable in a branch
 //! not taken is never missing.
 
@@ -34,10 +36,14 @@ pub enum Node {
     Var(String),
     /// A snippet token, `{{snippet:name}}`.
     Snippet(String),
-    /// A block, `{{#if name}}then{{else}}otherwise{{/if}}`.
+    /// A block, `{{#if name}}then{{else}}otherwise{{/if}}`, or
+    /// `{{#if name == "value"}}…`. (`{{else if …}}` reads as an `else`
+    /// branch holding one block.)
     If {
         /// The condition's variable.
         name: String,
+        /// For a comparison, the value.
+        equals: Option<String>,
         /// The branch kept when the condition holds.
         then: Vec<Node>,
         /// The `else` branch, when the block has one.
@@ -101,10 +107,20 @@ fn evaluate_into(
             }
             Node::If {
                 name,
+                equals,
                 then,
                 otherwise,
             } => {
-                if vars.get(name).is_some_and(is_truthy) {
+                let holds = match (vars.get(name), equals) {
+                    (None, _) => false,
+                    (Some(value), None) => is_truthy(value),
+                    (Some(value), Some(equals)) => {
+                        let mut rendered = String::new();
+                        write_value(&mut rendered, value);
+                        rendered == *equals
+                    }
+                };
+                if holds {
                     evaluate_into(then, snippets, vars, delims, out);
                 } else if let Some(otherwise) = otherwise {
                     evaluate_into(otherwise, snippets, vars, delims, out);
@@ -123,8 +139,11 @@ pub fn tree(file: &SourceFile, delims: &Delimiters) -> Option<Vec<Node>> {
     /// A block being read: its condition and branches.
     struct Open {
         name: String,
+        equals: Option<String>,
         then: Vec<Node>,
         otherwise: Option<Vec<Node>>,
+        /// Opened by `else if`: the `/if` of the block it continues closes it.
+        from_else_if: bool,
     }
     let mut top: Vec<Node> = Vec::new();
     let mut open: Vec<Open> = Vec::new();
@@ -133,11 +152,28 @@ pub fn tree(file: &SourceFile, delims: &Delimiters) -> Option<Vec<Node>> {
             Item::Text(span) => Node::Text(file.slice(*span).to_string()),
             Item::Var(n) => Node::Var(n.name.clone()),
             Item::Snippet(n) => Node::Snippet(n.name.clone()),
-            Item::If(n) => {
+            Item::If(c) => {
                 open.push(Open {
-                    name: n.name.clone(),
+                    name: c.name.name.clone(),
+                    equals: c.equals.clone(),
                     then: Vec::new(),
                     otherwise: None,
+                    from_else_if: false,
+                });
+                continue;
+            }
+            Item::ElseIf(c) => {
+                let block = open
+                    .last_mut()
+                    .expect("an else if outside any block parsed");
+                assert!(block.otherwise.is_none(), "an else if after an else parsed");
+                block.otherwise = Some(Vec::new());
+                open.push(Open {
+                    name: c.name.name.clone(),
+                    equals: c.equals.clone(),
+                    then: Vec::new(),
+                    otherwise: None,
+                    from_else_if: true,
                 });
                 continue;
             }
@@ -148,9 +184,22 @@ pub fn tree(file: &SourceFile, delims: &Delimiters) -> Option<Vec<Node>> {
                 continue;
             }
             Item::EndIf(_) => {
-                let block = open.pop().expect("an /if without a block parsed");
+                let mut block = open.pop().expect("an /if without a block parsed");
+                // Close the blocks `else if` opened, each into the `else`
+                // branch of the block before it.
+                while block.from_else_if {
+                    let node = Node::If {
+                        name: block.name,
+                        equals: block.equals,
+                        then: block.then,
+                        otherwise: block.otherwise,
+                    };
+                    block = open.pop().expect("an else if block inside a block");
+                    block.otherwise.get_or_insert_with(Vec::new).push(node);
+                }
                 Node::If {
                     name: block.name,
+                    equals: block.equals,
                     then: block.then,
                     otherwise: block.otherwise,
                 }
@@ -199,6 +248,7 @@ mod tests {
         );
         let nodes = tree(&file, &Delimiters::default()).expect("parses");
         let inner = Node::If {
+            equals: None,
             name: "g".into(),
             then: vec![text("G")],
             otherwise: None,
@@ -207,6 +257,7 @@ mod tests {
             text("a "),
             Node::Var("x".into()),
             Node::If {
+                equals: None,
                 name: "f".into(),
                 then: vec![text("T")],
                 otherwise: Some(vec![text("F"), inner]),
