@@ -743,6 +743,32 @@ fn dev_source(root: &Path) -> DevSource {
     }
 }
 
+/// The dev path compares a choice as the generated code does (the vars
+/// struct gives the enum's value as text), and follows an edit of the
+/// branches.
+#[test]
+fn dev_render_follows_comparisons() {
+    let dir = folder(&[(
+        "templates/c/system.md",
+        "{{#if role == \"teacher\"}}Teach{{else if role == \"student\"}}Learn{{/if}}.",
+    )]);
+    let source = dev_source(dir.path());
+    let render = |role: &str| {
+        dev_render(&source, "c", &[("role", role)])
+            .expect("rendered from disk")
+            .map(|p| p.system)
+    };
+    assert_eq!(render("teacher").expect("teacher"), "Teach.");
+    assert_eq!(render("student").expect("student"), "Learn.");
+    write(
+        dir.path(),
+        "templates/c/system.md",
+        "{{#if role == \"teacher\"}}Lead{{else}}Join{{/if}}.",
+    );
+    assert!(wait_until(|| render("teacher").is_ok_and(|s| s == "Lead.")));
+    assert_eq!(render("student").expect("student"), "Join.");
+}
+
 #[test]
 fn dev_render_follows_the_files() {
     let dir = folder(&[
