@@ -647,7 +647,6 @@ proptest! {
         ),
         snippet_text in awkward_text(),
     ) {
-        use promptpack::ErrorCode;
         use promptpack_build::codegen::{DevPaths, generate};
 
         let mut templates: Vec<TemplateSource> = Vec::new();
@@ -696,13 +695,7 @@ proptest! {
             Err(e) => {
                 for d in e.diagnostics() {
                     prop_assert!(
-                        matches!(
-                            d.code,
-                            ErrorCode::InvalidId
-                                | ErrorCode::IdCollision
-                                | ErrorCode::InvalidVarName
-                                | ErrorCode::VarCollision
-                        ),
+                        promptpack_testkit::checks::refused_by_codegen(d.code),
                         "unexpected {}", d
                     );
                     prop_assert!(d.location.is_some(), "{} has no location", d);

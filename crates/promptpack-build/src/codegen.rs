@@ -265,36 +265,35 @@ fn choice_of(
     }
     let ident = format_ident!("{}{}", variant, var.name.to_upper_camel_case());
     let mut values: Vec<(String, Ident)> = Vec::new();
+    let mut refuse = |message: String, help: &str| {
+        errors.push(
+            Diagnostic::new(ErrorCode::InvalidChoice, message)
+                .at(var.first_use.clone())
+                .with_help(help),
+        );
+    };
     for value in &var.choices {
         let pascal = value.to_upper_camel_case();
         let valid = pascal.starts_with(|c: char| c.is_ascii_alphabetic())
             && pascal.chars().all(|c| c.is_ascii_alphanumeric())
             && pascal != "Self";
         if !valid {
-            errors.push(
-                Diagnostic::new(
-                    ErrorCode::InvalidChoice,
-                    format!(
-                        "value {value:?} of `{}` in prompt `{}` cannot become a variant of `{ident}`",
-                        var.name, prompt.id
-                    ),
-                )
-                .at(var.first_use.clone())
-                .with_help("start compared values with a letter"),
+            refuse(
+                format!(
+                    "value {value:?} of `{}` in prompt `{}` cannot become a variant of `{ident}`",
+                    var.name, prompt.id
+                ),
+                "start compared values with a letter",
             );
             continue;
         }
         if let Some((other, _)) = values.iter().find(|(_, i)| *i == pascal.as_str()) {
-            errors.push(
-                Diagnostic::new(
-                    ErrorCode::InvalidChoice,
-                    format!(
-                        "values {other:?} and {value:?} of `{}` in prompt `{}` both become `{ident}::{pascal}`",
-                        var.name, prompt.id
-                    ),
-                )
-                .at(var.first_use.clone())
-                .with_help("compare with one spelling of the value"),
+            refuse(
+                format!(
+                    "values {other:?} and {value:?} of `{}` in prompt `{}` both become `{ident}::{pascal}`",
+                    var.name, prompt.id
+                ),
+                "compare with one spelling of the value",
             );
             continue;
         }

@@ -4,7 +4,7 @@
 //! `fuzz/regressions/<name>/` through [`TARGETS`].
 
 use crate::case::{expanded_size, parse_case};
-use crate::checks::{check_generated_code, check_location, check_parsed};
+use crate::checks::{check_generated_code, check_location, check_parsed, refused_by_codegen};
 use crate::reference::{evaluate, snippet_trees, tree};
 use promptpack::Library;
 use promptpack_build::codegen::{DevPaths, generate};
@@ -201,16 +201,7 @@ pub fn fuzz_codegen(data: &[u8]) {
         Err(e) => {
             let files = case.files();
             for d in e.diagnostics() {
-                assert!(
-                    matches!(
-                        d.code,
-                        ErrorCode::InvalidId
-                            | ErrorCode::IdCollision
-                            | ErrorCode::InvalidVarName
-                            | ErrorCode::VarCollision
-                    ),
-                    "unexpected {d}"
-                );
+                assert!(refused_by_codegen(d.code), "unexpected {d}");
                 assert!(d.location.is_some(), "{d} has no location");
                 // Id errors name the folder, not a file.
                 if !matches!(d.code, ErrorCode::InvalidId | ErrorCode::IdCollision) {
