@@ -194,6 +194,7 @@ pub fn generate_tokens(
         open,
         close,
     } = dev;
+    let allows = lint_allows();
     Ok(quote! {
         #prompt_id
 
@@ -204,6 +205,7 @@ pub fn generate_tokens(
         /// already names its prompt. In dev builds with hot reload the
         /// template is read from disk, so an edited prompt takes effect
         /// without a restart.
+        #allows
         pub fn build_prompt<V>(id: PromptId, vars: V) -> ::core::result::Result<::promptpack::Prompt<PromptId>, ::promptpack::Error>
         where
             V: ::promptpack::TypedVars<Id = PromptId>,
@@ -214,6 +216,7 @@ pub fn generate_tokens(
             vars.build()
         }
 
+        #allows
         #[allow(dead_code)]
         const __PROMPTPACK_DEV_SOURCE: ::promptpack::__private::DevSource = ::promptpack::__private::DevSource {
             root: #root,
@@ -582,13 +585,16 @@ fn prompt_id_enum(
         };
         doc_safe(&format!(" The `{}` prompt ({files}).", p.id))
     });
+    let allows = lint_allows();
     quote! {
         /// Every prompt of this crate: one variant per folder under `templates/`.
+        #allows
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum PromptId {
             #(#[doc = #docs] #variants,)*
         }
 
+        #allows
         impl PromptId {
             /// Every prompt id, sorted by name.
             pub const ALL: [PromptId; #count] = [#(PromptId::#variants),*];
@@ -653,12 +659,14 @@ fn prompt_id_enum(
             }
         }
 
+        #allows
         impl ::core::fmt::Display for PromptId {
             fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                 f.write_str(self.as_str())
             }
         }
 
+        #allows
         impl ::core::str::FromStr for PromptId {
             type Err = ::promptpack::Error;
 
@@ -801,15 +809,18 @@ fn vars_struct(
         .iter()
         .filter_map(|f| f.choice.as_ref().map(|c| choice_enum(prompt, f, c)));
 
+    let allows = lint_allows();
     quote! {
         #(#enums)*
 
+        #allows
         #(#[doc = #struct_docs])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub struct #name #generics {
             #(#field_defs)*
         }
 
+        #allows
         impl #generics #name #generics {
             /// Stable content hash of the resolved template (snippets included).
             pub const HASH: u64 = #hash;
@@ -837,6 +848,7 @@ fn vars_struct(
             #render_user
         }
 
+        #allows
         impl ::promptpack::Vars for #name #anon {
             fn get(&self, name: &str) -> ::core::option::Option<::promptpack::ValueRef<'_>> {
                 match name {
@@ -846,6 +858,7 @@ fn vars_struct(
             }
         }
 
+        #allows
         impl ::promptpack::TypedVars for #name #anon {
             type Id = PromptId;
             const ID: PromptId = PromptId::#variant;
@@ -870,13 +883,16 @@ fn choice_enum(prompt: &ResolvedPrompt, field: &Field, choice: &Choice) -> Token
     let docs = values.iter().map(|v| doc_safe(&format!(" `{v:?}`")));
     let count = variants.len();
     let name = &field.name;
+    let allows = lint_allows();
     quote! {
         #[doc = #doc]
+        #allows
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum #ident {
             #(#[doc = #docs] #variants,)*
         }
 
+        #allows
         impl #ident {
             /// Every value, in the order the templates first use them.
             pub const ALL: [#ident; #count] = [#(#ident::#variants),*];
@@ -889,12 +905,14 @@ fn choice_enum(prompt: &ResolvedPrompt, field: &Field, choice: &Choice) -> Token
             }
         }
 
+        #allows
         impl ::core::fmt::Display for #ident {
             fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                 f.write_str(self.as_str())
             }
         }
 
+        #allows
         impl ::core::str::FromStr for #ident {
             type Err = ::promptpack::Error;
 
@@ -906,6 +924,13 @@ fn choice_enum(prompt: &ResolvedPrompt, field: &Field, choice: &Choice) -> Token
             }
         }
     }
+}
+
+/// The lints generated code answers to none of, as generated code
+/// conventionally does (prost's output too): clippy's groups, on each
+/// generated item, so that the user's own code keeps every lint it asks for.
+fn lint_allows() -> TokenStream {
+    quote!(#[allow(clippy::all, clippy::pedantic, clippy::nursery)])
 }
 
 /// Code of one block level: static bytes known now, plus statements.
