@@ -108,13 +108,19 @@ impl Shared {
                 // With the line and a caret under the problem, as rustc shows it.
                 let shown = render_error(&error, Style::Plain);
                 if self.generation.load(Ordering::Acquire) == 0 {
-                    log::error!(
-                        "promptpack: the prompts in {} do not load:\n{shown}",
-                        self.source.root().display()
+                    tell(
+                        log::Level::Error,
+                        &format!(
+                            "promptpack: the prompts in {} do not load:\n{shown}",
+                            self.source.root().display()
+                        ),
                     );
                 } else {
-                    log::warn!(
-                        "promptpack: an edit does not load; the last good prompts keep serving:\n{shown}"
+                    tell(
+                        log::Level::Warn,
+                        &format!(
+                            "promptpack: an edit does not load; the last good prompts keep serving:\n{shown}"
+                        ),
                     );
                 }
                 self.emit(ReloadEvent::Failed(error.clone()));
@@ -124,7 +130,7 @@ impl Shared {
     }
 
     pub(super) fn report_watch_error(&self, error: Error) {
-        log::error!("promptpack: {error}");
+        tell(log::Level::Error, &format!("promptpack: {error}"));
         *lock(&self.last_error) = Some(error.clone());
         self.emit(ReloadEvent::Failed(error));
     }
@@ -132,6 +138,17 @@ impl Shared {
     pub(super) fn emit(&self, event: ReloadEvent) {
         // A failed send means the receiver was dropped: unsubscribe it.
         lock(&self.subscribers).retain(|tx| tx.send(event.clone()).is_ok());
+    }
+}
+
+/// Logs `message`; in a dev build of an application that installed no
+/// logger (`log`'s level is still `Off`), prints it on stderr instead, so
+/// that a broken save is never silent while the last good version serves.
+pub(super) fn tell(level: log::Level, message: &str) {
+    if cfg!(debug_assertions) && log::max_level() == log::LevelFilter::Off {
+        eprintln!("{message}");
+    } else {
+        log::log!(level, "{message}");
     }
 }
 
