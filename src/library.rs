@@ -93,7 +93,7 @@ impl Library {
         };
         let settings = Settings {
             delimiters,
-            naming_exempt: Vec::new(),
+            ..Settings::default()
         };
         let compiled =
             promptpack_core::pipeline::compile(sources, Vec::new(), &settings, Stages::default())

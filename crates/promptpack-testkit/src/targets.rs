@@ -94,7 +94,7 @@ pub fn fuzz_resolve_render(data: &[u8]) {
     };
     let settings = Settings {
         delimiters: case.delimiters.clone(),
-        naming_exempt: Vec::new(),
+        ..Settings::default()
     };
     for lint in lint_sources(&sources, &settings) {
         // Lints may also name a folder, such as a template folder.
