@@ -779,6 +779,7 @@ fn dev_source(root: &Path) -> DevSource {
         snippets: leak(&root.join("snippets")),
         open: "{{",
         close: "}}",
+        standalone_tags: false,
     }
 }
 

@@ -25,6 +25,9 @@ pub struct DevPaths {
     pub open: String,
     /// The closing delimiter.
     pub close: String,
+    /// Whether lines holding only a block tag are removed
+    /// (`[syntax] standalone_tags`).
+    pub standalone_tags: bool,
 }
 
 /// Blocks nested deeper than this are generated unformatted (see [`generate`]).
@@ -193,6 +196,7 @@ pub fn generate_tokens(
         snippets,
         open,
         close,
+        standalone_tags,
     } = dev;
     let allows = lint_allows();
     Ok(quote! {
@@ -224,6 +228,7 @@ pub fn generate_tokens(
             snippets: #snippets,
             open: #open,
             close: #close,
+            standalone_tags: #standalone_tags,
         };
 
         #(#structs)*

@@ -106,6 +106,7 @@ pub fn generate_code(config: &Config) -> Result<String> {
         snippets: absolute(config.snippets()),
         open: config.delimiters_ref().open().to_string(),
         close: config.delimiters_ref().close().to_string(),
+        standalone_tags: config.settings().standalone_tags,
     };
     // Formatted code is what a reader finds behind "go to definition"; past a
     // few hundred prompts formatting dominates the build script's time

@@ -81,7 +81,8 @@ pub(crate) fn run(args: &WatchArgs, style: Style) -> ExitCode {
         style,
         done: 0,
     };
-    let mut options = WatchOptions::default();
+    // Errors are shown here, with the render they belong to.
+    let mut options = WatchOptions::default().stderr_without_logger(false);
     if let Some(ms) = args.poll {
         options = options.poll(Duration::from_millis(ms));
     }

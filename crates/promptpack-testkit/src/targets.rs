@@ -195,6 +195,7 @@ pub fn fuzz_codegen(data: &[u8]) {
         snippets: "/crate/snippets".into(),
         open: case.delimiters.open().into(),
         close: case.delimiters.close().into(),
+        standalone_tags: false,
     };
     match generate(&prompts, &case.templates, &dev) {
         Ok(code) => check_generated_code(&code),
