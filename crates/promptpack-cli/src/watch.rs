@@ -88,10 +88,6 @@ impl Updates<'_> {
 
 /// Watches until Ctrl-C (or `--max-renders`).
 pub(crate) fn run(args: &WatchArgs, style: Style) -> ExitCode {
-    // Every failed reload reaches this loop as an event and is shown here. A
-    // level other than `Off` (with no logger installed, so nothing is
-    // logged) keeps a debug build of the library from printing it again.
-    log::set_max_level(log::LevelFilter::Error);
     let mut updates = Updates {
         args,
         style,
