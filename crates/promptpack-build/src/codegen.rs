@@ -363,7 +363,7 @@ const UNRAWABLE_KEYWORDS: &[&str] = &["self", "Self", "super", "crate", "_"];
 
 /// The Rust field for template variable `name`: snake_case, raw when a
 /// keyword, suffixed with `_` when not even a raw identifier may be used.
-fn field_ident(name: &str) -> Option<Ident> {
+pub(crate) fn field_ident(name: &str) -> Option<Ident> {
     // Parsed templates only hold such names; a hand-made program may not.
     if !promptpack_core::syntax::is_var_name(name) {
         return None;
