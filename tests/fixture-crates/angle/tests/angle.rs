@@ -4,8 +4,8 @@
 //! snapshot suite follow the delimiters of `promptpack.toml`.
 
 use angle_fixture::{GreeterVars, JsonReplyVars, PromptId, build_prompt};
-use promptpack::testing::{Snapshots, Survivors, find_survivors};
-use promptpack::{Delimiters, FindingKind, Library, MissingVars, TypedVars};
+use promptpack::testing::{FindingKind, Snapshots, Survivors, find_survivors};
+use promptpack::{Delimiters, Library, MissingVars, TypedVars};
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
