@@ -5,7 +5,10 @@
 //!
 //! It also compiles the workload with promptpack's own build API
 //! (`promptpack_build::compile_config`), exactly as a user's build script
-//! would, for the typed contender (`include_prompts!` in `src/main.rs`).
+//! would, for the typed contender (`include_prompts!` in `src/main.rs`), and
+//! the bench's own `choice/` prompt (a three-way `{{#if role == "…"}}`
+//! choice) the same way, for the `choice` section
+//! (`OUT_DIR/choice_prompts.rs`, `cfg(promptpack_choice)`).
 //!
 //! When the workload cannot be read, the generated functions return an error
 //! and the bench reports those peers as skipped; the typed contender is
@@ -23,8 +26,26 @@ fn main() {
     println!("cargo:rerun-if-changed=src/translate.rs");
     println!("cargo:rerun-if-env-changed=PROMPTPACK_BENCH_WORKLOAD");
     println!("cargo::rustc-check-cfg=cfg(promptpack_typed)");
+    println!("cargo::rustc-check-cfg=cfg(promptpack_choice)");
     let dir = translate::workload_dir();
     println!("cargo:rerun-if-changed={}", dir.display());
+    let out_dir = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
+
+    // The choice section: the bench's own prompt in `choice/`. First, since
+    // `compile_config` always writes `OUT_DIR/promptpack_prompts.rs`: the
+    // file is moved to `choice_prompts.rs` before the workload's takes its
+    // name.
+    let choice = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("choice");
+    let written = out_dir.join(promptpack_build::GENERATED_FILE);
+    match promptpack_build::compile_config(&promptpack_build::Config::new(&choice))
+        .map_err(|e| e.to_string())
+        .and_then(|()| {
+            std::fs::rename(&written, out_dir.join("choice_prompts.rs"))
+                .map_err(|e| format!("moving {}: {e}", written.display()))
+        }) {
+        Ok(()) => println!("cargo::rustc-cfg=promptpack_choice"),
+        Err(e) => println!("cargo::warning=choice section not built: {e}"),
+    }
 
     // The typed contender: promptpack's generated code for the workload,
     // written to OUT_DIR/promptpack_prompts.rs for `include_prompts!`.
@@ -44,9 +65,7 @@ fn main() {
             format!("{}\n{}", stub("askama", &e), stub("md_tmpl", &e))
         }
     };
-    let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"))
-        .join("compiled_peers.rs");
-    std::fs::write(&out, generated).expect("write compiled_peers.rs");
+    std::fs::write(out_dir.join("compiled_peers.rs"), generated).expect("write compiled_peers.rs");
 }
 
 /// A function `name` that reports why the peer could not be generated.

@@ -86,14 +86,33 @@ impl Library {
         snippets: Vec<SnippetSource>,
         delimiters: Delimiters,
     ) -> Result<Library> {
+        let settings = Settings {
+            delimiters,
+            ..Settings::default()
+        };
+        Library::from_sources_settings(templates, snippets, settings)
+    }
+
+    /// Like [`Library::from_sources`], written as `config` says: its
+    /// delimiters and its `standalone_tags` setting (its folders are not
+    /// read).
+    pub fn from_sources_config(
+        templates: Vec<TemplateSource>,
+        snippets: Vec<SnippetSource>,
+        config: &Config,
+    ) -> Result<Library> {
+        Library::from_sources_settings(templates, snippets, config.settings().clone())
+    }
+
+    fn from_sources_settings(
+        templates: Vec<TemplateSource>,
+        snippets: Vec<SnippetSource>,
+        settings: Settings,
+    ) -> Result<Library> {
         let sources = Sources {
             templates,
             snippets,
             stray_files: Vec::new(),
-        };
-        let settings = Settings {
-            delimiters,
-            naming_exempt: Vec::new(),
         };
         let compiled =
             promptpack_core::pipeline::compile(sources, Vec::new(), &settings, Stages::default())

@@ -19,6 +19,8 @@ pub struct DevSource {
     pub open: &'static str,
     /// The closing delimiter.
     pub close: &'static str,
+    /// Whether lines holding only a block tag are removed.
+    pub standalone_tags: bool,
 }
 
 /// Renders prompt `id` from the files on disk, kept current by a watcher.

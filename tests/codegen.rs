@@ -30,6 +30,7 @@ fn generate_case(case: &str) -> Result<String, Error> {
         snippets: "/crate/snippets".into(),
         open: "{{".into(),
         close: "}}".into(),
+        standalone_tags: false,
     };
     generate(&prompts, &sources.templates, &dev)
 }

@@ -38,7 +38,8 @@
 //! - Options, one per line (blank lines and `#` comments ignored):
 //!   `mode strict|lenient|both` (default strict: `build_prompt`; lenient:
 //!   `build_prompt_lenient`; both: strict then lenient), `delimiters OPEN
-//!   CLOSE` (default `{{ }}`), `render ID…` (render these ids, in this order,
+//!   CLOSE` (default `{{ }}`), `standalone_tags` (lines holding only a block
+//!   tag go, with their newline), `render ID…` (render these ids, in this order,
 //!   instead of every template sorted by id).
 //!
 //! # Snapshot format
@@ -251,6 +252,7 @@ fn run_case(path: &Path) -> String {
 
     let mut modes = vec![Mode::Strict];
     let mut delimiters = Delimiters::default();
+    let mut standalone_tags = false;
     let mut render_ids: Option<Vec<String>> = None;
     for option in &case.options {
         let words: Vec<&str> = option.split_whitespace().collect();
@@ -268,6 +270,7 @@ fn run_case(path: &Path) -> String {
                     return out;
                 }
             },
+            ["standalone_tags"] => standalone_tags = true,
             ["render", ids @ ..] => render_ids = Some(ids.iter().map(|s| s.to_string()).collect()),
             _ => panic!("{}: unknown option `{option}`", path.display()),
         }
@@ -293,7 +296,11 @@ fn run_case(path: &Path) -> String {
             TemplateSource { id, system, user }
         })
         .collect();
-    let library = match Library::from_sources(templates, case.snippets, delimiters) {
+    let config = promptpack::Config::new(".")
+        .standalone_tags(standalone_tags)
+        .delimiters(delimiters.open(), delimiters.close())
+        .expect("delimiters checked above");
+    let library = match Library::from_sources_config(templates, case.snippets, &config) {
         Ok(library) => library,
         Err(e) => {
             writeln!(out, "load failed:").unwrap();

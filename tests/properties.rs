@@ -266,6 +266,38 @@ proptest! {
         prop_assert_eq!(prompt.user, Some(format!("X {value} {open}missing{close}")));
     }
 
+    /// With `standalone_tags`, a template whose block tags each stand on a
+    /// line of their own renders exactly as the same template with the
+    /// newline after each tag taken out (in templates and snippets alike).
+    #[test]
+    fn standalone_tags_take_their_lines_away(
+        nodes in prop::collection::vec(node(true), 0..6),
+        snippet_nodes in prop::collection::vec(node(false), 0..4),
+        values in prop::collection::vec(json_value(), NAMES.len()),
+    ) {
+        let d = Delimiters::default();
+        let all: Map<String, Value> =
+            NAMES.iter().map(|n| n.to_string()).zip(values).collect();
+        let render = |own_lines: bool, standalone: bool| {
+            let system = format!("[{}]", write_tag_lines(&nodes, &d, own_lines));
+            let snippet_text = format!("({})", write_tag_lines(&snippet_nodes, &d, own_lines));
+            let config = promptpack::Config::new(".").standalone_tags(standalone);
+            let library = Library::from_sources_config(
+                vec![template("t", &system, None)],
+                vec![snippet("s", &snippet_text)],
+                &config,
+            )
+            .expect("generated templates are valid");
+            library.build_prompt_lenient("t", &all).expect("renders").system
+        };
+        prop_assert_eq!(render(true, true), render(false, false));
+        // Without the setting the lines stay: the newline after a top-level
+        // `{{/if}}` is always rendered.
+        if nodes.iter().any(|n| matches!(n, Node::If(..))) {
+            prop_assert!(render(true, false).len() > render(false, false).len());
+        }
+    }
+
     /// (c) With every variable given, strict and lenient renders are equal,
     /// and both equal a direct evaluation of the template tree.
     #[test]
@@ -458,6 +490,74 @@ fn write_nodes(nodes: &[Node], d: &Delimiters) -> String {
     out
 }
 
+/// Writes `nodes` with every block tag at the start of a line (a newline is
+/// written before a tag that would not be, as template text in both styles),
+/// and, when `own_lines`, a newline after each tag too: the form
+/// `standalone_tags` strips back to the form without those newlines.
+fn write_tag_lines(nodes: &[Node], d: &Delimiters, own_lines: bool) -> String {
+    /// The output, and whether the own-lines form is at a line start there
+    /// (decided alike in both forms, so that they differ only by the
+    /// newlines after tags).
+    struct Out {
+        text: String,
+        at_line_start: bool,
+    }
+    fn tag(out: &mut Out, text: &str, own_lines: bool) {
+        if !out.at_line_start {
+            out.text.push('\n');
+        }
+        out.text.push_str(text);
+        if own_lines {
+            out.text.push('\n');
+        }
+        out.at_line_start = true;
+    }
+    fn go(out: &mut Out, nodes: &[Node], d: &Delimiters, own_lines: bool) {
+        let (open, close) = (d.open(), d.close());
+        for node in nodes {
+            match node {
+                Node::Text(t) => {
+                    out.text.push_str(t);
+                    if !t.is_empty() {
+                        out.at_line_start = t.ends_with('\n');
+                    }
+                }
+                Node::Var(name) => {
+                    out.text.push_str(&d.var_token(name));
+                    out.at_line_start = false;
+                }
+                Node::Snippet => {
+                    out.text.push_str(&format!("{open}snippet:s{close}"));
+                    out.at_line_start = false;
+                }
+                Node::If(branches, otherwise) => {
+                    for (i, ((name, equals), block)) in branches.iter().enumerate() {
+                        let keyword = if i == 0 { "#if" } else { "else if" };
+                        let test = match equals {
+                            Some(value) => format!("{name} == \"{value}\""),
+                            None => name.to_string(),
+                        };
+                        tag(out, &format!("{open}{keyword} {test}{close}"), own_lines);
+                        go(out, block, d, own_lines);
+                    }
+                    if let Some(otherwise) = otherwise {
+                        tag(out, &format!("{open}else{close}"), own_lines);
+                        go(out, otherwise, d, own_lines);
+                    }
+                    tag(out, &format!("{open}/if{close}"), own_lines);
+                }
+            }
+        }
+    }
+    // What comes before (`[` or `(`) is not a line start.
+    let mut out = Out {
+        text: String::new(),
+        at_line_start: false,
+    };
+    go(&mut out, nodes, d, own_lines);
+    out.text
+}
+
 /// The reference semantics: what the template tree means, by the testkit's
 /// reference evaluator (the one the fuzz targets compare the renderer
 /// against), fed the tree itself rather than its text. Every variable must
@@ -647,7 +747,6 @@ proptest! {
         ),
         snippet_text in awkward_text(),
     ) {
-        use promptpack::ErrorCode;
         use promptpack_build::codegen::{DevPaths, generate};
 
         let mut templates: Vec<TemplateSource> = Vec::new();
@@ -676,6 +775,7 @@ proptest! {
             snippets: "/crate/snippets".into(),
             open: "{{".into(),
             close: "}}".into(),
+            standalone_tags: false,
         };
         let generated = std::panic::catch_unwind(|| generate(&resolved, &templates, &dev));
         prop_assert!(generated.is_ok(), "the code generator panicked");
@@ -696,13 +796,7 @@ proptest! {
             Err(e) => {
                 for d in e.diagnostics() {
                     prop_assert!(
-                        matches!(
-                            d.code,
-                            ErrorCode::InvalidId
-                                | ErrorCode::IdCollision
-                                | ErrorCode::InvalidVarName
-                                | ErrorCode::VarCollision
-                        ),
+                        promptpack_testkit::checks::refused_by_codegen(d.code),
                         "unexpected {}", d
                     );
                     prop_assert!(d.location.is_some(), "{} has no location", d);

@@ -366,6 +366,45 @@ fn a_burst_of_saves_gives_few_reloads() {
     assert_eq!(system(&watched, "p", &json!({})).as_deref(), Some("v100"));
 }
 
+/// Without a logger, a broken save is printed on stderr (dev builds), with
+/// its place: run in a child process, whose stderr the parent reads.
+#[test]
+fn a_broken_edit_is_told_on_stderr_without_a_logger() {
+    let exe = std::env::current_exe().expect("test binary");
+    let output = std::process::Command::new(&exe)
+        .args([
+            "--exact",
+            "broken_edit_without_a_logger_child",
+            "--include-ignored",
+            "--nocapture",
+        ])
+        .output()
+        .expect("run the child test");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success() && stdout.contains("1 passed"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(
+        stderr.contains("promptpack: an edit does not load; the last good prompts keep serving"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("error[unclosed_block]"), "{stderr}");
+    assert!(stderr.contains("--> templates/p/system.md:1:1"), "{stderr}");
+}
+
+#[test]
+#[ignore = "run by a_broken_edit_is_told_on_stderr_without_a_logger, in a child process"]
+fn broken_edit_without_a_logger_child() {
+    let dir = folder(&[("templates/p/system.md", "good")]);
+    let watched = Library::watch(dir.path()).expect("watch");
+    let events = watched.subscribe();
+    write(dir.path(), "templates/p/system.md", "{{#if x}} broken");
+    wait_event(&events, |e| matches!(e, ReloadEvent::Failed(_)));
+    assert_eq!(system(&watched, "p", &json!({})).as_deref(), Some("good"));
+}
+
 #[test]
 fn a_broken_edit_keeps_the_last_good_version() {
     let dir = folder(&[("templates/p/system.md", "Hi {{name}}.")]);
@@ -740,7 +779,34 @@ fn dev_source(root: &Path) -> DevSource {
         snippets: leak(&root.join("snippets")),
         open: "{{",
         close: "}}",
+        standalone_tags: false,
     }
+}
+
+/// The dev path compares a choice as the generated code does (the vars
+/// struct gives the enum's value as text), and follows an edit of the
+/// branches.
+#[test]
+fn dev_render_follows_comparisons() {
+    let dir = folder(&[(
+        "templates/c/system.md",
+        "{{#if role == \"teacher\"}}Teach{{else if role == \"student\"}}Learn{{/if}}.",
+    )]);
+    let source = dev_source(dir.path());
+    let render = |role: &str| {
+        dev_render(&source, "c", &[("role", role)])
+            .expect("rendered from disk")
+            .map(|p| p.system)
+    };
+    assert_eq!(render("teacher").expect("teacher"), "Teach.");
+    assert_eq!(render("student").expect("student"), "Learn.");
+    write(
+        dir.path(),
+        "templates/c/system.md",
+        "{{#if role == \"teacher\"}}Lead{{else}}Join{{/if}}.",
+    );
+    assert!(wait_until(|| render("teacher").is_ok_and(|s| s == "Lead.")));
+    assert_eq!(render("student").expect("student"), "Join.");
 }
 
 #[test]

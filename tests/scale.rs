@@ -34,6 +34,7 @@ fn dev_paths() -> DevPaths {
         snippets: "/crate/snippets".into(),
         open: "{{".into(),
         close: "}}".into(),
+        standalone_tags: false,
     }
 }
 

@@ -92,6 +92,7 @@ pub(super) type DevKey = (
     &'static str,
     &'static str,
     &'static str,
+    bool,
 );
 
 /// The dev path of generated code (see `crate::__private::dev_render`).
@@ -120,6 +121,7 @@ pub(super) fn dev_library(source: &DevSource) -> Option<Arc<WatchedLibrary>> {
         source.snippets,
         source.open,
         source.close,
+        source.standalone_tags,
     );
     let registry = REGISTRY.get_or_init(Default::default);
     let found = |entry: &DevEntry| match entry {
@@ -155,6 +157,7 @@ pub(super) fn start_dev(source: &DevSource) -> DevEntry {
     let config = match Config::new(root)
         .templates_dir(templates)
         .snippets_dir(snippets)
+        .standalone_tags(source.standalone_tags)
         .delimiters(source.open, source.close)
     {
         Ok(config) => config,

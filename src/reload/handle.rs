@@ -163,7 +163,7 @@ impl WatchedLibrary {
         {
             return Err(error);
         }
-        let shared = Arc::new(Shared::new(source, config));
+        let shared = Arc::new(Shared::new(source, config, options.stderr_without_logger));
         // With `MayFail` the error is logged and kept for the renders.
         if let Err(error) = shared.reload(Vec::new())
             && start == Start::NeedsGood

@@ -29,6 +29,11 @@ pub struct WatchOptions {
     /// Slower, but works where events do not: network and container file
     /// systems, or when the inotify watch limit is reached. At least 10 ms.
     pub poll: Option<Duration>,
+    /// In a dev build of an application with no logger installed, print a
+    /// reload that fails on stderr (default `true`), so that a broken save
+    /// is never silent. Tools that show the errors themselves, such as
+    /// `promptpack watch`, turn it off.
+    pub stderr_without_logger: bool,
 }
 
 impl Default for WatchOptions {
@@ -36,6 +41,7 @@ impl Default for WatchOptions {
         WatchOptions {
             debounce: DEFAULT_DEBOUNCE,
             poll: None,
+            stderr_without_logger: true,
         }
     }
 }
@@ -49,6 +55,13 @@ impl WatchOptions {
     /// Uses another debounce time.
     pub fn debounce(mut self, debounce: Duration) -> WatchOptions {
         self.debounce = debounce;
+        self
+    }
+
+    /// Whether a failed reload is printed on stderr when no logger is
+    /// installed (see [`WatchOptions::stderr_without_logger`]).
+    pub fn stderr_without_logger(mut self, on: bool) -> WatchOptions {
+        self.stderr_without_logger = on;
         self
     }
 

@@ -46,6 +46,8 @@ impl ConfigSource {
 
 /// State shared by the handle, its watcher thread and the dev registry.
 pub(super) struct Shared {
+    /// Print failed reloads on stderr when no logger is installed.
+    pub(super) stderr_without_logger: bool,
     pub(super) source: ConfigSource,
     pub(super) library: ArcSwap<Library>,
     /// Successful loads so far; 0 means `library` is a placeholder.
@@ -58,10 +60,11 @@ pub(super) struct Shared {
 }
 
 impl Shared {
-    pub(super) fn new(source: ConfigSource, config: Config) -> Shared {
+    pub(super) fn new(source: ConfigSource, config: Config, stderr_without_logger: bool) -> Shared {
         // Served by nobody: `generation` 0 says there is no good set yet.
         let placeholder = Library::from_resolved(Vec::new(), config.delimiters_ref().clone());
         Shared {
+            stderr_without_logger,
             source,
             library: ArcSwap::from_pointee(placeholder),
             generation: AtomicU64::new(0),
@@ -108,13 +111,19 @@ impl Shared {
                 // With the line and a caret under the problem, as rustc shows it.
                 let shown = render_error(&error, Style::Plain);
                 if self.generation.load(Ordering::Acquire) == 0 {
-                    log::error!(
-                        "promptpack: the prompts in {} do not load:\n{shown}",
-                        self.source.root().display()
+                    self.tell(
+                        log::Level::Error,
+                        &format!(
+                            "promptpack: the prompts in {} do not load:\n{shown}",
+                            self.source.root().display()
+                        ),
                     );
                 } else {
-                    log::warn!(
-                        "promptpack: an edit does not load; the last good prompts keep serving:\n{shown}"
+                    self.tell(
+                        log::Level::Warn,
+                        &format!(
+                            "promptpack: an edit does not load; the last good prompts keep serving:\n{shown}"
+                        ),
                     );
                 }
                 self.emit(ReloadEvent::Failed(error.clone()));
@@ -124,9 +133,22 @@ impl Shared {
     }
 
     pub(super) fn report_watch_error(&self, error: Error) {
-        log::error!("promptpack: {error}");
+        self.tell(log::Level::Error, &format!("promptpack: {error}"));
         *lock(&self.last_error) = Some(error.clone());
         self.emit(ReloadEvent::Failed(error));
+    }
+
+    /// Logs `message`; in a dev build of an application that installed no
+    /// logger (`log`'s level is still `Off`), prints it on stderr instead,
+    /// so that a broken save is never silent while the last good version
+    /// serves.
+    fn tell(&self, level: log::Level, message: &str) {
+        let no_logger = log::max_level() == log::LevelFilter::Off;
+        if cfg!(debug_assertions) && no_logger && self.stderr_without_logger {
+            eprintln!("{message}");
+        } else {
+            log::log!(level, "{message}");
+        }
     }
 
     pub(super) fn emit(&self, event: ReloadEvent) {

@@ -25,6 +25,9 @@ pub struct DevPaths {
     pub open: String,
     /// The closing delimiter.
     pub close: String,
+    /// Whether lines holding only a block tag are removed
+    /// (`[syntax] standalone_tags`).
+    pub standalone_tags: bool,
 }
 
 /// Blocks nested deeper than this are generated unformatted (see [`generate`]).
@@ -193,7 +196,9 @@ pub fn generate_tokens(
         snippets,
         open,
         close,
+        standalone_tags,
     } = dev;
+    let allows = lint_allows();
     Ok(quote! {
         #prompt_id
 
@@ -204,6 +209,7 @@ pub fn generate_tokens(
         /// already names its prompt. In dev builds with hot reload the
         /// template is read from disk, so an edited prompt takes effect
         /// without a restart.
+        #allows
         pub fn build_prompt<V>(id: PromptId, vars: V) -> ::core::result::Result<::promptpack::Prompt<PromptId>, ::promptpack::Error>
         where
             V: ::promptpack::TypedVars<Id = PromptId>,
@@ -214,6 +220,7 @@ pub fn generate_tokens(
             vars.build()
         }
 
+        #allows
         #[allow(dead_code)]
         const __PROMPTPACK_DEV_SOURCE: ::promptpack::__private::DevSource = ::promptpack::__private::DevSource {
             root: #root,
@@ -221,6 +228,7 @@ pub fn generate_tokens(
             snippets: #snippets,
             open: #open,
             close: #close,
+            standalone_tags: #standalone_tags,
         };
 
         #(#structs)*
@@ -265,36 +273,35 @@ fn choice_of(
     }
     let ident = format_ident!("{}{}", variant, var.name.to_upper_camel_case());
     let mut values: Vec<(String, Ident)> = Vec::new();
+    let mut refuse = |message: String, help: &str| {
+        errors.push(
+            Diagnostic::new(ErrorCode::InvalidChoice, message)
+                .at(var.first_use.clone())
+                .with_help(help),
+        );
+    };
     for value in &var.choices {
         let pascal = value.to_upper_camel_case();
         let valid = pascal.starts_with(|c: char| c.is_ascii_alphabetic())
             && pascal.chars().all(|c| c.is_ascii_alphanumeric())
             && pascal != "Self";
         if !valid {
-            errors.push(
-                Diagnostic::new(
-                    ErrorCode::InvalidChoice,
-                    format!(
-                        "value {value:?} of `{}` in prompt `{}` cannot become a variant of `{ident}`",
-                        var.name, prompt.id
-                    ),
-                )
-                .at(var.first_use.clone())
-                .with_help("start compared values with a letter"),
+            refuse(
+                format!(
+                    "value {value:?} of `{}` in prompt `{}` cannot become a variant of `{ident}`",
+                    var.name, prompt.id
+                ),
+                "start compared values with a letter",
             );
             continue;
         }
         if let Some((other, _)) = values.iter().find(|(_, i)| *i == pascal.as_str()) {
-            errors.push(
-                Diagnostic::new(
-                    ErrorCode::InvalidChoice,
-                    format!(
-                        "values {other:?} and {value:?} of `{}` in prompt `{}` both become `{ident}::{pascal}`",
-                        var.name, prompt.id
-                    ),
-                )
-                .at(var.first_use.clone())
-                .with_help("compare with one spelling of the value"),
+            refuse(
+                format!(
+                    "values {other:?} and {value:?} of `{}` in prompt `{}` both become `{ident}::{pascal}`",
+                    var.name, prompt.id
+                ),
+                "compare with one spelling of the value",
             );
             continue;
         }
@@ -356,7 +363,7 @@ const UNRAWABLE_KEYWORDS: &[&str] = &["self", "Self", "super", "crate", "_"];
 
 /// The Rust field for template variable `name`: snake_case, raw when a
 /// keyword, suffixed with `_` when not even a raw identifier may be used.
-fn field_ident(name: &str) -> Option<Ident> {
+pub(crate) fn field_ident(name: &str) -> Option<Ident> {
     // Parsed templates only hold such names; a hand-made program may not.
     if !promptpack_core::syntax::is_var_name(name) {
         return None;
@@ -583,13 +590,16 @@ fn prompt_id_enum(
         };
         doc_safe(&format!(" The `{}` prompt ({files}).", p.id))
     });
+    let allows = lint_allows();
     quote! {
         /// Every prompt of this crate: one variant per folder under `templates/`.
+        #allows
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum PromptId {
             #(#[doc = #docs] #variants,)*
         }
 
+        #allows
         impl PromptId {
             /// Every prompt id, sorted by name.
             pub const ALL: [PromptId; #count] = [#(PromptId::#variants),*];
@@ -654,12 +664,14 @@ fn prompt_id_enum(
             }
         }
 
+        #allows
         impl ::core::fmt::Display for PromptId {
             fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                 f.write_str(self.as_str())
             }
         }
 
+        #allows
         impl ::core::str::FromStr for PromptId {
             type Err = ::promptpack::Error;
 
@@ -802,15 +814,18 @@ fn vars_struct(
         .iter()
         .filter_map(|f| f.choice.as_ref().map(|c| choice_enum(prompt, f, c)));
 
+    let allows = lint_allows();
     quote! {
         #(#enums)*
 
+        #allows
         #(#[doc = #struct_docs])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub struct #name #generics {
             #(#field_defs)*
         }
 
+        #allows
         impl #generics #name #generics {
             /// Stable content hash of the resolved template (snippets included).
             pub const HASH: u64 = #hash;
@@ -838,6 +853,7 @@ fn vars_struct(
             #render_user
         }
 
+        #allows
         impl ::promptpack::Vars for #name #anon {
             fn get(&self, name: &str) -> ::core::option::Option<::promptpack::ValueRef<'_>> {
                 match name {
@@ -847,6 +863,7 @@ fn vars_struct(
             }
         }
 
+        #allows
         impl ::promptpack::TypedVars for #name #anon {
             type Id = PromptId;
             const ID: PromptId = PromptId::#variant;
@@ -871,13 +888,16 @@ fn choice_enum(prompt: &ResolvedPrompt, field: &Field, choice: &Choice) -> Token
     let docs = values.iter().map(|v| doc_safe(&format!(" `{v:?}`")));
     let count = variants.len();
     let name = &field.name;
+    let allows = lint_allows();
     quote! {
         #[doc = #doc]
+        #allows
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum #ident {
             #(#[doc = #docs] #variants,)*
         }
 
+        #allows
         impl #ident {
             /// Every value, in the order the templates first use them.
             pub const ALL: [#ident; #count] = [#(#ident::#variants),*];
@@ -890,12 +910,14 @@ fn choice_enum(prompt: &ResolvedPrompt, field: &Field, choice: &Choice) -> Token
             }
         }
 
+        #allows
         impl ::core::fmt::Display for #ident {
             fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                 f.write_str(self.as_str())
             }
         }
 
+        #allows
         impl ::core::str::FromStr for #ident {
             type Err = ::promptpack::Error;
 
@@ -907,6 +929,13 @@ fn choice_enum(prompt: &ResolvedPrompt, field: &Field, choice: &Choice) -> Token
             }
         }
     }
+}
+
+/// The lints generated code answers to none of, as generated code
+/// conventionally does (prost's output too): clippy's groups, on each
+/// generated item, so that the user's own code keeps every lint it asks for.
+fn lint_allows() -> TokenStream {
+    quote!(#[allow(clippy::all, clippy::pedantic, clippy::nursery)])
 }
 
 /// Code of one block level: static bytes known now, plus statements.

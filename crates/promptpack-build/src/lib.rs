@@ -17,6 +17,17 @@
 //! ```ignore
 //! promptpack::include_prompts!();
 //! ```
+//!
+//! [`compile`] also hands cargo a warning line for every lint of the prompts
+//! (what `promptpack check` warns about) and for likely typos in variable
+//! names, with the template's file, line and column:
+//!
+//! ```text
+//! warning: my-app@0.1.0: templates/assistant/system.md:1:9: typo: variable `agentNmae` is new since the last build and one edit from `agentName`, which is gone: …
+//! ```
+//!
+//! `[build] warnings = false` in `promptpack.toml`, or
+//! [`Config::with_build_warnings`]`(false)`, turns them off.
 
 #![warn(missing_docs)]
 
@@ -24,12 +35,15 @@
 pub mod codegen;
 #[cfg(not(feature = "unstable-machinery"))]
 mod codegen;
+mod record;
+mod warnings;
 
 use codegen::{DevPaths, check_names, generate, generate_unformatted};
 use promptpack_core::diagnostics::{Style, render_error};
 pub use promptpack_core::error::{Diagnostic, Error, ErrorCode, Location, Result};
 pub use promptpack_load::{CONFIG_FILE, Config};
 use promptpack_load::{Compiled, Stages, load};
+use record::{NAMES_FILE, NameRecord};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -85,20 +99,47 @@ pub fn compile() -> Result<(), BuildError> {
 /// let config = promptpack_build::Config::load(&dir).unwrap().templates_dir(format!("{dir}/prompts"));
 /// promptpack_build::compile_config(&config).unwrap();
 /// ```
+///
+/// Unless [`Config::build_warnings`] is off, every lint and every likely typo
+/// of a variable name is printed as a `cargo:warning` line (cargo shows them
+/// as `warning: <crate>@<version>: templates/x/system.md:3:5: near_miss: …`).
+/// A typo is a variable one or two edits from another variable of its
+/// prompt, or from one the prompt had at the last build and lost: a rename
+/// that changes a field of the vars struct, which rustc then reports without
+/// naming the template. The last build's names are kept in `OUT_DIR`.
 pub fn compile_config(config: &Config) -> Result<(), BuildError> {
     let out_dir = env_path("OUT_DIR")?;
     for path in watched_paths(config) {
         println!("cargo:rerun-if-changed={}", path.display());
     }
-    let code = generate_code(config).map_err(report)?;
-    write_if_changed(&out_dir.join(GENERATED_FILE), &code).map_err(report)
+    let compiled = checked(config);
+    let names = out_dir.join(NAMES_FILE);
+    let previous = NameRecord::read(&names);
+    if config.build_warnings() {
+        // `cargo:` rather than `cargo::`: the latter is an error in a crate
+        // whose `rust-version` is older than 1.77.
+        for warning in warnings::build_warnings(&compiled, previous.as_ref(), config.settings()) {
+            println!("cargo:warning={warning}");
+        }
+    }
+    let compiled = compiled.into_result().map_err(report)?;
+    let code = generate_compiled(config, &compiled).map_err(report)?;
+    write_if_changed(&out_dir.join(GENERATED_FILE), &code).map_err(report)?;
+    // Only a hint for the next run's warnings: failing to keep it fails nothing.
+    let record = NameRecord::next(&compiled.prompts, previous.as_ref());
+    let _ = write_if_changed(&names, &record.render());
+    Ok(())
 }
 
 /// The generated Rust source for the prompts `config` points at, without
 /// writing anything. Absolute paths of the folders are recorded for the dev
 /// path.
 pub fn generate_code(config: &Config) -> Result<String> {
-    let compiled = checked(config).into_result()?;
+    generate_compiled(config, &checked(config).into_result()?)
+}
+
+/// The generated Rust source for prompts that passed [`checked`].
+fn generate_compiled(config: &Config, compiled: &Compiled) -> Result<String> {
     let (prompts, templates) = (&compiled.prompts, &compiled.sources.templates);
     let dev = DevPaths {
         root: absolute(config.root()),
@@ -106,6 +147,7 @@ pub fn generate_code(config: &Config) -> Result<String> {
         snippets: absolute(config.snippets()),
         open: config.delimiters_ref().open().to_string(),
         close: config.delimiters_ref().close().to_string(),
+        standalone_tags: config.settings().standalone_tags,
     };
     // Formatted code is what a reader finds behind "go to definition"; past a
     // few hundred prompts formatting dominates the build script's time

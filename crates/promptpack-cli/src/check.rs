@@ -2,7 +2,7 @@
 
 use crate::Folders;
 use clap::Args;
-use promptpack::{Diagnostic, Severity, Style, render_diagnostic};
+use promptpack::{Diagnostic, Severity, Style};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -34,15 +34,10 @@ pub(crate) fn run(args: &CheckArgs, style: Style) -> ExitCode {
     };
     errors.sort_by_key(place);
 
-    crate::print_diagnostics(&errors, Severity::Error, style);
+    let root = args.folders.root();
+    crate::print_diagnostics(&errors, Severity::Error, style, &root);
+    crate::print_diagnostics(&lints, Severity::Warning, style, &root);
     let mut err = std::io::stderr().lock();
-    for lint in &lints {
-        let _ = writeln!(
-            err,
-            "{}\n",
-            render_diagnostic(lint, Severity::Warning, style)
-        );
-    }
     let _ = writeln!(
         err,
         "checked {}, {}: {}, {}",

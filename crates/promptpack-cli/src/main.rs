@@ -4,14 +4,17 @@
 //! 1 when the prompts (or the values given) have errors, 2 on a usage error.
 
 mod check;
+mod init;
 mod list;
 mod render;
 mod watch;
 
 use clap::{Args, Parser, Subcommand};
-use promptpack::{Config, Diagnostic, Error, ErrorCode, Severity, Style, render_diagnostic};
+use promptpack::{
+    CONFIG_FILE, Config, Diagnostic, Error, ErrorCode, Severity, Style, render_diagnostic,
+};
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Check, list, render and watch Markdown prompt templates.
@@ -32,14 +35,20 @@ enum Command {
     Render(render::RenderArgs),
     /// Render one prompt again on every change to the prompt folder.
     Watch(watch::WatchArgs),
+    /// Create a prompt folder: promptpack.toml, a sample prompt and a snippet
+    /// (with --cargo, also the build script and the dependencies).
+    Init(init::InitArgs),
 }
 
 /// Where the prompts are: the options every subcommand takes.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct Folders {
-    /// The prompt root: holds templates/, snippets/ and optionally promptpack.toml.
-    #[arg(long, value_name = "ROOT", default_value = ".")]
-    root: PathBuf,
+    /// The prompt root: holds templates/, snippets/ and optionally promptpack.toml
+    /// [default: the current folder if it holds promptpack.toml or templates/,
+    /// else the nearest one above it holding promptpack.toml, or a Cargo.toml
+    /// beside a templates/ folder].
+    #[arg(long, value_name = "ROOT")]
+    root: Option<PathBuf>,
     /// The templates folder [default: ROOT/templates, or as promptpack.toml says].
     #[arg(long, value_name = "DIR")]
     templates: Option<PathBuf>,
@@ -55,7 +64,7 @@ impl Folders {
     /// The configuration: `ROOT/promptpack.toml` when there is one, then the
     /// command-line overrides.
     pub(crate) fn config(&self) -> Result<Config, Error> {
-        let mut config = Config::load(&self.root)?;
+        let mut config = Config::load(self.root())?;
         if let Some(dir) = &self.templates {
             config = config.templates_dir(dir);
         }
@@ -68,9 +77,15 @@ impl Folders {
         Ok(config)
     }
 
-    /// The prompt root.
-    pub(crate) fn root(&self) -> &std::path::Path {
-        &self.root
+    /// The prompt root: `--root`, or the one found from the current folder.
+    pub(crate) fn root(&self) -> PathBuf {
+        match &self.root {
+            Some(root) => root.clone(),
+            None => std::env::current_dir()
+                .ok()
+                .and_then(|cwd| find_root(&cwd))
+                .unwrap_or_else(|| PathBuf::from(".")),
+        }
     }
 
     /// Whether a command-line option overrides what promptpack.toml says.
@@ -88,7 +103,28 @@ fn main() -> ExitCode {
         Command::List(args) => list::run(&args, style),
         Command::Render(args) => render::run(&args, style),
         Command::Watch(args) => watch::run(&args, style),
+        Command::Init(args) => init::run(&args, style),
     }
+}
+
+/// The prompt root for a command run in `cwd`, as cargo finds `Cargo.toml`:
+/// `cwd` itself when it holds promptpack.toml or templates/, else the
+/// nearest folder above that holds promptpack.toml, or a Cargo.toml beside a
+/// templates/ folder. The root is given relative to `cwd` (`..`, `../..`),
+/// so that paths in messages stay short. `None` when there is none.
+fn find_root(cwd: &Path) -> Option<PathBuf> {
+    cwd.ancestors().enumerate().find_map(|(up, dir)| {
+        let templates = dir.join("templates").is_dir();
+        let found = dir.join(CONFIG_FILE).is_file()
+            || (templates && (up == 0 || dir.join("Cargo.toml").is_file()));
+        found.then(|| {
+            if up == 0 {
+                PathBuf::from(".")
+            } else {
+                std::iter::repeat_n("..", up).collect()
+            }
+        })
+    })
 }
 
 /// Colour on a terminal, unless `NO_COLOR` is set (to anything non-empty,
@@ -102,19 +138,57 @@ fn stderr_style() -> Style {
     }
 }
 
-/// Prints diagnostics to stderr, each followed by a blank line.
-pub(crate) fn print_diagnostics(diagnostics: &[Diagnostic], severity: Severity, style: Style) {
+/// Prints diagnostics to stderr, each followed by a blank line. Paths in
+/// them are relative to `root`, the prompt root.
+pub(crate) fn print_diagnostics(
+    diagnostics: &[Diagnostic],
+    severity: Severity,
+    style: Style,
+    root: &Path,
+) {
     let mut err = std::io::stderr().lock();
     for d in diagnostics {
         // A closed stderr leaves nothing to report to.
-        let _ = writeln!(err, "{}\n", render_diagnostic(d, severity, style));
+        let _ = writeln!(err, "{}\n", show_diagnostic(d, severity, style, root));
     }
 }
 
+/// One diagnostic as printed. A file-level location (no line of text, no
+/// width) renders as a `path:1:1` note: right for a file, but a folder, or a
+/// path that does not exist (`cannot read the templates folder …`), has no
+/// line 1. Such a place is shown as its path alone, or not at all when the
+/// message names it already.
+fn show_diagnostic(d: &Diagnostic, severity: Severity, style: Style, root: &Path) -> String {
+    let Some(loc) = &d.location else {
+        return render_diagnostic(d, severity, style);
+    };
+    let file_level = loc.line_text.is_empty() && loc.len == 0;
+    let is_file = root.join(&loc.path).is_file() || Path::new(&loc.path).is_file();
+    if !file_level || is_file {
+        return render_diagnostic(d, severity, style);
+    }
+    if d.message.contains(&loc.path) {
+        let mut d = d.clone();
+        d.location = None;
+        return render_diagnostic(&d, severity, style);
+    }
+    let origin = format!("{}:{}:{}", loc.path, loc.line, loc.column);
+    render_diagnostic(d, severity, style).replacen(&origin, &loc.path, 1)
+}
+
 /// Prints an error's diagnostics and returns exit code 1.
-pub(crate) fn fail(error: &Error, style: Style) -> ExitCode {
-    print_diagnostics(error.diagnostics(), Severity::Error, style);
+pub(crate) fn fail(error: &Error, style: Style, root: &Path) -> ExitCode {
+    print_diagnostics(error.diagnostics(), Severity::Error, style, root);
     ExitCode::FAILURE
+}
+
+/// Prints a one-line warning to stderr.
+pub(crate) fn warn(message: &str, style: Style) {
+    let mut err = std::io::stderr().lock();
+    let _ = match style {
+        Style::Color => writeln!(err, "\x1b[1;33mwarning\x1b[0m\x1b[1m: {message}\x1b[0m"),
+        _ => writeln!(err, "warning: {message}"),
+    };
 }
 
 /// Writes to stdout, ignoring a closed pipe (`promptpack list | head`).

@@ -3,6 +3,7 @@
 use crate::{Folders, hex, usage_error};
 use clap::Args;
 use promptpack::{Diagnostic, Error, ErrorCode, Library, Prompt, SourceFile, Style};
+use promptpack_core::resolve::ResolvedPrompt;
 use promptpack_core::source_file::Span;
 use std::io::Read;
 use std::path::PathBuf;
@@ -31,30 +32,157 @@ pub(crate) struct RenderArgs {
     pub(crate) folders: Folders,
 }
 
-/// Renders the prompt once and prints it.
+/// Renders the prompt once and prints it, after any warnings about the
+/// values.
 pub(crate) fn run(args: &RenderArgs, style: Style) -> ExitCode {
-    let result = args
+    let root = args.folders.root();
+    let rendered = args
         .folders
         .config()
         .and_then(|c| Library::load_config(&c))
-        .and_then(|l| render(&l, args));
+        .map(|l| render(&l, args, "render"));
+    let result = match rendered {
+        Ok(Rendered { warnings, result }) => {
+            for warning in &warnings {
+                crate::warn(warning, style);
+            }
+            result
+        }
+        Err(e) => Err(e),
+    };
     match result {
         Ok(prompt) => {
             crate::print_out(&show(&prompt, args.json, true));
             ExitCode::SUCCESS
         }
-        Err(e) => crate::fail(&e, style),
+        Err(e) => crate::fail(&e, style, &root),
     }
 }
 
-/// Renders `args.id` from `library` with the values the arguments give.
-pub(crate) fn render(library: &Library, args: &RenderArgs) -> Result<Prompt, Error> {
-    let vars = values(args)?;
-    if args.lenient {
+/// A render, and the warnings about the values it was given.
+pub(crate) struct Rendered {
+    /// One line each, without `warning: `.
+    pub(crate) warnings: Vec<String>,
+    pub(crate) result: Result<Prompt, Error>,
+}
+
+/// Renders `args.id` from `library` with the values the arguments give;
+/// `command` (`render`, `watch`) is named in the warnings' suggestions.
+pub(crate) fn render(library: &Library, args: &RenderArgs, command: &str) -> Rendered {
+    let vars = match values(args) {
+        Ok(vars) => vars,
+        Err(e) => {
+            return Rendered {
+                warnings: Vec::new(),
+                result: Err(e),
+            };
+        }
+    };
+    let warnings = library
+        .resolved(&args.id)
+        .map(|prompt| value_warnings(prompt, args, &vars, command))
+        .unwrap_or_default();
+    let result = if args.lenient {
         library.build_prompt_lenient(&args.id, &vars)
     } else {
         library.build_prompt(&args.id, &vars)
+    };
+    Rendered { warnings, result }
+}
+
+/// What the values given will not do as they seem to: in strict mode, a name
+/// no template of the prompt uses (a typo, most likely: the closest variable
+/// is suggested), and in either mode a `--var` that reads as false (`false`,
+/// `0`, `no`) for a variable used as a condition, where it is a non-empty
+/// string and so true.
+fn value_warnings(
+    prompt: &ResolvedPrompt,
+    args: &RenderArgs,
+    vars: &serde_json::Map<String, serde_json::Value>,
+    command: &str,
+) -> Vec<String> {
+    let id = &prompt.id;
+    let from_var = |name: &str| args.var.iter().any(|(n, _)| n == name);
+    let mut warnings = Vec::new();
+    if !args.lenient {
+        for name in vars.keys() {
+            if prompt.vars.iter().any(|v| v.name == *name) {
+                continue;
+            }
+            let given = if from_var(name) {
+                format!("--var `{name}`")
+            } else {
+                format!("--vars key `{name}`")
+            };
+            let unset = prompt
+                .vars
+                .iter()
+                .map(|v| v.name.as_str())
+                .filter(|v| !vars.contains_key(*v));
+            let warning = match closest(name, unset) {
+                Some(near) => {
+                    format!("{given} is used by no template of `{id}`; did you mean `{near}`?")
+                }
+                None => format!("{given} is used by no template of `{id}`"),
+            };
+            warnings.push(warning);
+        }
     }
+    for var in prompt.vars.iter().filter(|v| v.as_condition) {
+        let name = &var.name;
+        // The last `--var` of a name is the one rendered.
+        let Some((_, value)) = args.var.iter().rev().find(|(n, _)| n == name) else {
+            continue;
+        };
+        if !matches!(value.to_ascii_lowercase().as_str(), "false" | "0" | "no") {
+            continue;
+        }
+        let json = format!("{{\"{name}\": false}}");
+        let instead = match (&args.vars_file, var.as_value) {
+            (Some(_), _) => format!("put `\"{name}\": false` in the --vars file"),
+            (None, true) => {
+                format!("pass a JSON boolean: echo '{json}' | promptpack {command} {id} --vars -")
+            }
+            (None, false) => format!(
+                "leave it out, or pass a JSON boolean: echo '{json}' | promptpack {command} {id} --vars -"
+            ),
+        };
+        warnings.push(format!(
+            "--var {name}={value} is the string \"{value}\", which is true as a condition; for false, {instead}"
+        ));
+    }
+    warnings
+}
+
+/// The candidate nearest to `name` by edit distance, ignoring case, when it
+/// is near enough to be a likely typo: at most a third of the longer name's
+/// characters apart (at least one).
+fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let wanted = name.to_lowercase();
+    candidates
+        .map(|c| {
+            let limit = (name.chars().count().max(c.chars().count()) / 3).max(1);
+            (edit_distance(&wanted, &c.to_lowercase()), limit, c)
+        })
+        .filter(|(distance, limit, _)| distance <= limit)
+        .min_by_key(|(distance, _, _)| *distance)
+        .map(|(_, _, c)| c)
+}
+
+/// Levenshtein distance, in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = diagonal + usize::from(ca != *cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitute.min(row[j] + 1).min(diagonal + 1);
+        }
+    }
+    row[b.len()]
 }
 
 /// A rendered prompt as printed: text with a separator before the user part,
@@ -178,5 +306,27 @@ fn parse_var(arg: &str) -> Result<(String, String), String> {
     match arg.split_once('=') {
         Some((name, value)) if !name.is_empty() => Ok((name.to_string(), value.to_string())),
         _ => Err(format!("expected NAME=VALUE, got `{arg}`")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edit_distance_counts_edits() {
+        assert_eq!(edit_distance("bulets", "bullets"), 1);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("same", "same"), 0);
+    }
+
+    #[test]
+    fn closest_suggests_only_near_names() {
+        let vars = ["bullets", "agentName", "userName"];
+        assert_eq!(closest("bulets", vars.into_iter()), Some("bullets"));
+        assert_eq!(closest("agent_name", vars.into_iter()), Some("agentName"));
+        assert_eq!(closest("username", vars.into_iter()), Some("userName"));
+        assert_eq!(closest("notes", vars.into_iter()), None);
     }
 }

@@ -8,13 +8,13 @@
 //! one line of stdout. Ctrl-C stops it (nothing needs cleaning up: the default
 //! signal handling ends the process).
 
-use crate::render::{RenderArgs, render, show};
+use crate::render::{RenderArgs, Rendered, render, show};
 use clap::Args;
 use promptpack::{
     Config, Error, ErrorCode, ReloadEvent, Severity, Style, WatchOptions, WatchedLibrary,
 };
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, SystemTime};
@@ -41,6 +41,11 @@ struct Updates<'a> {
     args: &'a WatchArgs,
     style: Style,
     done: u64,
+    /// The prompt root, which paths in diagnostics are relative to.
+    root: PathBuf,
+    /// The warnings about the values last printed: printed again only when
+    /// they change (an edit to the prompt or to the values file).
+    warnings: Vec<String>,
 }
 
 impl Updates<'_> {
@@ -50,7 +55,14 @@ impl Updates<'_> {
     }
 
     fn rendered(&mut self, library: &promptpack::Library) {
-        match render(library, &self.args.render) {
+        let Rendered { warnings, result } = render(library, &self.args.render, "watch");
+        if warnings != self.warnings {
+            for warning in &warnings {
+                crate::warn(warning, self.style);
+            }
+            self.warnings = warnings;
+        }
+        match result {
             Ok(prompt) => {
                 self.done += 1;
                 let json = self.args.render.json;
@@ -70,7 +82,7 @@ impl Updates<'_> {
         if !self.args.render.json {
             crate::print_out(&format!("=== render {}: failed ===\n", self.done));
         }
-        crate::print_diagnostics(error.diagnostics(), Severity::Error, self.style);
+        crate::print_diagnostics(error.diagnostics(), Severity::Error, self.style, &self.root);
     }
 }
 
@@ -80,8 +92,11 @@ pub(crate) fn run(args: &WatchArgs, style: Style) -> ExitCode {
         args,
         style,
         done: 0,
+        root: args.render.folders.root(),
+        warnings: Vec::new(),
     };
-    let mut options = WatchOptions::default();
+    // Errors are shown here, with the render they belong to.
+    let mut options = WatchOptions::default().stderr_without_logger(false);
     if let Some(ms) = args.poll {
         options = options.poll(Duration::from_millis(ms));
     }
@@ -140,7 +155,7 @@ fn start(updates: &mut Updates<'_>, options: &mut WatchOptions) -> Option<Watche
                 .config()
                 .and_then(|config: Config| WatchedLibrary::with_config(&config, options.clone()))
         } else {
-            WatchedLibrary::new(folders.root(), options.clone())
+            WatchedLibrary::new(&updates.root, options.clone())
         };
         match watched {
             Ok(watched) => return Some(watched),

@@ -18,7 +18,8 @@
 //!   holds `text` and parses as Rust.
 //!
 //! No error lines means the build API succeeds and `check` exits 0. A
-//! file-level problem is at line 1, column 1.
+//! file-level problem is at line 1, column 1; for a folder, `check` shows
+//! the path alone.
 //!
 //! `BAD_INPUTS_DUMP=1 cargo test --features cli --test bad_inputs -- --nocapture`
 //! prints what every case gives instead of checking it: a start for the
@@ -295,12 +296,26 @@ fn blocks(stderr: &str) -> Vec<String> {
 }
 
 /// Whether a block shows `level[code]` at `path:line:col` (not followed by
-/// another digit, so that `1:1` does not match `1:12`).
-fn shows(block: &str, level: &str, p: &Place) -> bool {
+/// another digit, so that `1:1` does not match `1:12`). A folder has no
+/// line: `check` shows a folder's `path:1:1` as `path` alone, at the end of
+/// its line.
+fn shows(block: &str, level: &str, p: &Place, root: &Path) -> bool {
+    let folder =
+        p.at.strip_suffix(":1:1")
+            .filter(|path| root.join(path).is_dir());
+    let (at, ends) = match folder {
+        Some(path) => (path, true),
+        None => (p.at.as_str(), false),
+    };
     block.starts_with(&format!("{level}[{}]", p.code))
-        && block
-            .match_indices(&p.at)
-            .any(|(i, _)| !block[i + p.at.len()..].starts_with(|c: char| c.is_ascii_digit()))
+        && block.match_indices(at).any(|(i, _)| {
+            let rest = &block[i + at.len()..];
+            if ends {
+                rest.starts_with('\n')
+            } else {
+                !rest.starts_with(|c: char| c.is_ascii_digit())
+            }
+        })
 }
 
 fn check_cli(case: &str, root: &Path, expected: &Expected) {
@@ -314,7 +329,7 @@ fn check_cli(case: &str, root: &Path, expected: &Expected) {
     let blocks = blocks(&stderr);
     for p in &expected.errors {
         assert!(
-            blocks.iter().any(|b| shows(b, "error", p)),
+            blocks.iter().any(|b| shows(b, "error", p, root)),
             "{case}: `promptpack check` does not show `error[{}]` at {}\n{stderr}",
             p.code,
             p.at
@@ -322,7 +337,7 @@ fn check_cli(case: &str, root: &Path, expected: &Expected) {
     }
     for p in &expected.warnings {
         assert!(
-            blocks.iter().any(|b| shows(b, "warning", p)),
+            blocks.iter().any(|b| shows(b, "warning", p, root)),
             "{case}: `promptpack check` does not show `warning[{}]` at {}\n{stderr}",
             p.code,
             p.at

@@ -17,9 +17,15 @@ fn manifest_dir() -> PathBuf {
 /// Runs the binary from the crate root with `args` (and `stdin`, when
 /// given), in plain style, and formats what it did.
 fn run_with(args: &[&str], stdin: Option<&str>) -> String {
+    run_in(&manifest_dir(), args, stdin)
+}
+
+/// Runs the binary in the folder `cwd` with `args` (and `stdin`, when
+/// given), in plain style, and formats what it did.
+fn run_in(cwd: &Path, args: &[&str], stdin: Option<&str>) -> String {
     let mut child = Command::new(BIN)
         .args(args)
-        .current_dir(manifest_dir())
+        .current_dir(cwd)
         .env("NO_COLOR", "1")
         .stdin(if stdin.is_some() {
             Stdio::piped()
@@ -515,4 +521,327 @@ fn unreadable_template_folder_is_an_io_error() {
     assert!(stderr.contains("error[io]"), "{stderr}");
     assert!(stderr.contains("templates/greet"), "{stderr}");
     assert!(!stderr.contains("missing_system"), "{stderr}");
+}
+
+// --- Finding the prompt root without `--root` ---
+
+/// From a folder below the prompt root, `check` and `render` find the root
+/// by its promptpack.toml, as cargo finds Cargo.toml.
+#[test]
+fn check_finds_root_from_subfolder() {
+    let cwd = manifest_dir().join("tests/cli/found/templates/hello");
+    let out = run_in(&cwd, &["check"], None)
+        + &run_in(&cwd, &["render", "hello", "--var", "name=Ada"], None);
+    snapshot("check_finds_root_from_subfolder", &out);
+}
+
+/// In a crate, a Cargo.toml with templates/ beside it marks the root too,
+/// found from `src/`.
+#[test]
+fn check_finds_cargo_root_from_src() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    copy_tree(&manifest_dir().join("tests/cli/clean"), dir.path());
+    std::fs::write(
+        dir.path().join("Cargo.toml"),
+        "[package]\nname = \"demo\"\n",
+    )
+    .expect("write Cargo.toml");
+    let src = dir.path().join("src");
+    std::fs::create_dir(&src).expect("create src");
+    let out = run_in(&src, &["check"], None);
+    assert!(out.contains("exit code: 0"), "{out}");
+    assert!(
+        out.contains("checked 3 prompts, 2 snippets: 0 errors, 0 warnings"),
+        "{out}"
+    );
+}
+
+/// With no root anywhere up, `check` reads `./templates` and says it cannot;
+/// the missing folder gets no `templates:1:1` note, which pointed nowhere.
+#[test]
+fn check_without_a_root_has_no_position_note() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = run_in(dir.path(), &["check"], None);
+    assert!(!out.contains("1:1"), "{out}");
+    assert!(!out.contains("note:"), "{out}");
+    snapshot("check_without_a_root_has_no_position_note", &out);
+}
+
+// --- Warnings about the values given to `render` ---
+
+case!(
+    render_unused_var_warning,
+    [
+        "render",
+        "notes",
+        "--root",
+        "tests/cli/values",
+        "--var",
+        "language=French",
+        "--var",
+        "notes=- tides",
+        "--var",
+        "bulets=yes",
+    ]
+);
+
+/// A `--vars` key no template uses is named, with the nearest variable when
+/// one is near; the render goes on (exit 0).
+#[test]
+fn render_unused_vars_key_warning() {
+    let vars = r#"{"language": "French", "notes": "- tides", "bulets": true, "colour": "red"}"#;
+    let out = run_with(
+        &[
+            "render",
+            "notes",
+            "--root",
+            "tests/cli/values",
+            "--vars",
+            "-",
+        ],
+        Some(vars),
+    );
+    snapshot("render_unused_vars_key_warning", &out);
+}
+
+// Lenient renders take what they are given without a word about unused names.
+case!(
+    render_lenient_no_unused_warning,
+    [
+        "render",
+        "notes",
+        "--lenient",
+        "--root",
+        "tests/cli/values",
+        "--var",
+        "bulets=yes",
+    ]
+);
+
+// `--var bullets=false` is the string "false": true as a condition.
+case!(
+    render_false_condition_warning,
+    [
+        "render",
+        "notes",
+        "--root",
+        "tests/cli/values",
+        "--var",
+        "language=French",
+        "--var",
+        "notes=- tides",
+        "--var",
+        "bullets=false",
+    ]
+);
+
+// `No` and `0` read as false too, in any case; a missing value still fails.
+case!(
+    render_false_condition_warning_strict_failure,
+    [
+        "render",
+        "notes",
+        "--root",
+        "tests/cli/values",
+        "--var",
+        "language=French",
+        "--var",
+        "bullets=No",
+    ]
+);
+
+// --- `promptpack init` ---
+
+/// The scaffold passes `check` (no error, no warning) and renders; a second
+/// `init` keeps the files it would write identically.
+#[test]
+fn init_then_check_passes() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().join("prompts");
+    let init = run_in(dir.path(), &["init", "prompts"], None);
+    let check = run_in(&root, &["check"], None);
+    assert!(check.contains("exit code: 0"), "{check}");
+    assert!(
+        check.contains("checked 1 prompt, 1 snippet: 0 errors, 0 warnings"),
+        "{check}"
+    );
+    let render = run_in(
+        &root,
+        &[
+            "render",
+            "assistant",
+            "--var",
+            "assistantName=Ada",
+            "--var",
+            "concise=yes",
+        ],
+        None,
+    );
+    let again = run_in(dir.path(), &["init", "prompts"], None);
+    snapshot(
+        "init_then_check_passes",
+        &(init + &check + &render + &again),
+    );
+}
+
+/// `init` writes nothing when a file it would write exists with other
+/// contents, and names every such file.
+#[test]
+fn init_refuses_to_overwrite() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir(dir.path().join("snippets")).expect("create snippets");
+    std::fs::write(dir.path().join("snippets/tone.md"), "My own tone.\n").expect("write");
+    std::fs::write(dir.path().join("promptpack.toml"), "templates = \"t\"\n").expect("write");
+    let out = run_in(dir.path(), &["init"], None);
+    assert!(
+        !dir.path().join("templates").exists(),
+        "init wrote templates/ while refusing"
+    );
+    let kept = std::fs::read_to_string(dir.path().join("snippets/tone.md")).expect("read");
+    assert_eq!(kept, "My own tone.\n");
+    snapshot("init_refuses_to_overwrite", &out);
+}
+
+/// The promptpack checkout the binary was built from, as `init --cargo`
+/// names it, and a run's output with it (and the temp folder) replaced.
+fn masked(out: &str, tmp: &Path) -> String {
+    let checkout = manifest_dir()
+        .ancestors()
+        .nth(2)
+        .expect("the crate is two folders below the checkout")
+        .to_string_lossy()
+        .replace('\\', "/");
+    out.replace(&checkout, "CHECKOUT")
+        .replace(&*tmp.to_string_lossy(), "TMP")
+}
+
+/// `init --cargo` in a crate: build.rs, the dependency lines under the
+/// existing `[dependencies]` and a new `[build-dependencies]`; `check`
+/// passes there.
+#[test]
+fn init_cargo_sets_up_crate() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let manifest = "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[dependencies]\nserde = \"1\"\n";
+    std::fs::write(dir.path().join("Cargo.toml"), manifest).expect("write Cargo.toml");
+    let mut out = run_in(dir.path(), &["init", "--cargo"], None);
+    out += &run_in(dir.path(), &["check"], None);
+    for file in ["Cargo.toml", "build.rs"] {
+        let text = std::fs::read_to_string(dir.path().join(file)).expect("read");
+        out += &format!("----- {file} -----\n{text}");
+    }
+    let cargo_toml = std::fs::read_to_string(dir.path().join("Cargo.toml")).expect("read");
+    assert!(
+        cargo_toml.contains("\npromptpack = { path = "),
+        "{cargo_toml}"
+    );
+    assert!(
+        cargo_toml.contains("[build-dependencies]\npromptpack-build = { path = "),
+        "{cargo_toml}"
+    );
+    snapshot("init_cargo_sets_up_crate", &masked(&out, dir.path()));
+}
+
+/// `init --cargo` leaves a build.rs of the crate's own (it prints the line
+/// to add) and a dependency already named; it adds only what is missing.
+#[test]
+fn init_cargo_keeps_what_is_there() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let manifest =
+        "[package]\nname = \"demo\"\n\n[dependencies]\npromptpack.path = \"../promptpack\"\n";
+    std::fs::write(dir.path().join("Cargo.toml"), manifest).expect("write Cargo.toml");
+    let build = "fn main() {\n    println!(\"cargo:rerun-if-changed=build.rs\");\n}\n";
+    std::fs::write(dir.path().join("build.rs"), build).expect("write build.rs");
+    let mut out = run_in(dir.path(), &["init", "--cargo"], None);
+    let text = std::fs::read_to_string(dir.path().join("Cargo.toml")).expect("read");
+    out += &format!("----- Cargo.toml -----\n{text}");
+    let kept = std::fs::read_to_string(dir.path().join("build.rs")).expect("read");
+    assert_eq!(kept, build, "init changed an existing build.rs");
+    snapshot("init_cargo_keeps_what_is_there", &masked(&out, dir.path()));
+}
+
+/// `init --cargo` where there is no Cargo.toml fails and writes nothing.
+#[test]
+fn init_cargo_needs_a_crate() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = run_in(dir.path(), &["init", "--cargo"], None);
+    assert!(out.contains("exit code: 1"), "{out}");
+    assert!(out.contains("holds no Cargo.toml"), "{out}");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).expect("read dir").collect();
+    assert!(left.is_empty(), "init wrote {left:?}");
+}
+
+/// `watch` warns about a values file key no template uses, and says it once:
+/// a render again with the same warnings (here after an edit of the values
+/// file) does not repeat them.
+#[test]
+fn watch_warns_about_values_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    copy_tree(&manifest_dir().join("tests/cli/values"), dir.path());
+    let vars = dir.path().join("vars.json");
+    let values = |language: &str| {
+        format!(r#"{{"language": "{language}", "notes": "- tides", "bulets": true}}"#)
+    };
+    std::fs::write(&vars, values("French")).expect("write vars.json");
+    let root = dir.path().to_string_lossy().into_owned();
+    let mut child = Command::new(BIN)
+        .args(["watch", "notes", "--root", &root, "--vars"])
+        .arg(&vars)
+        .args(["--max-renders", "2"])
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let mut stderr = child.stderr.take().expect("stderr is piped");
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let mut seen = Vec::new();
+    let mut wait_for = |wanted: &str, child: &mut std::process::Child| loop {
+        match lines.recv_timeout(Duration::from_secs(30)) {
+            Ok(line) => {
+                let found = line == wanted;
+                seen.push(line);
+                if found {
+                    return;
+                }
+            }
+            Err(_) => {
+                let _ = child.kill();
+                panic!(
+                    "no `{wanted}` from watch; stdout so far:\n{}",
+                    seen.join("\n")
+                );
+            }
+        }
+    };
+    wait_for("=== render 1 ===", &mut child);
+    // Another size, so that the values file's stamp changes within a tick.
+    std::fs::write(&vars, values("Brazilian Portuguese")).expect("rewrite vars.json");
+    wait_for("=== render 2 ===", &mut child);
+    let status = child.wait().expect("watch stops after --max-renders");
+    // The rest of stdout, up to its end.
+    seen.extend(lines.iter());
+    let stderr = err_reader.join().expect("stderr reader");
+    assert!(status.success(), "{stderr}");
+    let warning =
+        "warning: --vars key `bulets` is used by no template of `notes`; did you mean `bullets`?";
+    assert_eq!(stderr.matches(warning).count(), 1, "{stderr}");
+    assert!(
+        seen.iter().any(|l| l.contains("Brazilian Portuguese")),
+        "{}",
+        seen.join("\n")
+    );
 }

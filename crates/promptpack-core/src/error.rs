@@ -206,7 +206,11 @@ impl fmt::Display for Diagnostic {
 ///
 /// It holds one or more [`Diagnostic`]s: loading a prompt folder reports every
 /// problem at once rather than stopping at the first.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+///
+/// `Debug` reads like the build script's output (rustc style, a caret under
+/// each problem), since `fn main() -> Result<(), Error>` and `unwrap` print
+/// `Debug`; `{:#?}` shows the structure.
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub struct Error {
     diagnostics: Vec<Diagnostic>,
 }
@@ -285,5 +289,47 @@ impl fmt::Display for Error {
     }
 }
 
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if f.alternate() {
+            f.debug_struct("Error")
+                .field("diagnostics", &self.diagnostics)
+                .finish()
+        } else {
+            let shown = crate::diagnostics::render_error(self, crate::diagnostics::Style::Plain);
+            f.write_str(&shown)
+        }
+    }
+}
+
 /// `Result` with promptpack's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod debug_tests {
+    use super::*;
+    use crate::source_file::{SourceFile, Span};
+
+    /// What `main` and `unwrap` print is the diagnostic, not a struct dump.
+    #[test]
+    fn debug_reads_like_the_build_output() {
+        let file = SourceFile::new("templates/t/system.md", "Hi {{#if x}}");
+        let error = Error::from(
+            Diagnostic::new(ErrorCode::UnclosedBlock, "{{#if x}} is never closed")
+                .at(file.location(Span { start: 3, end: 12 })),
+        );
+        let shown = format!("{error:?}");
+        assert!(
+            shown.starts_with("error[unclosed_block]: {{#if x}} is never closed"),
+            "{shown}"
+        );
+        assert!(shown.contains("--> templates/t/system.md:1:4"), "{shown}");
+        assert!(shown.contains("^^^^^^^^^"), "{shown}");
+        assert!(!shown.contains("Diagnostic {"), "{shown}");
+        let structure = format!("{error:#?}");
+        assert!(
+            structure.contains("diagnostics") && structure.contains("UnclosedBlock"),
+            "{structure}"
+        );
+    }
+}

@@ -250,6 +250,39 @@ fn near_misses(
     }
 }
 
+/// The variable names that the near-misses of `file` with stray spaces were
+/// meant to be, each with the near-miss's location (the one its `near_miss`
+/// lint has): `audience` for `{{ audience }}`, `hasTools` for
+/// `{{# if hasTools}}`. Such a name is not a variable: the build script says
+/// so when no real token uses it, since the vars struct then lacks the field.
+///
+/// ```
+/// use promptpack_core::lint::near_miss_names;
+/// use promptpack_core::{Delimiters, SourceFile};
+/// let file = SourceFile::new("templates/a/system.md", "Hi {{name}}.\nFor {{ audience }}.");
+/// let found = near_miss_names(&file, &Delimiters::default());
+/// assert_eq!(found.len(), 1);
+/// assert_eq!(found[0].0, "audience");
+/// assert_eq!((found[0].1.line, found[0].1.column), (2, 5));
+/// ```
+pub fn near_miss_names(file: &SourceFile, delims: &Delimiters) -> Vec<(String, Location)> {
+    find_tokens(file.text(), delims)
+        .into_iter()
+        .filter(|f| f.kind == FindingKind::Spaced)
+        .filter_map(|f| {
+            let suggestion = f.suggestion.as_deref()?;
+            let token = find_tokens(suggestion, delims).into_iter().next()?;
+            let whole = token.span.start == 0 && token.span.end == suggestion.len();
+            let named = matches!(
+                token.kind,
+                FindingKind::Var | FindingKind::If | FindingKind::ElseIf
+            );
+            let name = token.name(suggestion).filter(|_| whole && named)?;
+            Some((name.to_string(), file.location(f.span)))
+        })
+        .collect()
+}
+
 /// At most 40 characters of a near-miss, for a message.
 fn shorten(text: &str) -> String {
     match text.char_indices().nth(40) {
@@ -410,6 +443,34 @@ mod tests {
             .map(|(c, _)| c)
             .collect();
         assert_eq!(found, [ErrorCode::StrayFile, ErrorCode::EmptyFile]);
+    }
+
+    #[test]
+    fn near_miss_names_are_the_spaced_variables() {
+        let file = SourceFile::new(
+            "snippets/s.md",
+            "{{ audience }} {{# if hasTools}}x{{/if}} {{ snippet:tail }} {{#each xs}} {{a b}} {{ Bad-name }}",
+        );
+        let found = near_miss_names(&file, &Delimiters::default());
+        let names: Vec<&str> = found.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["audience", "hasTools"]);
+        let lints = {
+            let mut lints = Vec::new();
+            let findings = find_tokens(file.text(), &Delimiters::default());
+            near_misses(&file, &findings, &Delimiters::default(), &mut lints);
+            lints
+        };
+        // The same place as the near-miss lint, so the build can join the two.
+        assert!(
+            found
+                .iter()
+                .all(|(_, at)| lints.iter().any(|l| l.location.as_ref() == Some(at)))
+        );
+        let angle = Delimiters::new("<<", ">>").expect("delimiters");
+        let file = SourceFile::new("t.md", "<< who >> {{ not }}");
+        let found = near_miss_names(&file, &angle);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].0, "who");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! through both.
 
 use crate::error::{Diagnostic, Error};
-use crate::resolve::{ResolvedPrompt, resolve};
+use crate::resolve::{ResolvedPrompt, resolve_with};
 use crate::settings::Settings;
 use crate::sources::Sources;
 
@@ -51,7 +51,7 @@ pub fn compile(
 ) -> Compiled {
     let mut errors = read_errors;
     let (mut prompts, resolve_errors) =
-        resolve(&sources.templates, &sources.snippets, &settings.delimiters);
+        resolve_with(&sources.templates, &sources.snippets, settings);
     errors.extend(resolve_errors);
     prompts.sort_by(|a, b| a.id.cmp(&b.id));
     let warnings = lints(&sources, settings, stages);

@@ -4,9 +4,10 @@
 
 use crate::error::{Diagnostic, ErrorCode};
 use crate::program::{Op, Program, StableHasher, VarInfo, hash_program};
+use crate::settings::Settings;
 use crate::source_file::SourceFile;
 pub use crate::sources::{SnippetSource, TemplateSource};
-use crate::syntax::{Condition, Delimiters, Item, Name, Parsed, parse};
+use crate::syntax::{Condition, Delimiters, Item, Name, Parsed, parse, strip_standalone_tags};
 use std::collections::{BTreeSet, HashMap};
 
 /// A prompt with every snippet spliced in, ready to render.
@@ -43,6 +44,28 @@ pub fn resolve(
     snippets: &[SnippetSource],
     delims: &Delimiters,
 ) -> (Vec<ResolvedPrompt>, Vec<Diagnostic>) {
+    let settings = Settings {
+        delimiters: delims.clone(),
+        ..Settings::default()
+    };
+    resolve_with(templates, snippets, &settings)
+}
+
+/// [`resolve`] with every setting of the language: the delimiters and
+/// [`Settings::standalone_tags`].
+pub fn resolve_with(
+    templates: &[TemplateSource],
+    snippets: &[SnippetSource],
+    settings: &Settings,
+) -> (Vec<ResolvedPrompt>, Vec<Diagnostic>) {
+    let delims = &settings.delimiters;
+    let parse = |file: &SourceFile, delims: &Delimiters| {
+        let mut parsed = parse(file, delims)?;
+        if settings.standalone_tags {
+            strip_standalone_tags(file, &mut parsed);
+        }
+        Ok::<Parsed, Vec<Diagnostic>>(parsed)
+    };
     let mut errors = Vec::new();
     let mut by_name: HashMap<&str, ParsedSnippet<'_>> = HashMap::new();
     for s in snippets {

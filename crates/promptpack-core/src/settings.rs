@@ -10,4 +10,9 @@ pub struct Settings {
     pub delimiters: Delimiters,
     /// Template ids exempt from the naming lints.
     pub naming_exempt: Vec<String>,
+    /// A line holding only a block tag (`{{#if …}}`, `{{else}}`,
+    /// `{{else if …}}`, `{{/if}}`) and whitespace disappears with its
+    /// newline, as Mustache's standalone lines do. Off by default: the
+    /// original loader kept such lines.
+    pub standalone_tags: bool,
 }

@@ -271,6 +271,91 @@ pub(crate) fn token_at<'t>(
     })
 }
 
+/// Removes each line that holds a block tag (`{{#if …}}`, `{{else if …}}`,
+/// `{{else}}`, `{{/if}}`) and nothing else but spaces and tabs, with its
+/// newline, as Mustache does with standalone lines: the block structure
+/// stays readable in the file and leaves no blank lines in the prompt. Only
+/// the text items around such tags shrink; tokens keep their spans.
+pub fn strip_standalone_tags(file: &SourceFile, parsed: &mut Parsed) {
+    let text = file.text();
+    let body = file.body_span();
+    let items = &parsed.items;
+    let is_blank = |s: &str| s.chars().all(|c| matches!(c, ' ' | '\t' | '\r'));
+    // For each text item, how much to cut from its start and its end.
+    let mut cut_start: Vec<usize> = items
+        .iter()
+        .map(|item| match item {
+            Item::Text(span) => span.start,
+            _ => 0,
+        })
+        .collect();
+    let mut cut_end: Vec<usize> = items
+        .iter()
+        .map(|item| match item {
+            Item::Text(span) => span.end,
+            _ => 0,
+        })
+        .collect();
+    for (i, item) in items.iter().enumerate() {
+        let span = match item {
+            Item::If(c) | Item::ElseIf(c) => c.name.span,
+            Item::Else(span) | Item::EndIf(span) => *span,
+            _ => continue,
+        };
+        let line_start = text[..span.start]
+            .rfind('\n')
+            .map_or(0, |n| n + 1)
+            .max(body.start);
+        let line_end = text[span.end..body.end]
+            .find('\n')
+            .map_or(body.end, |n| span.end + n);
+        // Alone on its line: what lies before it on the line is the end of
+        // one text item, what follows the start of another, both blank.
+        let before_ok = match i.checked_sub(1).map(|p| (p, &items[p])) {
+            None => line_start == span.start,
+            Some((_, Item::Text(prev))) => {
+                prev.start <= line_start && is_blank(&text[line_start..span.start])
+            }
+            Some(_) => false,
+        };
+        let after_ok = match items.get(i + 1).map(|next| (i + 1, next)) {
+            None => span.end == line_end,
+            Some((_, Item::Text(next))) => {
+                next.end >= line_end && is_blank(&text[span.end..line_end])
+            }
+            Some(_) => false,
+        };
+        if !(before_ok && after_ok) {
+            continue;
+        }
+        if i > 0 {
+            cut_end[i - 1] = cut_end[i - 1].min(line_start);
+        }
+        if let Some(Item::Text(next)) = items.get(i + 1) {
+            // The newline goes too, when there is one.
+            let through = if line_end < body.end {
+                line_end + 1
+            } else {
+                line_end
+            };
+            cut_start[i + 1] = cut_start[i + 1].max(through.min(next.end));
+        }
+    }
+    let mut kept = Vec::with_capacity(items.len());
+    for (i, item) in parsed.items.drain(..).enumerate() {
+        match item {
+            Item::Text(_) => {
+                let (start, end) = (cut_start[i], cut_end[i]);
+                if start < end {
+                    kept.push(Item::Text(Span { start, end }));
+                }
+            }
+            other => kept.push(other),
+        }
+    }
+    parsed.items = kept;
+}
+
 /// Parses the trimmed body of `file` into items, checking that blocks balance.
 /// Every problem found is returned; on any, the items are not to be used.
 pub fn parse(file: &SourceFile, delims: &Delimiters) -> Result<Parsed, Vec<Diagnostic>> {

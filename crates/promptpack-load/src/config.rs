@@ -29,6 +29,7 @@ pub struct Config {
     templates: PathBuf,
     snippets: PathBuf,
     settings: Settings,
+    build_warnings: bool,
 }
 
 /// The shape of `promptpack.toml`.
@@ -39,6 +40,26 @@ struct ConfigFile {
     snippets: Option<PathBuf>,
     delimiters: Option<DelimitersFile>,
     lints: Option<LintsFile>,
+    syntax: Option<SyntaxFile>,
+    build: Option<BuildFile>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SyntaxFile {
+    #[serde(default)]
+    standalone_tags: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BuildFile {
+    #[serde(default = "yes")]
+    warnings: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 #[derive(Debug, Deserialize)]
@@ -65,6 +86,7 @@ impl Config {
             snippets: root.join("snippets"),
             root,
             settings: Settings::default(),
+            build_warnings: true,
         }
     }
 
@@ -119,7 +141,29 @@ impl Config {
             })?;
         }
         config.settings.naming_exempt = file.lints.unwrap_or_default().naming_exempt;
+        config.settings.standalone_tags = file.syntax.unwrap_or_default().standalone_tags;
+        config.build_warnings = file.build.is_none_or(|b| b.warnings);
         Ok(config)
+    }
+
+    /// Removes a line that holds only a block tag (`{{#if}}`, `{{else}}`,
+    /// `{{/if}}`) with its newline, as `[syntax] standalone_tags = true`
+    /// does.
+    pub fn standalone_tags(mut self, on: bool) -> Config {
+        self.settings.standalone_tags = on;
+        self
+    }
+
+    /// Whether the build script reports lints and likely typos as cargo
+    /// warnings (`[build] warnings`, on unless set to `false`).
+    pub fn build_warnings(&self) -> bool {
+        self.build_warnings
+    }
+
+    /// Turns the build script's cargo warnings on or off.
+    pub fn with_build_warnings(mut self, on: bool) -> Config {
+        self.build_warnings = on;
+        self
     }
 
     /// Uses another templates folder.

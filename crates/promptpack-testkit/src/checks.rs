@@ -3,9 +3,9 @@
 //! body, generated code is Rust that rustc takes. Each check panics, with
 //! the reason, when its property does not hold.
 
-use promptpack_core::Diagnostic;
 use promptpack_core::source_file::SourceFile;
 use promptpack_core::syntax::{Item, Parsed, is_snippet_name, is_var_name};
+use promptpack_core::{Diagnostic, ErrorCode};
 use std::collections::HashMap;
 
 /// Panics unless the diagnostic's location lies inside the file it names
@@ -92,4 +92,17 @@ pub fn check_generated_code(code: &str) {
 /// Codepoints rustc refuses in doc comments and literals by default.
 pub fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Whether `code` is one the code generator may refuse a tree with that
+/// the library loads: a name that cannot become Rust, or two that become one.
+pub fn refused_by_codegen(code: ErrorCode) -> bool {
+    matches!(
+        code,
+        ErrorCode::InvalidId
+            | ErrorCode::IdCollision
+            | ErrorCode::InvalidVarName
+            | ErrorCode::VarCollision
+            | ErrorCode::InvalidChoice
+    )
 }

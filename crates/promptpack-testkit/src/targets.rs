@@ -4,7 +4,7 @@
 //! `fuzz/regressions/<name>/` through [`TARGETS`].
 
 use crate::case::{expanded_size, parse_case};
-use crate::checks::{check_generated_code, check_location, check_parsed};
+use crate::checks::{check_generated_code, check_location, check_parsed, refused_by_codegen};
 use crate::reference::{evaluate, snippet_trees, tree};
 use promptpack::Library;
 use promptpack_build::codegen::{DevPaths, generate};
@@ -94,7 +94,7 @@ pub fn fuzz_resolve_render(data: &[u8]) {
     };
     let settings = Settings {
         delimiters: case.delimiters.clone(),
-        naming_exempt: Vec::new(),
+        ..Settings::default()
     };
     for lint in lint_sources(&sources, &settings) {
         // Lints may also name a folder, such as a template folder.
@@ -195,22 +195,14 @@ pub fn fuzz_codegen(data: &[u8]) {
         snippets: "/crate/snippets".into(),
         open: case.delimiters.open().into(),
         close: case.delimiters.close().into(),
+        standalone_tags: false,
     };
     match generate(&prompts, &case.templates, &dev) {
         Ok(code) => check_generated_code(&code),
         Err(e) => {
             let files = case.files();
             for d in e.diagnostics() {
-                assert!(
-                    matches!(
-                        d.code,
-                        ErrorCode::InvalidId
-                            | ErrorCode::IdCollision
-                            | ErrorCode::InvalidVarName
-                            | ErrorCode::VarCollision
-                    ),
-                    "unexpected {d}"
-                );
+                assert!(refused_by_codegen(d.code), "unexpected {d}");
                 assert!(d.location.is_some(), "{d} has no location");
                 // Id errors name the folder, not a file.
                 if !matches!(d.code, ErrorCode::InvalidId | ErrorCode::IdCollision) {

@@ -1,0 +1,586 @@
+//! What the build script tells cargo to show as warnings: every lint of the
+//! pipeline (what `promptpack check` warns about), and likely typos in
+//! variable names, each with the template's file, line and column. A typo in
+//! a template otherwise surfaces as a rustc error about a field of a vars
+//! struct that names no template.
+//!
+//! A typo is a variable one or two edits (Damerau–Levenshtein) from
+//! - another variable of the same prompt (`{{userName}}` and `{{usreName}}`),
+//! - or a variable the prompt had at the last build and has lost
+//!   (`{{agentName}}` edited into `{{agentNmae}}`: the field `agent_name`
+//!   became `agent_nmae`), from the [`NameRecord`] in `OUT_DIR`;
+//!
+//! and a name written only in a near-miss (`{{ audience }}`, no real
+//! `{{audience}}`) gets its `near_miss` lint extended: the spaces make it
+//! text, so the vars struct has no such field.
+
+use crate::codegen::field_ident;
+use crate::record::NameRecord;
+use heck::{ToSnakeCase, ToUpperCamelCase};
+use promptpack_core::error::{Diagnostic, ErrorCode, Location};
+use promptpack_core::lint::near_miss_names;
+use promptpack_core::program::{Op, VarInfo};
+use promptpack_core::resolve::ResolvedPrompt;
+use promptpack_core::settings::Settings;
+use promptpack_core::source_file::SourceFile;
+use promptpack_load::Compiled;
+use std::fmt;
+
+/// One warning for cargo: `path:line:col: code: message (help: …)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Warning {
+    pub(crate) location: Option<Location>,
+    /// A lint's code (`near_miss`, …), or `typo`.
+    pub(crate) code: &'static str,
+    pub(crate) message: String,
+    pub(crate) help: Option<String>,
+}
+
+impl From<&Diagnostic> for Warning {
+    fn from(d: &Diagnostic) -> Warning {
+        Warning {
+            location: d.location.clone(),
+            code: d.code.as_str(),
+            message: d.message.clone(),
+            help: d.help.clone(),
+        }
+    }
+}
+
+impl fmt::Display for Warning {
+    /// One line, as `cargo:warning=` needs: line breaks become spaces.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut line = String::new();
+        if let Some(loc) = &self.location {
+            line = format!("{}:{}:{}: ", loc.path, loc.line, loc.column);
+        }
+        line.push_str(self.code);
+        line.push_str(": ");
+        line.push_str(&self.message);
+        if let Some(help) = &self.help {
+            line.push_str(" (help: ");
+            line.push_str(help);
+            line.push(')');
+        }
+        f.write_str(&line.replace(['\r', '\n'], " "))
+    }
+}
+
+/// Every warning of a build, sorted by file, line and column: the lints of
+/// `compiled` (those of near-misses of names no prompt has, extended) and
+/// the typos of its prompts, against each other and against `previous`, the
+/// last build's names.
+pub(crate) fn build_warnings(
+    compiled: &Compiled,
+    previous: Option<&NameRecord>,
+    settings: &Settings,
+) -> Vec<Warning> {
+    let mut warnings: Vec<Warning> = compiled.warnings.iter().map(Warning::from).collect();
+    explain_near_misses(compiled, settings, &mut warnings);
+    for prompt in &compiled.prompts {
+        warnings.extend(typos(prompt, previous));
+    }
+    let key = |w: &Warning| {
+        w.location
+            .as_ref()
+            .map(|l| (l.path.clone(), l.line, l.column))
+    };
+    warnings.sort_by_key(key);
+    warnings
+}
+
+/// Extends the `near_miss` lint of `{{ audience }}` when none of the prompts
+/// its file is part of has a variable `audience`.
+fn explain_near_misses(compiled: &Compiled, settings: &Settings, warnings: &mut [Warning]) {
+    if !warnings
+        .iter()
+        .any(|w| w.code == ErrorCode::NearMiss.as_str())
+    {
+        return;
+    }
+    let sources = &compiled.sources;
+    let template_files = sources.templates.iter().flat_map(|t| {
+        std::iter::once(&t.system)
+            .chain(t.user.as_ref())
+            .map(move |f| (f, vec![t.id.as_str()]))
+    });
+    let snippet_files = sources.snippets.iter().map(|s| {
+        let users = compiled
+            .prompts
+            .iter()
+            .filter(|p| p.snippets.contains(&s.name))
+            .map(|p| p.id.as_str())
+            .collect();
+        (&s.file, users)
+    });
+    for (file, ids) in template_files.chain(snippet_files) {
+        explain_file(file, &ids, compiled, settings, warnings);
+    }
+}
+
+fn explain_file(
+    file: &SourceFile,
+    ids: &[&str],
+    compiled: &Compiled,
+    settings: &Settings,
+    warnings: &mut [Warning],
+) {
+    let prompts: Vec<&ResolvedPrompt> = compiled
+        .prompts
+        .iter()
+        .filter(|p| ids.contains(&p.id.as_str()))
+        .collect();
+    if prompts.is_empty() {
+        return;
+    }
+    for (name, at) in near_miss_names(file, &settings.delimiters) {
+        if prompts
+            .iter()
+            .any(|p| p.vars.iter().any(|v| v.name == name))
+        {
+            continue;
+        }
+        let Some(lint) = warnings.iter_mut().find(|w| {
+            w.code == ErrorCode::NearMiss.as_str()
+                && w.location
+                    .as_ref()
+                    .is_some_and(|l| (&l.path, l.line, l.column) == (&at.path, at.line, at.column))
+        }) else {
+            continue;
+        };
+        let structs: Vec<String> = prompts
+            .iter()
+            .map(|p| format!("`{}`", struct_name(&p.id)))
+            .collect();
+        let (has, which) = match structs.len() {
+            1 => ("has", "the prompt does not use elsewhere"),
+            _ => ("have", "no prompt that includes this file uses elsewhere"),
+        };
+        lint.message = format!(
+            "{}: the spaces make it text, not the variable `{name}`, which {which}, \
+             so {} {has} no field `{}`",
+            lint.message,
+            structs.join(", "),
+            field_name(&name)
+        );
+    }
+}
+
+/// The likely typos among the variables of `prompt`: at most one warning per
+/// variable, at its first use.
+fn typos(prompt: &ResolvedPrompt, previous: Option<&NameRecord>) -> Vec<Warning> {
+    let vars = &prompt.vars;
+    let uses = use_counts(prompt);
+    let structure = struct_name(&prompt.id);
+    let before = previous.and_then(|r| r.prompts.get(&prompt.id));
+    let mut warnings = Vec::new();
+    for (i, var) in vars.iter().enumerate() {
+        // Renamed since the last build: a field of the struct changed name.
+        let renamed = before.and_then(|before| {
+            let is_new = !before.has(&var.name) && !before.dropped.contains(&var.name);
+            let gone = before
+                .names
+                .iter()
+                .filter(|old| !vars.iter().any(|v| &v.name == *old));
+            is_new
+                .then(|| closest(&var.name, gone.map(String::as_str)))
+                .flatten()
+        });
+        if let Some((old, edits)) = renamed {
+            warnings.push(Warning {
+                location: Some(var.first_use.clone()),
+                code: "typo",
+                message: format!(
+                    "variable `{new}` is new since the last build and {edits} from \
+                     `{old}`, which is gone: `{structure}` now has the field `{new_field}` \
+                     instead of `{old_field}`",
+                    new = var.name,
+                    edits = edits_words(edits),
+                    new_field = field_name(&var.name),
+                    old_field = field_name(old),
+                ),
+                help: Some(format!(
+                    "if `{new}` is a typo, write `{old}` here; if the rename is meant, \
+                     rename the field `{old_field}` where your code builds `{structure}`",
+                    new = var.name,
+                    old_field = field_name(old),
+                )),
+            });
+            continue;
+        }
+        // Next to another variable of the same prompt: the one used less
+        // (or, as often, later) is the typo.
+        let others = vars.iter().enumerate().filter(|&(j, other)| {
+            j != i
+                && (uses[j], usize::MAX - j) > (uses[i], usize::MAX - i)
+                && !differ_only_in_digits(&var.name, &other.name)
+                && field_name(&var.name) != field_name(&other.name)
+        });
+        if let Some((other, edits)) = closest(&var.name, others.map(|(_, v)| v.name.as_str())) {
+            warnings.push(same_prompt_typo(prompt, var, other, edits, &structure));
+        }
+    }
+    warnings
+}
+
+fn same_prompt_typo(
+    prompt: &ResolvedPrompt,
+    var: &VarInfo,
+    other: &str,
+    edits: usize,
+    structure: &str,
+) -> Warning {
+    Warning {
+        location: Some(var.first_use.clone()),
+        code: "typo",
+        message: format!(
+            "variable `{name}` is {edits} from `{other}`, another variable of prompt `{id}`: \
+             `{structure}` has both fields, `{field}` and `{other_field}`",
+            name = var.name,
+            edits = edits_words(edits),
+            id = prompt.id,
+            field = field_name(&var.name),
+            other_field = field_name(other),
+        ),
+        help: Some(format!(
+            "if `{name}` is a typo, write `{other}` here",
+            name = var.name
+        )),
+    }
+}
+
+/// How often each variable of `prompt` is used, by index, snippets spliced in.
+fn use_counts(prompt: &ResolvedPrompt) -> Vec<usize> {
+    let mut counts = vec![0; prompt.vars.len()];
+    for program in std::iter::once(&prompt.system).chain(&prompt.user) {
+        for op in &program.ops {
+            let used = match op {
+                Op::Var(i) => *i,
+                Op::If { cond, .. } => *cond,
+                _ => continue,
+            };
+            if let Some(count) = counts.get_mut(used) {
+                *count += 1;
+            }
+        }
+    }
+    counts
+}
+
+/// Of `candidates`, the first one closest to `name` within [`max_edits`],
+/// with its distance.
+fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<(&'a str, usize)> {
+    let mut best: Option<(&str, usize)> = None;
+    for candidate in candidates {
+        if let Some(edits) = typo_distance(name, candidate)
+            && best.is_none_or(|(_, b)| edits < b)
+        {
+            best = Some((candidate, edits));
+        }
+    }
+    best
+}
+
+/// The edit distance of two different names when it is small enough for one
+/// to be a typo of the other ([`max_edits`]).
+pub(crate) fn typo_distance(a: &str, b: &str) -> Option<usize> {
+    let max = max_edits(a, b);
+    let (la, lb) = (a.chars().count(), b.chars().count());
+    if a == b || max == 0 || la.abs_diff(lb) > max {
+        return None;
+    }
+    let edits = edit_distance(a, b);
+    (edits <= max).then_some(edits)
+}
+
+/// How many edits still read as a typo: none for names of one or two
+/// characters (`x` and `y` are not typos of each other), one up to five
+/// characters, two from six on. The shorter name counts.
+fn max_edits(a: &str, b: &str) -> usize {
+    match a.chars().count().min(b.chars().count()) {
+        0..=2 => 0,
+        3..=5 => 1,
+        _ => 2,
+    }
+}
+
+/// `tool1` and `tool2`, `item` and `item2`: numbered siblings, not typos.
+fn differ_only_in_digits(a: &str, b: &str) -> bool {
+    let letters = |s: &str| {
+        s.chars()
+            .filter(|c| !c.is_ascii_digit())
+            .collect::<String>()
+    };
+    letters(a) == letters(b)
+}
+
+/// The optimal-string-alignment (restricted Damerau–Levenshtein) distance
+/// of two strings, in characters: insertions, deletions, substitutions and
+/// swaps of two neighbours (`Nmae` → `Name`) cost one each.
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut before: Vec<usize> = vec![0; b.len() + 1];
+    let mut last: Vec<usize> = (0..=b.len()).collect();
+    let mut row: Vec<usize> = vec![0; b.len() + 1];
+    for i in 1..=a.len() {
+        row[0] = i;
+        for j in 1..=b.len() {
+            let substitution = last[j - 1] + usize::from(a[i - 1] != b[j - 1]);
+            let mut d = substitution.min(last[j] + 1).min(row[j - 1] + 1);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d = d.min(before[j - 2] + 1);
+            }
+            row[j] = d;
+        }
+        std::mem::swap(&mut before, &mut last);
+        std::mem::swap(&mut last, &mut row);
+    }
+    last[b.len()]
+}
+
+fn edits_words(edits: usize) -> &'static str {
+    if edits == 1 { "one edit" } else { "two edits" }
+}
+
+/// The vars struct of prompt `id`, as the code generator names it.
+fn struct_name(id: &str) -> String {
+    format!("{}Vars", id.to_upper_camel_case())
+}
+
+/// The field of variable `name`, as the code generator names it.
+fn field_name(name: &str) -> String {
+    field_ident(name).map_or_else(|| name.to_snake_case(), |i| i.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::NameRecord;
+    use promptpack_core::pipeline::{Stages, compile};
+    use promptpack_core::{SnippetSource, Sources, TemplateSource};
+
+    #[test]
+    fn distances() {
+        assert_eq!(
+            edit_distance("agentName", "agentNmae"),
+            1,
+            "a swap is one edit"
+        );
+        assert_eq!(edit_distance("agentName", "agentNam"), 1);
+        assert_eq!(edit_distance("agentName", "agentNaame"), 1);
+        assert_eq!(edit_distance("agentName", "agentNeme"), 1);
+        assert_eq!(edit_distance("agentName", "agentname"), 1);
+        assert_eq!(edit_distance("userName", "usrNme"), 2);
+        assert_eq!(
+            edit_distance("ca", "abc"),
+            3,
+            "restricted: no edit of a swapped pair"
+        );
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("abc", ""), 3);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("même", "meme"), 1, "characters, not bytes");
+        assert_eq!(edit_distance("same", "same"), 0);
+    }
+
+    #[test]
+    fn what_counts_as_a_typo() {
+        assert_eq!(typo_distance("agentName", "agentNmae"), Some(1));
+        assert_eq!(typo_distance("userName", "usrNme"), Some(2));
+        assert_eq!(typo_distance("name", "nmae"), Some(1));
+        assert_eq!(
+            typo_distance("name", "nmea"),
+            None,
+            "two edits on a short name"
+        );
+        assert_eq!(typo_distance("x", "y"), None, "one-letter names");
+        assert_eq!(typo_distance("agentName", "agentName"), None);
+        assert_eq!(typo_distance("agentName", "userName"), None);
+        assert!(differ_only_in_digits("tool1", "tool2") && differ_only_in_digits("item", "item2"));
+        assert!(!differ_only_in_digits("tool", "tools"));
+    }
+
+    fn compiled(system: &str, snippets: &[(&str, &str)]) -> Compiled {
+        compiled_many(&[("assistant", system)], snippets)
+    }
+
+    fn compiled_many(templates: &[(&str, &str)], snippets: &[(&str, &str)]) -> Compiled {
+        let sources = Sources {
+            templates: templates
+                .iter()
+                .map(|(id, system)| TemplateSource {
+                    id: (*id).into(),
+                    system: SourceFile::new(format!("templates/{id}/system.md"), *system),
+                    user: None,
+                })
+                .collect(),
+            snippets: snippets
+                .iter()
+                .map(|(name, text)| SnippetSource {
+                    name: (*name).into(),
+                    file: SourceFile::new(format!("snippets/{name}.md"), *text),
+                })
+                .collect(),
+            stray_files: vec![],
+        };
+        let compiled = compile(sources, vec![], &Settings::default(), Stages { lint: true });
+        assert!(compiled.errors.is_empty(), "{:?}", compiled.errors);
+        compiled
+    }
+
+    fn lines(compiled: &Compiled, previous: Option<&NameRecord>) -> Vec<String> {
+        build_warnings(compiled, previous, &Settings::default())
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn lints_become_one_line_each() {
+        let found = lines(&compiled("Hi {{agentName}}.\n\n  {{ mood }}", &[]), None);
+        assert_eq!(
+            found,
+            [
+                "templates/assistant/system.md:3:3: near_miss: `{{ mood }}` is not a token and \
+              reaches the model literally: the spaces make it text, not the variable `mood`, \
+              which the prompt does not use elsewhere, so `AssistantVars` has no field `mood` \
+              (help: write `{{mood}}`: no spaces inside the delimiters)"
+            ]
+        );
+        // A name used for real elsewhere: the plain lint.
+        let found = lines(&compiled("{{mood}} {{ mood }}", &[]), None);
+        assert_eq!(found.len(), 1);
+        assert!(
+            found[0]
+                .ends_with("literally (help: write `{{mood}}`: no spaces inside the delimiters)"),
+            "{}",
+            found[0]
+        );
+        // In a snippet, the prompts that include it count.
+        let found = lines(&compiled("{{snippet:s}}", &[("s", "{{ mood }}")]), None);
+        assert_eq!(found.len(), 1);
+        assert!(
+            found[0].starts_with("snippets/s.md:1:1: near_miss:"),
+            "{}",
+            found[0]
+        );
+        assert!(
+            found[0].contains("`AssistantVars` has no field `mood`"),
+            "{}",
+            found[0]
+        );
+        let two = compiled_many(
+            &[("a", "{{snippet:s}}"), ("b-c", "{{snippet:s}}")],
+            &[("s", "{{ mood }}")],
+        );
+        let found = lines(&two, None);
+        assert_eq!(found.len(), 1);
+        assert!(
+            found[0].contains(
+                "which no prompt that includes this file uses elsewhere, so `AVars`, `BCVars` \
+                 have no field `mood`"
+            ),
+            "{}",
+            found[0]
+        );
+        // One of them has the variable: the plain lint.
+        let two = compiled_many(
+            &[("a", "{{snippet:s}}"), ("b", "{{snippet:s}} {{mood}}")],
+            &[("s", "{{ mood }}")],
+        );
+        let found = lines(&two, None);
+        assert_eq!(found.len(), 1);
+        assert!(!found[0].contains("no field"), "{}", found[0]);
+        let line = Warning {
+            location: None,
+            code: "io",
+            message: "two\nlines".into(),
+            help: None,
+        };
+        assert_eq!(line.to_string(), "io: two lines");
+    }
+
+    #[test]
+    fn typos_within_a_prompt() {
+        let found = lines(
+            &compiled(
+                "Hi {{userName}}.\n{{#if userName}}Bye {{usreName}}{{/if}}",
+                &[],
+            ),
+            None,
+        );
+        assert_eq!(
+            found,
+            [
+                "templates/assistant/system.md:2:21: typo: variable `usreName` is one edit from \
+              `userName`, another variable of prompt `assistant`: `AssistantVars` has both \
+              fields, `usre_name` and `user_name` (help: if `usreName` is a typo, write \
+              `userName` here)"
+            ]
+        );
+        // The one used more is the name meant, wherever it comes first.
+        let found = lines(
+            &compiled("{{usreName}} {{userName}} {{userName}}", &[]),
+            None,
+        );
+        assert_eq!(found.len(), 1);
+        assert!(
+            found[0].contains(":1:1: typo: variable `usreName`"),
+            "{}",
+            found[0]
+        );
+        // Numbered siblings, one-letter names, far names: nothing.
+        let found = lines(
+            &compiled(
+                "{{tool1}} {{tool2}} {{x}} {{y}} {{agentName}} {{userName}}",
+                &[],
+            ),
+            None,
+        );
+        assert_eq!(found, Vec::<String>::new());
+    }
+
+    #[test]
+    fn renames_since_the_last_build() {
+        let first = compiled("You are {{agentName}}. {{#if hasTools}}Tools.{{/if}}", &[]);
+        assert_eq!(lines(&first, None), Vec::<String>::new());
+        let record = NameRecord::next(&first.prompts, None);
+
+        let second = compiled("You are {{agentNmae}}. {{#if hasTools}}Tools.{{/if}}", &[]);
+        assert_eq!(
+            lines(&second, Some(&record)),
+            [
+                "templates/assistant/system.md:1:9: typo: variable `agentNmae` is new since the last \
+              build and one edit from `agentName`, which is gone: `AssistantVars` now has the \
+              field `agent_nmae` instead of `agent_name` (help: if `agentNmae` is a typo, \
+              write `agentName` here; if the rename is meant, rename the field `agent_name` \
+              where your code builds `AssistantVars`)"
+            ]
+        );
+        assert_eq!(
+            lines(&second, None),
+            Vec::<String>::new(),
+            "no record, no rename"
+        );
+
+        // Undoing the rename is not a typo of the typo.
+        let record = NameRecord::next(&second.prompts, Some(&record));
+        assert_eq!(lines(&first, Some(&record)), Vec::<String>::new());
+        // A far rename, or a new variable next to a kept one, is no rename.
+        let record = NameRecord::next(&first.prompts, None);
+        let third = compiled(
+            "{{assistantName}} {{agentName}} {{#if hasTool}}{{/if}}",
+            &[],
+        );
+        let found = lines(&third, Some(&record));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].contains(
+                "variable `hasTool` is new since the last build and one edit from `hasTools`"
+            ),
+            "{}",
+            found[0]
+        );
+    }
+}

@@ -1,0 +1,398 @@
+//! `promptpack init`: a prompt folder to start from, and with `--cargo` the
+//! build script and dependencies of the crate it sits in.
+//!
+//! Nothing is overwritten: a file that exists with other contents stops the
+//! command before anything is written (exit 1). Files already as the scaffold
+//! would write them are kept, so running `init` twice is harmless.
+
+use clap::Args;
+use promptpack::{CONFIG_FILE, Style};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Options of `promptpack init`.
+#[derive(Debug, Args)]
+pub(crate) struct InitArgs {
+    /// The folder to scaffold (created when missing).
+    #[arg(value_name = "DIR", default_value = ".")]
+    dir: PathBuf,
+    /// The folder is a crate (it holds a Cargo.toml): also write build.rs and
+    /// add the dependencies to Cargo.toml.
+    #[arg(long)]
+    cargo: bool,
+}
+
+/// The prompt settings the scaffold starts with.
+const CONFIG: &str = r#"# promptpack.toml: how the prompts in this folder are read. Every key is
+# optional; without a key, its default holds.
+
+# Where the prompts and the reusable snippets are, relative to this file.
+templates = "templates"   # one folder per prompt: <id>/system.md, optional <id>/user.md
+snippets = "snippets"     # <name>.md, included with {{snippet:name}}
+
+[syntax]
+# A line that holds only a block tag ({{#if x}}, {{else}}, {{/if}}) goes away
+# with its newline, so that blocks can sit on lines of their own. Off by
+# default, as the loader promptpack replaces kept such lines.
+standalone_tags = true
+
+# Other token delimiters, e.g. <<name>> and <<#if x>>:
+# [delimiters]
+# open = "<<"
+# close = ">>"
+
+# Prompt ids the naming lints of `promptpack check` skip:
+# [lints]
+# naming_exempt = ["legacy_prompt"]
+
+# Turn off the build script's cargo warnings for lints:
+# [build]
+# warnings = false
+"#;
+
+/// The sample prompt: a variable, a snippet and a condition.
+const SYSTEM: &str = "You are {{assistantName}}, an assistant for a small team.
+
+{{snippet:tone}}
+
+{{#if concise}}
+Answer in at most three sentences.
+{{else}}
+Explain your reasoning step by step, then give the answer.
+{{/if}}
+";
+
+/// The sample snippet.
+const TONE: &str = "Be friendly and precise, and say so when you are not sure.\n";
+
+/// The build script `--cargo` writes when there is none.
+const BUILD_RS: &str = "fn main() {
+    // Compiles templates/ and snippets/ into typed Rust; prints every
+    // template error rustc-style and fails the build on any.
+    if let Err(e) = promptpack_build::compile() {
+        panic!(\"{e}\");
+    }
+}
+";
+
+/// The line a build script needs.
+const BUILD_CALL: &str = "if let Err(e) = promptpack_build::compile() { panic!(\"{e}\"); }";
+
+/// The files of the scaffold, relative to the folder.
+fn scaffold() -> [(&'static str, &'static str); 3] {
+    [
+        (CONFIG_FILE, CONFIG),
+        ("templates/assistant/system.md", SYSTEM),
+        ("snippets/tone.md", TONE),
+    ]
+}
+
+/// The promptpack checkout this binary was built from: promptpack is not
+/// published yet, so the dependencies are path dependencies on it.
+fn checkout() -> PathBuf {
+    let cli = Path::new(env!("CARGO_MANIFEST_DIR"));
+    cli.ancestors().nth(2).unwrap_or(cli).to_path_buf()
+}
+
+/// The dependency lines: `[dependencies]` and `[build-dependencies]`.
+fn dependency_lines(checkout: &Path) -> (String, String) {
+    let path = |p: &Path| {
+        let shown = p.to_string_lossy().replace('\\', "/");
+        format!("\"{}\"", shown.replace('"', "\\\""))
+    };
+    let build = checkout.join("crates").join("promptpack-build");
+    (
+        format!(
+            "promptpack = {{ path = {}, features = [\"hot-reload\"] }}",
+            path(checkout)
+        ),
+        format!("promptpack-build = {{ path = {} }}", path(&build)),
+    )
+}
+
+/// Creates the scaffold (and with `--cargo` edits the crate), then says what
+/// to do next.
+pub(crate) fn run(args: &InitArgs, _style: Style) -> ExitCode {
+    match init(args) {
+        Ok(report) => {
+            crate::print_out(&report);
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            let mut err = std::io::stderr().lock();
+            let _ = std::io::Write::write_all(&mut err, message.as_bytes());
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `dir/rel` as shown: `rel` alone when `dir` is the current folder.
+fn shown(dir: &Path, rel: &str) -> String {
+    if dir == Path::new(".") {
+        rel.to_string()
+    } else {
+        format!("{}/{rel}", dir.to_string_lossy().replace('\\', "/"))
+    }
+}
+
+/// Does the work; `Err` holds the whole message for stderr.
+fn init(args: &InitArgs) -> Result<String, String> {
+    let dir = &args.dir;
+    let io = |what: &str, e: std::io::Error| format!("error: cannot {what}: {e}\n");
+    let manifest = dir.join("Cargo.toml");
+    let manifest_text = if args.cargo {
+        match std::fs::read_to_string(&manifest) {
+            Ok(text) => Some(text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(format!(
+                    "error: {} holds no Cargo.toml, and --cargo sets up a crate\nhelp: run `cargo init` there first, or leave out --cargo\n",
+                    dir.display()
+                ));
+            }
+            Err(e) => return Err(io(&format!("read {}", shown(dir, "Cargo.toml")), e)),
+        }
+    } else {
+        None
+    };
+    if let Some(text) = &manifest_text
+        && !sections(text).any(|(header, _)| header == "package")
+    {
+        return Err(format!(
+            "error: {} has no [package]: run `promptpack init --cargo` in the folder of the crate that uses the prompts\n",
+            shown(dir, "Cargo.toml")
+        ));
+    }
+
+    // Refuse before writing anything.
+    let mut keep = Vec::new();
+    let mut differ = Vec::new();
+    for (rel, text) in scaffold() {
+        match std::fs::read(dir.join(rel)) {
+            Ok(old) if old == text.as_bytes() => keep.push(rel),
+            Ok(_) => differ.push(shown(dir, rel)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io(&format!("read {}", shown(dir, rel)), e)),
+        }
+    }
+    if !differ.is_empty() {
+        return Err(format!(
+            "error: not overwriting {}, which already exist{} with other contents\nhelp: move {} aside, or run `promptpack init` in another folder\n",
+            differ.join(", "),
+            if differ.len() == 1 { "s" } else { "" },
+            if differ.len() == 1 { "it" } else { "them" },
+        ));
+    }
+
+    let mut out = String::new();
+    for (rel, text) in scaffold() {
+        if keep.contains(&rel) {
+            let _ = writeln!(out, "unchanged {}", shown(dir, rel));
+            continue;
+        }
+        let path = dir.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| io(&format!("create {}", parent.display()), e))?;
+        }
+        std::fs::write(&path, text).map_err(|e| io(&format!("write {}", shown(dir, rel)), e))?;
+        let _ = writeln!(out, "created   {}", shown(dir, rel));
+    }
+
+    if let Some(text) = manifest_text {
+        set_up_crate(dir, &text, &mut out)?;
+    }
+
+    let _ = writeln!(out, "\nnext:");
+    let cd = if dir == Path::new(".") {
+        String::new()
+    } else {
+        format!("cd {} && ", dir.display())
+    };
+    let _ = writeln!(out, "  {cd}promptpack check");
+    let _ = writeln!(
+        out,
+        "  {cd}promptpack render assistant --var assistantName=Ada --var concise=yes"
+    );
+    if args.cargo {
+        let _ = writeln!(
+            out,
+            "  in your crate: promptpack::include_prompts!(); then\n  build_prompt(PromptId::Assistant, AssistantVars {{ assistant_name: \"Ada\", concise: true }})"
+        );
+    }
+    Ok(out)
+}
+
+/// Writes build.rs when there is none, and adds the dependencies to
+/// Cargo.toml where no line names them yet.
+fn set_up_crate(dir: &Path, manifest: &str, out: &mut String) -> Result<(), String> {
+    let build_rs = dir.join("build.rs");
+    match std::fs::read_to_string(&build_rs) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::write(&build_rs, BUILD_RS)
+                .map_err(|e| format!("error: cannot write {}: {e}\n", shown(dir, "build.rs")))?;
+            let _ = writeln!(out, "created   {}", shown(dir, "build.rs"));
+        }
+        Ok(text) if text.contains("promptpack_build::compile") => {
+            let _ = writeln!(
+                out,
+                "unchanged {} (it calls promptpack_build already)",
+                shown(dir, "build.rs")
+            );
+        }
+        _ => {
+            let _ = writeln!(
+                out,
+                "{} exists: add this line to its `fn main`:\n    {BUILD_CALL}",
+                shown(dir, "build.rs")
+            );
+        }
+    }
+
+    let checkout = checkout();
+    let (dep, build_dep) = dependency_lines(&checkout);
+    let _ = writeln!(
+        out,
+        "\nthe dependencies (promptpack is not on crates.io yet: paths to the checkout this promptpack was built from):\n[dependencies]\n{dep}\n\n[build-dependencies]\n{build_dep}\n"
+    );
+    if !checkout
+        .join("crates/promptpack-build/Cargo.toml")
+        .is_file()
+    {
+        let _ = writeln!(
+            out,
+            "{} is not a promptpack checkout any more: Cargo.toml left as it was; point the paths above at one and add them",
+            checkout.display()
+        );
+        return Ok(());
+    }
+    let mut text = manifest.to_string();
+    let mut added = Vec::new();
+    for (section, crate_name, line) in [
+        ("dependencies", "promptpack", &dep),
+        ("build-dependencies", "promptpack-build", &build_dep),
+    ] {
+        if names(&text, section, crate_name) {
+            let _ = writeln!(
+                out,
+                "unchanged {}: [{section}] names {crate_name} already",
+                shown(dir, "Cargo.toml")
+            );
+            continue;
+        }
+        text = add_line(&text, section, line);
+        added.push(format!("[{section}] {crate_name}"));
+    }
+    if !added.is_empty() {
+        std::fs::write(dir.join("Cargo.toml"), &text)
+            .map_err(|e| format!("error: cannot write {}: {e}\n", shown(dir, "Cargo.toml")))?;
+        let _ = writeln!(
+            out,
+            "added     {} to {}",
+            added.join(" and "),
+            shown(dir, "Cargo.toml")
+        );
+    }
+    Ok(())
+}
+
+/// The table headers of a TOML file (`package`, `dependencies`,
+/// `dependencies.serde`), each with the index of its line.
+fn sections(text: &str) -> impl Iterator<Item = (String, usize)> + '_ {
+    text.lines().enumerate().filter_map(|(i, line)| {
+        let line = line.split('#').next().unwrap_or("").trim();
+        let inner = line.strip_prefix('[')?.strip_suffix(']')?;
+        if inner.starts_with('[') {
+            return None;
+        }
+        Some((inner.replace(' ', ""), i))
+    })
+}
+
+/// Whether the `[section]` of a Cargo.toml names `crate_name`: a
+/// `crate_name = …` line in it, or a `[section.crate_name]` table.
+fn names(text: &str, section: &str, crate_name: &str) -> bool {
+    let mut current = String::new();
+    for line in text.lines() {
+        let code = line.split('#').next().unwrap_or("").trim();
+        if let Some(inner) = code.strip_prefix('[').and_then(|c| c.strip_suffix(']')) {
+            current = inner.replace(' ', "");
+            if current == format!("{section}.{crate_name}") {
+                return true;
+            }
+            continue;
+        }
+        if current == section {
+            // `promptpack = …`, `"promptpack" = …`, `promptpack.path = …`
+            let key = code.split(['=', '.']).next().unwrap_or("").trim();
+            let key = key.trim_matches('"');
+            if key == crate_name {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// `text` with `line` right after the `[section]` header, or with a new
+/// `[section]` holding it at the end.
+fn add_line(text: &str, section: &str, line: &str) -> String {
+    let header = sections(text).find(|(h, _)| h == section).map(|(_, i)| i);
+    match header {
+        Some(at) => {
+            let mut lines: Vec<&str> = text.lines().collect();
+            lines.insert(at + 1, line);
+            let mut joined = lines.join("\n");
+            if text.ends_with('\n') || text.is_empty() {
+                joined.push('\n');
+            }
+            joined
+        }
+        None => {
+            let mut joined = text.to_string();
+            if !joined.is_empty() && !joined.ends_with('\n') {
+                joined.push('\n');
+            }
+            if !joined.is_empty() {
+                joined.push('\n');
+            }
+            let _ = writeln!(joined, "[{section}]\n{line}");
+            joined
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_goes_under_an_existing_header() {
+        let text = "[package]\nname = \"x\"\n\n[dependencies]\nserde = \"1\"\n";
+        let out = add_line(text, "dependencies", "promptpack = { path = \"p\" }");
+        assert_eq!(
+            out,
+            "[package]\nname = \"x\"\n\n[dependencies]\npromptpack = { path = \"p\" }\nserde = \"1\"\n"
+        );
+    }
+
+    #[test]
+    fn a_missing_section_is_appended() {
+        let text = "[package]\nname = \"x\"";
+        let out = add_line(text, "build-dependencies", "promptpack-build = \"1\"");
+        assert_eq!(
+            out,
+            "[package]\nname = \"x\"\n\n[build-dependencies]\npromptpack-build = \"1\"\n"
+        );
+    }
+
+    #[test]
+    fn names_finds_keys_and_tables_only_in_their_section() {
+        let text = "[dependencies]\npromptpack = \"1\"\n[build-dependencies.promptpack-build]\npath = \"x\"\n";
+        assert!(names(text, "dependencies", "promptpack"));
+        assert!(names(text, "build-dependencies", "promptpack-build"));
+        assert!(!names(text, "dependencies", "promptpack-build"));
+        let other = "[dev-dependencies]\npromptpack = \"1\"\n";
+        assert!(!names(other, "dependencies", "promptpack"));
+    }
+}
