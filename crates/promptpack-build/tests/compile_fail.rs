@@ -1,26 +1,33 @@
 //! What must not compile: the typed API turns prompt mistakes into compiler
-//! errors. The generated code of the sample prompts is written where the UI
-//! cases can `include!` it, since trybuild builds them outside this crate.
+//! errors. The generated code of the repository's sample prompts is written
+//! where the UI cases can `include!` it, since trybuild builds them outside
+//! this crate. It lives in this crate, whose only dev-dependencies are
+//! `promptpack` and `trybuild`, because trybuild compiles the dev-dependencies
+//! of the crate under test for its cases: from the root package that was
+//! proptest, insta and the rest too.
 
 use std::path::PathBuf;
 
 #[test]
 fn prompt_mistakes_do_not_compile() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let config = promptpack::Config::load(&root).expect("config");
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let root = here.join("../..");
+    let config = promptpack_build::Config::load(&root).expect("config");
     let code = promptpack_build::generate_code(&config).expect("sample prompts generate");
     let generated = root.join("target/promptpack-ui/prompts.rs");
     std::fs::create_dir_all(generated.parent().expect("parent")).expect("create folder");
     std::fs::write(&generated, code).expect("write generated code");
 
     // Rust keywords as variable names must still give code that compiles.
-    let keywords = promptpack::Config::load(root.join("tests/codegen/keywords")).expect("config");
+    let keywords =
+        promptpack_build::Config::load(root.join("tests/codegen/keywords")).expect("config");
     let code = promptpack_build::generate_code(&keywords).expect("keywords generate");
     std::fs::write(root.join("target/promptpack-ui/keywords.rs"), code)
         .expect("write generated code");
 
     // Compared variables: an enum, and an `Option` of one.
-    let choices = promptpack::Config::load(root.join("tests/codegen/choices")).expect("config");
+    let choices =
+        promptpack_build::Config::load(root.join("tests/codegen/choices")).expect("config");
     let code = promptpack_build::generate_code(&choices).expect("choices generate");
     std::fs::write(root.join("target/promptpack-ui/choices.rs"), code)
         .expect("write generated code");

@@ -1,4 +1,4 @@
-include!("../../target/promptpack-ui/prompts.rs");
+include!("../../../../target/promptpack-ui/prompts.rs");
 
 fn main() {
     // A compared variable is its enum, not free text.

@@ -1,4 +1,4 @@
-include!("../../target/promptpack-ui/choices.rs");
+include!("../../../../target/promptpack-ui/choices.rs");
 
 fn main() {
     let high = TutorVars { level: TutorLevel::HighSchool, tone: Some(TutorTone::Warm) };

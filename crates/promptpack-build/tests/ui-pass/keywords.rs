@@ -1,4 +1,4 @@
-include!("../../target/promptpack-ui/keywords.rs");
+include!("../../../../target/promptpack-ui/keywords.rs");
 
 fn main() {
     let vars = KwVars {

@@ -1,4 +1,4 @@
-include!("../../target/promptpack-ui/prompts.rs");
+include!("../../../../target/promptpack-ui/prompts.rs");
 
 fn main() {
     let _ = build_prompt(

@@ -1,4 +1,4 @@
-include!("../../target/promptpack-ui/prompts.rs");
+include!("../../../../target/promptpack-ui/prompts.rs");
 
 fn main() {
     // `allowEnding` is only a condition, so it is a bool, not text.
