@@ -22,6 +22,7 @@ use promptpack_core::lint::near_miss_names;
 use promptpack_core::program::{Op, VarInfo};
 use promptpack_core::resolve::ResolvedPrompt;
 use promptpack_core::settings::Settings;
+use promptpack_core::similar::edit_distance;
 use promptpack_core::source_file::SourceFile;
 use promptpack_load::Compiled;
 use std::fmt;
@@ -314,31 +315,6 @@ fn differ_only_in_digits(a: &str, b: &str) -> bool {
     letters(a) == letters(b)
 }
 
-/// The optimal-string-alignment (restricted Damerau–Levenshtein) distance
-/// of two strings, in characters: insertions, deletions, substitutions and
-/// swaps of two neighbours (`Nmae` → `Name`) cost one each.
-pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut before: Vec<usize> = vec![0; b.len() + 1];
-    let mut last: Vec<usize> = (0..=b.len()).collect();
-    let mut row: Vec<usize> = vec![0; b.len() + 1];
-    for i in 1..=a.len() {
-        row[0] = i;
-        for j in 1..=b.len() {
-            let substitution = last[j - 1] + usize::from(a[i - 1] != b[j - 1]);
-            let mut d = substitution.min(last[j] + 1).min(row[j - 1] + 1);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                d = d.min(before[j - 2] + 1);
-            }
-            row[j] = d;
-        }
-        std::mem::swap(&mut before, &mut last);
-        std::mem::swap(&mut last, &mut row);
-    }
-    last[b.len()]
-}
-
 fn edits_words(edits: usize) -> &'static str {
     if edits == 1 { "one edit" } else { "two edits" }
 }
@@ -359,30 +335,6 @@ mod tests {
     use crate::record::NameRecord;
     use promptpack_core::pipeline::{Stages, compile};
     use promptpack_core::{SnippetSource, Sources, TemplateSource};
-
-    #[test]
-    fn distances() {
-        assert_eq!(
-            edit_distance("agentName", "agentNmae"),
-            1,
-            "a swap is one edit"
-        );
-        assert_eq!(edit_distance("agentName", "agentNam"), 1);
-        assert_eq!(edit_distance("agentName", "agentNaame"), 1);
-        assert_eq!(edit_distance("agentName", "agentNeme"), 1);
-        assert_eq!(edit_distance("agentName", "agentname"), 1);
-        assert_eq!(edit_distance("userName", "usrNme"), 2);
-        assert_eq!(
-            edit_distance("ca", "abc"),
-            3,
-            "restricted: no edit of a swapped pair"
-        );
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("abc", ""), 3);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("même", "meme"), 1, "characters, not bytes");
-        assert_eq!(edit_distance("same", "same"), 0);
-    }
 
     #[test]
     fn what_counts_as_a_typo() {

@@ -4,6 +4,7 @@ use crate::{Folders, hex, usage_error};
 use clap::Args;
 use promptpack::{Diagnostic, Error, ErrorCode, Library, Prompt, SourceFile, Style};
 use promptpack_core::resolve::ResolvedPrompt;
+use promptpack_core::similar::edit_distance;
 use promptpack_core::source_file::Span;
 use std::io::Read;
 use std::path::PathBuf;
@@ -169,22 +170,6 @@ fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<
         .map(|(_, _, c)| c)
 }
 
-/// Levenshtein distance, in characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitute = diagonal + usize::from(ca != *cb);
-            diagonal = row[j + 1];
-            row[j + 1] = substitute.min(row[j] + 1).min(diagonal + 1);
-        }
-    }
-    row[b.len()]
-}
-
 /// A rendered prompt as printed: text with a separator before the user part,
 /// or a JSON object (pretty, or on one line when not `pretty`).
 pub(crate) fn show(prompt: &Prompt, json: bool, pretty: bool) -> String {
@@ -312,14 +297,6 @@ fn parse_var(arg: &str) -> Result<(String, String), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn edit_distance_counts_edits() {
-        assert_eq!(edit_distance("bulets", "bullets"), 1);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("same", "same"), 0);
-    }
 
     #[test]
     fn closest_suggests_only_near_names() {

@@ -19,6 +19,7 @@ pub mod render;
 pub mod resolve;
 pub mod scan;
 pub mod settings;
+pub mod similar;
 pub mod source_file;
 pub mod sources;
 pub mod syntax;
