@@ -322,6 +322,108 @@ fn replace(path: &Path, text: &str) {
 
 /// `watch` renders, renders again after an edit, shows a broken edit's error
 /// inline, and stops after `--max-renders`.
+/// A running `promptpack watch`: its stdout read line by line, its stderr
+/// collected, for tests that edit files while it runs.
+struct Watching {
+    child: std::process::Child,
+    lines: mpsc::Receiver<String>,
+    stderr: std::thread::JoinHandle<String>,
+    /// Every stdout line read so far.
+    seen: Vec<String>,
+}
+
+impl Watching {
+    /// Starts `promptpack ARGS`, writing `stdin` to it when given.
+    fn start(args: &[&std::ffi::OsStr], stdin: Option<&[u8]>) -> Watching {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .env("NO_COLOR", "1")
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary starts");
+        if let Some(bytes) = stdin {
+            let mut pipe = child.stdin.take().expect("stdin is piped");
+            pipe.write_all(bytes).expect("write stdin");
+        }
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let mut stderr = child.stderr.take().expect("stderr is piped");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stderr.read_to_string(&mut text);
+            text
+        });
+        Watching {
+            child,
+            lines,
+            stderr,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Reads stdout until a line starting with `wanted`; fails after 30 s.
+    fn wait_for(&mut self, wanted: &str) {
+        loop {
+            match self.lines.recv_timeout(Duration::from_secs(30)) {
+                Ok(line) => {
+                    let found = line.starts_with(wanted);
+                    self.seen.push(line);
+                    if found {
+                        return;
+                    }
+                }
+                Err(_) => {
+                    let _ = self.child.kill();
+                    panic!(
+                        "no `{wanted}` from watch; stdout so far:\n{}",
+                        self.seen.join("\n")
+                    );
+                }
+            }
+        }
+    }
+
+    /// Waits up to 30 s for the process to end by itself: its exit code
+    /// (`None` for a signal), every stdout line and the whole stderr.
+    fn finish(mut self) -> (Option<i32>, Vec<String>, String) {
+        let mut status = None;
+        for _ in 0..300 {
+            status = self.child.try_wait().expect("wait on watch");
+            if status.is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let Some(status) = status else {
+            let _ = self.child.kill();
+            panic!("watch did not stop by itself");
+        };
+        self.seen.extend(self.lines.iter());
+        let stderr = self.stderr.join().expect("stderr reader");
+        (status.code(), self.seen, stderr)
+    }
+
+    /// Stops it: every stdout line read so far.
+    fn kill(mut self) -> Vec<String> {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.seen
+    }
+}
+
 #[test]
 fn watch_rerenders_on_change() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -339,79 +441,23 @@ fn watch_rerenders_on_change() {
         "--max-renders",
         "3",
     ];
-    let mut child = Command::new(BIN)
-        .args(args)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let mut stderr = child.stderr.take().expect("stderr is piped");
-    let (tx, lines) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stderr.read_to_string(&mut text);
-        text
-    });
-    let mut seen = Vec::new();
-    let mut wait_for = |wanted: &str, child: &mut std::process::Child| loop {
-        match lines.recv_timeout(Duration::from_secs(30)) {
-            Ok(line) => {
-                let found = line == wanted;
-                seen.push(line);
-                if found {
-                    return;
-                }
-            }
-            Err(_) => {
-                let _ = child.kill();
-                panic!(
-                    "no `{wanted}` from watch; stdout so far:\n{}",
-                    seen.join("\n")
-                );
-            }
-        }
-    };
-    wait_for("=== render 1 ===", &mut child);
+    let args: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+    let mut watch = Watching::start(&args, None);
+    watch.wait_for("=== render 1 ===");
     replace(
         &dir.path().join("templates/greet/user.md"),
         "Say goodbye to {{userName}}.\n",
     );
-    wait_for("=== render 2 ===", &mut child);
+    watch.wait_for("=== render 2 ===");
     replace(
         &dir.path().join("templates/greet/system.md"),
         "Broken {{#if formal}}\n",
     );
-    wait_for("=== render 3: failed ===", &mut child);
-
-    let mut status = None;
-    for _ in 0..300 {
-        status = child.try_wait().expect("wait on watch");
-        if status.is_some() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let Some(status) = status else {
-        let _ = child.kill();
-        panic!("watch did not stop after --max-renders");
-    };
-    seen.extend(lines.try_iter());
-    let stderr = err_reader.join().expect("stderr reader");
+    watch.wait_for("=== render 3: failed ===");
+    let (code, seen, stderr) = watch.finish();
     let out = format!(
         "$ promptpack watch greet --root TMP --var agentName=Ada --var userName=Grace --max-renders 3\nexit code: {}\n----- stdout -----\n{}\n----- stderr -----\n{}",
-        status
-            .code()
-            .map_or("signal".to_string(), |c| c.to_string()),
+        code.map_or("signal".to_string(), |c| c.to_string()),
         seen.join("\n"),
         stderr.replace(&root, "TMP"),
     );
@@ -425,54 +471,25 @@ fn watch_reads_stdin_vars_once() {
     let dir = tempfile::tempdir().expect("temp dir");
     copy_tree(&manifest_dir().join("tests/cli/clean"), dir.path());
     let root = dir.path().to_string_lossy().into_owned();
-    let mut child = Command::new(BIN)
-        .args(["watch", "greet", "--root", &root, "--vars", "-"])
-        .args(["--max-renders", "2"])
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    {
-        let mut stdin = child.stdin.take().expect("stdin is piped");
-        stdin
-            .write_all(br#"{"agentName": "Ada", "userName": "Grace"}"#)
-            .expect("write the values");
-    }
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let (tx, lines) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let mut seen = Vec::new();
-    let mut wait_for = |wanted: &str| loop {
-        match lines.recv_timeout(Duration::from_secs(30)) {
-            Ok(line) => {
-                let done = line.starts_with(wanted);
-                seen.push(line);
-                if done {
-                    return seen.clone();
-                }
-            }
-            Err(_) => panic!(
-                "no `{wanted}` from watch; stdout so far:\n{}",
-                seen.join("\n")
-            ),
-        }
-    };
-    wait_for("=== render 1");
+    let args = [
+        "watch",
+        "greet",
+        "--root",
+        &root,
+        "--vars",
+        "-",
+        "--max-renders",
+        "2",
+    ];
+    let args: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+    let mut watch = Watching::start(&args, Some(br#"{"agentName": "Ada", "userName": "Grace"}"#));
+    watch.wait_for("=== render 1");
     replace(
         &dir.path().join("templates/greet/user.md"),
         "Say goodbye to {{userName}}.\n",
     );
-    let seen = wait_for("=== render 2");
-    let _ = child.kill();
-    let _ = child.wait();
+    watch.wait_for("=== render 2");
+    let seen = watch.kill();
     assert_eq!(
         seen.iter()
             .filter(|l| l.starts_with("=== render"))
@@ -783,59 +800,23 @@ fn watch_warns_about_values_once() {
     };
     std::fs::write(&vars, values("French")).expect("write vars.json");
     let root = dir.path().to_string_lossy().into_owned();
-    let mut child = Command::new(BIN)
-        .args(["watch", "notes", "--root", &root, "--vars"])
-        .arg(&vars)
-        .args(["--max-renders", "2"])
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let mut stderr = child.stderr.take().expect("stderr is piped");
-    let (tx, lines) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stderr.read_to_string(&mut text);
-        text
-    });
-    let mut seen = Vec::new();
-    let mut wait_for = |wanted: &str, child: &mut std::process::Child| loop {
-        match lines.recv_timeout(Duration::from_secs(30)) {
-            Ok(line) => {
-                let found = line == wanted;
-                seen.push(line);
-                if found {
-                    return;
-                }
-            }
-            Err(_) => {
-                let _ = child.kill();
-                panic!(
-                    "no `{wanted}` from watch; stdout so far:\n{}",
-                    seen.join("\n")
-                );
-            }
-        }
-    };
-    wait_for("=== render 1 ===", &mut child);
+    let args: Vec<&std::ffi::OsStr> = vec![
+        "watch".as_ref(),
+        "notes".as_ref(),
+        "--root".as_ref(),
+        root.as_ref(),
+        "--vars".as_ref(),
+        vars.as_os_str(),
+        "--max-renders".as_ref(),
+        "2".as_ref(),
+    ];
+    let mut watch = Watching::start(&args, None);
+    watch.wait_for("=== render 1 ===");
     // Another size, so that the values file's stamp changes within a tick.
     std::fs::write(&vars, values("Brazilian Portuguese")).expect("rewrite vars.json");
-    wait_for("=== render 2 ===", &mut child);
-    let status = child.wait().expect("watch stops after --max-renders");
-    // The rest of stdout, up to its end.
-    seen.extend(lines.iter());
-    let stderr = err_reader.join().expect("stderr reader");
-    assert!(status.success(), "{stderr}");
+    watch.wait_for("=== render 2 ===");
+    let (code, seen, stderr) = watch.finish();
+    assert_eq!(code, Some(0), "{stderr}");
     let warning =
         "warning: --vars key `bulets` is used by no template of `notes`; did you mean `bullets`?";
     assert_eq!(stderr.matches(warning).count(), 1, "{stderr}");
