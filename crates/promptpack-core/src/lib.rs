@@ -11,6 +11,8 @@
 
 pub mod diagnostics;
 pub mod error;
+#[cfg(feature = "json")]
+mod json;
 #[cfg(feature = "lint")]
 pub mod lint;
 pub mod pipeline;

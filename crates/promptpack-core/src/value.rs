@@ -2,8 +2,8 @@
 //! `String(v)` for strings, numbers and booleans, `JSON.stringify(v, null, 2)`
 //! for null, arrays and objects, and JavaScript truthiness for conditions.
 
+#[cfg(feature = "json")]
 use serde_json::Value;
-use std::fmt::Write;
 
 /// A value handed to the renderer: borrowed, so rendering copies each value
 /// once, into the output.
@@ -14,7 +14,8 @@ pub enum ValueRef<'a> {
     Str(&'a str),
     /// A flag, rendered `true` or `false`.
     Bool(bool),
-    /// Any JSON value, rendered as JavaScript would.
+    /// Any JSON value, rendered as JavaScript would (feature `json`).
+    #[cfg(feature = "json")]
     Json(&'a Value),
 }
 
@@ -25,7 +26,8 @@ impl ValueRef<'_> {
         match *self {
             ValueRef::Str(s) => !s.is_empty(),
             ValueRef::Bool(b) => b,
-            ValueRef::Json(v) => is_truthy(v),
+            #[cfg(feature = "json")]
+            ValueRef::Json(v) => crate::json::is_truthy(v),
         }
     }
 
@@ -36,12 +38,13 @@ impl ValueRef<'_> {
         match *self {
             ValueRef::Str(s) => s.len(),
             ValueRef::Bool(b) => bool_len(b),
+            #[cfg(feature = "json")]
             ValueRef::Json(v) => match v {
                 Value::String(s) => s.len(),
                 Value::Bool(b) => bool_len(*b),
                 Value::Null => 4,
                 Value::Number(n) => match n.as_i64() {
-                    Some(i) if i.unsigned_abs() <= MAX_SAFE_INTEGER => {
+                    Some(i) if i.unsigned_abs() <= crate::json::MAX_SAFE_INTEGER => {
                         usize::from(i < 0) + decimal_digits(i.unsigned_abs())
                     }
                     // The longest shortest-round-trip double, `-1.2345678901234567e-308`.
@@ -60,7 +63,9 @@ impl ValueRef<'_> {
         match *self {
             ValueRef::Str(s) => s == text,
             ValueRef::Bool(b) => text == if b { "true" } else { "false" },
+            #[cfg(feature = "json")]
             ValueRef::Json(Value::String(s)) => s == text,
+            #[cfg(feature = "json")]
             ValueRef::Json(_) => {
                 let mut rendered = String::with_capacity(text.len());
                 self.write_to(&mut rendered);
@@ -74,7 +79,8 @@ impl ValueRef<'_> {
         match *self {
             ValueRef::Str(s) => out.push_str(s),
             ValueRef::Bool(b) => out.push_str(if b { "true" } else { "false" }),
-            ValueRef::Json(v) => write_value(out, v),
+            #[cfg(feature = "json")]
+            ValueRef::Json(v) => crate::json::write_value(out, v),
         }
     }
 }
@@ -83,290 +89,10 @@ fn bool_len(b: bool) -> usize {
     if b { 4 } else { 5 }
 }
 
+#[cfg(feature = "json")]
 fn decimal_digits(n: u64) -> usize {
     n.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
-/// JavaScript truthiness of a JSON value.
-pub fn is_truthy(value: &Value) -> bool {
-    match value {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
-        Value::String(s) => !s.is_empty(),
-        Value::Array(_) | Value::Object(_) => true,
-    }
-}
-
-/// Appends `value` as `String(value)` (strings, numbers, booleans) or
-/// `JSON.stringify(value, null, 2)` (null, arrays, objects).
-pub fn write_value(out: &mut String, value: &Value) {
-    match value {
-        Value::String(s) => out.push_str(s),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => write_number(out, n),
-        Value::Null | Value::Array(_) | Value::Object(_) => write_json(out, value, 0),
-    }
-}
-
-/// Integers JavaScript holds exactly: beyond ±2^53 it rounds them to the
-/// nearest double, and so must we to print what it printed.
-const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
-
-fn write_number(out: &mut String, n: &serde_json::Number) {
-    if let Some(i) = n.as_i64().filter(|i| i.unsigned_abs() <= MAX_SAFE_INTEGER) {
-        let _ = write!(out, "{i}");
-    } else if let Some(f) = n.as_f64() {
-        write_js_number(out, f);
-    }
-}
-
-/// Appends `f` as JavaScript's `Number.prototype.toString()` does:
-/// shortest round-trip digits, plain notation for exponents from -7 to 20,
-/// exponent notation (`1e+21`, `1.5e-7`) outside.
-pub fn write_js_number(out: &mut String, f: f64) {
-    if f.is_nan() {
-        out.push_str("NaN");
-        return;
-    }
-    if f.is_infinite() {
-        out.push_str(if f > 0.0 { "Infinity" } else { "-Infinity" });
-        return;
-    }
-    if f == 0.0 {
-        out.push('0');
-        return;
-    }
-    if f < 0.0 {
-        out.push('-');
-    }
-    // `{:e}` gives the shortest round-trip digits, e.g. `5.625e2`.
-    let sci = format!("{:e}", f.abs());
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let k = digits.len() as i64;
-    // In ECMAScript's terms the value is 0.d1d2…dk × 10^n.
-    let n = exp.parse::<i64>().unwrap_or(0) + 1;
-    if k <= n && n <= 21 {
-        out.push_str(&digits);
-        out.extend(std::iter::repeat_n('0', (n - k) as usize));
-    } else if 0 < n && n <= 21 {
-        out.push_str(&digits[..n as usize]);
-        out.push('.');
-        out.push_str(&digits[n as usize..]);
-    } else if -6 < n && n <= 0 {
-        out.push_str("0.");
-        out.extend(std::iter::repeat_n('0', (-n) as usize));
-        out.push_str(&digits);
-    } else {
-        out.push_str(&digits[..1]);
-        if k > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        let e = n - 1;
-        let _ = write!(out, "e{}{}", if e >= 0 { "+" } else { "-" }, e.abs());
-    }
-}
-
-/// `JSON.stringify(value, null, 2)`, nested at `depth`.
-fn write_json(out: &mut String, value: &Value, depth: usize) {
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(_) | Value::Number(_) => write_value(out, value),
-        Value::String(s) => write_json_string(out, s),
-        Value::Array(items) if items.is_empty() => out.push_str("[]"),
-        Value::Object(map) if map.is_empty() => out.push_str("{}"),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                out.push_str(if i == 0 { "\n" } else { ",\n" });
-                indent(out, depth + 1);
-                write_json(out, item, depth + 1);
-            }
-            out.push('\n');
-            indent(out, depth);
-            out.push(']');
-        }
-        Value::Object(map) => {
-            out.push('{');
-            for (i, (key, item)) in js_property_order(map).into_iter().enumerate() {
-                out.push_str(if i == 0 { "\n" } else { ",\n" });
-                indent(out, depth + 1);
-                write_json_string(out, key);
-                out.push_str(": ");
-                write_json(out, item, depth + 1);
-            }
-            out.push('\n');
-            indent(out, depth);
-            out.push('}');
-        }
-    }
-}
-
-/// JavaScript's own-property order: keys that are array indices (canonical
-/// integers below 2^32 - 1) first, ascending, then the rest in insertion order.
-fn js_property_order(map: &serde_json::Map<String, Value>) -> Vec<(&String, &Value)> {
-    let index_of = |key: &str| -> Option<u32> {
-        let canonical = key == "0" || (!key.starts_with('0') && !key.is_empty());
-        key.parse::<u32>()
-            .ok()
-            .filter(|&i| canonical && i < u32::MAX && key.bytes().all(|b| b.is_ascii_digit()))
-    };
-    let mut indexed: Vec<(u32, (&String, &Value))> = map
-        .iter()
-        .filter_map(|(k, v)| index_of(k).map(|i| (i, (k, v))))
-        .collect();
-    indexed.sort_by_key(|(i, _)| *i);
-    let named = map.iter().filter(|(k, _)| index_of(k).is_none());
-    indexed.into_iter().map(|(_, kv)| kv).chain(named).collect()
-}
-
-fn indent(out: &mut String, depth: usize) {
-    out.extend(std::iter::repeat_n(' ', depth * 2));
-}
-
-/// A JSON string literal with JavaScript's escapes: `"`, `\`, the named
-/// control escapes, `\u00XX` for other control characters; nothing else.
-fn write_json_string(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn js(f: f64) -> String {
-        let mut s = String::new();
-        write_js_number(&mut s, f);
-        s
-    }
-
-    #[test]
-    fn numbers_print_as_javascript() {
-        let cases = [
-            (1000.0, "1000"),
-            (562.5, "562.5"),
-            (1e21, "1e+21"),
-            (1e20, "100000000000000000000"),
-            (-7.0, "-7"),
-            (0.1, "0.1"),
-            (1e-6, "0.000001"),
-            (1e-7, "1e-7"),
-            (1.5e-7, "1.5e-7"),
-            (123456789.125, "123456789.125"),
-            (-0.0, "0"),
-            (2.5e25, "2.5e+25"),
-            (f64::NAN, "NaN"),
-            (f64::NEG_INFINITY, "-Infinity"),
-        ];
-        for (f, want) in cases {
-            assert_eq!(js(f), want, "{f:?}");
-        }
-    }
-
-    #[test]
-    fn json_matches_stringify_with_two_spaces() {
-        let mut out = String::new();
-        write_value(
-            &mut out,
-            &json!({"zeta": 1, "alpha": [1, "x\u{1}"], "e": {}, "f": [], "g": 2.0}),
-        );
-        assert_eq!(
-            out,
-            "{\n  \"zeta\": 1,\n  \"alpha\": [\n    1,\n    \"x\\u0001\"\n  ],\n  \"e\": {},\n  \"f\": [],\n  \"g\": 2\n}"
-        );
-    }
-
-    #[test]
-    fn integers_beyond_two_to_the_53_round_like_doubles() {
-        let mut out = String::new();
-        write_value(
-            &mut out,
-            &json!([
-                9007199254740993u64,
-                18446744073709551615u64,
-                -9007199254740991i64
-            ]),
-        );
-        assert_eq!(
-            out,
-            "[\n  9007199254740992,\n  18446744073709552000,\n  -9007199254740991\n]"
-        );
-    }
-
-    #[test]
-    fn index_keys_come_first_as_in_javascript() {
-        let mut out = String::new();
-        write_value(&mut out, &json!({"b": 1, "10": 2, "2": 3, "01": 4}));
-        assert_eq!(
-            out,
-            "{\n  \"2\": 3,\n  \"10\": 2,\n  \"b\": 1,\n  \"01\": 4\n}"
-        );
-    }
-
-    #[test]
-    fn length_hints_are_exact_for_text_flags_and_integers() {
-        let values = [
-            json!("héllo"),
-            json!(true),
-            json!(false),
-            json!(null),
-            json!(0),
-            json!(7),
-            json!(-10),
-            json!(1000),
-            json!(-9007199254740991i64),
-            json!([]),
-            json!({}),
-        ];
-        for v in &values {
-            let mut out = String::new();
-            write_value(&mut out, v);
-            assert_eq!(ValueRef::Json(v).len_hint(), out.len(), "{v}");
-        }
-        assert_eq!(ValueRef::Str("abc").len_hint(), 3);
-        assert_eq!(ValueRef::Bool(false).len_hint(), 5);
-        // Not exact, but never far below what a double prints.
-        for f in [562.5, 1e21, -1.5e-7, 0.1 + 0.2, f64::MIN_POSITIVE] {
-            let v = json!(f);
-            let mut out = String::new();
-            write_value(&mut out, &v);
-            assert!(ValueRef::Json(&v).len_hint() >= out.len(), "{v}");
-        }
-    }
-
-    #[test]
-    fn truthiness_is_javascripts() {
-        for v in [json!(false), json!(0), json!(0.0), json!(""), json!(null)] {
-            assert!(!is_truthy(&v), "{v}");
-        }
-        for v in [
-            json!("0"),
-            json!("false"),
-            json!([]),
-            json!({}),
-            json!(-1),
-            json!(true),
-        ] {
-            assert!(is_truthy(&v), "{v}");
-        }
-    }
-}
+#[cfg(feature = "json")]
+pub use crate::json::{is_truthy, write_js_number, write_value};
