@@ -135,14 +135,25 @@ fn write_flat(tokens: TokenStream) -> String {
 /// colliding ids, the later one is reported.
 pub fn check_names(prompts: &[ResolvedPrompt], templates: &[TemplateSource]) -> Vec<Diagnostic> {
     let mut errors = Vec::new();
-    let variants = variant_names(prompts, templates, &mut errors);
+    rust_names(prompts, templates, &mut errors);
+    errors
+}
+
+/// The Rust names of `prompts`: each one's `PromptId` variant and fields
+/// (with their choice enums), every problem in `errors`.
+fn rust_names(
+    prompts: &[ResolvedPrompt],
+    templates: &[TemplateSource],
+    errors: &mut Vec<Diagnostic>,
+) -> (Vec<Ident>, Vec<Vec<Field>>) {
+    let variants = variant_names(prompts, templates, errors);
     let fields: Vec<Vec<Field>> = prompts
         .iter()
         .zip(&variants)
-        .map(|(p, v)| fields_of(p, v, &mut errors))
+        .map(|(p, v)| fields_of(p, v, errors))
         .collect();
-    type_collisions(prompts, &variants, &fields, &mut errors);
-    errors
+    type_collisions(prompts, &variants, &fields, errors);
+    (variants, fields)
 }
 
 /// The generated source without formatting (as `TokenStream::to_string`
@@ -164,13 +175,7 @@ pub fn generate_tokens(
     dev: &DevPaths,
 ) -> Result<TokenStream> {
     let mut errors = Vec::new();
-    let variants = variant_names(prompts, templates, &mut errors);
-    let fields: Vec<Vec<Field>> = prompts
-        .iter()
-        .zip(&variants)
-        .map(|(p, v)| fields_of(p, v, &mut errors))
-        .collect();
-    type_collisions(prompts, &variants, &fields, &mut errors);
+    let (variants, fields) = rust_names(prompts, templates, &mut errors);
     if let Some(error) = Error::from_diagnostics(errors) {
         return Err(error);
     }

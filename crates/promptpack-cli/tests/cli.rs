@@ -20,14 +20,14 @@ fn run_with(args: &[&str], stdin: Option<&str>) -> String {
     run_in(&manifest_dir(), args, stdin)
 }
 
-/// Runs the binary in the folder `cwd` with `args` (and `stdin`, when
-/// given), in plain style, and formats what it did.
-fn run_in(cwd: &Path, args: &[&str], stdin: Option<&str>) -> String {
-    let mut child = Command::new(BIN)
+/// Starts the binary in `cwd` with `args`, in plain style, stdout and stderr
+/// piped, stdin piped when `with_stdin`.
+fn spawn(cwd: &Path, args: &[&std::ffi::OsStr], with_stdin: bool) -> std::process::Child {
+    Command::new(BIN)
         .args(args)
         .current_dir(cwd)
         .env("NO_COLOR", "1")
-        .stdin(if stdin.is_some() {
+        .stdin(if with_stdin {
             Stdio::piped()
         } else {
             Stdio::null()
@@ -35,7 +35,14 @@ fn run_in(cwd: &Path, args: &[&str], stdin: Option<&str>) -> String {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("the binary starts");
+        .expect("the binary starts")
+}
+
+/// Runs the binary in the folder `cwd` with `args` (and `stdin`, when
+/// given), in plain style, and formats what it did.
+fn run_in(cwd: &Path, args: &[&str], stdin: Option<&str>) -> String {
+    let os_args: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+    let mut child = spawn(cwd, &os_args, stdin.is_some());
     if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
         pipe.write_all(text.as_bytes()).expect("stdin is written");
     }
@@ -335,18 +342,7 @@ struct Watching {
 impl Watching {
     /// Starts `promptpack ARGS`, writing `stdin` to it when given.
     fn start(args: &[&std::ffi::OsStr], stdin: Option<&[u8]>) -> Watching {
-        let mut child = Command::new(BIN)
-            .args(args)
-            .env("NO_COLOR", "1")
-            .stdin(if stdin.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("the binary starts");
+        let mut child = spawn(&manifest_dir(), args, stdin.is_some());
         if let Some(bytes) = stdin {
             let mut pipe = child.stdin.take().expect("stdin is piped");
             pipe.write_all(bytes).expect("write stdin");
