@@ -15,10 +15,15 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
-/// Longest wait for a change to show.
-const TIMEOUT: Duration = Duration::from_secs(5);
+/// A hang guard, not a measure: every wait polls and returns as soon as its
+/// condition holds, and only a watcher that never delivers takes this long.
+/// How fast changes show is the bench's business (`reload_latency`).
+const TIMEOUT: Duration = Duration::from_secs(120);
 
-/// How long "nothing happens" is watched for: several debounce periods.
+/// A pause that gives a wrong reload the chance to happen before a check
+/// that it did not. It can only let such a check pass wrongly on a slow
+/// machine, never fail it; where a check can be made exact, a sentinel
+/// edit is used instead.
 const QUIET: Duration = Duration::from_millis(400);
 
 /// A prompt folder holding `files` (paths relative to the root).
@@ -107,10 +112,14 @@ fn failures(rx: &Receiver<ReloadEvent>) -> Vec<promptpack::Error> {
         .collect()
 }
 
-fn reloads(rx: &Receiver<ReloadEvent>) -> usize {
+/// The paths of every reload so far, one list per reload.
+fn reload_paths(rx: &Receiver<ReloadEvent>) -> Vec<Vec<std::path::PathBuf>> {
     rx.try_iter()
-        .filter(|e| matches!(e, ReloadEvent::Reloaded { .. }))
-        .count()
+        .filter_map(|e| match e {
+            ReloadEvent::Reloaded { paths, .. } => Some(paths),
+            _ => None,
+        })
+        .collect()
 }
 
 #[test]
@@ -270,11 +279,24 @@ fn editor_temp_files_do_not_reload() {
         write(root, junk, "{{#if broken");
     }
     std::fs::remove_file(root.join("templates/p/4913")).expect("remove 4913");
-    std::thread::sleep(QUIET);
-    assert_eq!(
-        watched.generation(),
-        generation,
-        "junk files caused a reload"
+    // A sentinel edit after the junk: once it shows, every junk event has
+    // been handled, and no reload may name a junk file.
+    write(root, "snippets/sentinel.md", "done");
+    assert!(wait_until(|| watched.generation() > generation));
+    let reloaded = reload_paths(&events);
+    assert!(
+        reloaded
+            .iter()
+            .flatten()
+            .any(|p| p.ends_with("snippets/sentinel.md")),
+        "the sentinel's reload names it: {reloaded:?}"
+    );
+    assert!(
+        reloaded
+            .iter()
+            .flatten()
+            .all(|p| p.ends_with("snippets/sentinel.md")),
+        "junk files caused a reload: {reloaded:?}"
     );
     assert!(failures(&events).is_empty());
 
@@ -347,8 +369,11 @@ fn snippets_folder_created_later_is_watched() {
     assert_eventually(&watched, "p", &json!({}), "S2");
 }
 
+/// A burst of saves ends on the last version, every reload of it
+/// succeeding. How few reloads a burst makes depends on how fast the machine
+/// is, so it is measured by the `reload_latency` example, not asserted here.
 #[test]
-fn a_burst_of_saves_gives_few_reloads() {
+fn a_burst_of_saves_ends_on_the_last_version() {
     let dir = folder(&[("templates/p/system.md", "v0")]);
     let watched = Library::watch(dir.path()).expect("watch");
     let events = watched.subscribe();
@@ -356,14 +381,12 @@ fn a_burst_of_saves_gives_few_reloads() {
         write(dir.path(), "templates/p/system.md", &format!("v{i}"));
     }
     assert_eventually(&watched, "p", &json!({}), "v100");
-    // Late batches of the burst, if any, arrive within a few debounce periods.
-    std::thread::sleep(QUIET);
-    let reloads = reloads(&events);
-    assert!(
-        (1..=10).contains(&reloads),
-        "{reloads} reloads for a burst of 100 saves"
-    );
+    // A sentinel edit of another file: once it shows, every event of the
+    // burst has been handled (the watcher handles them in order).
+    write(dir.path(), "templates/sentinel/system.md", "done");
+    assert_eventually(&watched, "sentinel", &json!({}), "done");
     assert_eq!(system(&watched, "p", &json!({})).as_deref(), Some("v100"));
+    assert!(failures(&events).is_empty());
 }
 
 /// Without a logger, a broken save is printed on stderr (dev builds), with
@@ -752,7 +775,7 @@ fn dropping_the_handle_stops_the_watcher() {
     // The watcher thread held the last sender: its channel is closed once
     // the thread has ended.
     assert_eq!(
-        events.recv_timeout(Duration::from_secs(1)),
+        events.recv_timeout(TIMEOUT),
         Err(RecvTimeoutError::Disconnected)
     );
     write(dir.path(), "templates/p/system.md", "two");

@@ -38,8 +38,10 @@ use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_promptpack");
 
-/// Longer than anything here takes, short of a hang.
-const TIMEOUT: Duration = Duration::from_secs(60);
+/// A hang guard, not a measure: far longer than anything here takes on a
+/// loaded machine, so it fails only a run that never ends (a case's time is
+/// never asserted; inputs that must stay fast are the bench's to measure).
+const TIMEOUT: Duration = Duration::from_secs(600);
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct Place {

@@ -370,10 +370,11 @@ impl Watching {
         }
     }
 
-    /// Reads stdout until a line starting with `wanted`; fails after 30 s.
+    /// Reads stdout until a line starting with `wanted`; fails only after a
+    /// hang guard of two minutes (the time is never asserted).
     fn wait_for(&mut self, wanted: &str) {
         loop {
-            match self.lines.recv_timeout(Duration::from_secs(30)) {
+            match self.lines.recv_timeout(Duration::from_secs(120)) {
                 Ok(line) => {
                     let found = line.starts_with(wanted);
                     self.seen.push(line);
@@ -392,11 +393,11 @@ impl Watching {
         }
     }
 
-    /// Waits up to 30 s for the process to end by itself: its exit code
+    /// Waits (a two-minute hang guard) for the process to end by itself: its exit code
     /// (`None` for a signal), every stdout line and the whole stderr.
     fn finish(mut self) -> (Option<i32>, Vec<String>, String) {
         let mut status = None;
-        for _ in 0..300 {
+        for _ in 0..1200 {
             status = self.child.try_wait().expect("wait on watch");
             if status.is_some() {
                 break;
