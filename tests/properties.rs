@@ -461,6 +461,16 @@ fn node(with_snippet: bool) -> impl Strategy<Value = Node> {
     })
 }
 
+/// The tag of branch `i` of a block: `{{#if test}}`, then `{{else if test}}`.
+fn branch_tag(i: usize, (name, equals): &Test, d: &Delimiters) -> String {
+    let keyword = if i == 0 { "#if" } else { "else if" };
+    let test = match equals {
+        Some(value) => format!("{name} == \"{value}\""),
+        None => name.to_string(),
+    };
+    format!("{}{keyword} {test}{}", d.open(), d.close())
+}
+
 fn write_nodes(nodes: &[Node], d: &Delimiters) -> String {
     let (open, close) = (d.open(), d.close());
     let mut out = String::new();
@@ -470,13 +480,8 @@ fn write_nodes(nodes: &[Node], d: &Delimiters) -> String {
             Node::Var(name) => out.push_str(&d.var_token(name)),
             Node::Snippet => out.push_str(&format!("{open}snippet:s{close}")),
             Node::If(branches, otherwise) => {
-                for (i, ((name, equals), block)) in branches.iter().enumerate() {
-                    let keyword = if i == 0 { "#if" } else { "else if" };
-                    let test = match equals {
-                        Some(value) => format!("{name} == \"{value}\""),
-                        None => name.to_string(),
-                    };
-                    out.push_str(&format!("{open}{keyword} {test}{close}"));
+                for (i, (test, block)) in branches.iter().enumerate() {
+                    out.push_str(&branch_tag(i, test, d));
                     out.push_str(&write_nodes(block, d));
                 }
                 if let Some(otherwise) = otherwise {
@@ -531,13 +536,8 @@ fn write_tag_lines(nodes: &[Node], d: &Delimiters, own_lines: bool) -> String {
                     out.at_line_start = false;
                 }
                 Node::If(branches, otherwise) => {
-                    for (i, ((name, equals), block)) in branches.iter().enumerate() {
-                        let keyword = if i == 0 { "#if" } else { "else if" };
-                        let test = match equals {
-                            Some(value) => format!("{name} == \"{value}\""),
-                            None => name.to_string(),
-                        };
-                        tag(out, &format!("{open}{keyword} {test}{close}"), own_lines);
+                    for (i, (test, block)) in branches.iter().enumerate() {
+                        tag(out, &branch_tag(i, test, d), own_lines);
                         go(out, block, d, own_lines);
                     }
                     if let Some(otherwise) = otherwise {
@@ -822,6 +822,9 @@ proptest! {
     ) {
         use promptpack::{ErrorCode, Location, Severity, Style, render_diagnostic};
         let line_text: String = indent.into_iter().chain(rest).collect();
+        // Neither a line nor a length: a whole-file location, which has no
+        // place to name (`diagnostics::tests::a_whole_file_has_no_position`).
+        prop_assume!(!line_text.is_empty() || len > 0);
         let column = column.min(line_text.chars().count() + 1);
         let d = Diagnostic::new(ErrorCode::StrayClose, "a message").at(Location {
             path: "templates/t/system.md".to_string(),
