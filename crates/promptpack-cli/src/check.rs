@@ -34,9 +34,8 @@ pub(crate) fn run(args: &CheckArgs, style: Style) -> ExitCode {
     };
     errors.sort_by_key(place);
 
-    let root = args.folders.root();
-    crate::print_diagnostics(&errors, Severity::Error, style, &root);
-    crate::print_diagnostics(&lints, Severity::Warning, style, &root);
+    crate::print_diagnostics(&errors, Severity::Error, style);
+    crate::print_diagnostics(&lints, Severity::Warning, style);
     let mut err = std::io::stderr().lock();
     let _ = writeln!(
         err,

@@ -23,7 +23,7 @@ pub(crate) struct ListArgs {
 pub(crate) fn run(args: &ListArgs, style: Style) -> ExitCode {
     let library = match args.folders.config().and_then(|c| Library::load_config(&c)) {
         Ok(library) => library,
-        Err(e) => return crate::fail(&e, style, &args.folders.root()),
+        Err(e) => return crate::fail(&e, style),
     };
     let prompts = library.prompts();
     let text = if args.json {

@@ -138,47 +138,18 @@ fn stderr_style() -> Style {
     }
 }
 
-/// Prints diagnostics to stderr, each followed by a blank line. Paths in
-/// them are relative to `root`, the prompt root.
-pub(crate) fn print_diagnostics(
-    diagnostics: &[Diagnostic],
-    severity: Severity,
-    style: Style,
-    root: &Path,
-) {
+/// Prints diagnostics to stderr, each followed by a blank line.
+pub(crate) fn print_diagnostics(diagnostics: &[Diagnostic], severity: Severity, style: Style) {
     let mut err = std::io::stderr().lock();
     for d in diagnostics {
         // A closed stderr leaves nothing to report to.
-        let _ = writeln!(err, "{}\n", show_diagnostic(d, severity, style, root));
+        let _ = writeln!(err, "{}\n", render_diagnostic(d, severity, style));
     }
-}
-
-/// One diagnostic as printed. A file-level location (no line of text, no
-/// width) renders as a `path:1:1` note: right for a file, but a folder, or a
-/// path that does not exist (`cannot read the templates folder …`), has no
-/// line 1. Such a place is shown as its path alone, or not at all when the
-/// message names it already.
-fn show_diagnostic(d: &Diagnostic, severity: Severity, style: Style, root: &Path) -> String {
-    let Some(loc) = &d.location else {
-        return render_diagnostic(d, severity, style);
-    };
-    let file_level = loc.line_text.is_empty() && loc.len == 0;
-    let is_file = root.join(&loc.path).is_file() || Path::new(&loc.path).is_file();
-    if !file_level || is_file {
-        return render_diagnostic(d, severity, style);
-    }
-    if d.message.contains(&loc.path) {
-        let mut d = d.clone();
-        d.location = None;
-        return render_diagnostic(&d, severity, style);
-    }
-    let origin = format!("{}:{}:{}", loc.path, loc.line, loc.column);
-    render_diagnostic(d, severity, style).replacen(&origin, &loc.path, 1)
 }
 
 /// Prints an error's diagnostics and returns exit code 1.
-pub(crate) fn fail(error: &Error, style: Style, root: &Path) -> ExitCode {
-    print_diagnostics(error.diagnostics(), Severity::Error, style, root);
+pub(crate) fn fail(error: &Error, style: Style) -> ExitCode {
+    print_diagnostics(error.diagnostics(), Severity::Error, style);
     ExitCode::FAILURE
 }
 

@@ -36,7 +36,6 @@ pub(crate) struct RenderArgs {
 /// Renders the prompt once and prints it, after any warnings about the
 /// values.
 pub(crate) fn run(args: &RenderArgs, style: Style) -> ExitCode {
-    let root = args.folders.root();
     let rendered = args
         .folders
         .config()
@@ -56,7 +55,7 @@ pub(crate) fn run(args: &RenderArgs, style: Style) -> ExitCode {
             crate::print_out(&show(&prompt, args.json, true));
             ExitCode::SUCCESS
         }
-        Err(e) => crate::fail(&e, style, &root),
+        Err(e) => crate::fail(&e, style),
     }
 }
 

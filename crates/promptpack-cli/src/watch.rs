@@ -41,7 +41,7 @@ struct Updates<'a> {
     args: &'a WatchArgs,
     style: Style,
     done: u64,
-    /// The prompt root, which paths in diagnostics are relative to.
+    /// The prompt root, as found from the arguments.
     root: PathBuf,
     /// The warnings about the values last printed: printed again only when
     /// they change (an edit to the prompt or to the values file).
@@ -82,7 +82,7 @@ impl Updates<'_> {
         if !self.args.render.json {
             crate::print_out(&format!("=== render {}: failed ===\n", self.done));
         }
-        crate::print_diagnostics(error.diagnostics(), Severity::Error, self.style, &self.root);
+        crate::print_diagnostics(error.diagnostics(), Severity::Error, self.style);
     }
 }
 

@@ -47,8 +47,14 @@ pub fn render_diagnostic(diagnostic: &Diagnostic, severity: Severity, style: Sty
     let origin;
     let line_text;
     if let Some(loc) = &diagnostic.location {
-        if loc.line_text.is_empty() {
-            // A file-level problem: name the file without a source excerpt.
+        if loc.is_whole_file() {
+            // Nothing to point at: name the file or folder, unless the
+            // message does already; a `:1:1` would send a reader nowhere.
+            if !diagnostic.message.contains(&loc.path) {
+                message = message.footer(Level::Note.title(&loc.path));
+            }
+        } else if loc.line_text.is_empty() {
+            // A position on an empty line: name it without an excerpt.
             origin = format!("{}:{}:{}", loc.path, loc.line, loc.column);
             message = message.footer(Level::Note.title(&origin));
         } else {
@@ -123,7 +129,28 @@ fn shown_line(line: &str, column: usize, len: usize) -> (String, Range<usize>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{ErrorCode, SourceFile, Span};
+    use crate::{ErrorCode, Location, SourceFile, Span};
+
+    /// A whole-file location names the file (or nothing, when the message
+    /// does), never a `:1:1` that points nowhere.
+    #[test]
+    fn a_whole_file_has_no_position() {
+        let named = Diagnostic::new(
+            ErrorCode::MissingSystem,
+            "template folder `x` has no system.md",
+        )
+        .at(Location::file("templates/x"));
+        let shown = render_diagnostic(&named, Severity::Error, Style::Plain);
+        assert!(shown.contains("= note: templates/x"), "{shown}");
+        assert!(!shown.contains(":1:1"), "{shown}");
+        let in_message = Diagnostic::new(
+            ErrorCode::Io,
+            "cannot read the templates folder ./templates",
+        )
+        .at(Location::file("./templates"));
+        let shown = render_diagnostic(&in_message, Severity::Error, Style::Plain);
+        assert!(!shown.contains("note"), "{shown}");
+    }
 
     #[test]
     fn points_a_caret_at_the_token() {

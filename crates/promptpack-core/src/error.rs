@@ -141,6 +141,12 @@ pub struct Location {
 }
 
 impl Location {
+    /// Whether this names a whole file or folder, with no position in it
+    /// (as [`Location::file`] makes): nothing to point a caret at.
+    pub fn is_whole_file(&self) -> bool {
+        self.line_text.is_empty() && self.len == 0
+    }
+
     /// A location that names a file but no position in it (line 1, column 1).
     pub fn file(path: impl Into<String>) -> Location {
         Location {
