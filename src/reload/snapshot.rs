@@ -1,20 +1,26 @@
-//! One consistent read of a prompt folder, through the one load pipeline.
+//! One consistent read of a prompt folder, then the rest of the one load
+//! pipeline on it: reads are compared as read, and only the read kept is
+//! parsed and resolved.
 
 use super::shared::ConfigSource;
 use crate::library::Library;
-use promptpack_core::error::{Error, Result};
-use promptpack_load::{Compiled, Config, Stages};
+use promptpack_core::error::{Diagnostic, Error, Result};
+use promptpack_core::pipeline::compile;
+use promptpack_core::sources::Sources;
+use promptpack_load::{Config, Stages, read_sources};
 
 /// Reads of the prompt folder compared before giving up on a stable one.
 const MAX_READS: usize = 8;
 
-/// Everything one read of the prompt folder saw, through the load pipeline.
+/// Everything one read of the prompt folder saw: the files and the
+/// problems of reading them.
 #[derive(Debug, PartialEq)]
 pub(super) enum Snapshot {
     BadConfig(Error),
     Read {
         config: Box<Config>,
-        compiled: Box<Compiled>,
+        sources: Box<Sources>,
+        read_errors: Vec<Diagnostic>,
     },
 }
 
@@ -23,10 +29,11 @@ impl Snapshot {
         match source.load_config() {
             Err(error) => Snapshot::BadConfig(error),
             Ok(config) => {
-                let compiled = promptpack_load::load(&config, Stages::default());
+                let (sources, read_errors) = read_sources(&config);
                 Snapshot::Read {
                     config: Box::new(config),
-                    compiled: Box::new(compiled),
+                    sources: Box::new(sources),
+                    read_errors,
                 }
             }
         }
@@ -37,9 +44,13 @@ impl Snapshot {
     pub(super) fn load(self) -> (Option<Config>, Result<Library>) {
         match self {
             Snapshot::BadConfig(error) => (None, Err(error)),
-            Snapshot::Read { config, compiled } => {
+            Snapshot::Read {
+                config,
+                sources,
+                read_errors,
+            } => {
                 let delimiters = config.delimiters_ref().clone();
-                let library = compiled
+                let library = compile(*sources, read_errors, config.settings(), Stages::default())
                     .into_result()
                     .map(|compiled| Library::from_compiled(compiled, delimiters));
                 (Some(*config), library)
