@@ -253,6 +253,19 @@ where
     }
 }
 
+/// The lower bound's render: precomputed pieces pushed into a `String` of
+/// exact capacity.
+fn lower_bound<E>(pieces: Vec<String>) -> impl FnMut() -> Result<String, E> {
+    let capacity = pieces.iter().map(String::len).sum();
+    move || {
+        let mut out = String::with_capacity(capacity);
+        for p in &pieces {
+            out.push_str(p);
+        }
+        Ok(out)
+    }
+}
+
 /// Builds a contender from a setup that may fail (a template that does not
 /// compile is a failed contender, not a crash).
 fn try_contender<'a, F>(
@@ -430,16 +443,7 @@ fn contenders<'a>(
         "lower bound",
         "precomputed pieces pushed into a String of exact capacity",
         expected,
-        pieces.map(|pieces| {
-            let capacity = pieces.iter().map(String::len).sum();
-            move || {
-                let mut out = String::with_capacity(capacity);
-                for p in &pieces {
-                    out.push_str(p);
-                }
-                Ok(out)
-            }
-        }),
+        pieces.map(lower_bound),
     ));
     list.push(contender(
         "memcpy",
@@ -874,16 +878,7 @@ fn choice_contenders() -> Vec<Contender<'static>> {
             leak(choice_lower_name(role)),
             note,
             &expected,
-            pieces.map(|pieces| {
-                let capacity = pieces.iter().map(String::len).sum();
-                move || {
-                    let mut out = String::with_capacity(capacity);
-                    for p in &pieces {
-                        out.push_str(p);
-                    }
-                    Ok(out)
-                }
-            }),
+            pieces.map(lower_bound),
         ));
         let name = leak(format!("promptpack typed `render_system()` ({role})"));
         #[cfg(promptpack_choice)]
