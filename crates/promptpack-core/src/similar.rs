@@ -52,5 +52,6 @@ mod tests {
         assert_eq!(edit_distance("kitten", "sitting"), 3);
         assert_eq!(edit_distance("même", "meme"), 1, "characters, not bytes");
         assert_eq!(edit_distance("same", "same"), 0);
+        assert_eq!(edit_distance("bulets", "bullets"), 1);
     }
 }
