@@ -1,7 +1,7 @@
 //! Which paths can change the prompts: the folders and settings file a
 //! watcher looks at, and the editor junk it ignores.
 
-use promptpack_load::{CONFIG_FILE, Config};
+use promptpack_load::{CONFIG_FILE, Config, is_ignored_name};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
@@ -75,7 +75,7 @@ pub(super) fn is_prompt_path(rest: &Path, full: &Path) -> bool {
     let Some(last) = names.last().map(|n| n.to_string_lossy()) else {
         return true;
     };
-    if names.iter().any(|n| is_editor_junk(&n.to_string_lossy())) {
+    if names.iter().any(|n| is_ignored_name(&n.to_string_lossy())) {
         return false;
     }
     if last.ends_with(".md") {
@@ -92,12 +92,6 @@ pub(super) fn is_prompt_path(rest: &Path, full: &Path) -> bool {
     // No extension: a template folder or a snippet subfolder that came or
     // went (moving one away gives no event for the files inside).
     true
-}
-
-pub(super) fn is_editor_junk(name: &str) -> bool {
-    name.starts_with('.')
-        || name.ends_with('~')
-        || (name.len() > 1 && name.starts_with('#') && name.ends_with('#'))
 }
 
 #[cfg(test)]

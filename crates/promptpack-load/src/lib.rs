@@ -9,9 +9,11 @@
 #![warn(missing_docs)]
 
 mod config;
+mod names;
 mod read;
 
 pub use config::{CONFIG_FILE, Config};
+pub use names::is_ignored_name;
 pub use promptpack_core::pipeline::{Compiled, Stages};
 pub use read::read_sources;
 
