@@ -59,15 +59,16 @@ pub fn write_js_number(out: &mut String, f: f64) {
     if f < 0.0 {
         out.push('-');
     }
-    // `{:e}` gives the shortest round-trip digits, e.g. `5.625e2`.
-    let sci = format!("{:e}", f.abs());
+    let sci = js_digits(f.abs());
     let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let digits = digits.trim_end_matches('0');
+    let digits = if digits.is_empty() { "0" } else { digits };
     let k = digits.len() as i64;
     // In ECMAScript's terms the value is 0.d1d2…dk × 10^n.
     let n = exp.parse::<i64>().unwrap_or(0) + 1;
     if k <= n && n <= 21 {
-        out.push_str(&digits);
+        out.push_str(digits);
         out.extend(std::iter::repeat_n('0', (n - k) as usize));
     } else if 0 < n && n <= 21 {
         out.push_str(&digits[..n as usize]);
@@ -76,7 +77,7 @@ pub fn write_js_number(out: &mut String, f: f64) {
     } else if -6 < n && n <= 0 {
         out.push_str("0.");
         out.extend(std::iter::repeat_n('0', (-n) as usize));
-        out.push_str(&digits);
+        out.push_str(digits);
     } else {
         out.push_str(&digits[..1]);
         if k > 1 {
@@ -85,6 +86,32 @@ pub fn write_js_number(out: &mut String, f: f64) {
         }
         let e = n - 1;
         let _ = write!(out, "e{}{}", if e >= 0 { "+" } else { "-" }, e.abs());
+    }
+}
+
+/// `f` (finite, positive) in exponent notation with the digits ECMAScript's
+/// `Number::toString` picks: the fewest that read back as `f`, and among
+/// those the closest to `f`, ties to an even last digit. Rust's `{:e}` gives
+/// the fewest, but not always the closest (`972881281588322.25` gives `…322.3`
+/// where JavaScript prints `…322.2`); `{:.N$e}` rounds exactly, ties to even,
+/// so the exact rounding to as many digits is JavaScript's whenever it reads
+/// back as `f` (it may not, next to a power of two, where the shortest
+/// digits lie on the wider side).
+fn js_digits(f: f64) -> String {
+    // e.g. `5.625e2`.
+    let shortest = format!("{f:e}");
+    let places = shortest
+        .split_once('e')
+        .map_or(&shortest[..], |(mantissa, _)| mantissa)
+        .bytes()
+        .filter(u8::is_ascii_digit)
+        .count()
+        .saturating_sub(1);
+    let closest = format!("{f:.places$e}");
+    if closest.parse::<f64>() == Ok(f) {
+        closest
+    } else {
+        shortest
     }
 }
 
@@ -194,6 +221,13 @@ mod tests {
             (123456789.125, "123456789.125"),
             (-0.0, "0"),
             (2.5e25, "2.5e+25"),
+            // Two 16-digit strings read back as this double, …322.2 and
+            // …322.3, equally near: JavaScript takes the even one.
+            (972881281588322.25, "972881281588322.2"),
+            // Next to a power of two the nearest digits do not read back.
+            (9007199254740992.0, "9007199254740992"),
+            (5e-324, "5e-324"),
+            (f64::MAX, "1.7976931348623157e+308"),
             (f64::NAN, "NaN"),
             (f64::NEG_INFINITY, "-Infinity"),
         ];
