@@ -6,6 +6,7 @@ use promptpack::{Diagnostic, Error, ErrorCode, Library, Prompt, SourceFile, Styl
 use promptpack_core::resolve::ResolvedPrompt;
 use promptpack_core::similar::edit_distance;
 use promptpack_core::source_file::Span;
+use std::borrow::Cow;
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -20,7 +21,7 @@ pub(crate) struct RenderArgs {
     #[arg(long = "var", value_name = "NAME=VALUE", value_parser = parse_var)]
     pub(crate) var: Vec<(String, String)>,
     /// A JSON file holding an object of values, which keep their JSON types
-    /// (`-` reads standard input).
+    /// (`-` reads standard input); UTF-8, with or without a byte order mark.
     #[arg(long = "vars", value_name = "FILE.json")]
     pub(crate) vars_file: Option<PathBuf>,
     /// Leave a token without a value in place instead of failing.
@@ -210,17 +211,17 @@ fn values(args: &RenderArgs) -> Result<serde_json::Map<String, serde_json::Value
 
 /// Standard input, read once for the life of the process: `watch` renders
 /// again and again with `--vars -`, and stdin has only one end.
-fn stdin_text() -> Result<&'static str, Error> {
-    static STDIN: OnceLock<Result<String, String>> = OnceLock::new();
+fn stdin_bytes() -> Result<&'static [u8], Error> {
+    static STDIN: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
     let read = STDIN.get_or_init(|| {
-        let mut text = String::new();
+        let mut bytes = Vec::new();
         std::io::stdin()
-            .read_to_string(&mut text)
-            .map(|_| text)
+            .read_to_end(&mut bytes)
+            .map(|_| bytes)
             .map_err(|e| e.to_string())
     });
     match read {
-        Ok(text) => Ok(text),
+        Ok(bytes) => Ok(bytes),
         Err(e) => Err(usage_error(
             ErrorCode::Io,
             format!("cannot read values from standard input: {e}"),
@@ -228,23 +229,31 @@ fn stdin_text() -> Result<&'static str, Error> {
     }
 }
 
+/// A UTF-8 byte order mark, which Windows editors write at the start of a
+/// file: `--vars` skips it, as JSON readers commonly do.
+const BOM: &str = "\u{FEFF}";
+
 fn read_vars_file(
     path: &std::path::Path,
 ) -> Result<serde_json::Map<String, serde_json::Value>, Error> {
     let shown = path.to_string_lossy().replace('\\', "/");
-    let text = if shown == "-" {
-        stdin_text()?.to_string()
+    let bytes: Cow<'static, [u8]> = if shown == "-" {
+        Cow::Borrowed(stdin_bytes()?)
     } else {
-        std::fs::read_to_string(path).map_err(|e| {
+        Cow::Owned(std::fs::read(path).map_err(|e| {
             usage_error(
                 ErrorCode::Io,
                 format!("cannot read the values file {shown}: {e}"),
             )
-        })?
+        })?)
     };
-    let file = SourceFile::new(shown.clone(), text);
-    let value: serde_json::Value = serde_json::from_str(file.text()).map_err(|e| {
-        let at = offset_of(file.text(), e.line(), e.column());
+    let text = std::str::from_utf8(&bytes).map_err(|e| not_utf8(&shown, &bytes, e))?;
+    // The file keeps its mark, so that lines and columns are the editor's.
+    let json = text.strip_prefix(BOM).unwrap_or(text);
+    let skipped = text.len() - json.len();
+    let value: serde_json::Value = serde_json::from_str(json).map_err(|e| {
+        let file = SourceFile::new(shown.clone(), text);
+        let at = skipped + offset_of(json, e.line(), e.column());
         Diagnostic::new(
             ErrorCode::InvalidVars,
             format!("{shown} is not valid JSON: {e}"),
@@ -268,6 +277,28 @@ fn read_vars_file(
             ))
         }
     }
+}
+
+/// `invalid_utf8` for a values file that is not UTF-8, as for a prompt file: the offset of the
+/// first bad byte, and its line and column.
+fn not_utf8(shown: &str, bytes: &[u8], e: std::str::Utf8Error) -> Error {
+    let valid = e.valid_up_to();
+    // The prefix before the bad byte is valid, so it locates the byte.
+    let prefix = String::from_utf8_lossy(&bytes[..valid]).into_owned();
+    let file = SourceFile::new(shown, prefix);
+    let mut location = file.location(Span {
+        start: valid,
+        end: valid,
+    });
+    location.len = 1;
+    let byte = bytes.get(valid).copied().unwrap_or_default();
+    Diagnostic::new(
+        ErrorCode::InvalidUtf8,
+        format!("{shown} is not valid UTF-8 (byte 0x{byte:02x} at offset {valid})"),
+    )
+    .at(location)
+    .with_help("save the values file as UTF-8")
+    .into()
 }
 
 /// The byte offset of serde_json's 1-based line and column, kept on a

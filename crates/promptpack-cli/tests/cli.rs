@@ -274,6 +274,42 @@ case!(
         "tests/cli/clean/snippets/tone.md"
     ]
 );
+// A values file saved by a Windows editor starts with a byte order mark.
+case!(
+    render_vars_bom,
+    [
+        "render",
+        "greet",
+        "--root",
+        "tests/cli/clean",
+        "--vars",
+        "tests/cli/vars-bom.json"
+    ]
+);
+// After a mark, a JSON error is still placed where the editor shows it.
+case!(
+    render_vars_bom_invalid_json,
+    [
+        "render",
+        "greet",
+        "--root",
+        "tests/cli/clean",
+        "--vars",
+        "tests/cli/vars-bom-invalid.json"
+    ]
+);
+// A values file in Latin-1: the offset, line and column of the bad byte.
+case!(
+    render_vars_not_utf8,
+    [
+        "render",
+        "greet",
+        "--root",
+        "tests/cli/clean",
+        "--vars",
+        "tests/cli/vars-latin1.json"
+    ]
+);
 case!(usage_unknown_flag, ["check", "--bogus"]);
 case!(
     usage_bad_var,
@@ -303,6 +339,23 @@ fn render_vars_stdin() {
         Some(vars),
     );
     snapshot("render_vars_stdin", &out);
+}
+
+#[test]
+fn render_vars_stdin_bom() {
+    let vars = "\u{FEFF}{\"agentName\": \"Ada\", \"userName\": \"Grace\"}";
+    let out = run_with(
+        &[
+            "render",
+            "greet",
+            "--root",
+            "tests/cli/clean",
+            "--vars",
+            "-",
+        ],
+        Some(vars),
+    );
+    snapshot("render_vars_stdin_bom", &out);
 }
 
 /// Copies a fixture tree.
