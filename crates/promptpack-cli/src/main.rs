@@ -164,9 +164,15 @@ pub(crate) fn warn(message: &str, style: Style) {
 
 /// Writes to stdout, ignoring a closed pipe (`promptpack list | head`).
 pub(crate) fn print_out(text: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
+    write_out(|out| out.write_all(text.as_bytes()));
+}
+
+/// Lets `write` write to stdout, locked and buffered, and flushes. A write
+/// error ends `write` early and is ignored: it is a closed pipe
+/// (`promptpack render big | head`), and the reader wanted no more.
+pub(crate) fn write_out(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) {
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let _ = write(&mut out).and_then(|()| out.flush());
 }
 
 /// A hash as shown everywhere: 16 hex digits.

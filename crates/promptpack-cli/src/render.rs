@@ -7,7 +7,7 @@ use promptpack_core::resolve::ResolvedPrompt;
 use promptpack_core::similar::edit_distance;
 use promptpack_core::source_file::Span;
 use std::borrow::Cow;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::OnceLock;
@@ -53,7 +53,7 @@ pub(crate) fn run(args: &RenderArgs, style: Style) -> ExitCode {
     };
     match result {
         Ok(prompt) => {
-            crate::print_out(&show(&prompt, args.json, true));
+            crate::write_out(|out| write_prompt(out, &prompt, args.json, true));
             ExitCode::SUCCESS
         }
         Err(e) => crate::fail(&e, style),
@@ -170,31 +170,46 @@ fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<
         .map(|(_, _, c)| c)
 }
 
-/// A rendered prompt as printed: text with a separator before the user part,
-/// or a JSON object (pretty, or on one line when not `pretty`).
-pub(crate) fn show(prompt: &Prompt, json: bool, pretty: bool) -> String {
+/// Writes a rendered prompt as printed: text with a separator before the
+/// user part, or a JSON object (pretty, or on one line when not `pretty`).
+/// Straight from the prompt's own text, which can be gigabytes: no copy of
+/// it is made on the way out.
+pub(crate) fn write_prompt(
+    out: &mut (impl Write + ?Sized),
+    prompt: &Prompt,
+    json: bool,
+    pretty: bool,
+) -> std::io::Result<()> {
     if json {
-        let value = serde_json::json!({
-            "id": prompt.id,
-            "system": prompt.system,
-            "user": prompt.user,
-            "hash": hex(prompt.hash),
-        });
-        let text = if pretty {
-            serde_json::to_string_pretty(&value)
-        } else {
-            serde_json::to_string(&value)
+        /// The JSON form, borrowing the prompt's text.
+        #[derive(serde::Serialize)]
+        struct Shown<'a> {
+            id: &'a str,
+            system: &'a str,
+            user: Option<&'a str>,
+            hash: String,
+        }
+        let shown = Shown {
+            id: &prompt.id,
+            system: &prompt.system,
+            user: prompt.user.as_deref(),
+            hash: hex(prompt.hash),
         };
-        return text.unwrap_or_default() + "\n";
+        if pretty {
+            serde_json::to_writer_pretty(&mut *out, &shown)?;
+        } else {
+            serde_json::to_writer(&mut *out, &shown)?;
+        }
+        return out.write_all(b"\n");
     }
-    let mut out = prompt.system.clone();
-    out.push('\n');
+    out.write_all(prompt.system.as_bytes())?;
+    out.write_all(b"\n")?;
     if let Some(user) = &prompt.user {
-        out.push_str("--- user ---\n");
-        out.push_str(user);
-        out.push('\n');
+        out.write_all(b"--- user ---\n")?;
+        out.write_all(user.as_bytes())?;
+        out.write_all(b"\n")?;
     }
-    out
+    Ok(())
 }
 
 /// The values: `--vars` first, then every `--var` over them.
@@ -327,6 +342,67 @@ fn parse_var(arg: &str) -> Result<(String, String), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Records where each write's bytes live, and the text written.
+    #[derive(Default)]
+    struct Recorder {
+        writes: Vec<(usize, usize)>,
+        text: Vec<u8>,
+    }
+
+    impl Write for Recorder {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.writes.push((buf.as_ptr() as usize, buf.len()));
+            self.text.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// How many of `text`'s bytes were written straight from `text` itself.
+    fn written_in_place(recorder: &Recorder, text: &str) -> usize {
+        let range = text.as_ptr() as usize..text.as_ptr() as usize + text.len();
+        recorder
+            .writes
+            .iter()
+            .filter(|(at, len)| range.contains(at) && at + len <= range.end)
+            .map(|(_, len)| len)
+            .sum()
+    }
+
+    /// A rendered prompt goes out from its own text, as JSON too (whose
+    /// escapes are the only bytes not taken from it): no copy of a
+    /// gigabyte prompt on the way to stdout.
+    #[test]
+    fn prompts_are_written_without_a_copy() {
+        let prompt = Prompt {
+            id: "big".to_string(),
+            system: "system text ".repeat(1000),
+            user: Some("user \"quoted\" text\n".repeat(1000)),
+            hash: 7,
+        };
+        let user = prompt.user.as_deref().unwrap_or_default();
+        let mut text = Recorder::default();
+        write_prompt(&mut text, &prompt, false, true).expect("writes");
+        assert_eq!(written_in_place(&text, &prompt.system), prompt.system.len());
+        assert_eq!(written_in_place(&text, user), user.len());
+        let expected = format!("{}\n--- user ---\n{user}\n", prompt.system);
+        assert_eq!(String::from_utf8_lossy(&text.text), expected);
+        for pretty in [true, false] {
+            let mut json = Recorder::default();
+            write_prompt(&mut json, &prompt, true, pretty).expect("writes");
+            assert_eq!(written_in_place(&json, &prompt.system), prompt.system.len());
+            // All but the two quotes and the newline of each repeat.
+            assert_eq!(written_in_place(&json, user), user.len() - 3000);
+            let value: serde_json::Value =
+                serde_json::from_slice(&json.text).expect("the JSON form is JSON");
+            assert_eq!(value["user"], user);
+            assert_eq!(value["hash"], "0000000000000007");
+        }
+    }
 
     #[test]
     fn closest_suggests_only_near_names() {

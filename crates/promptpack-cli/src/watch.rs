@@ -8,7 +8,7 @@
 //! one line of stdout. Ctrl-C stops it (nothing needs cleaning up: the default
 //! signal handling ends the process).
 
-use crate::render::{RenderArgs, Rendered, render, show};
+use crate::render::{RenderArgs, Rendered, render, write_prompt};
 use clap::Args;
 use promptpack::{
     Config, Error, ErrorCode, ReloadEvent, Severity, Style, WatchOptions, WatchedLibrary,
@@ -66,12 +66,13 @@ impl Updates<'_> {
             Ok(prompt) => {
                 self.done += 1;
                 let json = self.args.render.json;
-                let header = if json {
-                    String::new()
-                } else {
-                    format!("=== render {} ===\n", self.done)
-                };
-                crate::print_out(&(header + &show(&prompt, json, false)));
+                let done = self.done;
+                crate::write_out(|out| {
+                    if !json {
+                        writeln!(out, "=== render {done} ===")?;
+                    }
+                    write_prompt(out, &prompt, json, false)
+                });
             }
             Err(error) => self.failed(&error),
         }

@@ -358,6 +358,35 @@ fn render_vars_stdin_bom() {
     snapshot("render_vars_stdin_bom", &out);
 }
 
+/// A reader that stops early (`promptpack render big | head -c 16`) ends
+/// the render quietly: exit code 0, no panic, nothing on stderr.
+#[test]
+fn render_into_a_closed_pipe() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let template = dir.path().join("templates/big");
+    std::fs::create_dir_all(&template).expect("create templates/big");
+    // 1 MB of output, far more than a pipe holds.
+    std::fs::write(template.join("system.md"), "{{x}}\n".repeat(200)).expect("write");
+    let value = format!("x={}", "y".repeat(5000));
+    let root = dir.path().as_os_str();
+    let args = ["render", "big", "--var", &value, "--root"];
+    let mut args: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+    args.push(root);
+    let mut child = spawn(&manifest_dir(), &args, false);
+    let mut stdout = child.stdout.take().expect("stdout is piped");
+    let mut start = [0u8; 16];
+    stdout.read_exact(&mut start).expect("the render starts");
+    assert_eq!(&start, b"yyyyyyyyyyyyyyyy");
+    drop(stdout);
+    let mut stderr = String::new();
+    if let Some(mut pipe) = child.stderr.take() {
+        pipe.read_to_string(&mut stderr).expect("stderr is read");
+    }
+    let status = child.wait().expect("the binary ends");
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert_eq!(stderr, "");
+}
+
 /// Copies a fixture tree.
 fn copy_tree(from: &Path, to: &Path) {
     for entry in std::fs::read_dir(from).expect("fixture exists") {
