@@ -4,7 +4,7 @@ use crate::{Folders, hex, usage_error};
 use clap::Args;
 use promptpack::{Diagnostic, Error, ErrorCode, Library, Prompt, SourceFile, Style};
 use promptpack_core::resolve::ResolvedPrompt;
-use promptpack_core::similar::edit_distance;
+use promptpack_core::similar::nearest;
 use promptpack_core::source_file::Span;
 use std::borrow::Cow;
 use std::io::{Read, Write};
@@ -156,18 +156,9 @@ fn value_warnings(
 }
 
 /// The candidate nearest to `name` by edit distance, ignoring case, when it
-/// is near enough to be a likely typo: at most a third of the longer name's
-/// characters apart (at least one).
+/// is near enough to be a likely typo ([`nearest`]).
 fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
-    let wanted = name.to_lowercase();
-    candidates
-        .map(|c| {
-            let limit = (name.chars().count().max(c.chars().count()) / 3).max(1);
-            (edit_distance(&wanted, &c.to_lowercase()), limit, c)
-        })
-        .filter(|(distance, limit, _)| distance <= limit)
-        .min_by_key(|(distance, _, _)| *distance)
-        .map(|(_, _, c)| c)
+    nearest(name, candidates, 1).into_iter().next()
 }
 
 /// Writes a rendered prompt as printed: text with a separator before the

@@ -387,6 +387,20 @@ fn render_into_a_closed_pipe() {
     assert_eq!(stderr, "");
 }
 
+/// An unknown id among many prompts names the nearest few and how many
+/// there are, not every id.
+#[test]
+fn render_unknown_id_among_many() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for i in 0..500 {
+        let template = dir.path().join(format!("templates/prompt-{i:03}"));
+        std::fs::create_dir_all(&template).expect("create a template folder");
+        std::fs::write(template.join("system.md"), "Hello.").expect("write");
+    }
+    let out = run_in(dir.path(), &["render", "prompt-42", "--root", "."], None);
+    snapshot("render_unknown_id_among_many", &out);
+}
+
 /// Copies a fixture tree.
 fn copy_tree(from: &Path, to: &Path) {
     for entry in std::fs::read_dir(from).expect("fixture exists") {

@@ -227,17 +227,46 @@ impl Error {
         Error::from(Diagnostic::new(code, message))
     }
 
-    /// `unknown_prompt`: no prompt is named `id`; the help names `known`.
+    /// `unknown_prompt`: no prompt is named `id`. The help lists `known`
+    /// when there are a few; among more, it names the few nearest `id` and
+    /// how many there are, so that its size is bounded whatever their number
+    /// (and `id` is shortened in the message, whatever its length).
     pub fn unknown_prompt<'a>(id: &str, known: impl IntoIterator<Item = &'a str>) -> Error {
-        let known: Vec<&str> = known.into_iter().collect();
-        let help = if known.is_empty() {
-            "there are no prompts".to_string()
-        } else {
-            format!("the prompts are: {}", known.join(", "))
+        /// Up to this many prompts, the help lists them all.
+        const LISTED: usize = 8;
+        /// How many near ids the help names among more.
+        const NEAREST: usize = 3;
+        let mut count = 0;
+        let mut first = Vec::with_capacity(LISTED);
+        let counted = known.into_iter().inspect(|k| {
+            count += 1;
+            if first.len() < LISTED {
+                first.push(*k);
+            }
+        });
+        let near = crate::similar::nearest(id, counted, NEAREST);
+        let help = match (count, near.as_slice()) {
+            (0, _) => "there are no prompts".to_string(),
+            (1..=LISTED, _) => format!("the prompts are: {}", first.join(", ")),
+            (_, []) => format!("{count} prompts; `promptpack list` shows them"),
+            (_, near) => format!(
+                "did you mean {}? ({count} prompts; `promptpack list` shows them)",
+                near.iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         };
-        Diagnostic::new(ErrorCode::UnknownPrompt, format!("no prompt named `{id}`"))
-            .with_help(help)
-            .into()
+        let shown = match id.char_indices().nth(80) {
+            Some((end, _)) => format!("{}…", &id[..end]),
+            None => id.to_string(),
+        };
+        Diagnostic::new(
+            ErrorCode::UnknownPrompt,
+            format!("no prompt named `{shown}`"),
+        )
+        .with_help(help)
+        .into()
     }
 
     /// An error made of several diagnostics; `None` when the list is empty.

@@ -1,5 +1,6 @@
 //! How close two names are: the one edit distance behind every "did you
-//! mean" of the house (the build's typo warnings, the CLI's value warnings).
+//! mean" of the house (the build's typo warnings, the CLI's value warnings,
+//! an unknown prompt id).
 
 /// The optimal-string-alignment (restricted Damerau–Levenshtein) distance
 /// of two strings, in characters: insertions, deletions, substitutions and
@@ -24,6 +25,57 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
         std::mem::swap(&mut last, &mut row);
     }
     last[b.len()]
+}
+
+/// The candidates that read as a typo of `name`, ignoring case: at most a
+/// third of the longer name's characters apart (at least one), nearest
+/// first, at most `max` of them (among equals, the first given).
+///
+/// Linear in the candidates, whatever their number, and bounded whatever
+/// their length or `name`'s: a candidate whose length alone puts it out of
+/// reach costs no distance. That is what lets a wrong id among 100,000
+/// prompts name the few near it.
+///
+/// ```
+/// use promptpack_core::similar::nearest;
+/// let ids = ["greet", "review", "summarize", "great"];
+/// assert_eq!(nearest("gret", ids, 3), ["greet", "great"]);
+/// assert_eq!(nearest("Review", ids, 3), ["review"]);
+/// assert!(nearest("translate", ids, 3).is_empty());
+/// ```
+pub fn nearest<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+    max: usize,
+) -> Vec<&'a str> {
+    let wanted = name.to_lowercase();
+    let wanted_len = wanted.chars().count();
+    let name_len = name.chars().count();
+    // (distance, candidate), nearest first; a stable insert keeps the
+    // first given among equals.
+    let mut best: Vec<(usize, &str)> = Vec::with_capacity(max + 1);
+    for candidate in candidates {
+        let limit = (name_len.max(candidate.chars().count()) / 3).max(1);
+        let lower = candidate.to_lowercase();
+        // The distance is at least the difference in length.
+        if wanted_len.abs_diff(lower.chars().count()) > limit {
+            continue;
+        }
+        let worst = best.last().map(|(d, _)| *d);
+        if best.len() == max
+            && worst.is_some_and(|w| w <= lower.chars().count().abs_diff(wanted_len))
+        {
+            continue;
+        }
+        let distance = edit_distance(&wanted, &lower);
+        if distance > limit || (best.len() == max && worst.is_some_and(|w| w <= distance)) {
+            continue;
+        }
+        let at = best.partition_point(|(d, _)| *d <= distance);
+        best.insert(at, (distance, candidate));
+        best.truncate(max);
+    }
+    best.into_iter().map(|(_, c)| c).collect()
 }
 
 #[cfg(test)]
@@ -53,5 +105,39 @@ mod tests {
         assert_eq!(edit_distance("même", "meme"), 1, "characters, not bytes");
         assert_eq!(edit_distance("same", "same"), 0);
         assert_eq!(edit_distance("bulets", "bullets"), 1);
+    }
+
+    #[test]
+    fn nearest_keeps_the_few_closest_in_order() {
+        let ids: Vec<String> = (0..1000).map(|i| format!("prompt-{i}")).collect();
+        let found = nearest("prompt-42x", ids.iter().map(String::as_str), 3);
+        assert_eq!(found, ["prompt-42", "prompt-420", "prompt-421"]);
+        assert!(nearest("x", ["abc"], 3).is_empty());
+        assert_eq!(nearest("ab", ["xb", "ax", "ab"], 2), ["ab", "xb"]);
+        assert!(nearest("ab", ["ab"], 0).is_empty());
+        assert_eq!(nearest("BULETS", ["bullets", "notes"], 1), ["bullets"]);
+    }
+
+    /// An unknown id's error is bounded in size whatever the number of
+    /// prompts and the id's length, and names the nearest ids.
+    #[test]
+    fn unknown_prompt_help_is_bounded() {
+        let ids: Vec<String> = (0..100_000).map(|i| format!("p{i:05}")).collect();
+        let ids = || ids.iter().map(String::as_str);
+        let help = |e: &crate::Error| e.diagnostics()[0].help.clone().unwrap_or_default();
+        let error = crate::Error::unknown_prompt("p0004", ids());
+        assert_eq!(
+            help(&error),
+            "did you mean `p00004`, `p00014`, `p00024`? (100000 prompts; `promptpack list` shows them)"
+        );
+        let error = crate::Error::unknown_prompt("translate", ids());
+        assert_eq!(help(&error), "100000 prompts; `promptpack list` shows them");
+        let long = "p".repeat(1_000_000);
+        let error = crate::Error::unknown_prompt(&long, ids());
+        assert!(error.to_string().len() < 300, "{}", error.to_string().len());
+        let few = crate::Error::unknown_prompt("nope", ["greet", "review"]);
+        assert_eq!(help(&few), "the prompts are: greet, review");
+        let none = crate::Error::unknown_prompt("nope", []);
+        assert_eq!(help(&none), "there are no prompts");
     }
 }
