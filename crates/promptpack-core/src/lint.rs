@@ -27,7 +27,7 @@ use crate::source_file::SourceFile;
 use crate::sources::Sources;
 use crate::syntax::{Delimiters, is_var_name};
 use heck::{ToKebabCase, ToLowerCamelCase};
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{HashMap, HashSet};
 
 /// A lint is a [`Diagnostic`] with one of the lint codes of [`ErrorCode`]
 /// (`near_miss`, `unused_snippet`, `empty_file`, `stray_file`, `naming`),
@@ -46,58 +46,68 @@ pub fn lint_sources(sources: &Sources, settings: &Settings) -> Vec<Diagnostic> {
     let exempt: HashSet<&str> = settings.naming_exempt.iter().map(String::as_str).collect();
     let mut lints = Vec::new();
 
-    let mut scans: Vec<(&SourceFile, Vec<Finding>)> = Vec::new();
-    let template_files = sources
+    // Each file is scanned once; its findings are found again by position
+    // (template i's, snippet j's), never by a search among all files.
+    let scan = |file: &SourceFile| {
+        step();
+        find_tokens(file.text(), delims)
+    };
+    let template_scans: Vec<(Vec<Finding>, Option<Vec<Finding>>)> = sources
         .templates
         .iter()
-        .flat_map(|t| std::iter::once(&t.system).chain(t.user.as_ref()));
-    let snippet_files = sources.snippets.iter().map(|s| &s.file);
-    for file in template_files.chain(snippet_files) {
-        scans.push((file, find_tokens(file.text(), delims)));
-    }
-    let findings_of = |file: &SourceFile| {
-        scans
-            .iter()
-            .find(|(f, _)| std::ptr::eq(*f, file))
-            .map_or(&[][..], |(_, found)| &found[..])
+        .map(|t| (scan(&t.system), t.user.as_ref().map(scan)))
+        .collect();
+    let snippet_scans: Vec<Vec<Finding>> = sources.snippets.iter().map(|s| scan(&s.file)).collect();
+    // A template's files with their findings.
+    let template_files = |i: usize| {
+        let t = &sources.templates[i];
+        let (system, user) = &template_scans[i];
+        std::iter::once((&t.system, &system[..])).chain(t.user.as_ref().zip(user.as_deref()))
     };
 
-    for (file, findings) in &scans {
+    for (file, findings) in (0..sources.templates.len()).flat_map(template_files).chain(
+        sources
+            .snippets
+            .iter()
+            .map(|s| &s.file)
+            .zip(snippet_scans.iter().map(Vec::as_slice)),
+    ) {
         near_misses(file, findings, delims, &mut lints);
         if file.body().is_empty() {
             lints.push(empty_file(file));
         }
     }
 
-    // Which templates reach each snippet, following includes transitively.
-    let includes: BTreeMap<&str, Vec<&str>> = sources
+    // The snippets some template reaches, following includes transitively,
+    // and those some template not exempt from the naming lints reaches: one
+    // walk of the include graph each, whatever the number of templates.
+    let includes: HashMap<&str, Vec<&str>> = sources
         .snippets
         .iter()
-        .map(|s| {
-            (
-                s.name.as_str(),
-                snippet_names(&s.file, findings_of(&s.file)),
-            )
-        })
+        .zip(&snippet_scans)
+        .map(|(s, findings)| (s.name.as_str(), snippet_names(&s.file, findings)))
         .collect();
-    let mut reached_by: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for t in &sources.templates {
-        let mut stack: Vec<&str> = std::iter::once(&t.system)
-            .chain(t.user.as_ref())
-            .flat_map(|f| snippet_names(f, findings_of(f)))
+    let reached_from = |roots: &mut dyn Iterator<Item = usize>| {
+        let mut stack: Vec<&str> = roots
+            .flat_map(template_files)
+            .flat_map(|(file, findings)| snippet_names(file, findings))
             .collect();
-        let mut seen = BTreeSet::new();
+        let mut seen = HashSet::new();
         while let Some(name) = stack.pop() {
+            step();
             if seen.insert(name) {
                 stack.extend(includes.get(name).into_iter().flatten().copied());
             }
         }
-        for name in seen {
-            reached_by.entry(name).or_default().push(&t.id);
-        }
-    }
+        seen
+    };
+    let reached = reached_from(&mut (0..sources.templates.len()));
+    let reached_unexempt = reached_from(
+        &mut (0..sources.templates.len())
+            .filter(|&i| !exempt.contains(sources.templates[i].id.as_str())),
+    );
     for s in &sources.snippets {
-        if !reached_by.contains_key(s.name.as_str()) {
+        if !reached.contains(s.name.as_str()) {
             let message = format!("snippet `{}` is not included by any template", s.name);
             let help = format!(
                 "include it with `{}snippet:{}{}`, or delete {}",
@@ -128,7 +138,8 @@ pub fn lint_sources(sources: &Sources, settings: &Settings) -> Vec<Diagnostic> {
     let exemption = |id: &str| {
         format!("or exempt the prompt with `[lints] naming_exempt = [\"{id}\"]` in promptpack.toml")
     };
-    for t in &sources.templates {
+    let ids: HashSet<&str> = sources.templates.iter().map(|t| t.id.as_str()).collect();
+    for (i, t) in sources.templates.iter().enumerate() {
         if exempt.contains(t.id.as_str()) {
             continue;
         }
@@ -139,38 +150,62 @@ pub fn lint_sources(sources: &Sources, settings: &Settings) -> Vec<Diagnostic> {
                 .rsplit_once('/')
                 .map_or(t.system.path(), |(dir, _)| dir);
             let message = format!("prompt id `{}` is not kebab-case", t.id);
-            let help = format!(
-                "rename the folder to `{}`, {}",
-                to_kebab_case(&t.id),
-                exemption(&t.id)
-            );
+            let kebab = to_kebab_case(&t.id);
+            // Renaming onto another prompt's folder would merge the two.
+            let rename = if ids.contains(kebab.as_str()) {
+                format!("rename the folder to a kebab-case name (`{kebab}` is taken)")
+            } else {
+                format!("rename the folder to `{kebab}`")
+            };
+            let help = format!("{rename}, {}", exemption(&t.id));
             lints.push(lint(ErrorCode::Naming, message, Location::file(folder)).with_help(help));
         }
-        for file in std::iter::once(&t.system).chain(t.user.as_ref()) {
-            var_names(file, findings_of(file), Some(&exemption(&t.id)), &mut lints);
+        // The names the prompt's own files use: a rename onto one of them
+        // would make two variables one.
+        let used: HashSet<&str> = template_files(i)
+            .flat_map(|(file, findings)| var_tokens(file, findings))
+            .collect();
+        for (file, findings) in template_files(i) {
+            var_names(file, findings, &used, Some(&exemption(&t.id)), &mut lints);
         }
     }
-    for s in &sources.snippets {
-        let users = reached_by.get(s.name.as_str());
-        let exempted = users.is_some_and(|ids| ids.iter().all(|id| exempt.contains(id)));
+    for (s, findings) in sources.snippets.iter().zip(&snippet_scans) {
+        // Unreached snippets are linted; reached ones unless every template
+        // that reaches them is exempt.
+        let exempted =
+            reached.contains(s.name.as_str()) && !reached_unexempt.contains(s.name.as_str());
         if !exempted {
-            var_names(&s.file, findings_of(&s.file), None, &mut lints);
+            let used: HashSet<&str> = var_tokens(&s.file, findings).collect();
+            var_names(&s.file, findings, &used, None, &mut lints);
         }
     }
 
     lints.sort_by(|a, b| {
-        let key = |l: &Diagnostic| {
-            l.location
-                .as_ref()
-                .map(|loc| (loc.path.clone(), loc.line, loc.column))
-                .unwrap_or_default()
-        };
-        key(a)
-            .cmp(&key(b))
+        sort_key(a)
+            .cmp(&sort_key(b))
             .then(a.code.cmp(&b.code))
             .then(a.message.cmp(&b.message))
     });
     lints
+}
+
+/// Where a lint is: file, line, column.
+fn sort_key(lint: &Diagnostic) -> (&str, usize, usize) {
+    lint.location
+        .as_ref()
+        .map(|loc| (loc.path.as_str(), loc.line, loc.column))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Steps of `lint_sources`: files looked up, snippets visited.
+    static STEPS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+fn step() {
+    #[cfg(test)]
+    STEPS.with(|s| s.set(s.get() + 1));
 }
 
 fn snippet_names<'f>(file: &'f SourceFile, findings: &[Finding]) -> Vec<&'f str> {
@@ -308,10 +343,21 @@ fn empty_file(file: &SourceFile) -> Diagnostic {
     .with_help(help)
 }
 
-/// Warns once per file about each variable name that is not camelCase.
+/// The names of a file's variables and conditions.
+fn var_tokens<'f>(file: &'f SourceFile, findings: &'f [Finding]) -> impl Iterator<Item = &'f str> {
+    findings
+        .iter()
+        .filter(|f| matches!(f.kind, FindingKind::Var | FindingKind::If))
+        .filter_map(|f| f.name(file.text()))
+}
+
+/// Warns once per file about each variable name that is not camelCase;
+/// suggests the camelCase name unless `used` (the names in the same scope)
+/// holds it already.
 fn var_names(
     file: &SourceFile,
     findings: &[Finding],
+    used: &HashSet<&str>,
     exemption: Option<&str>,
     lints: &mut Vec<Diagnostic>,
 ) {
@@ -327,7 +373,11 @@ fn var_names(
             continue;
         }
         let camel = to_camel_case(name);
-        let mut help = if is_camel_case(&camel) {
+        let mut help = if used.contains(camel.as_str()) {
+            format!(
+                "rename it to a camelCase name other than `{camel}`, which this prompt already uses"
+            )
+        } else if is_camel_case(&camel) {
             format!("write `{camel}` (the generated field is snake_case either way)")
         } else {
             "variable names start with a lowercase letter and have no `_`".to_string()
@@ -471,6 +521,78 @@ mod tests {
         let found = near_miss_names(&file, &angle);
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].0, "who");
+    }
+
+    /// A naming lint never suggests a name that is taken: renaming onto it
+    /// would merge two prompts, or two variables.
+    #[test]
+    fn naming_never_suggests_a_taken_name() {
+        let sources = Sources {
+            templates: vec![
+                template("a_b", "{{agent_name}} {{agentName}} {{user_name}}"),
+                template("a-b", "{{snippet:s}}"),
+                template("c_d", "x"),
+            ],
+            snippets: vec![snippet("s", "{{tone_of}} {{#if toneOf}}{{/if}}")],
+            stray_files: vec![],
+        };
+        let helps: Vec<(String, String)> = lint_sources(&sources, &Settings::default())
+            .into_iter()
+            .map(|l| (l.message, l.help.unwrap_or_default()))
+            .collect();
+        let help = |message: &str| {
+            helps
+                .iter()
+                .find(|(m, _)| m == message)
+                .map(|(_, h)| h.split(", or exempt").next().unwrap_or_default())
+        };
+        assert_eq!(
+            help("prompt id `a_b` is not kebab-case"),
+            Some("rename the folder to a kebab-case name (`a-b` is taken)")
+        );
+        assert_eq!(
+            help("prompt id `c_d` is not kebab-case"),
+            Some("rename the folder to `c-d`")
+        );
+        let taken = "rename it to a camelCase name other than";
+        let agent = help("variable `agent_name` is not camelCase").unwrap_or_default();
+        assert!(agent.starts_with(taken), "{agent}");
+        let tone = help("variable `tone_of` is not camelCase").unwrap_or_default();
+        assert!(tone.starts_with(taken), "{tone}");
+        let user = help("variable `user_name` is not camelCase").unwrap_or_default();
+        assert!(user.starts_with("write `userName`"), "{user}");
+    }
+
+    /// `lint_sources` takes steps in proportion to the files and includes,
+    /// however they combine: many templates, each including a long chain of
+    /// snippets (no file looked up by a search among all, no chain walked
+    /// once per template).
+    #[test]
+    fn lint_work_is_linear() {
+        let steps = |templates: usize, chain: usize| {
+            let sources = Sources {
+                templates: (0..templates)
+                    .map(|i| template(&format!("t{i}"), "{{snippet:s0}} {{agentName}}"))
+                    .collect(),
+                snippets: (0..chain)
+                    .map(|i| snippet(&format!("s{i}"), &format!("{{{{snippet:s{}}}}}", i + 1)))
+                    .collect(),
+                stray_files: vec![],
+            };
+            STEPS.with(|s| s.set(0));
+            let lints = lint_sources(&sources, &Settings::default());
+            // The last snippet includes one that does not exist: no lint.
+            assert!(lints.is_empty(), "{:?}", lints.first());
+            STEPS.with(std::cell::Cell::get)
+        };
+        for (templates, chain) in [(1, 1), (200, 1), (1, 200), (200, 200), (2000, 50)] {
+            let size = templates + 2 * chain;
+            let taken = steps(templates, chain);
+            assert!(
+                taken <= 8 * size,
+                "{templates} templates, a chain of {chain} snippets: {taken} steps for {size} files and includes"
+            );
+        }
     }
 
     #[test]
