@@ -221,9 +221,9 @@ mod tests {
             (123456789.125, "123456789.125"),
             (-0.0, "0"),
             (2.5e25, "2.5e+25"),
-            // Two 16-digit strings read back as this double, …322.2 and
-            // …322.3, equally near: JavaScript takes the even one.
-            (972881281588322.25, "972881281588322.2"),
+            // Exactly …322.25: two 16-digit strings read back as it, …322.2
+            // and …322.3, equally near: JavaScript takes the even one.
+            (972881281588322.0 + 0.25, "972881281588322.2"),
             // Next to a power of two the nearest digits do not read back.
             (9007199254740992.0, "9007199254740992"),
             (5e-324, "5e-324"),
