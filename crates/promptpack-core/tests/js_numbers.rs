@@ -5,6 +5,7 @@
 #![cfg(feature = "json")]
 
 use promptpack_core::value::write_value;
+use proptest::strategy::Strategy;
 
 const CORPUS: &str = include_str!("data/js-numbers.tsv");
 
@@ -38,4 +39,24 @@ fn numbers_print_as_javascript_prints_them() {
         wrong.len(),
         wrong[..wrong.len().min(20)].join("\n")
     );
+}
+
+proptest::proptest! {
+    /// Every finite double prints with the fewest digits that read back as
+    /// it (as many as Rust's shortest form), and reads back as it: choosing
+    /// the closest of those digits never costs one more.
+    #[test]
+    fn every_double_prints_shortest_and_reads_back(
+        f in proptest::num::f64::ANY.prop_filter("finite", |f| f.is_finite())
+    ) {
+        let mut out = String::new();
+        promptpack_core::value::write_js_number(&mut out, f);
+        proptest::prop_assert_eq!(out.parse::<f64>().ok(), Some(f), "{} printed as {}", f, out);
+        let digits = |text: &str| {
+            let mantissa = text.split(['e', 'E']).next().unwrap_or_default();
+            mantissa.trim_start_matches(['-', '0', '.']).trim_end_matches(['0', '.']).chars().filter(char::is_ascii_digit).count()
+        };
+        let shortest = format!("{f:e}");
+        proptest::prop_assert_eq!(digits(&out), digits(&shortest), "{} printed as {}", f, out);
+    }
 }
