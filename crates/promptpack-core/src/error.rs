@@ -236,18 +236,12 @@ impl Error {
         const LISTED: usize = 8;
         /// How many near ids the help names among more.
         const NEAREST: usize = 3;
-        let mut count = 0;
-        let mut first = Vec::with_capacity(LISTED);
-        let counted = known.into_iter().inspect(|k| {
-            count += 1;
-            if first.len() < LISTED {
-                first.push(*k);
-            }
-        });
-        let near = crate::similar::nearest(id, counted, NEAREST);
+        let known: Vec<&str> = known.into_iter().collect();
+        let count = known.len();
+        let near = crate::similar::nearest(id, known.iter().copied(), NEAREST);
         let help = match (count, near.as_slice()) {
             (0, _) => "there are no prompts".to_string(),
-            (1..=LISTED, _) => format!("the prompts are: {}", first.join(", ")),
+            (1..=LISTED, _) => format!("the prompts are: {}", known.join(", ")),
             (_, []) => format!("{count} prompts; `promptpack list` shows them"),
             (_, near) => format!(
                 "did you mean {}? ({count} prompts; `promptpack list` shows them)",

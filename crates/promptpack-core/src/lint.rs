@@ -199,10 +199,12 @@ fn sort_key(lint: &Diagnostic) -> (&str, usize, usize) {
 
 #[cfg(test)]
 thread_local! {
-    /// Steps of `lint_sources`: files looked up, snippets visited.
+    /// Steps of `lint_sources`: files scanned, snippets visited.
     static STEPS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
+/// Counts a step of work for `lint_work_is_linear`, which holds
+/// `lint_sources` linear without timing it; nothing outside tests.
 fn step() {
     #[cfg(test)]
     STEPS.with(|s| s.set(s.get() + 1));
@@ -374,9 +376,7 @@ fn var_names(
         }
         let camel = to_camel_case(name);
         let mut help = if used.contains(camel.as_str()) {
-            format!(
-                "rename it to a camelCase name other than `{camel}`, which this prompt already uses"
-            )
+            format!("rename it to a camelCase name other than `{camel}`, a variable here already")
         } else if is_camel_case(&camel) {
             format!("write `{camel}` (the generated field is snake_case either way)")
         } else {

@@ -27,14 +27,20 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     last[b.len()]
 }
 
+/// Names longer than this get no suggestion: a typo search costs the
+/// product of the two lengths per candidate, and a name this long is rarely
+/// a typo of another.
+pub const SEARCHED_LEN: usize = 64;
+
 /// The candidates that read as a typo of `name`, ignoring case: at most a
 /// third of the longer name's characters apart (at least one), nearest
 /// first, at most `max` of them (among equals, the first given).
 ///
-/// Linear in the candidates, whatever their number, and bounded whatever
-/// their length or `name`'s: a candidate whose length alone puts it out of
-/// reach costs no distance. That is what lets a wrong id among 100,000
-/// prompts name the few near it.
+/// Linear in the candidates, whatever their number, and bounded per
+/// candidate whatever the lengths: a candidate whose length alone puts it
+/// out of reach costs no distance, and a `name` longer than
+/// [`SEARCHED_LEN`] characters has no suggestion. That is what lets a wrong
+/// id among 100,000 prompts name the few near it.
 ///
 /// ```
 /// use promptpack_core::similar::nearest;
@@ -48,27 +54,30 @@ pub fn nearest<'a>(
     candidates: impl IntoIterator<Item = &'a str>,
     max: usize,
 ) -> Vec<&'a str> {
+    let name_len = name.chars().count();
+    if name_len > SEARCHED_LEN || max == 0 {
+        return Vec::new();
+    }
     let wanted = name.to_lowercase();
     let wanted_len = wanted.chars().count();
-    let name_len = name.chars().count();
     // (distance, candidate), nearest first; a stable insert keeps the
     // first given among equals.
     let mut best: Vec<(usize, &str)> = Vec::with_capacity(max + 1);
     for candidate in candidates {
-        let limit = (name_len.max(candidate.chars().count()) / 3).max(1);
         let lower = candidate.to_lowercase();
+        let lower_len = lower.chars().count();
+        let limit = (name_len.max(candidate.chars().count()) / 3).max(1);
+        // No better than the worst kept, when the list is full.
+        let bar = match best.last() {
+            Some((worst, _)) if best.len() == max => limit.min(worst.saturating_sub(1)),
+            _ => limit,
+        };
         // The distance is at least the difference in length.
-        if wanted_len.abs_diff(lower.chars().count()) > limit {
-            continue;
-        }
-        let worst = best.last().map(|(d, _)| *d);
-        if best.len() == max
-            && worst.is_some_and(|w| w <= lower.chars().count().abs_diff(wanted_len))
-        {
+        if wanted_len.abs_diff(lower_len) > bar {
             continue;
         }
         let distance = edit_distance(&wanted, &lower);
-        if distance > limit || (best.len() == max && worst.is_some_and(|w| w <= distance)) {
+        if distance > bar {
             continue;
         }
         let at = best.partition_point(|(d, _)| *d <= distance);
@@ -132,6 +141,7 @@ mod tests {
         );
         let error = crate::Error::unknown_prompt("translate", ids());
         assert_eq!(help(&error), "100000 prompts; `promptpack list` shows them");
+        assert!(nearest(&"p".repeat(SEARCHED_LEN + 1), ["p"], 3).is_empty());
         let long = "p".repeat(1_000_000);
         let error = crate::Error::unknown_prompt(&long, ids());
         assert!(error.to_string().len() < 300, "{}", error.to_string().len());
