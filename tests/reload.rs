@@ -958,3 +958,70 @@ fn dev_render_env_child() {
         );
     }
 }
+
+/// A folder of any name (here with a dot) moved into or out of the snippets
+/// folder reloads: only the names the loader ignores are ignored.
+#[test]
+fn a_folder_with_a_dot_moved_in_and_out_reloads() {
+    let dir = folder(&[
+        ("templates/p/system.md", "{{snippet:s}}"),
+        ("snippets/s.md", "one"),
+        ("elsewhere/v1.2/s.md", "two"),
+    ]);
+    let root = dir.path();
+    let watched = Library::watch(root).expect("watch");
+    let events = watched.subscribe();
+    std::fs::remove_file(root.join("snippets/s.md")).expect("remove");
+    wait_event(&events, |e| matches!(e, ReloadEvent::Failed(_)));
+    std::fs::rename(root.join("elsewhere/v1.2"), root.join("snippets/v1.2")).expect("move in");
+    assert_eventually(&watched, "p", &json!({}), "two");
+    write(root, "snippets/v1.2/s.md", "three");
+    assert_eventually(&watched, "p", &json!({}), "three");
+    std::fs::rename(root.join("snippets/v1.2"), root.join("elsewhere/v1.2")).expect("move out");
+    let failed = wait_event(&events, |e| matches!(e, ReloadEvent::Failed(_)));
+    assert!(
+        matches!(&failed, ReloadEvent::Failed(e) if e.code() == ErrorCode::SnippetNotFound),
+        "{failed:?}"
+    );
+}
+
+/// A snippet that is a link (or a chain of links) to a file elsewhere under
+/// the root: an edit of the target is seen, by a plain or an atomic save,
+/// and so is pointing the link elsewhere.
+#[cfg(unix)]
+#[test]
+fn edits_of_a_linked_snippets_target_are_seen() {
+    use std::os::unix::fs::symlink;
+    let dir = folder(&[
+        ("templates/p/system.md", "{{snippet:s}} {{snippet:c}}"),
+        ("shared/s.md", "one"),
+        ("shared/other.md", "other"),
+        ("chain/real.md", "C1"),
+    ]);
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("snippets")).expect("snippets");
+    symlink("../shared/s.md", root.join("snippets/s.md")).expect("link s");
+    // snippets/c.md → chain/hop.md → chain/real.md
+    symlink("real.md", root.join("chain/hop.md")).expect("link hop");
+    symlink("../chain/hop.md", root.join("snippets/c.md")).expect("link c");
+    let watched = Library::watch(root).expect("watch");
+    assert_eq!(system(&watched, "p", &json!({})).as_deref(), Some("one C1"));
+
+    write(root, "shared/s.md", "two");
+    assert_eventually(&watched, "p", &json!({}), "two C1");
+    write_atomic(root, "shared/s.md", "three");
+    assert_eventually(&watched, "p", &json!({}), "three C1");
+    write(root, "chain/real.md", "C2");
+    assert_eventually(&watched, "p", &json!({}), "three C2");
+
+    // The link pointed elsewhere: the new target is followed.
+    std::fs::remove_file(root.join("snippets/s.md")).expect("unlink");
+    symlink("../shared/other.md", root.join("snippets/s.md")).expect("relink");
+    assert_eventually(&watched, "p", &json!({}), "other C2");
+    write(root, "shared/other.md", "other2");
+    assert_eventually(&watched, "p", &json!({}), "other2 C2");
+    // A hop of the chain pointed elsewhere.
+    std::fs::remove_file(root.join("chain/hop.md")).expect("unlink hop");
+    symlink("../shared/s.md", root.join("chain/hop.md")).expect("relink hop");
+    assert_eventually(&watched, "p", &json!({}), "other2 three");
+}

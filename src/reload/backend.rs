@@ -2,6 +2,7 @@
 //! it watches.
 
 use super::options::{MIN_POLL, WatchOptions};
+use super::paths::Links;
 use notify_debouncer_full::notify::{
     self, EventKind, PollWatcher, RecommendedWatcher, RecursiveMode, event::ModifyKind,
 };
@@ -110,6 +111,8 @@ pub(super) fn is_benign(e: &notify::Error) -> bool {
 pub(super) struct Watches {
     /// Path → recursive.
     pub(super) armed: BTreeMap<PathBuf, bool>,
+    /// The links under the prompt folders, as found by the last arming.
+    pub(super) links: Links,
 }
 
 impl Watches {
@@ -117,8 +120,14 @@ impl Watches {
     /// folders recursively, and their parents (and the root, for
     /// promptpack.toml) non-recursively, so that a folder deleted and created
     /// again is noticed. A folder that does not exist is stood in for by its
-    /// nearest existing ancestor, so that its creation is seen.
-    pub(super) fn wanted(config: &Config, follows_file: bool) -> BTreeMap<PathBuf, bool> {
+    /// nearest existing ancestor, so that its creation is seen. The folder
+    /// of each hop of a link, non-recursively, so that an edit of a link's
+    /// target is seen.
+    pub(super) fn wanted(
+        config: &Config,
+        follows_file: bool,
+        links: &Links,
+    ) -> BTreeMap<PathBuf, bool> {
         let mut wanted = BTreeMap::new();
         let mut want = |path: &Path, recursive: bool| {
             let Some(existing) = path.ancestors().find(|p| p.is_dir()) else {
@@ -137,6 +146,11 @@ impl Watches {
             }
             want(dir, true);
         }
+        for hop in &links.hops {
+            if let Some(folder) = hop.parent() {
+                want(folder, false);
+            }
+        }
         wanted
     }
 
@@ -150,7 +164,8 @@ impl Watches {
         follows_file: bool,
         events: &[DebouncedEvent],
     ) -> Vec<Error> {
-        let wanted = Watches::wanted(config, follows_file);
+        self.links = Links::find(config);
+        let wanted = Watches::wanted(config, follows_file, &self.links);
         let replaced = |armed: &Path| {
             events.iter().any(|event| {
                 let structural = matches!(

@@ -3,7 +3,7 @@
 
 use super::backend::{Backend, Watches, is_benign, watch_error};
 use super::options::WatchOptions;
-use super::paths::Targets;
+use super::paths::{Entry, Targets};
 use super::shared::{Shared, lock};
 use notify_debouncer_full::notify::EventKind;
 use notify_debouncer_full::{DebounceEventResult, DebouncedEvent};
@@ -96,7 +96,7 @@ pub(super) fn run_worker(
         }
 
         let config = lock(&shared.config).clone();
-        let targets = Targets::new(&config, follows_file);
+        let targets = Targets::new(&config, follows_file, &watches.links);
         let mut paths = BTreeSet::new();
         for event in &events {
             if matches!(event.kind, EventKind::Access(_)) {
@@ -110,7 +110,7 @@ pub(super) fn run_worker(
                 event
                     .paths
                     .iter()
-                    .filter(|p| targets.is_relevant(p))
+                    .filter(|p| targets.is_relevant(p, Entry::of(&event.kind)))
                     .cloned(),
             );
         }
