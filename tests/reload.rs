@@ -1025,3 +1025,25 @@ fn edits_of_a_linked_snippets_target_are_seen() {
     symlink("../shared/s.md", root.join("chain/hop.md")).expect("relink hop");
     assert_eventually(&watched, "p", &json!({}), "other2 three");
 }
+
+/// The dev path picks the files on disk up once the templates folder comes
+/// back: missing at the first render is not missing for good.
+#[test]
+fn dev_render_picks_up_a_templates_folder_that_comes_back() {
+    let dir = folder(&[("templates/p/system.md", "from disk")]);
+    let root = dir.path();
+    std::fs::rename(root.join("templates"), root.join("away")).expect("move away");
+    let source = dev_source(root);
+    let vars: [(&str, &str); 0] = [];
+    assert!(
+        dev_render(&source, "p", &vars).is_none(),
+        "no templates folder: the embedded prompts"
+    );
+    std::fs::rename(root.join("away"), root.join("templates")).expect("move back");
+    assert!(wait_until(|| dev_render(&source, "p", &vars)
+        .is_some_and(|r| r.is_ok_and(|p| p.system == "from disk"))));
+    write(root, "templates/p/system.md", "edited");
+    assert!(wait_until(
+        || dev_render(&source, "p", &vars).is_some_and(|r| r.is_ok_and(|p| p.system == "edited"))
+    ));
+}

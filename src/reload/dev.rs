@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::path::Path;
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The environment variable that turns the dev hot reload of generated code
 /// off: set to anything but empty or `0`, `build_prompt` renders the prompts
@@ -77,13 +77,21 @@ pub(super) fn reload_disabled_by(value: Option<&OsStr>) -> bool {
     value.is_some_and(|v| !v.is_empty() && v != "0")
 }
 
+/// How long the dev path renders the embedded prompts before it looks for
+/// the folder (or tries the watcher) again.
+const EMBEDDED_RETRY: Duration = Duration::from_millis(500);
+
 /// One entry per prompt folder of generated code.
 pub(super) enum DevEntry {
     /// Rendered from disk through this watcher.
     Disk(Arc<WatchedLibrary>),
     /// Rendered from the embedded code: the folder is missing or the watcher
-    /// could not start (both logged once).
-    Embedded,
+    /// could not start (logged the first time). Not for good: a folder
+    /// restored (a checkout, a move back) is picked up at `retry_at`.
+    Embedded {
+        /// When to look again.
+        retry_at: Instant,
+    },
 }
 
 pub(super) type DevKey = (
@@ -124,48 +132,67 @@ pub(super) fn dev_library(source: &DevSource) -> Option<Arc<WatchedLibrary>> {
         source.standalone_tags,
     );
     let registry = REGISTRY.get_or_init(Default::default);
-    let found = |entry: &DevEntry| match entry {
-        DevEntry::Disk(library) => Some(Arc::clone(library)),
-        DevEntry::Embedded => None,
+    // `Err(first)`: no watcher yet; `first` when none was tried before.
+    let found = |entry: Option<&DevEntry>, now: Instant| match entry {
+        Some(DevEntry::Disk(library)) => Ok(Some(Arc::clone(library))),
+        Some(DevEntry::Embedded { retry_at }) if now < *retry_at => Ok(None),
+        Some(DevEntry::Embedded { .. }) => Err(false),
+        None => Err(true),
     };
     // Every render looks its folder up: a shared lock, so that threads
     // rendering at once do not queue behind each other.
     let read = registry.read().unwrap_or_else(PoisonError::into_inner);
-    if let Some(entry) = read.get(&key) {
-        return found(entry);
+    if let Ok(library) = found(read.get(&key), Instant::now()) {
+        return library;
     }
     drop(read);
     // Held while a watcher starts, so that threads rendering at once start
     // one watcher, not one each.
     let mut write = registry.write().unwrap_or_else(PoisonError::into_inner);
-    found(write.entry(key).or_insert_with(|| start_dev(source)))
+    let now = Instant::now();
+    let first = match found(write.get(&key), now) {
+        Ok(library) => return library,
+        Err(first) => first,
+    };
+    let entry = match start_dev(source) {
+        Ok(library) => DevEntry::Disk(library),
+        Err(why) => {
+            // Said once: a missing folder stays missing on most machines
+            // (a dev binary run elsewhere), and retries must not flood the log.
+            if first {
+                log::warn!("promptpack: {why}; using the prompts embedded at build time");
+            } else {
+                log::debug!("promptpack: {why}");
+            }
+            DevEntry::Embedded {
+                retry_at: now + EMBEDDED_RETRY,
+            }
+        }
+    };
+    let library = found(Some(&entry), now).ok().flatten();
+    write.insert(key, entry);
+    library
 }
 
-pub(super) fn start_dev(source: &DevSource) -> DevEntry {
+/// Starts the watcher of a prompt folder, or says why it cannot.
+pub(super) fn start_dev(source: &DevSource) -> std::result::Result<Arc<WatchedLibrary>, String> {
     let root = Path::new(source.root);
     // `join` keeps an absolute path as it is and anchors a relative one at
     // the root.
     let templates = root.join(source.templates);
     let snippets = root.join(source.snippets);
     if !root.is_dir() || !templates.is_dir() {
-        log::warn!(
-            "promptpack: templates folder {} not found; using the prompts embedded at build time",
+        return Err(format!(
+            "templates folder {} not found",
             templates.display()
-        );
-        return DevEntry::Embedded;
+        ));
     }
-    let config = match Config::new(root)
+    let config = Config::new(root)
         .templates_dir(templates)
         .snippets_dir(snippets)
         .standalone_tags(source.standalone_tags)
         .delimiters(source.open, source.close)
-    {
-        Ok(config) => config,
-        Err(error) => {
-            log::error!("promptpack: {error}; using the prompts embedded at build time");
-            return DevEntry::Embedded;
-        }
-    };
+        .map_err(|error| error.to_string())?;
     let start = |options: WatchOptions| {
         WatchedLibrary::start(
             ConfigSource::Fixed(config.clone()),
@@ -174,20 +201,16 @@ pub(super) fn start_dev(source: &DevSource) -> DevEntry {
         )
     };
     match start(WatchOptions::default()) {
-        Ok(library) => return DevEntry::Disk(Arc::new(library)),
+        Ok(library) => return Ok(Arc::new(library)),
         Err(error) => log::warn!(
             "promptpack: {error}\npromptpack: watching {} by polling every {} ms instead",
             root.display(),
             DEV_POLL_FALLBACK.as_millis()
         ),
     }
-    match start(WatchOptions::default().poll(DEV_POLL_FALLBACK)) {
-        Ok(library) => DevEntry::Disk(Arc::new(library)),
-        Err(error) => {
-            log::error!("promptpack: {error}; using the prompts embedded at build time");
-            DevEntry::Embedded
-        }
-    }
+    start(WatchOptions::default().poll(DEV_POLL_FALLBACK))
+        .map(Arc::new)
+        .map_err(|error| error.to_string())
 }
 
 #[cfg(test)]
