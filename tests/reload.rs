@@ -4,7 +4,7 @@
 //! tests are as fast as the watcher and do not flake on a slow machine.
 #![cfg(feature = "hot-reload")]
 
-use promptpack::__private::{DevSource, dev_render};
+use promptpack::__private::{DevPrompt, DevSource, DevVar, VarKind, dev_render};
 use promptpack::{
     ErrorCode, Library, NO_RELOAD_ENV, Prompt, ReloadEvent, WatchOptions, WatchedLibrary,
 };
@@ -795,7 +795,9 @@ fn leak(path: &Path) -> &'static str {
     Box::leak(path.to_string_lossy().into_owned().into_boxed_str())
 }
 
-fn dev_source(root: &Path) -> DevSource {
+/// Where generated code would look for the prompts under `root`, with the
+/// contracts of its compiled vars structs.
+fn dev_source(root: &Path, prompts: &'static [DevPrompt]) -> DevSource {
     DevSource {
         root: leak(root),
         templates: leak(&root.join("templates")),
@@ -803,8 +805,12 @@ fn dev_source(root: &Path) -> DevSource {
         open: "{{",
         close: "}}",
         standalone_tags: false,
+        prompts,
     }
 }
+
+/// Prompt `p` compiled with no variables.
+const P_WITHOUT_VARS: &[DevPrompt] = &[DevPrompt { id: "p", vars: &[] }];
 
 /// The dev path compares a choice as the generated code does (the vars
 /// struct gives the enum's value as text), and follows an edit of the
@@ -815,7 +821,17 @@ fn dev_render_follows_comparisons() {
         "templates/c/system.md",
         "{{#if role == \"teacher\"}}Teach{{else if role == \"student\"}}Learn{{/if}}.",
     )]);
-    let source = dev_source(dir.path());
+    let source = dev_source(
+        dir.path(),
+        &[DevPrompt {
+            id: "c",
+            vars: &[DevVar {
+                name: "role",
+                kind: VarKind::Choice,
+                values: &["teacher", "student"],
+            }],
+        }],
+    );
     let render = |role: &str| {
         dev_render(&source, "c", &[("role", role)])
             .expect("rendered from disk")
@@ -838,7 +854,20 @@ fn dev_render_follows_the_files() {
         ("templates/p/system.md", "Hi {{name}}."),
         ("templates/q/system.md", "Q"),
     ]);
-    let source = dev_source(dir.path());
+    let source = dev_source(
+        dir.path(),
+        &[
+            DevPrompt {
+                id: "p",
+                vars: &[DevVar {
+                    name: "name",
+                    kind: VarKind::Text,
+                    values: &[],
+                }],
+            },
+            DevPrompt { id: "q", vars: &[] },
+        ],
+    );
     let render =
         |id: &str| dev_render(&source, id, &[("name", "Ada")]).expect("rendered from disk");
     assert_eq!(render("p").expect("p").system, "Hi Ada.");
@@ -888,7 +917,7 @@ fn dev_render_follows_the_files() {
 #[test]
 fn dev_render_without_a_good_version_reports_the_load_error() {
     let dir = folder(&[("templates/p/system.md", "{{#if x}}open")]);
-    let source = dev_source(dir.path());
+    let source = dev_source(dir.path(), P_WITHOUT_VARS);
     let vars: [(&str, &str); 0] = [];
     let error = dev_render(&source, "p", &vars)
         .expect("from disk")
@@ -904,9 +933,16 @@ fn dev_render_without_a_good_version_reports_the_load_error() {
 fn dev_render_without_the_folder_uses_the_embedded_prompts() {
     let dir = tempfile::tempdir().expect("temp dir");
     let vars: [(&str, &str); 0] = [];
-    assert!(dev_render(&dev_source(&dir.path().join("gone")), "p", &vars).is_none());
     assert!(
-        dev_render(&dev_source(dir.path()), "p", &vars).is_none(),
+        dev_render(
+            &dev_source(&dir.path().join("gone"), P_WITHOUT_VARS),
+            "p",
+            &vars
+        )
+        .is_none()
+    );
+    assert!(
+        dev_render(&dev_source(dir.path(), P_WITHOUT_VARS), "p", &vars).is_none(),
         "no templates folder"
     );
 }
@@ -948,7 +984,7 @@ fn dev_render_env_child() {
         std::env::var("PROMPTPACK_TEST_EXPECT_DISABLED").expect("run by the parent test") == "1";
     let dir = folder(&[("templates/p/system.md", "from disk")]);
     let vars: [(&str, &str); 0] = [];
-    let rendered = dev_render(&dev_source(dir.path()), "p", &vars);
+    let rendered = dev_render(&dev_source(dir.path(), P_WITHOUT_VARS), "p", &vars);
     if expect_disabled {
         assert!(rendered.is_none());
     } else {
@@ -1033,7 +1069,7 @@ fn dev_render_picks_up_a_templates_folder_that_comes_back() {
     let dir = folder(&[("templates/p/system.md", "from disk")]);
     let root = dir.path();
     std::fs::rename(root.join("templates"), root.join("away")).expect("move away");
-    let source = dev_source(root);
+    let source = dev_source(root, P_WITHOUT_VARS);
     let vars: [(&str, &str); 0] = [];
     assert!(
         dev_render(&source, "p", &vars).is_none(),
@@ -1045,5 +1081,124 @@ fn dev_render_picks_up_a_templates_folder_that_comes_back() {
     write(root, "templates/p/system.md", "edited");
     assert!(wait_until(
         || dev_render(&source, "p", &vars).is_some_and(|r| r.is_ok_and(|p| p.system == "edited"))
+    ));
+}
+
+/// An edit that leaves the contract of the compiled vars struct is
+/// `stale_build`, naming the variable and both kinds, never a render the
+/// edit does not mean (`formal=true`, a condition silently false, a
+/// comparison that can never hold).
+#[test]
+fn dev_render_edits_that_leave_the_compiled_contract_are_stale() {
+    const FORMAL: &[DevVar] = &[DevVar {
+        name: "formal",
+        kind: VarKind::Flag,
+        values: &[],
+    }];
+    const ROLE: &[DevVar] = &[DevVar {
+        name: "role",
+        kind: VarKind::Choice,
+        values: &["teacher", "student"],
+    }];
+    const NAME: &[DevVar] = &[DevVar {
+        name: "name",
+        kind: VarKind::Text,
+        values: &[],
+    }];
+    let formal = [("formal", true)];
+    let role = [("role", "teacher")];
+    let name = [("name", "Ada")];
+    // (compiled fields, values they give, first text, edit, what the error names)
+    let cases: [(
+        &'static [DevVar],
+        &dyn promptpack::Vars,
+        &str,
+        &str,
+        &[&str],
+    ); 6] = [
+        (
+            FORMAL,
+            &formal,
+            "{{#if formal}}Dear{{/if}}",
+            "formal={{formal}}",
+            &["`formal`", "as text (`&str`)", "as a condition (`bool`)"],
+        ),
+        (
+            FORMAL,
+            &formal,
+            "{{#if formal}}Dear{{/if}}",
+            "{{#if formal}}Dear{{/if}}{{#if vip}} VIP{{/if}}",
+            &["`vip`", "lacks"],
+        ),
+        (
+            ROLE,
+            &role,
+            "{{#if role == \"teacher\"}}T{{/if}}",
+            "{{#if role == \"teacher\"}}T{{else if role == \"admin\"}}A{{/if}}",
+            &["`role`", "\"admin\"", "enum lacks"],
+        ),
+        (
+            ROLE,
+            &role,
+            "{{#if role == \"teacher\"}}T{{/if}}",
+            "{{role}}{{#if role}}!{{/if}}{{#if role == \"teacher\"}}T{{/if}}",
+            &["`role`", "a choice and a condition", "as a choice (`enum`)"],
+        ),
+        (
+            NAME,
+            &name,
+            "{{name}}",
+            "{{#if name}}{{name}}{{/if}}",
+            &["`name`", "text and a condition", "as text (`&str`)"],
+        ),
+        (
+            NAME,
+            &name,
+            "{{name}}",
+            "{{#if name == \"Ada\"}}A{{/if}}",
+            &["`name`", "as a choice (`enum`)", "as text (`&str`)"],
+        ),
+    ];
+    for (fields, vars, first, edit, names) in cases {
+        let dir = folder(&[("templates/p/system.md", first)]);
+        let prompts: &'static [DevPrompt] = Box::leak(Box::new([DevPrompt {
+            id: "p",
+            vars: fields,
+        }]));
+        let source = dev_source(dir.path(), prompts);
+        let render = || dev_render(&source, "p", vars).expect("rendered from disk");
+        render().unwrap_or_else(|e| panic!("{first}: {e}"));
+        write(dir.path(), "templates/p/system.md", edit);
+        assert!(
+            wait_until(|| render().is_err()),
+            "{edit}: renders {:?}",
+            render()
+        );
+        let error = render().expect_err("stale");
+        assert_eq!(error.code(), ErrorCode::StaleBuild, "{edit}: {error}");
+        let message = error.to_string();
+        for name in names {
+            assert!(message.contains(name), "{edit}: {message}");
+        }
+        assert!(error.diagnostics()[0].location.is_some(), "{edit}");
+    }
+    // Fewer values than the compiled enum is no change of contract: the
+    // struct can still give every value the template compares with.
+    let dir = folder(&[(
+        "templates/p/system.md",
+        "{{#if role == \"teacher\"}}T{{else if role == \"student\"}}S{{/if}}",
+    )]);
+    let prompts: &'static [DevPrompt] = Box::leak(Box::new([DevPrompt {
+        id: "p",
+        vars: ROLE,
+    }]));
+    let source = dev_source(dir.path(), prompts);
+    write(
+        dir.path(),
+        "templates/p/system.md",
+        "{{#if role == \"teacher\"}}Teach{{/if}}",
+    );
+    assert!(wait_until(
+        || dev_render(&source, "p", &role).is_some_and(|r| r.is_ok_and(|p| p.system == "Teach"))
     ));
 }

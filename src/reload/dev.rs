@@ -4,9 +4,10 @@
 use super::handle::{Start, WatchedLibrary};
 use super::options::WatchOptions;
 use super::shared::ConfigSource;
-use crate::__private::DevSource;
+use crate::__private::{DevSource, DevVar};
 use crate::library::{Library, Prompt};
 use promptpack_core::error::{Diagnostic, Error, ErrorCode, Result};
+use promptpack_core::program::VarKind;
 use promptpack_core::vars::Vars;
 use promptpack_load::Config;
 use std::collections::HashMap;
@@ -23,40 +24,83 @@ pub const NO_RELOAD_ENV: &str = "PROMPTPACK_NO_RELOAD";
 /// How often the dev path polls when the native watcher cannot start.
 const DEV_POLL_FALLBACK: Duration = Duration::from_millis(500);
 
-/// A missing variable in the dev path: the typed vars struct gives every
-/// field it has, so the template on disk uses a variable the compiled struct
-/// lacks.
-pub(super) fn stale_build(library: &Library, id: &str, vars: &dyn Vars, error: Error) -> Error {
-    let Some(prompt) = library.get(id) else {
-        return error;
-    };
-    let missing: Vec<_> = prompt
+/// The contract of prompt `id`'s compiled vars struct; empty when the
+/// generated code has none for it (then every variable on disk is new).
+pub(super) fn contract<'s>(source: &'s DevSource, id: &str) -> &'s [DevVar] {
+    source
+        .prompts
+        .iter()
+        .find(|p| p.id == id)
+        .map_or(&[], |p| p.vars)
+}
+
+/// `stale_build` when prompt `id` on disk leaves the contract of its
+/// compiled vars struct, one diagnostic per variable at its first use: a
+/// variable the struct lacks (it would render as missing), a variable whose
+/// kind changed (a flag printed would render `true`, a new condition on text
+/// would test the text), or a value compared with that the compiled enum
+/// lacks (the struct could never hold it: the branch would be dead). Any of
+/// these renders something the edited template does not mean.
+pub(super) fn stale_build(library: &Library, id: &str, contract: &[DevVar]) -> Option<Error> {
+    let prompt = library.get(id)?;
+    let new: Vec<String> = prompt
         .vars
         .iter()
-        .filter(|v| vars.get(&v.name).is_none())
+        .filter(|v| !contract.iter().any(|c| c.name == v.name))
+        .map(|v| format!("`{}`", v.name))
         .collect();
-    if missing.is_empty() {
-        return error;
-    }
-    let names: Vec<String> = missing.iter().map(|v| format!("`{}`", v.name)).collect();
-    let names = names.join(", ");
-    let diagnostics = missing
-        .iter()
-        .map(|var| {
-            Diagnostic::new(
-                ErrorCode::StaleBuild,
+    let new = new.join(", ");
+    let diagnostics = prompt.vars.iter().filter_map(|var| {
+        let kind = var.kind();
+        let message = match contract.iter().find(|c| c.name == var.name) {
+            None => format!(
+                "prompt `{id}` on disk now needs variable(s) {new}, which the compiled vars struct lacks: rebuild"
+            ),
+            Some(compiled) if compiled.kind != kind => format!(
+                "prompt `{id}` on disk now uses `{}` as {}, but the compiled vars struct has it as {}: rebuild",
+                var.name,
+                describe(kind),
+                describe(compiled.kind)
+            ),
+            Some(compiled) => {
+                let lacking: Vec<String> = var
+                    .choices
+                    .iter()
+                    .filter(|v| !compiled.values.contains(&v.as_str()))
+                    .map(|v| format!("{v:?}"))
+                    .collect();
+                if lacking.is_empty() {
+                    return None;
+                }
                 format!(
-                    "prompt `{id}` on disk now needs variable(s) {names}, which the compiled vars struct lacks: rebuild"
+                    "prompt `{id}` on disk now compares `{}` with {}, which its compiled enum lacks: rebuild",
+                    var.name,
+                    lacking.join(", ")
+                )
+            }
+        };
+        Some(
+            Diagnostic::new(ErrorCode::StaleBuild, message)
+                .at(var.first_use.clone())
+                .with_help(
+                    "run `cargo build` so that the build script regenerates the vars struct, \
+                     or undo the edit",
                 ),
-            )
-            .at(var.first_use.clone())
-            .with_help(
-                "run `cargo build` so that the build script regenerates the vars struct, \
-                 or undo the edit",
-            )
-        })
-        .collect();
-    Error::from_diagnostics(diagnostics).unwrap_or(error)
+        )
+    });
+    Error::from_diagnostics(diagnostics.collect())
+}
+
+/// A kind as the vars struct types it.
+fn describe(kind: VarKind) -> String {
+    let what = match kind {
+        VarKind::Text => "text",
+        VarKind::Flag => "a condition",
+        VarKind::Optional => "text and a condition",
+        VarKind::Choice => "a choice",
+        VarKind::OptionalChoice => "a choice and a condition",
+    };
+    format!("{what} (`{}`)", kind.rust_type())
 }
 
 /// An id the compiled code knows but the files on disk no longer have.
@@ -118,7 +162,7 @@ pub(crate) fn dev_render(source: &DevSource, id: &str, vars: &dyn Vars) -> Optio
         return None;
     }
     let library = dev_library(source)?;
-    Some(library.dev_render(id, vars))
+    Some(library.dev_render(id, vars, contract(source, id)))
 }
 
 pub(super) fn dev_library(source: &DevSource) -> Option<Arc<WatchedLibrary>> {

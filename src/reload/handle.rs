@@ -7,6 +7,7 @@ use super::event::ReloadEvent;
 use super::options::WatchOptions;
 use super::shared::{ConfigSource, Shared, lock};
 use super::worker::{Msg, Timing, run_worker};
+use crate::__private::DevVar;
 use crate::library::{Library, Prompt};
 use promptpack_core::error::{Error, ErrorCode, Result};
 use promptpack_core::render::MissingVars;
@@ -189,9 +190,15 @@ impl WatchedLibrary {
         })
     }
 
-    /// The dev path of generated code: renders from the last good prompts,
-    /// explaining what a typed vars struct cannot express.
-    pub(super) fn dev_render(&self, id: &str, vars: &dyn Vars) -> Result<Prompt> {
+    /// The dev path of generated code: renders from the last good prompts
+    /// with the values of a compiled vars struct whose fields are
+    /// `contract`, explaining what that struct cannot express.
+    pub(super) fn dev_render(
+        &self,
+        id: &str,
+        vars: &dyn Vars,
+        contract: &[DevVar],
+    ) -> Result<Prompt> {
         if self.generation() == 0 {
             // Never loaded: there is nothing good to fall back on.
             return Err(self.last_error().unwrap_or_else(|| {
@@ -202,10 +209,12 @@ impl WatchedLibrary {
             }));
         }
         let library = self.shared.library.load();
+        if let Some(stale) = stale_build(&library, id, contract) {
+            return Err(stale);
+        }
         library
             .render(id, &vars, MissingVars::Error)
             .map_err(|error| match error.code() {
-                ErrorCode::MissingVar => stale_build(&library, id, vars, error),
                 ErrorCode::UnknownPrompt => deleted_prompt(&self.config(), id),
                 _ => error,
             })
