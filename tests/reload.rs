@@ -1202,3 +1202,70 @@ fn dev_render_edits_that_leave_the_compiled_contract_are_stale() {
         || dev_render(&source, "p", &role).is_some_and(|r| r.is_ok_and(|p| p.system == "Teach"))
     ));
 }
+
+/// The inotify watch limit reached while folders are added: the watcher
+/// says so (a `watch` error, kept as the last error) and polls, so that no
+/// edit is lost. A real failure, not a simulated one: the check runs in a
+/// child process in a user namespace of its own (`unshare`, util-linux),
+/// whose limit of inotify watches is lowered to 40, for that namespace only.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_inotify_limit_falls_back_to_polling() {
+    let exe = std::env::current_exe().expect("test binary");
+    let output = std::process::Command::new("unshare")
+        .args([
+            "--user",
+            "--map-root-user",
+            "sh",
+            "-c",
+            "echo 40 > /proc/sys/user/max_inotify_watches && exec \"$0\" --exact inotify_limit_child --include-ignored",
+        ])
+        .arg(&exe)
+        .output()
+        .expect("run the child test in a user namespace (unshare, util-linux)");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("1 passed"),
+        "in a user namespace with 40 inotify watches: {stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+#[ignore = "run by the_inotify_limit_falls_back_to_polling, in a user namespace with a low inotify limit"]
+fn inotify_limit_child() {
+    const FOLDERS: usize = 50;
+    let limit = std::fs::read_to_string("/proc/sys/user/max_inotify_watches").expect("limit");
+    assert_eq!(limit.trim(), "40", "run by the parent test");
+    let dir = folder(&[("templates/p/system.md", "start"), ("snippets/s.md", "S")]);
+    let root = dir.path();
+    let watched = Library::watch(root).expect("watch");
+    assert!(!watched.is_polling());
+    let events = watched.subscribe();
+    for i in 0..FOLDERS {
+        write(root, &format!("snippets/d{i}/x{i}.md"), &format!("X{i}"));
+    }
+    let all: String = (0..FOLDERS)
+        .map(|i| format!("{{{{snippet:x{i}}}}}"))
+        .collect();
+    write(root, "templates/p/system.md", &all);
+    let failed = wait_event(&events, |e| matches!(e, ReloadEvent::Failed(_)));
+    assert!(
+        matches!(&failed, ReloadEvent::Failed(e) if e.code() == ErrorCode::Watch),
+        "{failed:?}"
+    );
+    assert!(wait_until(|| watched.is_polling()));
+    let expected: String = (0..FOLDERS).map(|i| format!("X{i}")).collect();
+    assert_eventually(&watched, "p", &json!({}), &expected);
+    // An edit in every folder, the unwatched ones too: none is lost.
+    for i in 0..FOLDERS {
+        write(root, &format!("snippets/d{i}/x{i}.md"), &format!("Y{i}"));
+    }
+    let expected: String = (0..FOLDERS).map(|i| format!("Y{i}")).collect();
+    assert_eventually(&watched, "p", &json!({}), &expected);
+    // Good reloads do not hide that the watcher polls.
+    let error = watched.last_error().expect("still said");
+    assert_eq!(error.code(), ErrorCode::Watch, "{error}");
+    assert!(error.to_string().contains("polling"), "{error}");
+}
