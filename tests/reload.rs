@@ -1084,6 +1084,16 @@ fn dev_render_picks_up_a_templates_folder_that_comes_back() {
     ));
 }
 
+/// A case of a contract change: the compiled fields, the values they give,
+/// the first text, the edit, what the error names.
+type StaleCase = (
+    &'static [DevVar],
+    &'static dyn promptpack::Vars,
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+);
+
 /// An edit that leaves the contract of the compiled vars struct is
 /// `stale_build`, naming the variable and both kinds, never a render the
 /// edit does not mean (`formal=true`, a condition silently false, a
@@ -1105,55 +1115,49 @@ fn dev_render_edits_that_leave_the_compiled_contract_are_stale() {
         kind: VarKind::Text,
         values: &[],
     }];
-    let formal = [("formal", true)];
-    let role = [("role", "teacher")];
-    let name = [("name", "Ada")];
-    // (compiled fields, values they give, first text, edit, what the error names)
-    let cases: [(
-        &'static [DevVar],
-        &dyn promptpack::Vars,
-        &str,
-        &str,
-        &[&str],
-    ); 6] = [
+    static FORMAL_TRUE: [(&str, bool); 1] = [("formal", true)];
+    static TEACHER: [(&str, &str); 1] = [("role", "teacher")];
+    static ADA: [(&str, &str); 1] = [("name", "Ada")];
+    let (formal, role, name) = (&FORMAL_TRUE, &TEACHER, &ADA);
+    let cases: [StaleCase; 6] = [
         (
             FORMAL,
-            &formal,
+            formal,
             "{{#if formal}}Dear{{/if}}",
             "formal={{formal}}",
             &["`formal`", "as text (`&str`)", "as a condition (`bool`)"],
         ),
         (
             FORMAL,
-            &formal,
+            formal,
             "{{#if formal}}Dear{{/if}}",
             "{{#if formal}}Dear{{/if}}{{#if vip}} VIP{{/if}}",
             &["`vip`", "lacks"],
         ),
         (
             ROLE,
-            &role,
+            role,
             "{{#if role == \"teacher\"}}T{{/if}}",
             "{{#if role == \"teacher\"}}T{{else if role == \"admin\"}}A{{/if}}",
             &["`role`", "\"admin\"", "enum lacks"],
         ),
         (
             ROLE,
-            &role,
+            role,
             "{{#if role == \"teacher\"}}T{{/if}}",
             "{{role}}{{#if role}}!{{/if}}{{#if role == \"teacher\"}}T{{/if}}",
             &["`role`", "a choice and a condition", "as a choice (`enum`)"],
         ),
         (
             NAME,
-            &name,
+            name,
             "{{name}}",
             "{{#if name}}{{name}}{{/if}}",
             &["`name`", "text and a condition", "as text (`&str`)"],
         ),
         (
             NAME,
-            &name,
+            name,
             "{{name}}",
             "{{#if name == \"Ada\"}}A{{/if}}",
             &["`name`", "as a choice (`enum`)", "as text (`&str`)"],
@@ -1199,7 +1203,7 @@ fn dev_render_edits_that_leave_the_compiled_contract_are_stale() {
         "{{#if role == \"teacher\"}}Teach{{/if}}",
     );
     assert!(wait_until(
-        || dev_render(&source, "p", &role).is_some_and(|r| r.is_ok_and(|p| p.system == "Teach"))
+        || dev_render(&source, "p", role).is_some_and(|r| r.is_ok_and(|p| p.system == "Teach"))
     ));
 }
 
