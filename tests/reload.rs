@@ -1272,4 +1272,22 @@ fn inotify_limit_child() {
     let error = watched.last_error().expect("still said");
     assert_eq!(error.code(), ErrorCode::Watch, "{error}");
     assert!(error.to_string().contains("polling"), "{error}");
+    drop(watched);
+
+    // A tree past the limit from the start: the watcher starts polling.
+    let watched = Library::watch(root).expect("watch past the limit");
+    assert!(watched.is_polling());
+    let error = watched.last_error().expect("said from the start");
+    assert_eq!(error.code(), ErrorCode::Watch, "{error}");
+    write(root, "snippets/d49/x49.md", "Z49");
+    let expected: String = (0..FOLDERS)
+        .map(|i| {
+            if i == 49 {
+                "Z49".into()
+            } else {
+                format!("Y{i}")
+            }
+        })
+        .collect();
+    assert_eventually(&watched, "p", &json!({}), &expected);
 }
