@@ -279,6 +279,9 @@ fn editor_temp_files_do_not_reload() {
         write(root, junk, "{{#if broken");
     }
     std::fs::remove_file(root.join("templates/p/4913")).expect("remove 4913");
+    // A hidden folder moved in: ignored as the loader ignores it.
+    write(root, "elsewhere/.v1.2/x.md", "X");
+    std::fs::rename(root.join("elsewhere/.v1.2"), root.join("snippets/.v1.2")).expect("move in");
     // A sentinel edit after the junk: once it shows, every junk event has
     // been handled, and no reload may name a junk file.
     write(root, "snippets/sentinel.md", "done");
@@ -1029,7 +1032,11 @@ fn a_folder_with_a_dot_moved_in_and_out_reloads() {
 fn edits_of_a_linked_snippets_target_are_seen() {
     use std::os::unix::fs::symlink;
     let dir = folder(&[
-        ("templates/p/system.md", "{{snippet:s}} {{snippet:c}}"),
+        (
+            "templates/p/system.md",
+            "{{snippet:s}} {{snippet:c}} {{snippet:t}}",
+        ),
+        ("libdir/t.md", "L"),
         ("shared/s.md", "one"),
         ("shared/other.md", "other"),
         ("chain/real.md", "C1"),
@@ -1040,26 +1047,43 @@ fn edits_of_a_linked_snippets_target_are_seen() {
     // snippets/c.md → chain/hop.md → chain/real.md
     symlink("real.md", root.join("chain/hop.md")).expect("link hop");
     symlink("../chain/hop.md", root.join("snippets/c.md")).expect("link c");
+    symlink("../libdir", root.join("snippets/lib")).expect("link lib");
     let watched = Library::watch(root).expect("watch");
-    assert_eq!(system(&watched, "p", &json!({})).as_deref(), Some("one C1"));
+    let events = watched.subscribe();
+    assert_eq!(
+        system(&watched, "p", &json!({})).as_deref(),
+        Some("one C1 L")
+    );
 
     write(root, "shared/s.md", "two");
-    assert_eventually(&watched, "p", &json!({}), "two C1");
+    assert_eventually(&watched, "p", &json!({}), "two C1 L");
     write_atomic(root, "shared/s.md", "three");
-    assert_eventually(&watched, "p", &json!({}), "three C1");
+    assert_eventually(&watched, "p", &json!({}), "three C1 L");
     write(root, "chain/real.md", "C2");
-    assert_eventually(&watched, "p", &json!({}), "three C2");
+    assert_eventually(&watched, "p", &json!({}), "three C2 L");
 
     // The link pointed elsewhere: the new target is followed.
     std::fs::remove_file(root.join("snippets/s.md")).expect("unlink");
     symlink("../shared/other.md", root.join("snippets/s.md")).expect("relink");
-    assert_eventually(&watched, "p", &json!({}), "other C2");
+    assert_eventually(&watched, "p", &json!({}), "other C2 L");
     write(root, "shared/other.md", "other2");
-    assert_eventually(&watched, "p", &json!({}), "other2 C2");
+    assert_eventually(&watched, "p", &json!({}), "other2 C2 L");
     // A hop of the chain pointed elsewhere.
     std::fs::remove_file(root.join("chain/hop.md")).expect("unlink hop");
     symlink("../shared/s.md", root.join("chain/hop.md")).expect("relink hop");
-    assert_eventually(&watched, "p", &json!({}), "other2 three");
+    assert_eventually(&watched, "p", &json!({}), "other2 three L");
+
+    // A link to a folder: its removal and its return (events that do not
+    // say "folder").
+    std::fs::remove_file(root.join("snippets/lib")).expect("unlink lib");
+    let failed = wait_event(&events, |e| matches!(e, ReloadEvent::Failed(_)));
+    assert!(
+        matches!(&failed, ReloadEvent::Failed(e) if e.code() == ErrorCode::SnippetNotFound),
+        "{failed:?}"
+    );
+    write(root, "libdir/t.md", "M");
+    symlink("../libdir", root.join("snippets/lib")).expect("relink lib");
+    assert_eventually(&watched, "p", &json!({}), "other2 three M");
 }
 
 /// The dev path picks the files on disk up once the templates folder comes
