@@ -21,7 +21,34 @@ pub struct DevSource {
     pub close: &'static str,
     /// Whether lines holding only a block tag are removed.
     pub standalone_tags: bool,
+    /// The contract of each prompt's compiled vars struct: an edit on disk
+    /// that leaves it is `stale_build`, not a render the struct cannot
+    /// express.
+    pub prompts: &'static [DevPrompt],
 }
+
+/// One prompt's compiled vars struct, as the dev path checks the files on
+/// disk against it.
+#[derive(Debug)]
+pub struct DevPrompt {
+    /// The prompt id.
+    pub id: &'static str,
+    /// Its fields.
+    pub vars: &'static [DevVar],
+}
+
+/// One field of a compiled vars struct.
+#[derive(Debug)]
+pub struct DevVar {
+    /// The variable's name in the templates.
+    pub name: &'static str,
+    /// How the struct types it.
+    pub kind: VarKind,
+    /// For a choice, the values of its generated enum.
+    pub values: &'static [&'static str],
+}
+
+pub use promptpack_core::program::VarKind;
 
 /// Renders prompt `id` from the files on disk, kept current by a watcher.
 /// `None` means "render from the embedded code instead": hot reload is not

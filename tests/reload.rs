@@ -4,7 +4,7 @@
 //! tests are as fast as the watcher and do not flake on a slow machine.
 #![cfg(feature = "hot-reload")]
 
-use promptpack::__private::{DevSource, dev_render};
+use promptpack::__private::{DevPrompt, DevSource, DevVar, VarKind, dev_render};
 use promptpack::{
     ErrorCode, Library, NO_RELOAD_ENV, Prompt, ReloadEvent, WatchOptions, WatchedLibrary,
 };
@@ -279,6 +279,9 @@ fn editor_temp_files_do_not_reload() {
         write(root, junk, "{{#if broken");
     }
     std::fs::remove_file(root.join("templates/p/4913")).expect("remove 4913");
+    // A hidden folder moved in: ignored as the loader ignores it.
+    write(root, "elsewhere/.v1.2/x.md", "X");
+    std::fs::rename(root.join("elsewhere/.v1.2"), root.join("snippets/.v1.2")).expect("move in");
     // A sentinel edit after the junk: once it shows, every junk event has
     // been handled, and no reload may name a junk file.
     write(root, "snippets/sentinel.md", "done");
@@ -795,7 +798,9 @@ fn leak(path: &Path) -> &'static str {
     Box::leak(path.to_string_lossy().into_owned().into_boxed_str())
 }
 
-fn dev_source(root: &Path) -> DevSource {
+/// Where generated code would look for the prompts under `root`, with the
+/// contracts of its compiled vars structs.
+fn dev_source(root: &Path, prompts: &'static [DevPrompt]) -> DevSource {
     DevSource {
         root: leak(root),
         templates: leak(&root.join("templates")),
@@ -803,8 +808,12 @@ fn dev_source(root: &Path) -> DevSource {
         open: "{{",
         close: "}}",
         standalone_tags: false,
+        prompts,
     }
 }
+
+/// Prompt `p` compiled with no variables.
+const P_WITHOUT_VARS: &[DevPrompt] = &[DevPrompt { id: "p", vars: &[] }];
 
 /// The dev path compares a choice as the generated code does (the vars
 /// struct gives the enum's value as text), and follows an edit of the
@@ -815,7 +824,17 @@ fn dev_render_follows_comparisons() {
         "templates/c/system.md",
         "{{#if role == \"teacher\"}}Teach{{else if role == \"student\"}}Learn{{/if}}.",
     )]);
-    let source = dev_source(dir.path());
+    let source = dev_source(
+        dir.path(),
+        &[DevPrompt {
+            id: "c",
+            vars: &[DevVar {
+                name: "role",
+                kind: VarKind::Choice,
+                values: &["teacher", "student"],
+            }],
+        }],
+    );
     let render = |role: &str| {
         dev_render(&source, "c", &[("role", role)])
             .expect("rendered from disk")
@@ -838,7 +857,20 @@ fn dev_render_follows_the_files() {
         ("templates/p/system.md", "Hi {{name}}."),
         ("templates/q/system.md", "Q"),
     ]);
-    let source = dev_source(dir.path());
+    let source = dev_source(
+        dir.path(),
+        &[
+            DevPrompt {
+                id: "p",
+                vars: &[DevVar {
+                    name: "name",
+                    kind: VarKind::Text,
+                    values: &[],
+                }],
+            },
+            DevPrompt { id: "q", vars: &[] },
+        ],
+    );
     let render =
         |id: &str| dev_render(&source, id, &[("name", "Ada")]).expect("rendered from disk");
     assert_eq!(render("p").expect("p").system, "Hi Ada.");
@@ -888,7 +920,7 @@ fn dev_render_follows_the_files() {
 #[test]
 fn dev_render_without_a_good_version_reports_the_load_error() {
     let dir = folder(&[("templates/p/system.md", "{{#if x}}open")]);
-    let source = dev_source(dir.path());
+    let source = dev_source(dir.path(), P_WITHOUT_VARS);
     let vars: [(&str, &str); 0] = [];
     let error = dev_render(&source, "p", &vars)
         .expect("from disk")
@@ -904,9 +936,16 @@ fn dev_render_without_a_good_version_reports_the_load_error() {
 fn dev_render_without_the_folder_uses_the_embedded_prompts() {
     let dir = tempfile::tempdir().expect("temp dir");
     let vars: [(&str, &str); 0] = [];
-    assert!(dev_render(&dev_source(&dir.path().join("gone")), "p", &vars).is_none());
     assert!(
-        dev_render(&dev_source(dir.path()), "p", &vars).is_none(),
+        dev_render(
+            &dev_source(&dir.path().join("gone"), P_WITHOUT_VARS),
+            "p",
+            &vars
+        )
+        .is_none()
+    );
+    assert!(
+        dev_render(&dev_source(dir.path(), P_WITHOUT_VARS), "p", &vars).is_none(),
         "no templates folder"
     );
 }
@@ -948,7 +987,7 @@ fn dev_render_env_child() {
         std::env::var("PROMPTPACK_TEST_EXPECT_DISABLED").expect("run by the parent test") == "1";
     let dir = folder(&[("templates/p/system.md", "from disk")]);
     let vars: [(&str, &str); 0] = [];
-    let rendered = dev_render(&dev_source(dir.path()), "p", &vars);
+    let rendered = dev_render(&dev_source(dir.path(), P_WITHOUT_VARS), "p", &vars);
     if expect_disabled {
         assert!(rendered.is_none());
     } else {
@@ -957,4 +996,322 @@ fn dev_render_env_child() {
             "from disk"
         );
     }
+}
+
+/// A folder of any name (here with a dot) moved into or out of the snippets
+/// folder reloads: only the names the loader ignores are ignored.
+#[test]
+fn a_folder_with_a_dot_moved_in_and_out_reloads() {
+    let dir = folder(&[
+        ("templates/p/system.md", "{{snippet:s}}"),
+        ("snippets/s.md", "one"),
+        ("elsewhere/v1.2/s.md", "two"),
+    ]);
+    let root = dir.path();
+    let watched = Library::watch(root).expect("watch");
+    let events = watched.subscribe();
+    std::fs::remove_file(root.join("snippets/s.md")).expect("remove");
+    wait_event(&events, |e| matches!(e, ReloadEvent::Failed(_)));
+    std::fs::rename(root.join("elsewhere/v1.2"), root.join("snippets/v1.2")).expect("move in");
+    assert_eventually(&watched, "p", &json!({}), "two");
+    write(root, "snippets/v1.2/s.md", "three");
+    assert_eventually(&watched, "p", &json!({}), "three");
+    std::fs::rename(root.join("snippets/v1.2"), root.join("elsewhere/v1.2")).expect("move out");
+    let failed = wait_event(&events, |e| matches!(e, ReloadEvent::Failed(_)));
+    assert!(
+        matches!(&failed, ReloadEvent::Failed(e) if e.code() == ErrorCode::SnippetNotFound),
+        "{failed:?}"
+    );
+}
+
+/// A snippet that is a link (or a chain of links) to a file elsewhere under
+/// the root: an edit of the target is seen, by a plain or an atomic save,
+/// and so is pointing the link elsewhere.
+#[cfg(unix)]
+#[test]
+fn edits_of_a_linked_snippets_target_are_seen() {
+    use std::os::unix::fs::symlink;
+    let dir = folder(&[
+        (
+            "templates/p/system.md",
+            "{{snippet:s}} {{snippet:c}} {{snippet:t}}",
+        ),
+        ("libdir/t.md", "L"),
+        ("shared/s.md", "one"),
+        ("shared/other.md", "other"),
+        ("chain/real.md", "C1"),
+    ]);
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("snippets")).expect("snippets");
+    symlink("../shared/s.md", root.join("snippets/s.md")).expect("link s");
+    // snippets/c.md → chain/hop.md → chain/real.md
+    symlink("real.md", root.join("chain/hop.md")).expect("link hop");
+    symlink("../chain/hop.md", root.join("snippets/c.md")).expect("link c");
+    symlink("../libdir", root.join("snippets/lib")).expect("link lib");
+    let watched = Library::watch(root).expect("watch");
+    let events = watched.subscribe();
+    assert_eq!(
+        system(&watched, "p", &json!({})).as_deref(),
+        Some("one C1 L")
+    );
+
+    write(root, "shared/s.md", "two");
+    assert_eventually(&watched, "p", &json!({}), "two C1 L");
+    write_atomic(root, "shared/s.md", "three");
+    assert_eventually(&watched, "p", &json!({}), "three C1 L");
+    write(root, "chain/real.md", "C2");
+    assert_eventually(&watched, "p", &json!({}), "three C2 L");
+
+    // The link pointed elsewhere: the new target is followed.
+    std::fs::remove_file(root.join("snippets/s.md")).expect("unlink");
+    symlink("../shared/other.md", root.join("snippets/s.md")).expect("relink");
+    assert_eventually(&watched, "p", &json!({}), "other C2 L");
+    write(root, "shared/other.md", "other2");
+    assert_eventually(&watched, "p", &json!({}), "other2 C2 L");
+    // A hop of the chain pointed elsewhere.
+    std::fs::remove_file(root.join("chain/hop.md")).expect("unlink hop");
+    symlink("../shared/s.md", root.join("chain/hop.md")).expect("relink hop");
+    assert_eventually(&watched, "p", &json!({}), "other2 three L");
+
+    // A link to a folder: its removal and its return (events that do not
+    // say "folder").
+    std::fs::remove_file(root.join("snippets/lib")).expect("unlink lib");
+    let failed = wait_event(&events, |e| matches!(e, ReloadEvent::Failed(_)));
+    assert!(
+        matches!(&failed, ReloadEvent::Failed(e) if e.code() == ErrorCode::SnippetNotFound),
+        "{failed:?}"
+    );
+    write(root, "libdir/t.md", "M");
+    symlink("../libdir", root.join("snippets/lib")).expect("relink lib");
+    assert_eventually(&watched, "p", &json!({}), "other2 three M");
+}
+
+/// The dev path picks the files on disk up once the templates folder comes
+/// back: missing at the first render is not missing for good.
+#[test]
+fn dev_render_picks_up_a_templates_folder_that_comes_back() {
+    let dir = folder(&[("templates/p/system.md", "from disk")]);
+    let root = dir.path();
+    std::fs::rename(root.join("templates"), root.join("away")).expect("move away");
+    let source = dev_source(root, P_WITHOUT_VARS);
+    let vars: [(&str, &str); 0] = [];
+    assert!(
+        dev_render(&source, "p", &vars).is_none(),
+        "no templates folder: the embedded prompts"
+    );
+    std::fs::rename(root.join("away"), root.join("templates")).expect("move back");
+    assert!(wait_until(|| dev_render(&source, "p", &vars)
+        .is_some_and(|r| r.is_ok_and(|p| p.system == "from disk"))));
+    write(root, "templates/p/system.md", "edited");
+    assert!(wait_until(
+        || dev_render(&source, "p", &vars).is_some_and(|r| r.is_ok_and(|p| p.system == "edited"))
+    ));
+}
+
+/// A case of a contract change: the compiled fields, the values they give,
+/// the first text, the edit, what the error names.
+type StaleCase = (
+    &'static [DevVar],
+    &'static dyn promptpack::Vars,
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+);
+
+/// An edit that leaves the contract of the compiled vars struct is
+/// `stale_build`, naming the variable and both kinds, never a render the
+/// edit does not mean (`formal=true`, a condition silently false, a
+/// comparison that can never hold).
+#[test]
+fn dev_render_edits_that_leave_the_compiled_contract_are_stale() {
+    const FORMAL: &[DevVar] = &[DevVar {
+        name: "formal",
+        kind: VarKind::Flag,
+        values: &[],
+    }];
+    const ROLE: &[DevVar] = &[DevVar {
+        name: "role",
+        kind: VarKind::Choice,
+        values: &["teacher", "student"],
+    }];
+    const NAME: &[DevVar] = &[DevVar {
+        name: "name",
+        kind: VarKind::Text,
+        values: &[],
+    }];
+    static FORMAL_TRUE: [(&str, bool); 1] = [("formal", true)];
+    static TEACHER: [(&str, &str); 1] = [("role", "teacher")];
+    static ADA: [(&str, &str); 1] = [("name", "Ada")];
+    let (formal, role, name) = (&FORMAL_TRUE, &TEACHER, &ADA);
+    let cases: [StaleCase; 6] = [
+        (
+            FORMAL,
+            formal,
+            "{{#if formal}}Dear{{/if}}",
+            "formal={{formal}}",
+            &["`formal`", "as text (`&str`)", "as a condition (`bool`)"],
+        ),
+        (
+            FORMAL,
+            formal,
+            "{{#if formal}}Dear{{/if}}",
+            "{{#if formal}}Dear{{/if}}{{#if vip}} VIP{{/if}}",
+            &["`vip`", "lacks"],
+        ),
+        (
+            ROLE,
+            role,
+            "{{#if role == \"teacher\"}}T{{/if}}",
+            "{{#if role == \"teacher\"}}T{{else if role == \"admin\"}}A{{/if}}",
+            &["`role`", "\"admin\"", "enum lacks"],
+        ),
+        (
+            ROLE,
+            role,
+            "{{#if role == \"teacher\"}}T{{/if}}",
+            "{{role}}{{#if role}}!{{/if}}{{#if role == \"teacher\"}}T{{/if}}",
+            &["`role`", "a choice and a condition", "as a choice (`enum`)"],
+        ),
+        (
+            NAME,
+            name,
+            "{{name}}",
+            "{{#if name}}{{name}}{{/if}}",
+            &["`name`", "text and a condition", "as text (`&str`)"],
+        ),
+        (
+            NAME,
+            name,
+            "{{name}}",
+            "{{#if name == \"Ada\"}}A{{/if}}",
+            &["`name`", "as a choice (`enum`)", "as text (`&str`)"],
+        ),
+    ];
+    for (fields, vars, first, edit, names) in cases {
+        let dir = folder(&[("templates/p/system.md", first)]);
+        let prompts: &'static [DevPrompt] = Box::leak(Box::new([DevPrompt {
+            id: "p",
+            vars: fields,
+        }]));
+        let source = dev_source(dir.path(), prompts);
+        let render = || dev_render(&source, "p", vars).expect("rendered from disk");
+        render().unwrap_or_else(|e| panic!("{first}: {e}"));
+        write(dir.path(), "templates/p/system.md", edit);
+        assert!(
+            wait_until(|| render().is_err()),
+            "{edit}: renders {:?}",
+            render()
+        );
+        let error = render().expect_err("stale");
+        assert_eq!(error.code(), ErrorCode::StaleBuild, "{edit}: {error}");
+        let message = error.to_string();
+        for name in names {
+            assert!(message.contains(name), "{edit}: {message}");
+        }
+        assert!(error.diagnostics()[0].location.is_some(), "{edit}");
+    }
+    // Fewer values than the compiled enum is no change of contract: the
+    // struct can still give every value the template compares with.
+    let dir = folder(&[(
+        "templates/p/system.md",
+        "{{#if role == \"teacher\"}}T{{else if role == \"student\"}}S{{/if}}",
+    )]);
+    let prompts: &'static [DevPrompt] = Box::leak(Box::new([DevPrompt {
+        id: "p",
+        vars: ROLE,
+    }]));
+    let source = dev_source(dir.path(), prompts);
+    write(
+        dir.path(),
+        "templates/p/system.md",
+        "{{#if role == \"teacher\"}}Teach{{/if}}",
+    );
+    assert!(wait_until(
+        || dev_render(&source, "p", role).is_some_and(|r| r.is_ok_and(|p| p.system == "Teach"))
+    ));
+}
+
+/// The inotify watch limit reached while folders are added: the watcher
+/// says so (a `watch` error, kept as the last error) and polls, so that no
+/// edit is lost. A real failure, not a simulated one: the check runs in a
+/// child process in a user namespace of its own (`unshare`, util-linux),
+/// whose limit of inotify watches is lowered to 40, for that namespace only.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_inotify_limit_falls_back_to_polling() {
+    let exe = std::env::current_exe().expect("test binary");
+    let output = std::process::Command::new("unshare")
+        .args([
+            "--user",
+            "--map-root-user",
+            "sh",
+            "-c",
+            "echo 40 > /proc/sys/user/max_inotify_watches && exec \"$0\" --exact inotify_limit_child --include-ignored",
+        ])
+        .arg(&exe)
+        .output()
+        .expect("run the child test in a user namespace (unshare, util-linux)");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("1 passed"),
+        "in a user namespace with 40 inotify watches: {stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+#[ignore = "run by the_inotify_limit_falls_back_to_polling, in a user namespace with a low inotify limit"]
+fn inotify_limit_child() {
+    const FOLDERS: usize = 50;
+    let limit = std::fs::read_to_string("/proc/sys/user/max_inotify_watches").expect("limit");
+    assert_eq!(limit.trim(), "40", "run by the parent test");
+    let dir = folder(&[("templates/p/system.md", "start"), ("snippets/s.md", "S")]);
+    let root = dir.path();
+    let watched = Library::watch(root).expect("watch");
+    assert!(!watched.is_polling());
+    let events = watched.subscribe();
+    for i in 0..FOLDERS {
+        write(root, &format!("snippets/d{i}/x{i}.md"), &format!("X{i}"));
+    }
+    let all: String = (0..FOLDERS)
+        .map(|i| format!("{{{{snippet:x{i}}}}}"))
+        .collect();
+    write(root, "templates/p/system.md", &all);
+    let failed = wait_event(&events, |e| matches!(e, ReloadEvent::Failed(_)));
+    assert!(
+        matches!(&failed, ReloadEvent::Failed(e) if e.code() == ErrorCode::Watch),
+        "{failed:?}"
+    );
+    assert!(wait_until(|| watched.is_polling()));
+    let expected: String = (0..FOLDERS).map(|i| format!("X{i}")).collect();
+    assert_eventually(&watched, "p", &json!({}), &expected);
+    // An edit in every folder, the unwatched ones too: none is lost.
+    for i in 0..FOLDERS {
+        write(root, &format!("snippets/d{i}/x{i}.md"), &format!("Y{i}"));
+    }
+    let expected: String = (0..FOLDERS).map(|i| format!("Y{i}")).collect();
+    assert_eventually(&watched, "p", &json!({}), &expected);
+    // Good reloads do not hide that the watcher polls.
+    let error = watched.last_error().expect("still said");
+    assert_eq!(error.code(), ErrorCode::Watch, "{error}");
+    assert!(error.to_string().contains("polling"), "{error}");
+    drop(watched);
+
+    // A tree past the limit from the start: the watcher starts polling.
+    let watched = Library::watch(root).expect("watch past the limit");
+    assert!(watched.is_polling());
+    let error = watched.last_error().expect("said from the start");
+    assert_eq!(error.code(), ErrorCode::Watch, "{error}");
+    write(root, "snippets/d49/x49.md", "Z49");
+    let expected: String = (0..FOLDERS)
+        .map(|i| {
+            if i == 49 {
+                "Z49".into()
+            } else {
+                format!("Y{i}")
+            }
+        })
+        .collect();
+    assert_eventually(&watched, "p", &json!({}), &expected);
 }

@@ -541,6 +541,38 @@ fn contenders<'a>(
         let leak = |p: std::path::PathBuf| -> &'static str {
             Box::leak(p.to_string_lossy().into_owned().into_boxed_str())
         };
+        use promptpack::__private::{DevPrompt, DevVar, VarKind};
+        const fn text(name: &'static str) -> DevVar {
+            DevVar {
+                name,
+                kind: VarKind::Text,
+                values: &[],
+            }
+        }
+        const fn flag(name: &'static str) -> DevVar {
+            DevVar {
+                name,
+                kind: VarKind::Flag,
+                values: &[],
+            }
+        }
+        // The fields of `typed::BenchSystemVars`, as the generated code
+        // gives them to the dev path.
+        const CONTRACT: &[DevPrompt] = &[DevPrompt {
+            id: PROMPT_ID,
+            vars: &[
+                text("agentName"),
+                text("userName"),
+                text("projectName"),
+                text("workspaceRoot"),
+                text("primaryLanguage"),
+                text("currentDate"),
+                text("responseLanguage"),
+                text("stateContext"),
+                flag("hasTools"),
+                flag("isTeacher"),
+            ],
+        }];
         let dev_source: &'static promptpack::__private::DevSource =
             Box::leak(Box::new(promptpack::__private::DevSource {
                 root: leak(workload.dir.clone()),
@@ -550,6 +582,7 @@ fn contenders<'a>(
                 close: "}}",
                 // As build.rs compiled it: `Config::new`, the default (off).
                 standalone_tags: false,
+                prompts: CONTRACT,
             }));
         list.push(contender(
             "promptpack dev path (interpreted, watched)",

@@ -1,7 +1,8 @@
 //! The debounced notify watcher (native events or polling) and the folders
 //! it watches.
 
-use super::options::{MIN_POLL, WatchOptions};
+use super::options::{FALLBACK_POLL, MIN_POLL, WatchOptions};
+use super::paths::Links;
 use notify_debouncer_full::notify::{
     self, EventKind, PollWatcher, RecommendedWatcher, RecursiveMode, event::ModifyKind,
 };
@@ -72,6 +73,12 @@ impl Backend {
         }
     }
 
+    /// Whether this watcher listens to native events (and so can fall back
+    /// to polling).
+    pub(super) fn is_native(&self) -> bool {
+        matches!(self, Backend::Native(_))
+    }
+
     /// Stops the debouncer and waits for its thread.
     pub(super) fn stop(self) {
         match self {
@@ -79,6 +86,11 @@ impl Backend {
             Backend::Poll(d) => d.stop(),
         }
     }
+}
+
+/// A failed watch of `path` as promptpack's error.
+pub(super) fn arm_error(path: &Path, e: &notify::Error) -> Error {
+    watch_error(&format!("cannot watch {}", path.display()), e)
 }
 
 /// A watcher error as promptpack's error, with a hint on what to do.
@@ -92,6 +104,30 @@ pub(super) fn watch_error(context: &str, e: &notify::Error) -> Error {
         _ => "watch by polling instead (`Library::watch_polling`, `WatchOptions::poll`)",
     };
     Error::from(Diagnostic::new(ErrorCode::Watch, message).with_help(help))
+}
+
+/// Whether `e` says the system allows no more native watches (inotify's
+/// `max_user_watches`), which polling does not need.
+pub(super) fn is_limit(e: &notify::Error) -> bool {
+    matches!(e.kind, notify::ErrorKind::MaxFilesWatch)
+}
+
+/// `error`, saying that the watcher polls from now on.
+pub(super) fn polling_instead(error: Error) -> Error {
+    let diagnostics = error
+        .into_diagnostics()
+        .into_iter()
+        .map(|mut d| {
+            d.message = format!(
+                "{}; watching by polling every {} ms instead",
+                d.message,
+                FALLBACK_POLL.as_millis()
+            );
+            d
+        })
+        .collect();
+    Error::from_diagnostics(diagnostics)
+        .unwrap_or_else(|| Error::new(ErrorCode::Watch, "the file watcher failed"))
 }
 
 /// Errors a watcher meets in normal operation: a file or folder vanished
@@ -110,6 +146,8 @@ pub(super) fn is_benign(e: &notify::Error) -> bool {
 pub(super) struct Watches {
     /// Path → recursive.
     pub(super) armed: BTreeMap<PathBuf, bool>,
+    /// The links under the prompt folders, as found by the last arming.
+    pub(super) links: Links,
 }
 
 impl Watches {
@@ -117,8 +155,14 @@ impl Watches {
     /// folders recursively, and their parents (and the root, for
     /// promptpack.toml) non-recursively, so that a folder deleted and created
     /// again is noticed. A folder that does not exist is stood in for by its
-    /// nearest existing ancestor, so that its creation is seen.
-    pub(super) fn wanted(config: &Config, follows_file: bool) -> BTreeMap<PathBuf, bool> {
+    /// nearest existing ancestor, so that its creation is seen. The folder
+    /// of each hop of a link, non-recursively, so that an edit of a link's
+    /// target is seen.
+    pub(super) fn wanted(
+        config: &Config,
+        follows_file: bool,
+        links: &Links,
+    ) -> BTreeMap<PathBuf, bool> {
         let mut wanted = BTreeMap::new();
         let mut want = |path: &Path, recursive: bool| {
             let Some(existing) = path.ancestors().find(|p| p.is_dir()) else {
@@ -137,20 +181,27 @@ impl Watches {
             }
             want(dir, true);
         }
+        for hop in &links.hops {
+            if let Some(folder) = hop.parent() {
+                want(folder, false);
+            }
+        }
         wanted
     }
 
     /// Brings the watches in line with `config`, watching again every folder
     /// that `events` say was created, removed or renamed (its old watch, if
-    /// any, died with the old folder). Returns the watches that failed.
+    /// any, died with the old folder). Returns the watches that failed, with
+    /// their folders.
     pub(super) fn arm(
         &mut self,
         backend: &mut Backend,
         config: &Config,
         follows_file: bool,
         events: &[DebouncedEvent],
-    ) -> Vec<Error> {
-        let wanted = Watches::wanted(config, follows_file);
+    ) -> Vec<(PathBuf, notify::Error)> {
+        self.links = Links::find(config);
+        let wanted = Watches::wanted(config, follows_file, &self.links);
         let replaced = |armed: &Path| {
             events.iter().any(|event| {
                 let structural = matches!(
@@ -186,7 +237,7 @@ impl Watches {
                 // Gone between the check and the watch: the event of its
                 // removal brings another try.
                 Err(e) if is_benign(&e) => {}
-                Err(e) => errors.push(watch_error(&format!("cannot watch {}", path.display()), &e)),
+                Err(e) => errors.push((path, e)),
             }
         }
         errors

@@ -4,16 +4,17 @@
 use super::handle::{Start, WatchedLibrary};
 use super::options::WatchOptions;
 use super::shared::ConfigSource;
-use crate::__private::DevSource;
+use crate::__private::{DevSource, DevVar};
 use crate::library::{Library, Prompt};
 use promptpack_core::error::{Diagnostic, Error, ErrorCode, Result};
+use promptpack_core::program::VarKind;
 use promptpack_core::vars::Vars;
 use promptpack_load::Config;
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::path::Path;
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The environment variable that turns the dev hot reload of generated code
 /// off: set to anything but empty or `0`, `build_prompt` renders the prompts
@@ -23,40 +24,83 @@ pub const NO_RELOAD_ENV: &str = "PROMPTPACK_NO_RELOAD";
 /// How often the dev path polls when the native watcher cannot start.
 const DEV_POLL_FALLBACK: Duration = Duration::from_millis(500);
 
-/// A missing variable in the dev path: the typed vars struct gives every
-/// field it has, so the template on disk uses a variable the compiled struct
-/// lacks.
-pub(super) fn stale_build(library: &Library, id: &str, vars: &dyn Vars, error: Error) -> Error {
-    let Some(prompt) = library.get(id) else {
-        return error;
-    };
-    let missing: Vec<_> = prompt
+/// The contract of prompt `id`'s compiled vars struct; empty when the
+/// generated code has none for it (then every variable on disk is new).
+pub(super) fn contract<'s>(source: &'s DevSource, id: &str) -> &'s [DevVar] {
+    source
+        .prompts
+        .iter()
+        .find(|p| p.id == id)
+        .map_or(&[], |p| p.vars)
+}
+
+/// `stale_build` when prompt `id` on disk leaves the contract of its
+/// compiled vars struct, one diagnostic per variable at its first use: a
+/// variable the struct lacks (it would render as missing), a variable whose
+/// kind changed (a flag printed would render `true`, a new condition on text
+/// would test the text), or a value compared with that the compiled enum
+/// lacks (the struct could never hold it: the branch would be dead). Any of
+/// these renders something the edited template does not mean.
+pub(super) fn stale_build(library: &Library, id: &str, contract: &[DevVar]) -> Option<Error> {
+    let prompt = library.get(id)?;
+    let new: Vec<String> = prompt
         .vars
         .iter()
-        .filter(|v| vars.get(&v.name).is_none())
+        .filter(|v| !contract.iter().any(|c| c.name == v.name))
+        .map(|v| format!("`{}`", v.name))
         .collect();
-    if missing.is_empty() {
-        return error;
-    }
-    let names: Vec<String> = missing.iter().map(|v| format!("`{}`", v.name)).collect();
-    let names = names.join(", ");
-    let diagnostics = missing
-        .iter()
-        .map(|var| {
-            Diagnostic::new(
-                ErrorCode::StaleBuild,
+    let new = new.join(", ");
+    let diagnostics = prompt.vars.iter().filter_map(|var| {
+        let kind = var.kind();
+        let message = match contract.iter().find(|c| c.name == var.name) {
+            None => format!(
+                "prompt `{id}` on disk now needs variable(s) {new}, which the compiled vars struct lacks: rebuild"
+            ),
+            Some(compiled) if compiled.kind != kind => format!(
+                "prompt `{id}` on disk now uses `{}` as {}, but the compiled vars struct has it as {}: rebuild",
+                var.name,
+                describe(kind),
+                describe(compiled.kind)
+            ),
+            Some(compiled) => {
+                let lacking: Vec<String> = var
+                    .choices
+                    .iter()
+                    .filter(|v| !compiled.values.contains(&v.as_str()))
+                    .map(|v| format!("{v:?}"))
+                    .collect();
+                if lacking.is_empty() {
+                    return None;
+                }
                 format!(
-                    "prompt `{id}` on disk now needs variable(s) {names}, which the compiled vars struct lacks: rebuild"
+                    "prompt `{id}` on disk now compares `{}` with {}, which its compiled enum lacks: rebuild",
+                    var.name,
+                    lacking.join(", ")
+                )
+            }
+        };
+        Some(
+            Diagnostic::new(ErrorCode::StaleBuild, message)
+                .at(var.first_use.clone())
+                .with_help(
+                    "run `cargo build` so that the build script regenerates the vars struct, \
+                     or undo the edit",
                 ),
-            )
-            .at(var.first_use.clone())
-            .with_help(
-                "run `cargo build` so that the build script regenerates the vars struct, \
-                 or undo the edit",
-            )
-        })
-        .collect();
-    Error::from_diagnostics(diagnostics).unwrap_or(error)
+        )
+    });
+    Error::from_diagnostics(diagnostics.collect())
+}
+
+/// A kind as the vars struct types it.
+fn describe(kind: VarKind) -> String {
+    let what = match kind {
+        VarKind::Text => "text",
+        VarKind::Flag => "a condition",
+        VarKind::Optional => "text and a condition",
+        VarKind::Choice => "a choice",
+        VarKind::OptionalChoice => "a choice and a condition",
+    };
+    format!("{what} (`{}`)", kind.rust_type())
 }
 
 /// An id the compiled code knows but the files on disk no longer have.
@@ -77,13 +121,21 @@ pub(super) fn reload_disabled_by(value: Option<&OsStr>) -> bool {
     value.is_some_and(|v| !v.is_empty() && v != "0")
 }
 
+/// How long the dev path renders the embedded prompts before it looks for
+/// the folder (or tries the watcher) again.
+const EMBEDDED_RETRY: Duration = Duration::from_millis(500);
+
 /// One entry per prompt folder of generated code.
 pub(super) enum DevEntry {
     /// Rendered from disk through this watcher.
     Disk(Arc<WatchedLibrary>),
     /// Rendered from the embedded code: the folder is missing or the watcher
-    /// could not start (both logged once).
-    Embedded,
+    /// could not start (logged the first time). Not for good: a folder
+    /// restored (a checkout, a move back) is picked up at `retry_at`.
+    Embedded {
+        /// When to look again.
+        retry_at: Instant,
+    },
 }
 
 pub(super) type DevKey = (
@@ -110,7 +162,7 @@ pub(crate) fn dev_render(source: &DevSource, id: &str, vars: &dyn Vars) -> Optio
         return None;
     }
     let library = dev_library(source)?;
-    Some(library.dev_render(id, vars))
+    Some(library.dev_render(id, vars, contract(source, id)))
 }
 
 pub(super) fn dev_library(source: &DevSource) -> Option<Arc<WatchedLibrary>> {
@@ -124,48 +176,67 @@ pub(super) fn dev_library(source: &DevSource) -> Option<Arc<WatchedLibrary>> {
         source.standalone_tags,
     );
     let registry = REGISTRY.get_or_init(Default::default);
-    let found = |entry: &DevEntry| match entry {
-        DevEntry::Disk(library) => Some(Arc::clone(library)),
-        DevEntry::Embedded => None,
+    // `Err(first)`: no watcher yet; `first` when none was tried before.
+    let found = |entry: Option<&DevEntry>, now: Instant| match entry {
+        Some(DevEntry::Disk(library)) => Ok(Some(Arc::clone(library))),
+        Some(DevEntry::Embedded { retry_at }) if now < *retry_at => Ok(None),
+        Some(DevEntry::Embedded { .. }) => Err(false),
+        None => Err(true),
     };
     // Every render looks its folder up: a shared lock, so that threads
     // rendering at once do not queue behind each other.
     let read = registry.read().unwrap_or_else(PoisonError::into_inner);
-    if let Some(entry) = read.get(&key) {
-        return found(entry);
+    if let Ok(library) = found(read.get(&key), Instant::now()) {
+        return library;
     }
     drop(read);
     // Held while a watcher starts, so that threads rendering at once start
     // one watcher, not one each.
     let mut write = registry.write().unwrap_or_else(PoisonError::into_inner);
-    found(write.entry(key).or_insert_with(|| start_dev(source)))
+    let now = Instant::now();
+    let first = match found(write.get(&key), now) {
+        Ok(library) => return library,
+        Err(first) => first,
+    };
+    let entry = match start_dev(source) {
+        Ok(library) => DevEntry::Disk(library),
+        Err(why) => {
+            // Said once: a missing folder stays missing on most machines
+            // (a dev binary run elsewhere), and retries must not flood the log.
+            if first {
+                log::warn!("promptpack: {why}; using the prompts embedded at build time");
+            } else {
+                log::debug!("promptpack: {why}");
+            }
+            DevEntry::Embedded {
+                retry_at: now + EMBEDDED_RETRY,
+            }
+        }
+    };
+    let library = found(Some(&entry), now).ok().flatten();
+    write.insert(key, entry);
+    library
 }
 
-pub(super) fn start_dev(source: &DevSource) -> DevEntry {
+/// Starts the watcher of a prompt folder, or says why it cannot.
+pub(super) fn start_dev(source: &DevSource) -> std::result::Result<Arc<WatchedLibrary>, String> {
     let root = Path::new(source.root);
     // `join` keeps an absolute path as it is and anchors a relative one at
     // the root.
     let templates = root.join(source.templates);
     let snippets = root.join(source.snippets);
     if !root.is_dir() || !templates.is_dir() {
-        log::warn!(
-            "promptpack: templates folder {} not found; using the prompts embedded at build time",
+        return Err(format!(
+            "templates folder {} not found",
             templates.display()
-        );
-        return DevEntry::Embedded;
+        ));
     }
-    let config = match Config::new(root)
+    let config = Config::new(root)
         .templates_dir(templates)
         .snippets_dir(snippets)
         .standalone_tags(source.standalone_tags)
         .delimiters(source.open, source.close)
-    {
-        Ok(config) => config,
-        Err(error) => {
-            log::error!("promptpack: {error}; using the prompts embedded at build time");
-            return DevEntry::Embedded;
-        }
-    };
+        .map_err(|error| error.to_string())?;
     let start = |options: WatchOptions| {
         WatchedLibrary::start(
             ConfigSource::Fixed(config.clone()),
@@ -174,20 +245,16 @@ pub(super) fn start_dev(source: &DevSource) -> DevEntry {
         )
     };
     match start(WatchOptions::default()) {
-        Ok(library) => return DevEntry::Disk(Arc::new(library)),
+        Ok(library) => return Ok(Arc::new(library)),
         Err(error) => log::warn!(
             "promptpack: {error}\npromptpack: watching {} by polling every {} ms instead",
             root.display(),
             DEV_POLL_FALLBACK.as_millis()
         ),
     }
-    match start(WatchOptions::default().poll(DEV_POLL_FALLBACK)) {
-        Ok(library) => DevEntry::Disk(Arc::new(library)),
-        Err(error) => {
-            log::error!("promptpack: {error}; using the prompts embedded at build time");
-            DevEntry::Embedded
-        }
-    }
+    start(WatchOptions::default().poll(DEV_POLL_FALLBACK))
+        .map(Arc::new)
+        .map_err(|error| error.to_string())
 }
 
 #[cfg(test)]

@@ -1,12 +1,13 @@
 //! The public handle, [`WatchedLibrary`](crate::WatchedLibrary): starts the watcher thread, serves
 //! renders from the current set, stops everything when dropped.
 
-use super::backend::{Backend, Watches};
+use super::backend::{Backend, Watches, arm_error, is_limit, polling_instead};
 use super::dev::{deleted_prompt, stale_build};
 use super::event::ReloadEvent;
 use super::options::WatchOptions;
 use super::shared::{ConfigSource, Shared, lock};
-use super::worker::{Msg, Timing, run_worker};
+use super::worker::{Fallback, Msg, Timing, Worker, sender};
+use crate::__private::DevVar;
 use crate::library::{Library, Prompt};
 use promptpack_core::error::{Error, ErrorCode, Result};
 use promptpack_core::render::MissingVars;
@@ -46,7 +47,6 @@ pub struct WatchedLibrary {
     /// Wakes the watcher thread to stop it or to re-check its watches.
     worker_tx: Sender<Msg>,
     worker: Option<JoinHandle<()>>,
-    polling: bool,
 }
 
 impl WatchedLibrary {
@@ -117,7 +117,9 @@ impl WatchedLibrary {
     }
 
     /// The last problem: the error of the last reload when it failed, or a
-    /// later watcher error; `None` once a reload succeeds.
+    /// later watcher error; after a reload succeeds, `None`, or the `watch`
+    /// error that made the watcher poll instead of using native events
+    /// (kept while it polls, that is for the life of the handle).
     pub fn last_error(&self) -> Option<Error> {
         lock(&self.shared.last_error).clone()
     }
@@ -127,9 +129,11 @@ impl WatchedLibrary {
         lock(&self.shared.config).clone()
     }
 
-    /// Whether changes are found by polling rather than file system events.
+    /// Whether changes are found by polling rather than file system
+    /// events: asked for, or fallen back to when the native watcher failed
+    /// (the inotify limit reached; [`WatchedLibrary::last_error`](crate::WatchedLibrary::last_error) then says so).
     pub fn is_polling(&self) -> bool {
-        self.polling
+        self.shared.polling.load(Ordering::Acquire)
     }
 
     pub(super) fn start(
@@ -145,25 +149,46 @@ impl WatchedLibrary {
             Err(_) => Config::new(source.root()),
         };
         let (worker_tx, worker_rx) = mpsc::channel();
-        let events_tx = worker_tx.clone();
-        let mut backend = Backend::new(options, move |result| {
-            // Fails only when the watcher thread is gone, which means the
-            // handle is being dropped: nothing left to tell.
-            let _ = events_tx.send(Msg::Events(result));
-        })?;
-        let polling = options.poll.is_some();
+        let fallback = Fallback {
+            options: options.clone(),
+            tx: worker_tx.clone(),
+        };
+        let mut backend = Backend::new(options, sender(worker_tx.clone()))?;
         let follows_file = source.follows_config_file();
         let mut watches = Watches::default();
         // Watch before the first read, so that no change after it is missed.
-        // Setup errors are the caller's to handle: never swallowed.
-        if let Some(error) = watches
+        // Setup errors are the caller's to handle: never swallowed. Only the
+        // system's limit of native watches is met by polling instead.
+        let mut fell_back = None;
+        if let Some((path, error)) = watches
             .arm(&mut backend, &config, follows_file, &[])
             .into_iter()
             .next()
         {
-            return Err(error);
+            if !(is_limit(&error) && backend.is_native()) {
+                return Err(arm_error(&path, &error));
+            }
+            backend.stop();
+            backend = fallback.poller()?;
+            watches = Watches::default();
+            if let Some((path, error)) = watches
+                .arm(&mut backend, &config, follows_file, &[])
+                .into_iter()
+                .next()
+            {
+                return Err(arm_error(&path, &error));
+            }
+            fell_back = Some(polling_instead(arm_error(&path, &error)));
         }
-        let shared = Arc::new(Shared::new(source, config, options.stderr_without_logger));
+        let shared = Arc::new(Shared::new(
+            source,
+            config,
+            options.stderr_without_logger,
+            !backend.is_native(),
+        ));
+        if let Some(error) = fell_back {
+            shared.fall_back(error);
+        }
         // With `MayFail` the error is logged and kept for the renders.
         if let Err(error) = shared.reload(Vec::new())
             && start == Start::NeedsGood
@@ -174,7 +199,16 @@ impl WatchedLibrary {
         let timing = Timing::new(options);
         let worker = std::thread::Builder::new()
             .name("promptpack-watch".into())
-            .spawn(move || run_worker(&worker_shared, backend, watches, &worker_rx, timing))
+            .spawn(move || {
+                let worker = Worker {
+                    shared: &worker_shared,
+                    backend,
+                    watches,
+                    fallback,
+                    follows_file,
+                };
+                worker.run(&worker_rx, timing);
+            })
             .map_err(|e| {
                 Error::new(
                     ErrorCode::Watch,
@@ -185,13 +219,18 @@ impl WatchedLibrary {
             shared,
             worker_tx,
             worker: Some(worker),
-            polling,
         })
     }
 
-    /// The dev path of generated code: renders from the last good prompts,
-    /// explaining what a typed vars struct cannot express.
-    pub(super) fn dev_render(&self, id: &str, vars: &dyn Vars) -> Result<Prompt> {
+    /// The dev path of generated code: renders from the last good prompts
+    /// with the values of a compiled vars struct whose fields are
+    /// `contract`, explaining what that struct cannot express.
+    pub(super) fn dev_render(
+        &self,
+        id: &str,
+        vars: &dyn Vars,
+        contract: &[DevVar],
+    ) -> Result<Prompt> {
         if self.generation() == 0 {
             // Never loaded: there is nothing good to fall back on.
             return Err(self.last_error().unwrap_or_else(|| {
@@ -202,10 +241,12 @@ impl WatchedLibrary {
             }));
         }
         let library = self.shared.library.load();
+        if let Some(stale) = stale_build(&library, id, contract) {
+            return Err(stale);
+        }
         library
             .render(id, &vars, MissingVars::Error)
             .map_err(|error| match error.code() {
-                ErrorCode::MissingVar => stale_build(&library, id, vars, error),
                 ErrorCode::UnknownPrompt => deleted_prompt(&self.config(), id),
                 _ => error,
             })
@@ -217,7 +258,7 @@ impl fmt::Debug for WatchedLibrary {
         f.debug_struct("WatchedLibrary")
             .field("root", &self.config().root())
             .field("generation", &self.generation())
-            .field("polling", &self.polling)
+            .field("polling", &self.is_polling())
             .finish_non_exhaustive()
     }
 }

@@ -1,7 +1,10 @@
 //! Hot reload: a [`Library`](crate::Library) kept current by a file watcher.
 //!
-//! A [`WatchedLibrary`](crate::WatchedLibrary) watches the templates folder, the snippets folder and
-//! `promptpack.toml`, reloads the whole set after a burst of changes has
+//! A [`WatchedLibrary`](crate::WatchedLibrary) watches the templates folder, the snippets folder,
+//! `promptpack.toml` and the targets of links under the folders (a change
+//! counts when the loader would read it: one ignore rule, `is_ignored_name`),
+//! falls back to polling when native events fail to watch (the inotify
+//! limit), reloads the whole set after a burst of changes has
 //! settled (notify-debouncer-full), and swaps the new library in atomically
 //! (`arc_swap`), so a render sees either the old set or the new one, never a
 //! mix. An edit that does not load keeps the last good set serving and is

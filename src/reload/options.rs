@@ -8,6 +8,11 @@ const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(50);
 /// Shortest polling interval honoured: below it a poller would spin.
 pub(super) const MIN_POLL: Duration = Duration::from_millis(10);
 
+/// How often a watcher polls once the native watcher failed to watch (the
+/// inotify limit reached): slow enough to cost little on a large tree, fast
+/// enough for an edit to show while one looks.
+pub(super) const FALLBACK_POLL: Duration = Duration::from_millis(500);
+
 /// How a [`WatchedLibrary`](crate::WatchedLibrary) watches: debounce time, native events or polling.
 ///
 /// ```
@@ -28,6 +33,9 @@ pub struct WatchOptions {
     /// `interval` (`notify::PollWatcher`) instead of by file system events.
     /// Slower, but works where events do not: network and container file
     /// systems, or when the inotify watch limit is reached. At least 10 ms.
+    /// With `None`, a watcher whose native events fail to watch a folder
+    /// (the inotify limit reached) polls every 500 ms from then on, and says
+    /// so through [`WatchedLibrary::last_error`](crate::WatchedLibrary::last_error).
     pub poll: Option<Duration>,
     /// In a dev build of an application with no logger installed, print a
     /// reload that fails on stderr (default `true`), so that a broken save

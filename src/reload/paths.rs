@@ -1,21 +1,26 @@
 //! Which paths can change the prompts: the folders and settings file a
 //! watcher looks at, and the editor junk it ignores.
 
+use notify_debouncer_full::notify::EventKind;
+use notify_debouncer_full::notify::event::{CreateKind, ModifyKind, RemoveKind};
 use promptpack_load::{CONFIG_FILE, Config, is_ignored_name};
+use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 /// Which paths can change the prompts.
-pub(super) struct Targets {
+pub(super) struct Targets<'a> {
     /// `promptpack.toml`, as configured and canonical.
     pub(super) config_files: Vec<PathBuf>,
     /// The templates and snippets folders, as configured and canonical
     /// (some watchers report canonical paths: /private/var on macOS).
     pub(super) dirs: Vec<PathBuf>,
+    /// The links under those folders and where they lead, as last found.
+    pub(super) links: &'a Links,
 }
 
-impl Targets {
-    pub(super) fn new(config: &Config, follows_file: bool) -> Targets {
+impl<'a> Targets<'a> {
+    pub(super) fn new(config: &Config, follows_file: bool, links: &'a Links) -> Targets<'a> {
         let config_files = if follows_file {
             both_forms(&config.root().join(CONFIG_FILE))
         } else {
@@ -25,11 +30,17 @@ impl Targets {
             .into_iter()
             .flat_map(both_forms)
             .collect();
-        Targets { config_files, dirs }
+        Targets {
+            config_files,
+            dirs,
+            links,
+        }
     }
 
-    pub(super) fn is_relevant(&self, path: &Path) -> bool {
-        if self.config_files.iter().any(|f| f == path) {
+    pub(super) fn is_relevant(&self, path: &Path, entry: Entry) -> bool {
+        if self.config_files.iter().any(|f| f == path) || self.links.hops.contains(path) {
+            // A link's target (or a link on the way to it) lies outside the
+            // watched folders, but the loader reads through it.
             return true;
         }
         for dir in &self.dirs {
@@ -38,10 +49,99 @@ impl Targets {
                 return true;
             }
             if let Ok(rest) = path.strip_prefix(dir) {
-                return is_prompt_path(rest, path);
+                // A removed link does not say whether it led to a folder.
+                return self.links.paths.contains(path) || is_prompt_path(rest, path, entry);
             }
         }
         false
+    }
+}
+
+/// Longest chain of links followed, as the kernel's own limit (`ELOOP`).
+const MAX_HOPS: usize = 40;
+
+/// The links under the templates and snippets folders, and each step of
+/// where they lead. The loader reads through links, but a watch on a folder
+/// sees changes to the link, not to its target: the targets' folders are
+/// watched too, and found again on every re-arm, so that a link pointed
+/// elsewhere is followed.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(super) struct Links {
+    /// The links themselves.
+    pub(super) paths: BTreeSet<PathBuf>,
+    /// Every hop of every link's chain, its folder canonical (as a watch on
+    /// that folder reports it), when it lies under the prompt root or the
+    /// prompt folders (the loader refuses the others).
+    pub(super) hops: BTreeSet<PathBuf>,
+}
+
+impl Links {
+    /// The links under the prompt folders of `config`, following linked
+    /// folders as the loader does, each folder once.
+    pub(super) fn find(config: &Config) -> Links {
+        let bases: Vec<PathBuf> = [config.root(), config.templates(), config.snippets()]
+            .iter()
+            .filter_map(|p| p.canonicalize().ok())
+            .collect();
+        let mut links = Links::default();
+        let mut seen = BTreeSet::new();
+        let mut folders: Vec<PathBuf> = vec![config.templates().into(), config.snippets().into()];
+        while let Some(folder) = folders.pop() {
+            // A folder reached twice (through a link, or a loop of links)
+            // is listed once.
+            let Ok(real) = folder.canonicalize() else {
+                continue;
+            };
+            if !seen.insert(real) {
+                continue;
+            }
+            let Ok(entries) = std::fs::read_dir(&folder) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                if is_ignored_name(&entry.file_name().to_string_lossy()) {
+                    continue;
+                }
+                let path = entry.path();
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                if kind.is_symlink() {
+                    links.follow(&path, &bases);
+                }
+                if path.is_dir() {
+                    folders.push(path);
+                }
+            }
+        }
+        links
+    }
+
+    /// Records `link` and each hop of its chain.
+    fn follow(&mut self, link: &Path, bases: &[PathBuf]) {
+        self.paths.insert(link.to_path_buf());
+        let mut at = link.to_path_buf();
+        for _ in 0..MAX_HOPS {
+            let (Ok(target), Some(parent)) = (std::fs::read_link(&at), at.parent()) else {
+                return;
+            };
+            let next = parent.join(target);
+            let (Some(folder), Some(name)) = (next.parent(), next.file_name()) else {
+                return;
+            };
+            let Ok(folder) = folder.canonicalize() else {
+                return;
+            };
+            if !bases.iter().any(|base| folder.starts_with(base)) {
+                return;
+            }
+            let hop = folder.join(name);
+            if !self.hops.insert(hop.clone()) {
+                // Already followed from here on.
+                return;
+            }
+            at = hop;
+        }
     }
 }
 
@@ -66,11 +166,41 @@ pub(super) fn both_forms(path: &Path) -> Vec<PathBuf> {
     forms
 }
 
+/// What an event says about the entry at its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Entry {
+    /// A folder was created or removed.
+    Folder,
+    /// A file (or a link) was created or removed.
+    File,
+    /// Anything else: a rename, a change, a poller's event. The path may
+    /// have been a folder.
+    Unknown,
+}
+
+impl Entry {
+    pub(super) fn of(kind: &EventKind) -> Entry {
+        match kind {
+            EventKind::Create(CreateKind::Folder) | EventKind::Remove(RemoveKind::Folder) => {
+                Entry::Folder
+            }
+            EventKind::Create(CreateKind::File)
+            | EventKind::Remove(RemoveKind::File)
+            | EventKind::Modify(ModifyKind::Data(_)) => Entry::File,
+            _ => Entry::Unknown,
+        }
+    }
+}
+
 /// Whether a change at `rest` (relative to the templates or snippets folder)
-/// can change the prompts: a `.md` file, or a folder that may hold some.
-/// Editor temp and swap files (`.x.swp`, `x~`, `#x#`, vim's `4913` probe,
-/// dotfiles) and other extensions cannot: the loader never reads them.
-pub(super) fn is_prompt_path(rest: &Path, full: &Path) -> bool {
+/// can change the prompts: one rule with the loader. Nothing under a name
+/// the loader ignores (`is_ignored_name` on every component: dotfiles, `x~`,
+/// `#x#`); a `.md` file; a folder of any name, which may hold some (moving
+/// one in or away gives no event for the files inside). Other files (vim's
+/// `4913` probe, `notes.txt`) cannot: the loader never reads them. A path
+/// that is gone and whose event does not say what it was may have been a
+/// folder, so it counts.
+pub(super) fn is_prompt_path(rest: &Path, full: &Path, entry: Entry) -> bool {
     let names: Vec<&OsStr> = rest.iter().collect();
     let Some(last) = names.last().map(|n| n.to_string_lossy()) else {
         return true;
@@ -81,53 +211,59 @@ pub(super) fn is_prompt_path(rest: &Path, full: &Path) -> bool {
     if last.ends_with(".md") {
         return true;
     }
-    if last.contains('.') {
-        return false;
+    match entry {
+        Entry::Folder => true,
+        // A new link to a folder is a file to the event, a folder to the
+        // loader.
+        Entry::File => full.is_dir(),
+        Entry::Unknown => std::fs::metadata(full).map_or(true, |meta| meta.is_dir()),
     }
-    if last.bytes().all(|b| b.is_ascii_digit()) {
-        // Vim probes a folder by creating and deleting `4913` (or another
-        // number). A template folder may have such a name, and then exists.
-        return full.is_dir();
-    }
-    // No extension: a template folder or a snippet subfolder that came or
-    // went (moving one away gives no event for the files inside).
-    true
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Junk is ignored whatever the event says; a `.md` file and a folder
+    /// of any name count.
     #[test]
-    pub(super) fn junk_is_ignored() {
+    fn junk_is_ignored() {
         let full = Path::new("/nonexistent/templates/x");
-        for junk in [
-            ".system.md.swp",
-            "system.md~",
-            "4913",
-            ".hidden.md",
-            "#system.md#",
-            "notes.txt",
-            "x.md.tmp",
-        ] {
+        for entry in [Entry::File, Entry::Folder, Entry::Unknown] {
+            for junk in [".system.md.swp", "system.md~", ".hidden.md", "#system.md#"] {
+                assert!(
+                    !is_prompt_path(&Path::new("x").join(junk), &full.join(junk), entry),
+                    "{junk} {entry:?}"
+                );
+            }
+            for real in ["system.md", "user.md"] {
+                assert!(
+                    is_prompt_path(&Path::new("x").join(real), &full.join(real), entry),
+                    "{real} {entry:?}"
+                );
+            }
+            assert!(!is_prompt_path(
+                Path::new(".git/x"),
+                Path::new("/nonexistent/templates/.git/x"),
+                entry
+            ));
+        }
+        for file in ["4913", "notes.txt", "x.md.tmp"] {
             assert!(
-                !is_prompt_path(&Path::new("x").join(junk), &full.join(junk)),
-                "{junk}"
+                !is_prompt_path(&Path::new("x").join(file), &full.join(file), Entry::File),
+                "{file}"
             );
         }
-        for real in ["system.md", "user.md"] {
+        for folder in ["new-prompt", "v1.2", "4913"] {
             assert!(
-                is_prompt_path(&Path::new("x").join(real), &full.join(real)),
-                "{real}"
+                is_prompt_path(Path::new(folder), &full.join(folder), Entry::Folder),
+                "{folder}"
+            );
+            // Moved away: the event does not say it was a folder.
+            assert!(
+                is_prompt_path(Path::new(folder), &full.join(folder), Entry::Unknown),
+                "{folder}"
             );
         }
-        assert!(is_prompt_path(
-            Path::new("new-prompt"),
-            Path::new("/nonexistent/templates/new-prompt")
-        ));
-        assert!(!is_prompt_path(
-            Path::new(".git/x.md"),
-            Path::new("/nonexistent/templates/.git/x.md")
-        ));
     }
 }

@@ -10,7 +10,7 @@ use promptpack_core::diagnostics::{Style, render_error};
 use promptpack_core::error::{Error, Result};
 use promptpack_load::Config;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
@@ -57,10 +57,21 @@ pub(super) struct Shared {
     pub(super) subscribers: Mutex<Vec<Sender<ReloadEvent>>>,
     /// Serializes reloads, so that an older read never replaces a newer one.
     pub(super) reload_lock: Mutex<()>,
+    /// Whether changes are found by polling (asked for, or fallen back to).
+    pub(super) polling: AtomicBool,
+    /// Why the native watcher was given up for polling: kept as the last
+    /// error even after good reloads, since the watcher is not what was
+    /// asked for.
+    pub(super) degraded: Mutex<Option<Error>>,
 }
 
 impl Shared {
-    pub(super) fn new(source: ConfigSource, config: Config, stderr_without_logger: bool) -> Shared {
+    pub(super) fn new(
+        source: ConfigSource,
+        config: Config,
+        stderr_without_logger: bool,
+        polling: bool,
+    ) -> Shared {
         // Served by nobody: `generation` 0 says there is no good set yet.
         let placeholder = Library::from_resolved(Vec::new(), config.delimiters_ref().clone());
         Shared {
@@ -72,6 +83,8 @@ impl Shared {
             config: Mutex::new(config),
             subscribers: Mutex::new(Vec::new()),
             reload_lock: Mutex::new(()),
+            polling: AtomicBool::new(polling),
+            degraded: Mutex::new(None),
         }
     }
 
@@ -91,7 +104,7 @@ impl Shared {
                 // After the store: whoever sees the new generation sees the
                 // new library too.
                 let generation = self.generation.fetch_add(1, Ordering::AcqRel) + 1;
-                *lock(&self.last_error) = None;
+                *lock(&self.last_error) = lock(&self.degraded).clone();
                 let took = started.elapsed();
                 log::info!(
                     "promptpack: reloaded {prompts} prompt(s) from {} in {} ms",
@@ -130,6 +143,14 @@ impl Shared {
                 Err(error)
             }
         }
+    }
+
+    /// The native watcher failed and a poller took over: `error` says so
+    /// (the log, the subscribers, and `last_error` from now on).
+    pub(super) fn fall_back(&self, error: Error) {
+        self.polling.store(true, Ordering::Release);
+        *lock(&self.degraded) = Some(error.clone());
+        self.report_watch_error(error);
     }
 
     pub(super) fn report_watch_error(&self, error: Error) {

@@ -195,6 +195,7 @@ pub fn generate_tokens(
                 sources.get(prompt.id.as_str()).copied(),
             )
         });
+    let contracts = dev_contracts(prompts, &fields);
     let DevPaths {
         root,
         templates,
@@ -234,9 +235,41 @@ pub fn generate_tokens(
             open: #open,
             close: #close,
             standalone_tags: #standalone_tags,
+            prompts: &[#(#contracts),*],
         };
 
         #(#structs)*
+    })
+}
+
+/// Each prompt's compiled contract (its fields, their kinds and choice
+/// values), for the dev path to tell an edit the struct cannot express.
+fn dev_contracts<'a>(
+    prompts: &'a [ResolvedPrompt],
+    fields: &'a [Vec<Field>],
+) -> impl Iterator<Item = TokenStream> + 'a {
+    prompts.iter().zip(fields).map(|(prompt, fields)| {
+        let id = &prompt.id;
+        let vars = fields.iter().map(|f| {
+            let name = &f.name;
+            let kind = match f.kind {
+                VarKind::Text => quote!(Text),
+                VarKind::Flag => quote!(Flag),
+                VarKind::Optional => quote!(Optional),
+                VarKind::Choice => quote!(Choice),
+                VarKind::OptionalChoice => quote!(OptionalChoice),
+            };
+            let values = f
+                .choice
+                .iter()
+                .flat_map(|c| c.values.iter().map(|(v, _)| v));
+            quote!(::promptpack::__private::DevVar {
+                name: #name,
+                kind: ::promptpack::__private::VarKind::#kind,
+                values: &[#(#values),*],
+            })
+        });
+        quote!(::promptpack::__private::DevPrompt { id: #id, vars: &[#(#vars),*] })
     })
 }
 
