@@ -415,7 +415,6 @@ fn check_opened_inside(
     path: &Path,
     bases: &[PathBuf],
 ) -> Result<(), Refused> {
-    use std::os::unix::fs::MetadataExt;
     // Linux names the file behind a descriptor: the answer is exact.
     #[cfg(target_os = "linux")]
     {
@@ -429,10 +428,20 @@ fn check_opened_inside(
             };
         }
     }
-    // Elsewhere (or without /proc): the file opened must be the very file
-    // (device and inode) at a canonical path inside the root. A path
-    // replaced between the opening and this look is looked at again; one
-    // that keeps changing is refused rather than trusted.
+    same_file_inside(meta, path, bases)
+}
+
+/// Elsewhere (or without /proc): the file opened (`meta`) must be the very
+/// file (device and inode) at a canonical path inside the root. A path
+/// replaced between the opening and this look is looked at again; one that
+/// keeps changing is refused rather than trusted.
+#[cfg(unix)]
+fn same_file_inside(
+    meta: &std::fs::Metadata,
+    path: &Path,
+    bases: &[PathBuf],
+) -> Result<(), Refused> {
+    use std::os::unix::fs::MetadataExt;
     for _ in 0..3 {
         let real = path.canonicalize().map_err(Refused::Io)?;
         if !inside(&real, bases) {
@@ -456,4 +465,38 @@ fn check_opened_inside(
     _: &[PathBuf],
 ) -> Result<(), Refused> {
     Ok(())
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::{Refused, same_file_inside};
+    use std::os::unix::fs::symlink;
+
+    /// The check used where /proc cannot name an opened file: a link that
+    /// led outside when the file was opened and inside when looked at is
+    /// the race the check exists for.
+    #[test]
+    fn the_identity_check_refuses_a_file_other_than_the_one_inside() {
+        let dir = tempfile::tempdir().expect("a scratch folder");
+        let (root, outside) = (dir.path().join("root"), dir.path().join("secret.md"));
+        std::fs::create_dir(&root).expect("the root");
+        std::fs::write(&outside, "secret").expect("the secret");
+        let inside = root.join("inside.md");
+        std::fs::write(&inside, "inside").expect("an inside file");
+        let link = root.join("s.md");
+        symlink(&inside, &link).expect("a link");
+        let bases = [root.canonicalize().expect("canonical")];
+        let opened = |p: &std::path::Path| std::fs::metadata(p).expect("metadata");
+
+        assert!(same_file_inside(&opened(&inside), &link, &bases).is_ok());
+        // Opened through the link while it led outside, checked after the
+        // link was swapped back inside.
+        let refused = same_file_inside(&opened(&outside), &link, &bases);
+        assert!(matches!(refused, Err(Refused::Moving)), "{refused:?}");
+        // The link still leads outside.
+        std::fs::remove_file(&link).expect("unlink");
+        symlink(&outside, &link).expect("a link");
+        let refused = same_file_inside(&opened(&outside), &link, &bases);
+        assert!(matches!(refused, Err(Refused::Outside(_))), "{refused:?}");
+    }
 }
