@@ -168,8 +168,13 @@ impl Reader<'_> {
             Ok(meta) if meta.is_dir() => {}
             Ok(_) => {
                 let shown = self.shown(dir);
-                let message = format!("the snippets folder {shown} is a file, not a folder");
-                self.error(ErrorCode::Io, dir, message);
+                let message = format!("{shown} is a file, where the snippets folder should be");
+                let location = Location::file(shown);
+                self.errors.push(
+                    Diagnostic::new(ErrorCode::Io, message)
+                        .at(location)
+                        .with_help("snippets are `.md` files in a folder: `snippets/<name>.md`"),
+                );
                 return;
             }
             // A project without snippets is fine; a missing include says so.
@@ -241,7 +246,13 @@ impl Reader<'_> {
                     Refused::Outside(_) => ErrorCode::OutsideRoot,
                     _ => ErrorCode::Io,
                 };
-                self.error(code, path, refused.message(&shown));
+                let mut diagnostic =
+                    Diagnostic::new(code, refused.message(&shown)).at(Location::file(shown));
+                if let Refused::Special(_) = refused {
+                    diagnostic = diagnostic
+                        .with_help("promptpack reads only regular files, and links to them");
+                }
+                self.errors.push(diagnostic);
                 return None;
             }
         };

@@ -187,3 +187,37 @@ fn ignored_names_are_skipped_at_every_depth() {
     let ids: Vec<_> = compiled.prompts.iter().map(|p| p.id.as_str()).collect();
     assert_eq!(ids, ["greet"]);
 }
+
+#[test]
+fn an_unreadable_template_folder_says_why() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("a scratch folder");
+    let root = dir.path().to_path_buf();
+    let folder = root.join("templates/locked");
+    write(&folder.join("system.md"), "Hi");
+    std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o000)).expect("chmod");
+    // Root (a container's CI user) reads any folder: nothing to check there.
+    let binds = std::fs::read_dir(&folder).is_err();
+    let errors = read_errors(&root);
+    std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    if binds {
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        let (code, at, message) = &errors[0];
+        assert_eq!((code.as_str(), at.as_str()), ("io", "templates/locked"));
+        assert!(message.contains("ermission denied"), "{message}");
+    }
+}
+
+#[test]
+fn a_snippets_file_where_the_folder_should_be_is_an_error() {
+    let dir = tempfile::tempdir().expect("a scratch folder");
+    let root = dir.path().to_path_buf();
+    write(&root.join("templates/greet/system.md"), "Hi");
+    write(&root.join("snippets"), "not a folder");
+    let errors = read_errors(&root);
+    let found: Vec<_> = errors
+        .iter()
+        .map(|(c, at, _)| (c.as_str(), at.as_str()))
+        .collect();
+    assert_eq!(found, [("io", "snippets")], "{errors:?}");
+}
