@@ -303,6 +303,7 @@ pub(crate) enum Refused {
     Outside(PathBuf),
     /// The file opened could not be told to be the one checked to be
     /// inside the root: it was replaced while being opened, every time.
+    #[cfg_attr(not(unix), allow(dead_code))]
     Moving,
 }
 
