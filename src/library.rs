@@ -112,7 +112,7 @@ impl Library {
         let sources = Sources {
             templates,
             snippets,
-            stray_files: Vec::new(),
+            ..Sources::default()
         };
         let compiled =
             promptpack_core::pipeline::compile(sources, Vec::new(), &settings, Stages::default())

@@ -374,7 +374,7 @@ mod tests {
                     file: SourceFile::new(format!("snippets/{name}.md"), *text),
                 })
                 .collect(),
-            stray_files: vec![],
+            ..Sources::default()
         };
         let compiled = compile(sources, vec![], &Settings::default(), Stages { lint: true });
         assert!(compiled.errors.is_empty(), "{:?}", compiled.errors);

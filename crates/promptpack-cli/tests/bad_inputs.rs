@@ -26,8 +26,8 @@
 //! `expected.txt` of a new case (to be checked by hand, not copied blindly).
 //!
 //! Some trees cannot live in git and are finished at run time in a temporary
-//! copy (see [`finish_tree`]): symlinks to outside the root, bytes that are
-//! not UTF-8.
+//! copy (see [`finish_tree`]): symlinks to outside the root or to a device,
+//! FIFOs, bytes that are not UTF-8, hidden entries and editor backups.
 
 use std::collections::BTreeSet;
 use std::io::Read;
@@ -141,8 +141,50 @@ fn finish_tree(case: &str, root: &Path) {
             symlink(&outside.join("secret.md"), &root.join("snippets/leak.md"));
             symlink(&outside.join("folder"), &root.join("templates/linked"));
         }
+        "special-files" => {
+            mkfifo(&root.join("templates/fifo-system/system.md"));
+            mkfifo(&root.join("templates/fifo-user/user.md"));
+            mkfifo(&root.join("snippets/piped.md"));
+        }
+        "config-device" => symlink(Path::new("/dev/zero"), &root.join("promptpack.toml")),
+        "ignored-names" => {
+            // Made here: a checkout or a copy could drop hidden entries and
+            // backups, and the case would pass without testing anything.
+            for ignored in [
+                "snippets/.hid/y.md",
+                "snippets/sub~/y.md",
+                "snippets/#sub#/y.md",
+                "snippets/y.md~",
+                "snippets/#y.md#",
+                "snippets/.y.md",
+                "templates/.x/system.md",
+                "templates/old~/system.md",
+                "templates/greet/system.md~",
+                "templates/greet/#system.md#",
+            ] {
+                write(&root.join(ignored), b"{{#if}} ignored\n");
+            }
+        }
         _ => {}
     }
+}
+
+/// Cases that need what only unix has (FIFOs, /dev/zero): skipped elsewhere.
+const UNIX_ONLY: &[&str] = &["special-files", "config-device"];
+
+#[cfg(unix)]
+fn mkfifo(path: &Path) {
+    std::fs::create_dir_all(path.parent().expect("a parent")).expect("create folders");
+    let made = Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("run mkfifo");
+    assert!(made.success(), "mkfifo {}", path.display());
+}
+
+#[cfg(not(unix))]
+fn mkfifo(_: &Path) {
+    unreachable!("FIFO cases are in UNIX_ONLY");
 }
 
 #[cfg(unix)]
@@ -371,7 +413,7 @@ fn catalogue() {
         .filter(|p| p.is_dir())
         .collect();
     cases.sort();
-    assert!(cases.len() >= 19, "the catalogue lost cases: {cases:?}");
+    assert!(cases.len() >= 27, "the catalogue lost cases: {cases:?}");
     let mut failed = Vec::new();
     for dir in cases {
         let case = dir
@@ -379,6 +421,9 @@ fn catalogue() {
             .unwrap_or_default()
             .to_string_lossy()
             .into_owned();
+        if cfg!(not(unix)) && UNIX_ONLY.contains(&case.as_str()) {
+            continue;
+        }
         let scratch = tempfile::tempdir().expect("a scratch folder");
         let root = scratch.path().join("root");
         copy_tree(&dir, &root);

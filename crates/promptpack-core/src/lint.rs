@@ -448,7 +448,7 @@ mod tests {
                 snippet("c", "text"),
                 snippet("d", "text"),
             ],
-            stray_files: vec![],
+            ..Sources::default()
         };
         assert_eq!(
             codes(&sources, &Settings::default()),
@@ -470,7 +470,7 @@ mod tests {
                 template("good", "{{agentName}} {{snippet:s}}"),
             ],
             snippets: vec![snippet("s", "{{snake_case}}")],
-            stray_files: vec![],
+            ..Sources::default()
         };
         let found = codes(&sources, &Settings::default());
         assert_eq!(found.len(), 4, "{found:?}");
@@ -487,6 +487,7 @@ mod tests {
             templates: vec![template("a", " \n ")],
             snippets: vec![],
             stray_files: vec!["templates/a/notes.txt".into()],
+            ..Sources::default()
         };
         let found: Vec<_> = codes(&sources, &Settings::default())
             .into_iter()

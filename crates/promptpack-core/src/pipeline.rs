@@ -4,7 +4,7 @@
 //! through both.
 
 use crate::error::{Diagnostic, Error};
-use crate::resolve::{ResolvedPrompt, resolve_with};
+use crate::resolve::{ResolvedPrompt, resolve_sources};
 use crate::settings::Settings;
 use crate::sources::Sources;
 
@@ -50,8 +50,7 @@ pub fn compile(
     stages: Stages,
 ) -> Compiled {
     let mut errors = read_errors;
-    let (mut prompts, resolve_errors) =
-        resolve_with(&sources.templates, &sources.snippets, settings);
+    let (mut prompts, resolve_errors) = resolve_sources(&sources, settings);
     errors.extend(resolve_errors);
     prompts.sort_by(|a, b| a.id.cmp(&b.id));
     let warnings = lints(&sources, settings, stages);

@@ -6,6 +6,7 @@ use crate::error::{Diagnostic, ErrorCode};
 use crate::program::{Op, Program, StableHasher, VarInfo, hash_program};
 use crate::settings::Settings;
 use crate::source_file::SourceFile;
+use crate::sources::Sources;
 pub use crate::sources::{SnippetSource, TemplateSource};
 use crate::syntax::{Condition, Delimiters, Item, Name, Parsed, parse, strip_standalone_tags};
 use std::collections::{BTreeSet, HashMap};
@@ -58,6 +59,26 @@ pub fn resolve_with(
     snippets: &[SnippetSource],
     settings: &Settings,
 ) -> (Vec<ResolvedPrompt>, Vec<Diagnostic>) {
+    resolve_read(templates, snippets, &[], settings)
+}
+
+/// [`resolve_with`] on what a reader read: an include of one of
+/// [`Sources::unreadable_snippets`] fails its template without being
+/// reported again as missing (the reader reported why it was not read).
+pub fn resolve_sources(
+    sources: &Sources,
+    settings: &Settings,
+) -> (Vec<ResolvedPrompt>, Vec<Diagnostic>) {
+    let (templates, snippets) = (&sources.templates, &sources.snippets);
+    resolve_read(templates, snippets, &sources.unreadable_snippets, settings)
+}
+
+fn resolve_read(
+    templates: &[TemplateSource],
+    snippets: &[SnippetSource],
+    unreadable: &[String],
+    settings: &Settings,
+) -> (Vec<ResolvedPrompt>, Vec<Diagnostic>) {
     let delims = &settings.delimiters;
     let parse = |file: &SourceFile, delims: &Delimiters| {
         let mut parsed = parse(file, delims)?;
@@ -93,7 +114,7 @@ pub fn resolve_with(
             },
         );
     }
-    let usable = check_snippet_graph(snippets, &by_name, delims, &mut errors);
+    let usable = check_snippet_graph(snippets, &by_name, delims, unreadable, &mut errors);
 
     let mut prompts = Vec::new();
     let mut ids = BTreeSet::new();
@@ -122,7 +143,9 @@ pub fn resolve_with(
             };
             for name in snippet_refs(&parsed) {
                 if !by_name.contains_key(name.name.as_str()) {
-                    errors.push(snippet_not_found(file, name, delims));
+                    if !unreadable.contains(&name.name) {
+                        errors.push(snippet_not_found(file, name, delims));
+                    }
                     ok = false;
                 } else if !usable.contains(name.name.as_str()) {
                     // The snippet's own problem is already reported.
@@ -201,6 +224,7 @@ fn check_snippet_graph<'a>(
     snippets: &'a [SnippetSource],
     by_name: &HashMap<&'a str, ParsedSnippet<'a>>,
     delims: &Delimiters,
+    unreadable: &[String],
     errors: &mut Vec<Diagnostic>,
 ) -> BTreeSet<&'a str> {
     #[derive(Clone, Copy, PartialEq)]
@@ -238,7 +262,9 @@ fn check_snippet_graph<'a>(
             let current: &str = current;
             let file = by_name[current].file;
             let Some((target, _)) = by_name.get_key_value(include.name.as_str()) else {
-                errors.push(snippet_not_found(file, include, delims));
+                if !unreadable.contains(&include.name) {
+                    errors.push(snippet_not_found(file, include, delims));
+                }
                 *ok = false;
                 continue;
             };

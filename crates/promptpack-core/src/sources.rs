@@ -33,4 +33,8 @@ pub struct Sources {
     /// Files in template folders other than `system.md` and `user.md`, and
     /// files directly in the templates folder: never read, worth a warning.
     pub stray_files: Vec<String>,
+    /// Names of snippets whose file exists but could not be read (outside
+    /// the root, not a regular file, not UTF-8…): the reader reported each
+    /// once, so an include of one is not reported again as missing.
+    pub unreadable_snippets: Vec<String>,
 }

@@ -1,6 +1,7 @@
 //! Where the prompts live and how they are written: the prompt root, its
 //! `templates/` and `snippets/` folders and `promptpack.toml`.
 
+use crate::read::{Refused, read_regular};
 use promptpack_core::error::{Diagnostic, Error, ErrorCode, Location, Result};
 use promptpack_core::settings::Settings;
 use promptpack_core::source_file::{SourceFile, Span};
@@ -105,18 +106,23 @@ impl Config {
     pub fn load(root: impl Into<PathBuf>) -> Result<Config> {
         let mut config = Config::new(root);
         let path = config.root.join(CONFIG_FILE);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(config),
-            Err(e) => {
-                return Err(Diagnostic::new(
-                    ErrorCode::Io,
-                    format!("cannot read {}: {e}", path.display()),
-                )
+        // Read as prompt files are: a FIFO or a device here would block or
+        // read without end.
+        let refused = |refused: Refused| -> Error {
+            let message = refused.message(&path.display().to_string());
+            Diagnostic::new(ErrorCode::Io, message)
                 .at(Location::file(CONFIG_FILE))
-                .into());
-            }
+                .into()
         };
+        let bytes = match read_regular(&path, None) {
+            Ok(bytes) => bytes,
+            Err(Refused::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => return Ok(config),
+            Err(e) => return Err(refused(e)),
+        };
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let e = std::io::Error::new(std::io::ErrorKind::InvalidData, e);
+            refused(Refused::Io(e))
+        })?;
         let file: ConfigFile = toml::from_str(&text).map_err(|e| config_error(&text, &e))?;
         if let Some(t) = file.templates {
             config.templates = config.root.join(t);

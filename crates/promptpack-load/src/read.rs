@@ -1,13 +1,22 @@
 //! Reads a prompt folder from disk: finds template folders and snippet files
 //! with walkdir, checks they stay inside the root, decodes UTF-8. The only
 //! room of the house that reads prompt files.
+//!
+//! Every file is opened once, without blocking (a FIFO or a terminal would
+//! hold the reader, and the reload worker with it, for good), and what was
+//! opened is checked before a byte is read: a regular file, inside the root.
+//! Checking a path and then opening it again would let a link swapped in
+//! between lead anywhere.
 
 use crate::config::Config;
+use crate::names::is_ignored_name;
 use promptpack_core::error::{Diagnostic, ErrorCode, Location};
 use promptpack_core::source_file::{SourceFile, Span};
 use promptpack_core::sources::{SnippetSource, Sources, TemplateSource};
 use promptpack_core::syntax::is_snippet_name;
 use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Reads the templates and snippets `config` points at. Returns what could be
@@ -17,6 +26,7 @@ pub fn read_sources(config: &Config) -> (Sources, Vec<Diagnostic>) {
         config,
         errors: Vec::new(),
         bases: Vec::new(),
+        unreadable: Vec::new(),
     };
     reader.bases = [config.root(), config.templates(), config.snippets()]
         .iter()
@@ -25,6 +35,7 @@ pub fn read_sources(config: &Config) -> (Sources, Vec<Diagnostic>) {
     let mut sources = Sources::default();
     reader.read_templates(&mut sources);
     reader.read_snippets(&mut sources);
+    sources.unreadable_snippets = reader.unreadable;
     (sources, reader.errors)
 }
 
@@ -32,6 +43,8 @@ struct Reader<'a> {
     config: &'a Config,
     errors: Vec<Diagnostic>,
     bases: Vec<PathBuf>,
+    /// Snippets that exist but could not be read.
+    unreadable: Vec<String>,
 }
 
 impl Reader<'_> {
@@ -59,7 +72,7 @@ impl Reader<'_> {
         for entry in entries.flatten() {
             let path = entry.path();
             let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with('.') {
+            if is_ignored_name(&name) {
                 continue;
             }
             if path.is_dir() {
@@ -88,7 +101,7 @@ impl Reader<'_> {
                         Ok(entry) => {
                             let name = entry.file_name();
                             let name = name.to_string_lossy();
-                            if name != "system.md" && name != "user.md" && !name.starts_with('.') {
+                            if name != "system.md" && name != "user.md" && !is_ignored_name(&name) {
                                 sources.stray_files.push(self.shown(&entry.path()));
                             }
                         }
@@ -151,34 +164,55 @@ impl Reader<'_> {
 
     fn read_snippets(&mut self, sources: &mut Sources) {
         let dir = self.config.snippets();
-        if self.exists(dir) != Some(true) {
+        match std::fs::metadata(dir) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => {
+                let shown = self.shown(dir);
+                let message = format!("{shown} is a file, where the snippets folder should be");
+                let location = Location::file(shown);
+                self.errors.push(
+                    Diagnostic::new(ErrorCode::Io, message)
+                        .at(location)
+                        .with_help("snippets are `.md` files in a folder: `snippets/<name>.md`"),
+                );
+                return;
+            }
             // A project without snippets is fine; a missing include says so.
-            return;
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+            Err(e) => {
+                self.io_error(dir, &e);
+                return;
+            }
         }
         let mut seen: BTreeMap<String, String> = BTreeMap::new();
         let walk = walkdir::WalkDir::new(dir)
             .follow_links(true)
-            .sort_by_file_name();
+            .sort_by_file_name()
+            .into_iter()
+            // The watcher's rule: nothing under an ignored name is read.
+            .filter_entry(|e| e.depth() == 0 || !is_ignored_name(&e.file_name().to_string_lossy()));
         for entry in walk {
             let entry = match entry {
                 Ok(entry) => entry,
                 Err(e) => {
                     let path = e.path().unwrap_or(dir).to_path_buf();
+                    if let Some(name) = snippet_name(&path) {
+                        self.unreadable.push(name);
+                    }
                     let message = format!("cannot read {}: {e}", path.display());
                     self.error(ErrorCode::Io, &path, message);
                     continue;
                 }
             };
             let path = entry.path();
-            let hidden = entry.file_name().to_string_lossy().starts_with('.');
-            if !entry.file_type().is_file() || hidden || path.extension().is_none_or(|e| e != "md")
-            {
+            // Not only regular files: a FIFO or a device named `x.md` is an
+            // error `read_file` reports, not a snippet silently missing.
+            if entry.file_type().is_dir() || path.extension().is_none_or(|e| e != "md") {
                 continue;
             }
-            let name = path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
+            let Some(name) = snippet_name(path) else {
+                continue;
+            };
             if !is_snippet_name(&name) {
                 let message = format!(
                     "snippet file name `{name}` cannot be included: use letters, digits, `_` and `-`, not starting with `-`"
@@ -193,29 +227,32 @@ impl Reader<'_> {
                 continue;
             }
             seen.insert(name.clone(), shown);
-            if let Some(file) = self.read_file(path) {
-                sources.snippets.push(SnippetSource { name, file });
+            match self.read_file(path) {
+                Some(file) => sources.snippets.push(SnippetSource { name, file }),
+                // Its error is reported: an include of it is not "missing".
+                None => self.unreadable.push(name),
             }
         }
     }
 
-    /// Reads one file, checking it is inside the root and is UTF-8.
+    /// Reads one file, checking it is a regular file inside the root and is
+    /// UTF-8.
     fn read_file(&mut self, path: &Path) -> Option<SourceFile> {
         let shown = self.shown(path);
-        if let Ok(real) = path.canonicalize()
-            && !self.bases.iter().any(|base| real.starts_with(base))
-        {
-            let message = format!(
-                "{shown} leads to {}, outside the prompt root",
-                real.display()
-            );
-            self.error(ErrorCode::OutsideRoot, path, message);
-            return None;
-        }
-        let bytes = match std::fs::read(path) {
+        let bytes = match read_regular(path, Some(&self.bases)) {
             Ok(bytes) => bytes,
-            Err(e) => {
-                self.error(ErrorCode::Io, path, format!("cannot read {shown}: {e}"));
+            Err(refused) => {
+                let code = match refused {
+                    Refused::Outside(_) => ErrorCode::OutsideRoot,
+                    _ => ErrorCode::Io,
+                };
+                let mut diagnostic =
+                    Diagnostic::new(code, refused.message(&shown)).at(Location::file(shown));
+                if let Refused::Special(_) = refused {
+                    diagnostic = diagnostic
+                        .with_help("promptpack reads only regular files, and links to them");
+                }
+                self.errors.push(diagnostic);
                 return None;
             }
         };
@@ -246,5 +283,232 @@ impl Reader<'_> {
                 None
             }
         }
+    }
+}
+
+/// The name a snippet file is included by: its file name without `.md`.
+fn snippet_name(path: &Path) -> Option<String> {
+    (path.extension()? == "md")
+        .then(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()))?
+}
+
+/// Why a file was not read.
+#[derive(Debug)]
+pub(crate) enum Refused {
+    /// Opening or reading failed.
+    Io(std::io::Error),
+    /// Not a regular file: what it is instead (`"a FIFO"`).
+    Special(&'static str),
+    /// The file opened is outside the root: where it really is.
+    Outside(PathBuf),
+    /// The file opened could not be told to be the one checked to be
+    /// inside the root: it was replaced while being opened, every time.
+    #[cfg_attr(not(unix), allow(dead_code))]
+    Moving,
+}
+
+impl Refused {
+    /// The message of the diagnostic, for a file shown as `shown`.
+    pub(crate) fn message(&self, shown: &str) -> String {
+        match self {
+            Refused::Io(e) => format!("cannot read {shown}: {e}"),
+            Refused::Special(what) => format!("{shown} is {what}, not a regular file"),
+            Refused::Outside(real) => format!(
+                "{shown} leads to {}, outside the prompt root",
+                real.display()
+            ),
+            Refused::Moving => format!("{shown} kept changing while it was read"),
+        }
+    }
+}
+
+/// Reads the regular file `path` leads to, never blocking on a FIFO or a
+/// device and never reading one; with `bases`, only if the file opened is
+/// inside one of them (canonical folders).
+pub(crate) fn read_regular(path: &Path, bases: Option<&[PathBuf]>) -> Result<Vec<u8>, Refused> {
+    // Checked before opening too, so that a link to a device outside is
+    // refused without being opened at all (opening some devices acts).
+    if let Some(bases) = bases
+        && let Ok(real) = path.canonicalize()
+        && !inside(&real, bases)
+    {
+        return Err(Refused::Outside(real));
+    }
+    let mut file = open_nonblocking(path).map_err(Refused::Io)?;
+    let meta = file.metadata().map_err(Refused::Io)?;
+    if !meta.is_file() {
+        return Err(Refused::Special(kind(&meta.file_type())));
+    }
+    if let Some(bases) = bases {
+        check_opened_inside(&file, &meta, path, bases)?;
+    }
+    make_blocking(&file).map_err(Refused::Io)?;
+    // The length is a hint: a file that grows while read is read to its end.
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.read_to_end(&mut bytes).map_err(Refused::Io)?;
+    Ok(bytes)
+}
+
+fn inside(real: &Path, bases: &[PathBuf]) -> bool {
+    bases.iter().any(|base| real.starts_with(base))
+}
+
+/// Opens for reading without waiting: a FIFO opens at once (rather than
+/// when a writer comes), and a terminal does not become ours.
+fn open_nonblocking(path: &Path) -> std::io::Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    options.open(path)
+}
+
+/// Turns `O_NONBLOCK` off again once the file is known to be regular: on
+/// some file systems (mandatory locks, network mounts) a non-blocking read
+/// of a regular file can fail with `EAGAIN` instead of waiting its turn.
+#[cfg(unix)]
+fn make_blocking(file: &File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    // SAFETY: `fd` is an open descriptor owned by `file` for the whole call;
+    // F_GETFL and F_SETFL read and set its status flags only.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags == -1 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: as above.
+    if unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } == -1 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn make_blocking(_: &File) -> std::io::Result<()> {
+    Ok(())
+}
+
+/// What a file that is not a regular file is, for the message.
+fn kind(file_type: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_fifo() {
+            return "a FIFO";
+        }
+        if file_type.is_char_device() {
+            return "a character device";
+        }
+        if file_type.is_block_device() {
+            return "a block device";
+        }
+        if file_type.is_socket() {
+            return "a socket";
+        }
+    }
+    if file_type.is_dir() {
+        "a folder"
+    } else {
+        "a special file"
+    }
+}
+
+/// Checks that the file `file` (already opened from `path`) is inside one
+/// of `bases`: the check is of what was opened, so a link swapped between
+/// a check of the path and the opening cannot lead outside.
+#[cfg(unix)]
+#[cfg_attr(not(target_os = "linux"), allow(unused_variables))]
+fn check_opened_inside(
+    file: &File,
+    meta: &std::fs::Metadata,
+    path: &Path,
+    bases: &[PathBuf],
+) -> Result<(), Refused> {
+    // Linux names the file behind a descriptor: the answer is exact.
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let proc_path = format!("/proc/self/fd/{}", file.as_raw_fd());
+        if let Ok(real) = std::fs::read_link(proc_path) {
+            return if inside(&real, bases) {
+                Ok(())
+            } else {
+                Err(Refused::Outside(real))
+            };
+        }
+    }
+    same_file_inside(meta, path, bases)
+}
+
+/// Elsewhere (or without /proc): the file opened (`meta`) must be the very
+/// file (device and inode) at a canonical path inside the root. A path
+/// replaced between the opening and this look is looked at again; one that
+/// keeps changing is refused rather than trusted.
+#[cfg(unix)]
+fn same_file_inside(
+    meta: &std::fs::Metadata,
+    path: &Path,
+    bases: &[PathBuf],
+) -> Result<(), Refused> {
+    use std::os::unix::fs::MetadataExt;
+    for _ in 0..3 {
+        let real = path.canonicalize().map_err(Refused::Io)?;
+        if !inside(&real, bases) {
+            return Err(Refused::Outside(real));
+        }
+        let there = std::fs::symlink_metadata(&real).map_err(Refused::Io)?;
+        if (there.dev(), there.ino()) == (meta.dev(), meta.ino()) {
+            return Ok(());
+        }
+    }
+    Err(Refused::Moving)
+}
+
+/// Without file identities in stable std, the path checked before opening
+/// is all there is.
+#[cfg(not(unix))]
+fn check_opened_inside(
+    _: &File,
+    _: &std::fs::Metadata,
+    _: &Path,
+    _: &[PathBuf],
+) -> Result<(), Refused> {
+    Ok(())
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::{Refused, same_file_inside};
+    use std::os::unix::fs::symlink;
+
+    /// The check used where /proc cannot name an opened file: a link that
+    /// led outside when the file was opened and inside when looked at is
+    /// the race the check exists for.
+    #[test]
+    fn the_identity_check_refuses_a_file_other_than_the_one_inside() {
+        let dir = tempfile::tempdir().expect("a scratch folder");
+        let (root, outside) = (dir.path().join("root"), dir.path().join("secret.md"));
+        std::fs::create_dir(&root).expect("the root");
+        std::fs::write(&outside, "secret").expect("the secret");
+        let inside = root.join("inside.md");
+        std::fs::write(&inside, "inside").expect("an inside file");
+        let link = root.join("s.md");
+        symlink(&inside, &link).expect("a link");
+        let bases = [root.canonicalize().expect("canonical")];
+        let opened = |p: &std::path::Path| std::fs::metadata(p).expect("metadata");
+
+        assert!(same_file_inside(&opened(&inside), &link, &bases).is_ok());
+        // Opened through the link while it led outside, checked after the
+        // link was swapped back inside.
+        let refused = same_file_inside(&opened(&outside), &link, &bases);
+        assert!(matches!(refused, Err(Refused::Moving)), "{refused:?}");
+        // The link still leads outside.
+        std::fs::remove_file(&link).expect("unlink");
+        symlink(&outside, &link).expect("a link");
+        let refused = same_file_inside(&opened(&outside), &link, &bases);
+        assert!(matches!(refused, Err(Refused::Outside(_))), "{refused:?}");
     }
 }

@@ -90,7 +90,7 @@ pub fn fuzz_resolve_render(data: &[u8]) {
     let sources = Sources {
         templates: case.templates.clone(),
         snippets: case.snippets.clone(),
-        stray_files: Vec::new(),
+        ..Sources::default()
     };
     let settings = Settings {
         delimiters: case.delimiters.clone(),
