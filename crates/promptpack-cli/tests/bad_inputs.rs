@@ -187,7 +187,7 @@ fn places(error: &promptpack::Error, case: &str) -> BTreeSet<Place> {
                 .unwrap_or_else(|| panic!("{case}: `{d}` has no location"));
             Place {
                 code: d.code.as_str().to_string(),
-                at: format!("{}:{}:{}", loc.path, loc.line, loc.column),
+                at: format!("{}:{}:{}", loc.path(), loc.line(), loc.column()),
             }
         })
         .collect()

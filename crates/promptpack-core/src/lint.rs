@@ -162,7 +162,7 @@ pub fn lint_sources(sources: &Sources, settings: &Settings) -> Vec<Diagnostic> {
         let key = |l: &Diagnostic| {
             l.location
                 .as_ref()
-                .map(|loc| (loc.path.clone(), loc.line, loc.column))
+                .map(|loc| (loc.path().to_string(), loc.line(), loc.column()))
                 .unwrap_or_default()
         };
         key(a)

@@ -19,26 +19,30 @@ pub fn check_location(d: &Diagnostic, files: &HashMap<String, String>) {
         return;
     };
     let text = files
-        .get(&loc.path)
+        .get(loc.path())
         .unwrap_or_else(|| panic!("{d}: the path is none of the files"));
-    if loc.len == 0 {
-        assert_eq!((loc.line, loc.column), (1, 1), "{d}: file-level location");
-        assert!(loc.line_text.is_empty(), "{d}: file-level location");
+    if loc.len() == 0 {
+        assert_eq!(
+            (loc.line(), loc.column()),
+            (1, 1),
+            "{d}: file-level location"
+        );
+        assert!(loc.line_text().is_empty(), "{d}: file-level location");
         return;
     }
     let lines: Vec<&str> = text.split('\n').collect();
     assert!(
-        loc.line >= 1 && loc.line <= lines.len(),
+        loc.line() >= 1 && loc.line() <= lines.len(),
         "{d}: line out of range"
     );
-    let line = lines[loc.line - 1];
+    let line = lines[loc.line() - 1];
     assert!(
-        loc.column >= 1 && loc.column <= line.chars().count() + 1,
+        loc.column() >= 1 && loc.column() <= line.chars().count() + 1,
         "{d}: column out of range"
     );
     // A byte order mark takes no column and is not shown.
     let shown = line.trim_start_matches('\u{FEFF}').trim_end_matches('\r');
-    assert_eq!(loc.line_text, shown, "{d}: line text");
+    assert_eq!(loc.line_text(), shown, "{d}: line text");
 }
 
 /// Panics unless a successful parse of `file` is well formed: its items tile

@@ -101,7 +101,7 @@ pub fn fuzz_resolve_render(data: &[u8]) {
         if lint
             .location
             .as_ref()
-            .is_some_and(|l| files.contains_key(&l.path))
+            .is_some_and(|l| files.contains_key(l.path()))
         {
             check_location(&lint, &files);
         }
