@@ -9,7 +9,9 @@
 //!     round-tripping JavaScript numeral; (f) the code generator never
 //!     panics, and writes Rust that parses (with `syn`) and that rustc takes
 //!     (no bare CR, no direction-changing codepoints) or reports located
-//!     naming errors; (g) rendering any diagnostic never panics.
+//!     naming errors; (g) rendering any diagnostic never panics, and shows a
+//!     window of a long line; (h) splicing snippets takes work linear in the
+//!     input and the output, however the snippets fan out.
 //!
 //! Failures are not persisted to a regressions file: proptest prints the
 //! minimal failing input, which belongs in a fixture under `tests/inputs/`.
@@ -846,5 +848,63 @@ proptest! {
                 }
             }
         }
+    }
+}
+
+/// The bottom of a chain in `chains_that_fan_out`: text that adds nothing,
+/// only whitespace (trimmed away), a block that tests false, some output.
+const BOTTOMS: &[&str] = &[
+    "",
+    "  \n ",
+    "{{#if off}}{{/if}}",
+    "{{#if c}}{{else}}{{/if}}",
+    "x",
+    "{{v}}",
+];
+
+/// How a link of the chain includes the next snippet, `{}` its includes.
+const LINKS: &[&str] = &[
+    "{}",
+    "{{#if c}}{}{{else}}{}{{/if}}",
+    " {} ",
+    "{{#if off}}{}{{/if}}",
+];
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// Random snippet graphs that fan out, as the `snippet_fanout` fuzz
+    /// target makes them: work linear in input and output, and renders as
+    /// the reference evaluator does when small enough to expand.
+    #[test]
+    fn splicing_work_is_linear(data in prop::collection::vec(any::<u8>(), 0..400)) {
+        promptpack_testkit::fuzz_snippet_fanout(&data);
+    }
+
+    /// A chain of `depth` snippets, each including the next `width` times
+    /// in one of [`LINKS`], ending in one of [`BOTTOMS`], from one part or
+    /// both: `width^depth` splices, whose work stays linear in the input and
+    /// the output (a part whose output passes the size limit is refused).
+    #[test]
+    fn chains_that_fan_out(
+        depth in 1usize..64,
+        width in 1usize..5,
+        link in 0..LINKS.len(),
+        bottom in 0..BOTTOMS.len(),
+        both_parts in any::<bool>(),
+    ) {
+        let mut case = String::new();
+        for i in 0..depth {
+            let include = format!("{{{{snippet:s{}}}}}", i + 1).repeat(width);
+            let text = LINKS[link].replace("{}", &include);
+            case.push_str(&format!("--- snippets/s{i}.md\n{text}\n"));
+        }
+        case.push_str(&format!("--- snippets/s{depth}.md\n{}\n", BOTTOMS[bottom]));
+        case.push_str("--- templates/t/system.md\nS {{snippet:s0}}\n");
+        if both_parts {
+            case.push_str("--- templates/t/user.md\n{{snippet:s0}}{{snippet:s1}}\n");
+        }
+        let steps = promptpack_testkit::check_splice_work(&promptpack_testkit::parse_case(&case));
+        prop_assert!(steps > 0);
     }
 }

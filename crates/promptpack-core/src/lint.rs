@@ -263,7 +263,7 @@ fn near_misses(
 /// let found = near_miss_names(&file, &Delimiters::default());
 /// assert_eq!(found.len(), 1);
 /// assert_eq!(found[0].0, "audience");
-/// assert_eq!((found[0].1.line, found[0].1.column), (2, 5));
+/// assert_eq!((found[0].1.line(), found[0].1.column()), (2, 5));
 /// ```
 pub fn near_miss_names(file: &SourceFile, delims: &Delimiters) -> Vec<(String, Location)> {
     find_tokens(file.text(), delims)
