@@ -713,6 +713,34 @@ mod tests {
         counted
     }
 
+    /// A chain of snippets to resolve, and the error expected of it.
+    struct Shape<'a> {
+        name: &'a str,
+        depth: usize,
+        link: &'a str,
+        bottom: &'a str,
+        both_parts: bool,
+        error: Option<&'a str>,
+    }
+
+    fn shape<'a>(
+        name: &'a str,
+        depth: usize,
+        link: &'a str,
+        bottom: &'a str,
+        both_parts: bool,
+        error: Option<&'a str>,
+    ) -> Shape<'a> {
+        Shape {
+            name,
+            depth,
+            link,
+            bottom,
+            both_parts,
+            error,
+        }
+    }
+
     /// Fan-out ends at once in every shape: deep, wide, from both parts,
     /// down to nothing or whitespace (trimmed away) it resolves; through
     /// blocks, down to blocks, text or variables, whose ops or text pass the
@@ -721,19 +749,13 @@ mod tests {
     fn fan_out_costs_what_it_adds() {
         let twice = "{}{}";
         let wide = "{}".repeat(200);
-        let cases: &[(&str, usize, &str, &str, bool, Option<&str>)] = &[
-            ("deep, adds nothing", 60, twice, "", false, None),
-            ("wide", 12, &wide, "", false, None),
-            (
-                "through conditions",
-                60,
-                "{{#if a}}{}{{else}}{}{{/if}}",
-                "",
-                true,
-                Some("too_large"),
-            ),
-            ("whitespace only", 60, twice, " \n\t\n ", false, None),
-            (
+        let blocks = "{{#if a}}{}{{else}}{}{{/if}}";
+        let cases = [
+            shape("deep, adds nothing", 60, twice, "", false, None),
+            shape("wide", 12, &wide, "", false, None),
+            shape("through blocks", 60, blocks, "", true, Some("too_large")),
+            shape("whitespace only", 60, twice, " \n\t\n ", false, None),
+            shape(
                 "false blocks",
                 60,
                 twice,
@@ -741,10 +763,18 @@ mod tests {
                 false,
                 Some("too_large"),
             ),
-            ("text", 60, twice, "x", false, Some("too_large")),
-            ("a variable", 60, "{} {}", "{{v}}", true, Some("too_large")),
+            shape("text", 60, twice, "x", false, Some("too_large")),
+            shape("a variable", 60, "{} {}", "{{v}}", true, Some("too_large")),
         ];
-        for &(name, depth, link, bottom, both_parts, error) in cases {
+        for Shape {
+            name,
+            depth,
+            link,
+            bottom,
+            both_parts,
+            error,
+        } in cases
+        {
             let snippets = chain(depth, link, bottom);
             let user = both_parts.then_some("{{snippet:s0}}{{snippet:s1}}");
             let templates = [template("Hi {{snippet:s0}}", user)];

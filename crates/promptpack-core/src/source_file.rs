@@ -47,8 +47,8 @@ pub(crate) struct Shared {
 struct LineIndex {
     /// Byte offsets of the line starts; the first is 0.
     line_starts: Vec<usize>,
-    /// Characters before each [`BLOCK`]-byte block; empty when the text is
-    /// ASCII, where a byte is a character.
+    /// Characters before each [`BLOCK`]-byte block, and in the whole text;
+    /// empty when the text is ASCII, where a byte is a character.
     chars_before: Vec<usize>,
     /// The rare lines (by index) that start with byte order marks or end in
     /// more than one CR: the bytes of the marks and of the CRs. Other lines
@@ -70,15 +70,16 @@ impl LineIndex {
         let chars_before = if text.is_ascii() {
             Vec::new()
         } else {
+            // One entry more than there are blocks: the end of a text whose
+            // length is a multiple of the block starts a block of its own.
             let mut before = 0;
-            text.as_bytes()
-                .chunks(BLOCK)
-                .map(|block| {
-                    let here = before;
-                    before += char_starts(block);
-                    here
-                })
-                .collect()
+            let mut table = Vec::with_capacity(text.len() / BLOCK + 1);
+            for block in text.as_bytes().chunks(BLOCK) {
+                table.push(before);
+                before += char_starts(block);
+            }
+            table.push(before);
+            table
         };
         let mut odd_lines = Vec::new();
         for (index, &start) in line_starts.iter().enumerate() {
