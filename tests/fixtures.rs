@@ -223,20 +223,23 @@ fn write_diagnostic(out: &mut String, d: &Diagnostic) {
             writeln!(
                 out,
                 "{code} {}:{}:{} {}",
-                loc.path, loc.line, loc.column, d.message
+                loc.path(),
+                loc.line(),
+                loc.column(),
+                d.message
             )
             .unwrap();
-            if !loc.line_text.is_empty() || loc.len > 0 {
-                writeln!(out, "  | {}", visible(&loc.line_text)).unwrap();
+            if !loc.line_text().is_empty() || loc.len() > 0 {
+                writeln!(out, "  | {}", visible(loc.line_text())).unwrap();
                 // One space per character shown before the column, so the
                 // carets stay under the span when characters are escaped.
                 let pad: String = loc
-                    .line_text
+                    .line_text()
                     .chars()
-                    .take(loc.column.saturating_sub(1))
+                    .take(loc.column().saturating_sub(1))
                     .map(|c| if hidden(c) { "        " } else { " " })
                     .collect();
-                writeln!(out, "  | {pad}{}", "^".repeat(loc.len.max(1))).unwrap();
+                writeln!(out, "  | {pad}{}", "^".repeat(loc.len().max(1))).unwrap();
             }
         }
         None => writeln!(out, "{code} - {}", d.message).unwrap(),

@@ -9,7 +9,9 @@
 //!     round-tripping JavaScript numeral; (f) the code generator never
 //!     panics, and writes Rust that parses (with `syn`) and that rustc takes
 //!     (no bare CR, no direction-changing codepoints) or reports located
-//!     naming errors; (g) rendering any diagnostic never panics.
+//!     naming errors; (g) rendering any diagnostic never panics, and shows a
+//!     window of a long line; (h) splicing snippets takes work linear in the
+//!     input and the output, however the snippets fan out.
 //!
 //! Failures are not persisted to a regressions file: proptest prints the
 //! minimal failing input, which belongs in a fixture under `tests/inputs/`.
@@ -104,22 +106,22 @@ fn check_location(d: &Diagnostic, files: &HashMap<String, String>) -> Result<(),
     let Some(loc) = &d.location else {
         return Ok(());
     };
-    let text = files.get(&loc.path);
+    let text = files.get(loc.path());
     prop_assert!(text.is_some(), "{d}: unknown path");
     let lines: Vec<&str> = text.map(|t| t.split('\n').collect()).unwrap_or_default();
     prop_assert!(
-        loc.line >= 1 && loc.line <= lines.len(),
+        loc.line() >= 1 && loc.line() <= lines.len(),
         "{d}: line out of range"
     );
-    let line = lines[loc.line - 1];
+    let line = lines[loc.line() - 1];
     prop_assert!(
-        loc.column >= 1 && loc.column <= line.chars().count() + 1,
+        loc.column() >= 1 && loc.column() <= line.chars().count() + 1,
         "{d}: column out of range"
     );
     // A byte order mark takes no column and is not shown.
     let shown = line.trim_start_matches('\u{FEFF}').trim_end_matches('\r');
-    prop_assert_eq!(&loc.line_text, shown);
-    prop_assert!(loc.len >= 1, "{}: empty span", d);
+    prop_assert_eq!(loc.line_text(), shown);
+    prop_assert!(loc.len() >= 1, "{}: empty span", d);
     Ok(())
 }
 
@@ -815,30 +817,94 @@ proptest! {
     #[test]
     fn rendering_any_diagnostic_never_panics(
         indent in prop::collection::vec(prop_oneof![Just('\t'), Just(' '), Just('\u{3000}'), Just('\u{b}')], 0..40),
-        rest in prop::collection::vec(any::<char>().prop_map(|c| if c == '\n' { ' ' } else { c }), 0..300),
-        column in 1usize..400,
-        len in 0usize..400,
-        line in 1usize..100_000,
+        rest in prop::collection::vec(any::<char>().prop_map(|c| if c == '\n' { ' ' } else { c }), 0..600),
+        column in 1usize..700,
+        len in 0usize..700,
+        line in 1usize..10_000,
     ) {
-        use promptpack::{ErrorCode, Location, Severity, Style, render_diagnostic};
+        use promptpack::{ErrorCode, Severity, Style, render_diagnostic};
+        use promptpack_core::source_file::Span;
         let line_text: String = indent.into_iter().chain(rest).collect();
-        // Neither a line nor a length: a whole-file location, which has no
-        // place to name (`diagnostics::tests::a_whole_file_has_no_position`).
-        prop_assume!(!line_text.is_empty() || len > 0);
-        let column = column.min(line_text.chars().count() + 1);
-        let d = Diagnostic::new(ErrorCode::StrayClose, "a message").at(Location {
-            path: "templates/t/system.md".to_string(),
-            line,
-            column,
-            len,
-            line_text,
-        });
+        // The span from the `column`th character, `len` characters long.
+        let byte = |chars: usize| {
+            line_text.char_indices().nth(chars).map_or(line_text.len(), |(i, _)| i)
+        };
+        let start = byte(column - 1);
+        let end = byte(column - 1 + len);
+        let before = "\n".repeat(line - 1);
+        let file = SourceFile::new("templates/t/system.md", format!("{before}{line_text}\n"));
+        let location = file.location(Span { start: before.len() + start, end: before.len() + end });
+        prop_assert_eq!(location.line(), line);
+        let column = location.column();
+        let d = Diagnostic::new(ErrorCode::StrayClose, "a message").at(location);
         for style in [Style::Plain, Style::Color] {
             for severity in [Severity::Error, Severity::Warning] {
                 let shown = render_diagnostic(&d, severity, style);
                 prop_assert!(shown.contains(&format!("templates/t/system.md:{line}:{column}")), "{}", shown);
                 prop_assert!(!shown.contains('\u{1b}') || style == Style::Color, "an escape in plain output");
+                // However long the line, the excerpt is a window of it.
+                for shown_line in shown.lines().filter(|_| style == Style::Plain) {
+                    prop_assert!(shown_line.chars().count() <= 160, "a long excerpt line: {}", shown_line);
+                }
             }
         }
+    }
+}
+
+/// The bottom of a chain in `chains_that_fan_out`: text that adds nothing,
+/// only whitespace (trimmed away), a block that tests false, some output.
+const BOTTOMS: &[&str] = &[
+    "",
+    "  \n ",
+    "{{#if off}}{{/if}}",
+    "{{#if c}}{{else}}{{/if}}",
+    "x",
+    "{{v}}",
+];
+
+/// How a link of the chain includes the next snippet, `{}` its includes.
+const LINKS: &[&str] = &[
+    "{}",
+    "{{#if c}}{}{{else}}{}{{/if}}",
+    " {} ",
+    "{{#if off}}{}{{/if}}",
+];
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// Random snippet graphs that fan out, as the `snippet_fanout` fuzz
+    /// target makes them: work linear in input and output, and renders as
+    /// the reference evaluator does when small enough to expand.
+    #[test]
+    fn splicing_work_is_linear(data in prop::collection::vec(any::<u8>(), 0..400)) {
+        promptpack_testkit::fuzz_snippet_fanout(&data);
+    }
+
+    /// A chain of `depth` snippets, each including the next `width` times
+    /// in one of [`LINKS`], ending in one of [`BOTTOMS`], from one part or
+    /// both: `width^depth` splices, whose work stays linear in the input and
+    /// the output (a part whose output passes the size limit is refused).
+    #[test]
+    fn chains_that_fan_out(
+        depth in 1usize..64,
+        width in 1usize..5,
+        link in 0..LINKS.len(),
+        bottom in 0..BOTTOMS.len(),
+        both_parts in any::<bool>(),
+    ) {
+        let mut case = String::new();
+        for i in 0..depth {
+            let include = format!("{{{{snippet:s{}}}}}", i + 1).repeat(width);
+            let text = LINKS[link].replace("{}", &include);
+            case.push_str(&format!("--- snippets/s{i}.md\n{text}\n"));
+        }
+        case.push_str(&format!("--- snippets/s{depth}.md\n{}\n", BOTTOMS[bottom]));
+        case.push_str("--- templates/t/system.md\nS {{snippet:s0}}\n");
+        if both_parts {
+            case.push_str("--- templates/t/user.md\n{{snippet:s0}}{{snippet:s1}}\n");
+        }
+        let steps = promptpack_testkit::check_splice_work(&promptpack_testkit::parse_case(&case));
+        prop_assert!(steps > 0);
     }
 }

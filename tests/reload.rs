@@ -449,8 +449,8 @@ fn a_broken_edit_keeps_the_last_good_version() {
     };
     assert_eq!(error.code(), ErrorCode::UnclosedBlock, "{error}");
     let location = error.diagnostics()[0].location.clone().expect("a location");
-    assert_eq!(location.path, "templates/p/system.md");
-    assert_eq!((location.line, location.column), (2, 3));
+    assert_eq!(location.path(), "templates/p/system.md");
+    assert_eq!((location.line(), location.column()), (2, 3));
     assert!(
         error
             .to_string()
@@ -895,7 +895,7 @@ fn dev_render_follows_the_files() {
         "{message}"
     );
     assert_eq!(
-        error.diagnostics()[0].location.as_ref().map(|l| l.column),
+        error.diagnostics()[0].location.as_ref().map(|l| l.column()),
         Some(17)
     );
 

@@ -178,7 +178,7 @@ fn snippets_that_multiply_stop_at_the_size_limit() {
         .expect_err("must not expand without bound");
     assert_eq!(error.code().as_str(), "too_large", "{error}");
     let location = error.diagnostics()[0].location.as_ref().expect("located");
-    assert!(location.path.starts_with("snippets/s"), "{error}");
+    assert!(location.path().starts_with("snippets/s"), "{error}");
 }
 
 /// Text with a few tokens, about `size` bytes.
@@ -259,7 +259,10 @@ fn many_variables_load_and_generate() {
     let prompt = &library.prompts()[0];
     assert_eq!(prompt.vars.len(), n);
     let last = &prompt.vars[n - 1].first_use;
-    assert_eq!((last.line, last.column), (n, 8 + (n - 1).to_string().len()));
+    assert_eq!(
+        (last.line(), last.column()),
+        (n, 8 + (n - 1).to_string().len())
+    );
     let code = generate(library.prompts(), &templates, &dev_paths()).expect("generates");
     assert!(code.contains(&format!("v{}", n - 1)));
 }
@@ -311,10 +314,10 @@ fn crlf_bytes_are_preserved() {
     let d = &error.diagnostics()[0];
     let loc = d.location.as_ref().expect("located");
     assert_eq!(
-        (d.code.as_str(), loc.path.as_str(), loc.line, loc.column),
+        (d.code.as_str(), loc.path(), loc.line(), loc.column()),
         ("stray_close", "templates/bad/system.md", 3, 3)
     );
-    assert_eq!(loc.line_text, "  {{/if}}");
+    assert_eq!(loc.line_text(), "  {{/if}}");
 
     std::fs::remove_dir_all(root.join("templates/bad")).expect("remove `bad`");
     let library = Library::load_config(&config).expect("the library loads");
@@ -356,8 +359,8 @@ fn bom_is_trimmed() {
     let config = Config::load(root).expect("the config loads");
     let error = Library::load_config(&config).expect_err("`bad` has a stray close");
     let loc = error.diagnostics()[0].location.clone().expect("located");
-    assert_eq!((loc.line, loc.column), (1, 1));
-    assert_eq!(loc.line_text, "{{/if}}");
+    assert_eq!((loc.line(), loc.column()), (1, 1));
+    assert_eq!(loc.line_text(), "{{/if}}");
 
     std::fs::remove_dir_all(root.join("templates/bad")).expect("remove `bad`");
     let library = Library::load_config(&config).expect("the library loads");

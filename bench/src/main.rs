@@ -1555,7 +1555,6 @@ struct Breakdown {
     text: usize,
     ops: usize,
     vars: usize,
-    line_text: usize,
     other: usize,
 }
 
@@ -1564,7 +1563,6 @@ fn breakdown(library: &Library) -> Breakdown {
         text: 0,
         ops: 0,
         vars: 0,
-        line_text: 0,
         other: 0,
     };
     for p in library.prompts() {
@@ -1574,8 +1572,8 @@ fn breakdown(library: &Library) -> Breakdown {
         }
         b.vars += p.vars.capacity() * std::mem::size_of::<promptpack_core::program::VarInfo>();
         for v in &p.vars {
-            b.vars += v.name.capacity() + v.first_use.path.capacity();
-            b.line_text += v.first_use.line_text.capacity();
+            // `first_use` shares its file's text: no bytes of its own.
+            b.vars += v.name.capacity();
         }
         b.other += std::mem::size_of_val(p)
             + p.id.capacity()
@@ -1610,8 +1608,7 @@ fn memory_section() -> String {
              | held by the loaded `Library` | {:.1} MB | live bytes after the load returned |\n\
              | of which program text | {:.1} MB | `Program::text`: templates with snippets spliced in |\n\
              | of which ops | {:.1} MB | `Program::ops` ({} bytes per `Op`) |\n\
-             | of which variable tables | {:.1} MB | `VarInfo`s, names and paths, without… |\n\
-             | of which `first_use.line_text` | {:.1} MB | …the copy of each variable's first line, kept for diagnostics |\n\
+             | of which variable tables | {:.1} MB | `VarInfo`s and names; `first_use` shares its file's text |\n\
              | of which the rest | {:.1} MB | ids, paths, snippet sets, the structs themselves |\n\
              | `Library::load` time | {:.0} ms | one load, counting allocator on |\n",
             mb(peak),
@@ -1621,7 +1618,6 @@ fn memory_section() -> String {
             mb(b.ops),
             std::mem::size_of::<promptpack_core::program::Op>(),
             mb(b.vars),
-            mb(b.line_text),
             mb(b.other),
             took.as_secs_f64() * 1e3
         ))

@@ -129,7 +129,7 @@ impl PromptFiles {
                         used.insert((i, start));
                         let end = start + needle.len();
                         let at = chain[i].location(Span { start, end });
-                        format!("{}:{}:{}", at.path, at.line, at.column)
+                        format!("{}:{}:{}", at.path(), at.line(), at.column())
                     }
                     None => "from a value".to_string(),
                 }

@@ -471,7 +471,10 @@ fn var_collision(prompt: &ResolvedPrompt, var: &VarInfo, other: &Field, field: &
     .at(var.first_use.clone())
     .with_help(format!(
         "`{}` is used at {}:{}:{}; rename one of them",
-        other.name, o.path, o.line, o.column
+        other.name,
+        o.path(),
+        o.line(),
+        o.column()
     ))
 }
 
@@ -811,7 +814,7 @@ fn vars_struct(
             _ => "a value".to_string(),
         };
         let loc = &f.first_use;
-        let doc = doc_safe(&format!(" `{}`: used as {usage}; first at `{}:{}:{}`.", f.name, loc.path, loc.line, loc.column));
+        let doc = doc_safe(&format!(" `{}`: used as {usage}; first at `{}:{}:{}`.", f.name, loc.path(), loc.line(), loc.column()));
         quote! { #[doc = #doc] pub #ident: #ty, }
     });
 

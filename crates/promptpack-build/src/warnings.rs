@@ -53,7 +53,7 @@ impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut line = String::new();
         if let Some(loc) = &self.location {
-            line = format!("{}:{}:{}: ", loc.path, loc.line, loc.column);
+            line = format!("{}:{}:{}: ", loc.path(), loc.line(), loc.column());
         }
         line.push_str(self.code);
         line.push_str(": ");
@@ -84,7 +84,7 @@ pub(crate) fn build_warnings(
     let key = |w: &Warning| {
         w.location
             .as_ref()
-            .map(|l| (l.path.clone(), l.line, l.column))
+            .map(|l| (l.path().to_string(), l.line(), l.column()))
     };
     warnings.sort_by_key(key);
     warnings
@@ -143,9 +143,9 @@ fn explain_file(
         }
         let Some(lint) = warnings.iter_mut().find(|w| {
             w.code == ErrorCode::NearMiss.as_str()
-                && w.location
-                    .as_ref()
-                    .is_some_and(|l| (&l.path, l.line, l.column) == (&at.path, at.line, at.column))
+                && w.location.as_ref().is_some_and(|l| {
+                    (l.path(), l.line(), l.column()) == (at.path(), at.line(), at.column())
+                })
         }) else {
             continue;
         };

@@ -57,7 +57,7 @@ pub(crate) fn run(args: &CheckArgs, style: Style) -> ExitCode {
 fn place(d: &Diagnostic) -> (String, usize, usize) {
     d.location
         .as_ref()
-        .map(|l| (l.path.clone(), l.line, l.column))
+        .map(|l| (l.path().to_string(), l.line(), l.column()))
         .unwrap_or_default()
 }
 

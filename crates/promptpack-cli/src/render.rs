@@ -292,11 +292,10 @@ fn not_utf8(shown: &str, bytes: &[u8], e: std::str::Utf8Error) -> Error {
     // The prefix before the bad byte is valid, so it locates the byte.
     let prefix = String::from_utf8_lossy(&bytes[..valid]).into_owned();
     let file = SourceFile::new(shown, prefix);
-    let mut location = file.location(Span {
+    let location = file.location(Span {
         start: valid,
         end: valid,
     });
-    location.len = 1;
     let byte = bytes.get(valid).copied().unwrap_or_default();
     Diagnostic::new(
         ErrorCode::InvalidUtf8,

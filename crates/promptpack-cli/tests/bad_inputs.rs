@@ -165,6 +165,65 @@ fn finish_tree(case: &str, root: &Path) {
                 write(&root.join(ignored), b"{{#if}} ignored\n");
             }
         }
+        // Issue 12: a diagnostic or a variable's first use on a long line
+        // kept a copy of the line each (gigabytes for these), and counting
+        // its column walked the line each time.
+        "long-line-many-tokens" => {
+            let vars: String = (0..20_000).map(|i| format!("{{{{v{i}}}}}")).collect();
+            write(
+                &root.join("templates/p/system.md"),
+                format!("Start {vars}\n").as_bytes(),
+            );
+            let near_misses = "{{ x }}".repeat(20_000);
+            write(
+                &root.join("templates/p/user.md"),
+                format!("Then {near_misses}\n").as_bytes(),
+            );
+        }
+        "long-line-stray-else" => {
+            let line = format!("{}{{{{else}}}}", "a".repeat(10_000)).repeat(400);
+            write(
+                &root.join("templates/p/system.md"),
+                format!("Start {line}\n").as_bytes(),
+            );
+        }
+        // Issue 12: each snippet includes the next twice, 2^60 splices,
+        // which the resolver walked one by one.
+        "snippet-fan-out" => {
+            write(&root.join("templates/p/system.md"), b"Hi {{snippet:s0}}\n");
+            write(
+                &root.join("templates/p/user.md"),
+                b"{{snippet:w0}} {{name}}\n",
+            );
+            for i in 0..60 {
+                let next = format!("{{{{snippet:s{}}}}}", i + 1);
+                write(
+                    &root.join(format!("snippets/s{i}.md")),
+                    next.repeat(2).as_bytes(),
+                );
+            }
+            write(&root.join("snippets/s60.md"), b"");
+            // Wide: 100 includes a level, down to whitespace.
+            for i in 0..10 {
+                let next = format!("{{{{snippet:w{}}}}}", i + 1);
+                write(
+                    &root.join(format!("snippets/w{i}.md")),
+                    next.repeat(100).as_bytes(),
+                );
+            }
+            write(&root.join("snippets/w10.md"), b"  \n\t\n");
+        }
+        "snippet-fan-out-too-large" => {
+            write(&root.join("templates/p/system.md"), b"Hi {{snippet:c0}}\n");
+            for i in 0..60 {
+                let next = format!("{{{{snippet:c{}}}}}", i + 1);
+                write(
+                    &root.join(format!("snippets/c{i}.md")),
+                    format!("{{{{#if a}}}}{next}{{{{else}}}}{next}{{{{/if}}}}").as_bytes(),
+                );
+            }
+            write(&root.join("snippets/c60.md"), b"{{#if off}}{{/if}}");
+        }
         _ => {}
     }
 }
@@ -229,7 +288,7 @@ fn places(error: &promptpack::Error, case: &str) -> BTreeSet<Place> {
                 .unwrap_or_else(|| panic!("{case}: `{d}` has no location"));
             Place {
                 code: d.code.as_str().to_string(),
-                at: format!("{}:{}:{}", loc.path, loc.line, loc.column),
+                at: format!("{}:{}:{}", loc.path(), loc.line(), loc.column()),
             }
         })
         .collect()

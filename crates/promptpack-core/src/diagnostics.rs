@@ -46,26 +46,40 @@ pub fn render_diagnostic(diagnostic: &Diagnostic, severity: Severity, style: Sty
     let mut message = level.title(&diagnostic.message).id(code);
     let origin;
     let line_text;
+    // The column annotate-snippets will print, and the true one, when a
+    // window of a long line makes them differ.
+    let mut column_fix = None;
     if let Some(loc) = &diagnostic.location {
-        if loc.is_whole_file() {
-            // Nothing to point at: name the file or folder, unless the
-            // message does already; a `:1:1` would send a reader nowhere.
-            if !diagnostic.message.contains(&loc.path) {
-                message = message.footer(Level::Note.title(&loc.path));
+        match loc.resolved() {
+            None => {
+                // Nothing to point at: name the file or folder, unless the
+                // message does already; a `:1:1` would send a reader nowhere.
+                if !diagnostic.message.contains(loc.path()) {
+                    message = message.footer(Level::Note.title(loc.path()));
+                }
             }
-        } else if loc.line_text.is_empty() {
-            // A position on an empty line: name it without an excerpt.
-            origin = format!("{}:{}:{}", loc.path, loc.line, loc.column);
-            message = message.footer(Level::Note.title(&origin));
-        } else {
-            let span;
-            (line_text, span) = shown_line(&loc.line_text, loc.column, loc.len);
-            message = message.snippet(
-                Snippet::source(&line_text)
-                    .line_start(loc.line)
-                    .origin(&loc.path)
-                    .annotation(level.span(span)),
-            );
+            Some(at) if at.line_text.is_empty() => {
+                // A position on an empty line: name it without an excerpt.
+                origin = format!("{}:{}:{}", loc.path(), at.line, at.column);
+                message = message.footer(Level::Note.title(&origin));
+            }
+            Some(at) => {
+                let span;
+                (line_text, span) = shown_line(at.line_text, at.in_line);
+                let shown_column = line_text[..span.start].chars().count() + 1;
+                if shown_column != at.column {
+                    column_fix = Some((
+                        format!("{}:{}:{shown_column}", loc.path(), at.line),
+                        format!("{}:{}:{}", loc.path(), at.line, at.column),
+                    ));
+                }
+                message = message.snippet(
+                    Snippet::source(&line_text)
+                        .line_start(at.line)
+                        .origin(loc.path())
+                        .annotation(level.span(span)),
+                );
+            }
         }
     }
     if let Some(help) = &diagnostic.help {
@@ -75,7 +89,19 @@ pub fn render_diagnostic(diagnostic: &Diagnostic, severity: Severity, style: Sty
         Style::Plain => Renderer::plain(),
         Style::Color => Renderer::styled(),
     };
-    renderer.render(message).to_string()
+    let shown = renderer.render(message).to_string();
+    match column_fix {
+        // annotate-snippets counts the column in the text it was given: put
+        // back the line's own after the `-->` it prints.
+        Some((wrong, right)) => match shown.find("-->") {
+            Some(arrow) => {
+                let (head, tail) = shown.split_at(arrow);
+                format!("{head}{}", tail.replacen(&wrong, &right, 1))
+            }
+            None => shown,
+        },
+        None => shown,
+    }
 }
 
 /// Renders every diagnostic of an error, separated by blank lines.
@@ -88,42 +114,115 @@ pub fn render_error(error: &Error, style: Style) -> String {
         .join("\n\n")
 }
 
+/// The most columns of a line shown under the headline: a longer line is
+/// cut to a window around the caret, marked with `…` where it is cut, so
+/// that a diagnostic costs the same on a line of a megabyte as on a short one.
+const WINDOW: usize = 100;
+
+/// Of [`WINDOW`], the columns kept before the caret when the line goes on
+/// past the window on both sides.
+const BEFORE: usize = 30;
+
+/// The most columns of caret shown: a longer span is cut, and `…` follows.
+const CARET: usize = 60;
+
 /// The line as shown under the headline, and the byte range in it of the
-/// span: `len` characters from the 1-based `column`, at least one caret wide.
+/// span `in_line` (bytes of `line`), at least one caret wide.
 ///
-/// One character is shown for each of the line, so that annotate-snippets
-/// counts the same columns: whitespace as a space, other control characters
-/// as U+FFFD (an escape must not reach the terminal). Its trimming of long
-/// lines overflows (a panic in debug builds) when the leading whitespace
-/// measures more than the columns up to the span's end: tabs count four
-/// there, and a span may lie in the indentation. So tabs are shown as one
-/// space, and indentation past the span's end as `·`.
-fn shown_line(line: &str, column: usize, len: usize) -> (String, Range<usize>) {
-    let mut chars: Vec<char> = line
-        .chars()
-        .map(|c| {
-            if c.is_whitespace() {
-                ' '
-            } else if c.is_control() {
-                '\u{FFFD}'
-            } else {
-                c
-            }
-        })
-        .collect();
-    let start = column.saturating_sub(1).min(chars.len());
-    let end = start.saturating_add(len.max(1)).min(chars.len());
-    if chars[..end].iter().all(|c| *c == ' ') {
-        for c in chars.iter_mut().skip(end).take_while(|c| **c == ' ') {
+/// A line longer than [`WINDOW`] columns is shown as a window of it around
+/// the span; only that window is ever walked. One character is shown for
+/// each of the window, so that annotate-snippets counts the same columns:
+/// whitespace as a space, other control characters as U+FFFD (an escape
+/// must not reach the terminal). Its trimming of long lines overflows (a
+/// panic in debug builds) when the leading whitespace measures more than the
+/// columns up to the span's end: tabs count four there, and a span may lie
+/// in the indentation. So tabs are shown as one space, and indentation past
+/// the span's end as `·`.
+fn shown_line(line: &str, in_line: Range<usize>) -> (String, Range<usize>) {
+    let floor = |mut i: usize| {
+        i = i.min(line.len());
+        while !line.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
+    let start = floor(in_line.start);
+    let end = floor(in_line.end).max(start);
+    // An empty span points at the character after it, if there is one.
+    let end = if end == start {
+        line[start..]
+            .chars()
+            .next()
+            .map_or(start, |c| start + c.len_utf8())
+    } else {
+        end
+    };
+    let (from, caret_end, to) = if line.len() <= WINDOW {
+        (0, end, line.len())
+    } else {
+        let (caret_end, caret) = forward(line, start, CARET, end);
+        let (to, after) = forward(line, caret_end, WINDOW - BEFORE - caret, line.len());
+        let budget = WINDOW - caret - after;
+        let (from, before) = back(line, start, budget);
+        // A caret near the start leaves room after it.
+        let (to, _) = forward(line, to, budget - before, line.len());
+        (from, caret_end, to)
+    };
+    let mut chars: Vec<char> = Vec::new();
+    if from > 0 {
+        chars.push('…');
+    }
+    let shown = |c: char| {
+        if c.is_whitespace() {
+            ' '
+        } else if c.is_control() {
+            '\u{FFFD}'
+        } else {
+            c
+        }
+    };
+    chars.extend(line[from..start].chars().map(shown));
+    let caret_from = chars.len();
+    chars.extend(line[start..caret_end].chars().map(shown));
+    let caret_to = chars.len();
+    chars.extend(line[caret_end..to].chars().map(shown));
+    if to < line.len() {
+        chars.push('…');
+    }
+    if chars[..caret_to].iter().all(|c| *c == ' ') {
+        for c in chars.iter_mut().skip(caret_to).take_while(|c| **c == ' ') {
             *c = '·';
         }
     }
-    let shown: String = chars.iter().collect();
+    let text: String = chars.iter().collect();
     let byte = |i: usize| chars[..i].iter().map(|c| c.len_utf8()).sum::<usize>();
-    let (from, to) = (byte(start), byte(end));
+    let (from, to) = (byte(caret_from), byte(caret_to));
     // An empty span at the end of the line: a caret just past it.
     let to = if to == from { from + 1 } else { to };
-    (shown, from..to)
+    (text, from..to)
+}
+
+/// The byte `at` moved forward by up to `most` characters, not past
+/// `limit`, and how many it moved.
+fn forward(line: &str, at: usize, most: usize, limit: usize) -> (usize, usize) {
+    let mut moved = 0;
+    let mut here = at;
+    for c in line[at..limit.max(at)].chars().take(most) {
+        here += c.len_utf8();
+        moved += 1;
+    }
+    (here, moved)
+}
+
+/// The byte `at` moved back by up to `most` characters, and how many it moved.
+fn back(line: &str, at: usize, most: usize) -> (usize, usize) {
+    let mut moved = 0;
+    let mut here = at;
+    for c in line[..at].chars().rev().take(most) {
+        here -= c.len_utf8();
+        moved += 1;
+    }
+    (here, moved)
 }
 
 #[cfg(test)]
@@ -150,6 +249,59 @@ mod tests {
         .at(Location::file("./templates"));
         let shown = render_diagnostic(&in_message, Severity::Error, Style::Plain);
         assert!(!shown.contains("note"), "{shown}");
+    }
+
+    /// A long line is shown as a window around the caret: the output does
+    /// not grow with the line, the caret stays under its token and the
+    /// headline keeps the line's own column.
+    #[test]
+    fn a_long_line_shows_a_window() {
+        let line: String = (0..20_000).map(|i| format!("{{{{v{i}}}}}")).collect();
+        let file = SourceFile::new("templates/a/system.md", format!("é{line}\n"));
+        for (token, column) in [("{{v0}}", 2), ("{{v10000}}", 0), ("{{v19999}}", 0)] {
+            let at = file.text().find(token).unwrap_or(0);
+            let column = if column == 0 {
+                file.text()[..at].chars().count() + 1
+            } else {
+                column
+            };
+            let d = Diagnostic::new(ErrorCode::StrayElse, "a message").at(file.location(Span {
+                start: at,
+                end: at + token.len(),
+            }));
+            let shown = render_diagnostic(&d, Severity::Error, Style::Plain);
+            assert!(shown.len() < 400, "{} bytes:\n{shown}", shown.len());
+            assert!(
+                shown.contains(&format!("--> templates/a/system.md:1:{column}\n")),
+                "{shown}"
+            );
+            let lines: Vec<&str> = shown.lines().collect();
+            let source = lines
+                .iter()
+                .find(|l| l.starts_with("1 |"))
+                .copied()
+                .unwrap_or("");
+            let carets = lines
+                .iter()
+                .find(|l| l.contains('^'))
+                .copied()
+                .unwrap_or("");
+            let under = source.find(token).map(|b| source[..b].chars().count());
+            assert_eq!(under, carets.find('^'), "{shown}");
+            assert_eq!(carets.matches('^').count(), token.len(), "{shown}");
+            assert_eq!(source.starts_with("1 | …"), column > 40, "{shown}");
+            assert!(source.ends_with('…') || token == "{{v19999}}", "{shown}");
+        }
+        // A span longer than the window: its caret is cut, not the headline.
+        let d = Diagnostic::new(ErrorCode::StrayElse, "a message").at(file.location(Span {
+            start: 2,
+            end: file.text().len(),
+        }));
+        let shown = render_diagnostic(&d, Severity::Error, Style::Plain);
+        assert!(
+            shown.len() < 400 && shown.contains("system.md:1:2\n"),
+            "{shown}"
+        );
     }
 
     #[test]

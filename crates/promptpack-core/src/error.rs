@@ -1,6 +1,7 @@
 //! The one error type of promptpack: a stable code, a message and, where the
 //! problem has one, the place in a source file.
 
+use crate::source_file::{Placed, Resolved};
 use std::fmt;
 
 /// What went wrong, as a stable machine-readable code.
@@ -123,39 +124,107 @@ impl fmt::Display for ErrorCode {
 /// Where in a source file a problem is.
 ///
 /// Line and column are 1-based and count characters as they are in the file
-/// on disk (before trimming); `line_text` is that whole line, kept so that a
+/// on disk (before trimming). A location made by
+/// [`SourceFile::location`](crate::SourceFile::location) shares the file's
+/// text instead of copying its line: it costs a pointer and a span however
+/// long the line, and works out line, column and line text when asked (a
+/// binary search and a short count, not a walk along the line), so that a
 /// diagnostic with a caret can be printed without reading the file again.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct Location {
-    /// The file, as a path relative to the prompt root where there is one
-    /// (`templates/director/system.md`).
-    pub path: String,
-    /// 1-based line number.
-    pub line: usize,
-    /// 1-based column, in characters.
-    pub column: usize,
-    /// Length of the offending text in characters (at least 1 for a caret).
-    pub len: usize,
-    /// The text of the line, without its line ending.
-    pub line_text: String,
+    at: At,
+}
+
+#[derive(Clone)]
+enum At {
+    /// A whole file or folder.
+    File(Box<str>),
+    /// A span of a file held in memory.
+    Span(Placed),
 }
 
 impl Location {
-    /// Whether this names a whole file or folder, with no position in it
-    /// (as [`Location::file`] makes): nothing to point a caret at.
-    pub fn is_whole_file(&self) -> bool {
-        self.line_text.is_empty() && self.len == 0
-    }
-
     /// A location that names a file but no position in it (line 1, column 1).
     pub fn file(path: impl Into<String>) -> Location {
         Location {
-            path: path.into(),
-            line: 1,
-            column: 1,
-            len: 0,
-            line_text: String::new(),
+            at: At::File(path.into().into_boxed_str()),
         }
+    }
+
+    /// A span of a file, as [`SourceFile::location`](crate::SourceFile::location) makes.
+    pub(crate) fn placed(placed: Placed) -> Location {
+        Location {
+            at: At::Span(placed),
+        }
+    }
+
+    /// Whether this names a whole file or folder, with no position in it
+    /// (as [`Location::file`] makes): nothing to point a caret at.
+    pub fn is_whole_file(&self) -> bool {
+        matches!(self.at, At::File(_))
+    }
+
+    /// The file, as a path relative to the prompt root where there is one
+    /// (`templates/director/system.md`).
+    pub fn path(&self) -> &str {
+        match &self.at {
+            At::File(path) => path,
+            At::Span(placed) => placed.path(),
+        }
+    }
+
+    /// 1-based line number.
+    pub fn line(&self) -> usize {
+        self.resolved().map_or(1, |r| r.line)
+    }
+
+    /// 1-based column, in characters.
+    pub fn column(&self) -> usize {
+        self.resolved().map_or(1, |r| r.column)
+    }
+
+    /// Length of the offending text in characters: at least 1 (a caret)
+    /// for a span, 0 for a whole file.
+    #[allow(clippy::len_without_is_empty)] // a span is never empty; `is_whole_file` says what 0 means
+    pub fn len(&self) -> usize {
+        self.resolved().map_or(0, |r| r.len)
+    }
+
+    /// The text of the line, without its line ending (empty for a whole file).
+    pub fn line_text(&self) -> &str {
+        self.resolved().map_or("", |r| r.line_text)
+    }
+
+    /// Line, column, length and line, for a span.
+    pub(crate) fn resolved(&self) -> Option<Resolved<'_>> {
+        match &self.at {
+            At::File(_) => None,
+            At::Span(placed) => Some(placed.resolve()),
+        }
+    }
+}
+
+/// Equal when they print the same: path, line, column, length and line text.
+impl PartialEq for Location {
+    fn eq(&self, other: &Self) -> bool {
+        fn shown(l: &Location) -> Option<(usize, usize, usize, &str)> {
+            l.resolved().map(|r| (r.line, r.column, r.len, r.line_text))
+        }
+        self.path() == other.path() && shown(self) == shown(other)
+    }
+}
+
+impl Eq for Location {}
+
+impl fmt::Debug for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Location")
+            .field("path", &self.path())
+            .field("line", &self.line())
+            .field("column", &self.column())
+            .field("len", &self.len())
+            .field("line_text", &self.line_text())
+            .finish()
     }
 }
 
@@ -202,7 +271,7 @@ impl Diagnostic {
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(loc) = &self.location {
-            write!(f, "{}:{}:{}: ", loc.path, loc.line, loc.column)?;
+            write!(f, "{}:{}:{}: ", loc.path(), loc.line(), loc.column())?;
         }
         write!(f, "{}: {}", self.code, self.message)
     }

@@ -193,7 +193,7 @@ pub fn lint_sources(sources: &Sources, settings: &Settings) -> Vec<Diagnostic> {
 fn sort_key(lint: &Diagnostic) -> (&str, usize, usize) {
     lint.location
         .as_ref()
-        .map(|loc| (loc.path.as_str(), loc.line, loc.column))
+        .map(|loc| (loc.path(), loc.line(), loc.column()))
         .unwrap_or_default()
 }
 
@@ -300,7 +300,7 @@ fn near_misses(
 /// let found = near_miss_names(&file, &Delimiters::default());
 /// assert_eq!(found.len(), 1);
 /// assert_eq!(found[0].0, "audience");
-/// assert_eq!((found[0].1.line, found[0].1.column), (2, 5));
+/// assert_eq!((found[0].1.line(), found[0].1.column()), (2, 5));
 /// ```
 pub fn near_miss_names(file: &SourceFile, delims: &Delimiters) -> Vec<(String, Location)> {
     find_tokens(file.text(), delims)
@@ -535,7 +535,7 @@ mod tests {
                 template("c_d", "x"),
             ],
             snippets: vec![snippet("s", "{{tone_of}} {{#if toneOf}}{{/if}}")],
-            stray_files: vec![],
+            ..Sources::default()
         };
         let helps: Vec<(String, String)> = lint_sources(&sources, &Settings::default())
             .into_iter()
@@ -578,7 +578,7 @@ mod tests {
                 snippets: (0..chain)
                     .map(|i| snippet(&format!("s{i}"), &format!("{{{{snippet:s{}}}}}", i + 1)))
                     .collect(),
-                stray_files: vec![],
+                ..Sources::default()
             };
             STEPS.with(|s| s.set(0));
             let lints = lint_sources(&sources, &Settings::default());

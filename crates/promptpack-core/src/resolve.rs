@@ -10,6 +10,7 @@ use crate::sources::Sources;
 pub use crate::sources::{SnippetSource, TemplateSource};
 use crate::syntax::{Condition, Delimiters, Item, Name, Parsed, parse, strip_standalone_tags};
 use std::collections::{BTreeSet, HashMap};
+use std::ops::Range;
 
 /// A prompt with every snippet spliced in, ready to render.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,7 +60,8 @@ pub fn resolve_with(
     snippets: &[SnippetSource],
     settings: &Settings,
 ) -> (Vec<ResolvedPrompt>, Vec<Diagnostic>) {
-    resolve_read(templates, snippets, &[], settings)
+    let counted = resolve_counting(templates, snippets, settings);
+    (counted.prompts, counted.errors)
 }
 
 /// [`resolve_with`] on what a reader read: an include of one of
@@ -70,7 +72,36 @@ pub fn resolve_sources(
     settings: &Settings,
 ) -> (Vec<ResolvedPrompt>, Vec<Diagnostic>) {
     let (templates, snippets) = (&sources.templates, &sources.snippets);
-    resolve_read(templates, snippets, &sources.unreadable_snippets, settings)
+    let counted = resolve_read(templates, snippets, &sources.unreadable_snippets, settings);
+    (counted.prompts, counted.errors)
+}
+
+/// What [`resolve_counting`] returns: [`resolve_with`]'s result and the
+/// work it took.
+#[derive(Debug)]
+pub struct Counted {
+    /// The prompts that resolved.
+    pub prompts: Vec<ResolvedPrompt>,
+    /// Every problem found.
+    pub errors: Vec<Diagnostic>,
+    /// The steps splicing took: one per item of a file walked, one per op
+    /// copied from an earlier splice of the same snippet. Each part walks a
+    /// file's items at most once (a snippet spliced again is copied from its
+    /// first splice, which costs what it adds to the output), so this stays
+    /// within the parts' input plus their output however snippets fan out:
+    /// for every template, at most its parts times (the items of its files
+    /// and of every snippet), plus the ops of the programs made, plus those
+    /// of a part refused as [`too_large`](ErrorCode::TooLarge).
+    pub steps: u64,
+}
+
+/// [`resolve_with`], counting its work: what tests and fuzzing bound.
+pub fn resolve_counting(
+    templates: &[TemplateSource],
+    snippets: &[SnippetSource],
+    settings: &Settings,
+) -> Counted {
+    resolve_read(templates, snippets, &[], settings)
 }
 
 fn resolve_read(
@@ -78,7 +109,7 @@ fn resolve_read(
     snippets: &[SnippetSource],
     unreadable: &[String],
     settings: &Settings,
-) -> (Vec<ResolvedPrompt>, Vec<Diagnostic>) {
+) -> Counted {
     let delims = &settings.delimiters;
     let parse = |file: &SourceFile, delims: &Delimiters| {
         let mut parsed = parse(file, delims)?;
@@ -118,6 +149,7 @@ fn resolve_read(
 
     let mut prompts = Vec::new();
     let mut ids = BTreeSet::new();
+    let mut steps = 0;
     for t in templates {
         if !ids.insert(t.id.as_str()) {
             errors.push(
@@ -162,6 +194,7 @@ fn resolve_read(
                 }
             }
         }
+        steps += builder.steps;
         if !ok {
             continue;
         }
@@ -190,7 +223,11 @@ fn resolve_read(
             hash: hasher.finish(),
         });
     }
-    (prompts, errors)
+    Counted {
+        prompts,
+        errors,
+        steps,
+    }
 }
 
 fn snippet_refs(parsed: &Parsed) -> impl Iterator<Item = &Name> {
@@ -330,6 +367,27 @@ struct PromptBuilder {
     vars: Vec<VarInfo>,
     var_index: HashMap<String, usize>,
     snippets: BTreeSet<String>,
+    /// [`Counted::steps`] so far.
+    steps: u64,
+}
+
+/// What a snippet's first splice into a part added: its ops and the text
+/// it appended. Splicing it again copies these, which costs what it adds:
+/// walking its items again would cost them however little they add, and a
+/// snippet that includes another twice, included twice, and so on, walks
+/// 2^depth times for an output of nothing.
+#[derive(Clone)]
+struct Fragment {
+    ops: Range<usize>,
+    text: Range<usize>,
+}
+
+/// A file being walked while a part is spliced: the items left, and for a
+/// snippet's first splice, its name and where its [`Fragment`] starts.
+struct Walk<'a> {
+    file: &'a SourceFile,
+    items: &'a [Item],
+    first_splice: Option<(&'a str, usize, usize)>,
 }
 
 impl PromptBuilder {
@@ -392,14 +450,29 @@ impl PromptBuilder {
     ) -> Result<Program, Box<Diagnostic>> {
         let mut program = Program::default();
         let mut open_ifs: Vec<OpenIf> = Vec::new();
-        let mut stack: Vec<(&SourceFile, &[Item])> = vec![(file, &parsed.items)];
-        while let Some((file, items)) = stack.last_mut() {
-            let Some((item, rest)) = items.split_first() else {
+        // The snippets spliced into this part so far: what a splice added
+        // depends on the program it went into, so each part has its own.
+        let mut fragments: HashMap<&str, Fragment> = HashMap::new();
+        let mut stack = vec![Walk {
+            file,
+            items: &parsed.items,
+            first_splice: None,
+        }];
+        while let Some(walk) = stack.last_mut() {
+            let Some((item, rest)) = walk.items.split_first() else {
+                if let Some((name, ops, text)) = walk.first_splice {
+                    let fragment = Fragment {
+                        ops: ops..program.ops.len(),
+                        text: text..program.text.len(),
+                    };
+                    fragments.insert(name, fragment);
+                }
                 stack.pop();
                 continue;
             };
-            *items = rest;
-            let file: &SourceFile = file;
+            walk.items = rest;
+            self.steps += 1;
+            let file = walk.file;
             match item {
                 Item::Text(span) => push_text(&mut program, file.slice(*span)),
                 Item::Var(name) => {
@@ -443,10 +516,23 @@ impl PromptBuilder {
                     {
                         return Err(Box::new(too_large(file, name)));
                     }
-                    if let Some(snippet) = snippets.get(name.name.as_str()) {
+                    if let Some(fragment) = fragments.get(name.name.as_str()) {
+                        let adds_text = program.text.len().saturating_add(fragment.text.len());
+                        let adds_ops = program.ops.len().saturating_add(fragment.ops.len());
+                        if adds_text > MAX_EXPANDED_TEXT || adds_ops > MAX_EXPANDED_OPS {
+                            return Err(Box::new(too_large(file, name)));
+                        }
+                        self.steps += fragment.ops.len() as u64;
+                        splice_again(&mut program, fragment);
+                    } else if let Some((key, snippet)) = snippets.get_key_value(name.name.as_str())
+                    {
                         self.snippets.insert(name.name.clone());
                         if let Some(parsed) = &snippet.parsed {
-                            stack.push((snippet.file, &parsed.items));
+                            stack.push(Walk {
+                                file: snippet.file,
+                                items: &parsed.items,
+                                first_splice: Some((key, program.ops.len(), program.text.len())),
+                            });
                         }
                     }
                 }
@@ -496,6 +582,62 @@ fn too_large_file(file: &SourceFile) -> Diagnostic {
     .at(crate::error::Location::file(file.path()))
 }
 
+/// Appends what a snippet's first splice added, as splicing it again would:
+/// the same ops (jumps set anew), the same text, the first piece of it
+/// joining the text before as [`push_text`] joins any.
+fn splice_again(program: &mut Program, fragment: &Fragment) {
+    // The program's text grows as it is read: copy the fragment's first.
+    let base = fragment.text.start;
+    let text = program.text[fragment.text.clone()].to_string();
+    let piece = |start: usize, end: usize| {
+        let end = end.clamp(base, fragment.text.end) - base;
+        &text[(start.max(base) - base).min(end)..end]
+    };
+    // Text the first splice joined to the op before it comes before its ops.
+    let first_op_text = program.ops[fragment.ops.clone()]
+        .iter()
+        .find_map(|op| match op {
+            Op::Text { start, .. } => Some(*start),
+            _ => None,
+        })
+        .unwrap_or(fragment.text.end);
+    push_text(program, piece(base, first_op_text));
+    // The fragment's blocks open and close within it (a file's blocks are
+    // balanced): they are numbered anew as they are copied.
+    let mut open: Vec<usize> = Vec::new();
+    for at in fragment.ops.clone() {
+        match program.ops[at].clone() {
+            Op::Text { start, end } => push_text(program, piece(start, end)),
+            Op::Var(index) => program.ops.push(Op::Var(index)),
+            Op::If { cond, equals, .. } => {
+                open.push(program.ops.len());
+                program.ops.push(Op::If {
+                    cond,
+                    equals,
+                    else_at: 0,
+                    end_at: 0,
+                });
+            }
+            Op::Else { .. } => {
+                let here = program.ops.len();
+                if let Some(&open) = open.last()
+                    && let Op::If { else_at, .. } = &mut program.ops[open]
+                {
+                    *else_at = here + 1;
+                }
+                program.ops.push(Op::Else { end_at: 0 });
+            }
+            Op::EndIf => {
+                if let Some(open) = open.pop() {
+                    let here = program.ops.len();
+                    close_block(&mut program.ops, open, here);
+                }
+                program.ops.push(Op::EndIf);
+            }
+        }
+    }
+}
+
 /// Ends the then-branch of the innermost open block with an `Else`.
 fn start_else(ops: &mut Vec<Op>, open_ifs: &[OpenIf]) {
     let here = ops.len();
@@ -536,5 +678,165 @@ fn push_text(program: &mut Program, text: &str) {
     match program.ops.last_mut() {
         Some(Op::Text { end: last_end, .. }) if *last_end == start => *last_end = end,
         _ => program.ops.push(Op::Text { start, end }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snippet(name: &str, text: &str) -> SnippetSource {
+        SnippetSource {
+            name: name.to_string(),
+            file: SourceFile::new(format!("snippets/{name}.md"), text),
+        }
+    }
+
+    fn template(system: &str, user: Option<&str>) -> TemplateSource {
+        TemplateSource {
+            id: "t".to_string(),
+            system: SourceFile::new("templates/t/system.md", system),
+            user: user.map(|u| SourceFile::new("templates/t/user.md", u)),
+        }
+    }
+
+    /// A chain `s0` … `s{depth}`: each link includes the next as `link`
+    /// says (`{}` for each include), the last one is `bottom`.
+    fn chain(depth: usize, link: &str, bottom: &str) -> Vec<SnippetSource> {
+        let mut snippets: Vec<SnippetSource> = (0..depth)
+            .map(|i| {
+                let include = format!("{{{{snippet:s{}}}}}", i + 1);
+                snippet(&format!("s{i}"), &link.replace("{}", &include))
+            })
+            .collect();
+        snippets.push(snippet(&format!("s{depth}"), bottom));
+        snippets
+    }
+
+    /// Resolves, and checks the work against what the input and the output
+    /// allow: each part walks every file at most once, copies cost the ops
+    /// they add, a refused part stops at the size limit.
+    fn resolve_bounded(templates: &[TemplateSource], snippets: &[SnippetSource]) -> Counted {
+        let counted = resolve_counting(templates, snippets, &Settings::default());
+        let input: u64 = templates
+            .iter()
+            .flat_map(|t| std::iter::once(&t.system).chain(&t.user))
+            .chain(snippets.iter().map(|s| &s.file))
+            .map(|f| f.text().len() as u64 + 1)
+            .sum();
+        let parts: u64 = templates
+            .iter()
+            .map(|t| 1 + u64::from(t.user.is_some()))
+            .sum();
+        let output: u64 = counted
+            .prompts
+            .iter()
+            .flat_map(|p| std::iter::once(&p.system).chain(&p.user))
+            .map(|p| p.ops.len() as u64)
+            .sum();
+        let refused = if counted.prompts.is_empty() { parts } else { 0 };
+        let bound = parts * input + output + refused * MAX_EXPANDED_OPS as u64;
+        assert!(counted.steps <= bound, "{} steps > {bound}", counted.steps);
+        counted
+    }
+
+    /// A chain of snippets to resolve, and the error expected of it.
+    struct Shape<'a> {
+        name: &'a str,
+        depth: usize,
+        link: &'a str,
+        bottom: &'a str,
+        both_parts: bool,
+        error: Option<&'a str>,
+    }
+
+    fn shape<'a>(
+        name: &'a str,
+        depth: usize,
+        link: &'a str,
+        bottom: &'a str,
+        both_parts: bool,
+        error: Option<&'a str>,
+    ) -> Shape<'a> {
+        Shape {
+            name,
+            depth,
+            link,
+            bottom,
+            both_parts,
+            error,
+        }
+    }
+
+    /// Fan-out ends at once in every shape: deep, wide, from both parts,
+    /// down to nothing or whitespace (trimmed away) it resolves; through
+    /// blocks, down to blocks, text or variables, whose ops or text pass the
+    /// size limit, it is refused, at an include, as `too_large`.
+    #[test]
+    fn fan_out_costs_what_it_adds() {
+        let twice = "{}{}";
+        let wide = "{}".repeat(200);
+        let blocks = "{{#if a}}{}{{else}}{}{{/if}}";
+        let cases = [
+            shape("deep, adds nothing", 60, twice, "", false, None),
+            shape("wide", 12, &wide, "", false, None),
+            shape("through blocks", 60, blocks, "", true, Some("too_large")),
+            shape("whitespace only", 60, twice, " \n\t\n ", false, None),
+            shape(
+                "false blocks",
+                60,
+                twice,
+                "{{#if off}}{{/if}}",
+                false,
+                Some("too_large"),
+            ),
+            shape("text", 60, twice, "x", false, Some("too_large")),
+            shape("a variable", 60, "{} {}", "{{v}}", true, Some("too_large")),
+        ];
+        for Shape {
+            name,
+            depth,
+            link,
+            bottom,
+            both_parts,
+            error,
+        } in cases
+        {
+            let snippets = chain(depth, link, bottom);
+            let user = both_parts.then_some("{{snippet:s0}}{{snippet:s1}}");
+            let templates = [template("Hi {{snippet:s0}}", user)];
+            let counted = resolve_bounded(&templates, &snippets);
+            let codes: Vec<&str> = counted.errors.iter().map(|e| e.code.as_str()).collect();
+            assert_eq!(codes, error.into_iter().collect::<Vec<_>>(), "{name}");
+            if let Some(e) = counted.errors.first() {
+                let at = e.location.as_ref().map(|l| l.path().to_string());
+                assert!(
+                    at.is_some_and(|p| p.starts_with("snippets/s")),
+                    "{name}: {e}"
+                );
+            }
+        }
+    }
+
+    /// A snippet spliced again makes the same program as its text written
+    /// out in its place: blocks, `else if` chains, literals and text that
+    /// joins the text around it.
+    #[test]
+    fn splicing_again_is_writing_out() {
+        let a = "x{{#if d == \"q\"}}y{{else if e}}z{{v}}{{else}}{{#if f}}w{{/if}}{{/if}}";
+        let b = "{{#if c}}{{snippet:a}}{{else}}{{snippet:a}}{{/if}}";
+        let system = "1{{snippet:b}}2{{snippet:a}}{{snippet:a}}{{#if g}}{{snippet:b}}{{/if}}3";
+        let written = system
+            .replace("{{snippet:b}}", b)
+            .replace("{{snippet:a}}", a);
+        let snippets = [snippet("a", a), snippet("b", b)];
+        let spliced = resolve_bounded(&[template(system, Some(system))], &snippets);
+        let written = resolve_bounded(&[template(&written, Some(&written))], &[]);
+        let (spliced, written) = (&spliced.prompts[0], &written.prompts[0]);
+        assert_eq!(spliced.system, written.system);
+        assert_eq!(spliced.user, written.user);
+        assert_eq!(spliced.hash, written.hash);
+        let names = |p: &ResolvedPrompt| p.vars.iter().map(|v| v.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(spliced), names(written));
     }
 }

@@ -1,9 +1,14 @@
 //! One prompt file held in memory: its path, its original text and the part
 //! that remains after JavaScript-style trimming. Maps byte offsets back to
 //! line and column of the original text.
+//!
+//! The text is shared (an `Arc`) by the file and every [`Location`] made in
+//! it: a location is a span, and its line, column and line text are worked
+//! out when asked, from an index built once per file. So a file with many
+//! tokens on one long line costs its text once, not once per token.
 
 use crate::error::Location;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// Byte range of a piece of a [`SourceFile`], as offsets into its original text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -18,22 +23,180 @@ pub struct Span {
 ///
 /// The text is kept as read; [`SourceFile::body`] is the trimmed part that
 /// templates are made of, and spans always index the original text so that
-/// line and column match what an editor shows.
+/// line and column match what an editor shows. Cloning a file, or making a
+/// [`Location`] in it, shares the text rather than copying it.
 #[derive(Clone)]
 pub struct SourceFile {
-    path: String,
-    text: String,
+    shared: Arc<Shared>,
     body_start: usize,
     body_end: usize,
-    /// Byte offsets of the line starts, made on the first [`SourceFile::location`]
-    /// call, so that locating many tokens of a big file stays linear.
-    line_starts: OnceLock<Vec<usize>>,
+}
+
+/// What a file and the locations in it share.
+pub(crate) struct Shared {
+    path: Box<str>,
+    text: Box<str>,
+    /// Made on the first line or column asked for, so that a file no
+    /// diagnostic points into never pays for it.
+    index: OnceLock<LineIndex>,
+}
+
+/// Where lines start and how many characters precede a byte, so that line,
+/// column and line text of any offset take a binary search and a short
+/// count, not a walk from the start of the line.
+struct LineIndex {
+    /// Byte offsets of the line starts; the first is 0.
+    line_starts: Vec<usize>,
+    /// Characters before each [`BLOCK`]-byte block, and in the whole text;
+    /// empty when the text is ASCII, where a byte is a character.
+    chars_before: Vec<usize>,
+    /// The rare lines (by index) that start with byte order marks or end in
+    /// more than one CR: the bytes of the marks and of the CRs. Other lines
+    /// have no mark and at most the one CR of a CRLF ending.
+    odd_lines: Vec<(usize, usize, usize)>,
+}
+
+/// Bytes per block of [`LineIndex::chars_before`]: counting within a block
+/// is bounded by it, and the table costs a word per block.
+const BLOCK: usize = 256;
+
+const BOM: &str = "\u{FEFF}";
+
+impl LineIndex {
+    fn new(text: &str) -> LineIndex {
+        let line_starts: Vec<usize> = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        let chars_before = if text.is_ascii() {
+            Vec::new()
+        } else {
+            // One entry more than there are blocks: the end of a text whose
+            // length is a multiple of the block starts a block of its own.
+            let mut before = 0;
+            let mut table = Vec::with_capacity(text.len() / BLOCK + 1);
+            for block in text.as_bytes().chunks(BLOCK) {
+                table.push(before);
+                before += char_starts(block);
+            }
+            table.push(before);
+            table
+        };
+        let mut odd_lines = Vec::new();
+        for (index, &start) in line_starts.iter().enumerate() {
+            let end = line_starts.get(index + 1).map_or(text.len(), |&n| n - 1);
+            let line = &text[start..end];
+            let marks = line.len() - line.trim_start_matches(BOM).len();
+            let crs = line.len() - line.trim_end_matches('\r').len();
+            if marks > 0 || crs > 1 {
+                odd_lines.push((index, marks, crs));
+            }
+        }
+        LineIndex {
+            line_starts,
+            chars_before,
+            odd_lines,
+        }
+    }
+
+    /// Characters in `text[..at]`.
+    fn chars_upto(&self, text: &str, at: usize) -> usize {
+        if self.chars_before.is_empty() {
+            return at;
+        }
+        let block = at / BLOCK;
+        self.chars_before[block] + char_starts(&text.as_bytes()[block * BLOCK..at])
+    }
+
+    /// The 0-based line of byte `at`.
+    fn line_of(&self, at: usize) -> usize {
+        self.line_starts
+            .partition_point(|&s| s <= at)
+            .saturating_sub(1)
+    }
+
+    /// The byte range of line `index` without its line ending, and the
+    /// byte order marks at its start and the CRs at its end.
+    fn line(&self, text: &str, index: usize) -> (usize, usize, usize, usize) {
+        let start = self.line_starts[index];
+        let end = self
+            .line_starts
+            .get(index + 1)
+            .map_or(text.len(), |&next| next - 1);
+        let (marks, crs) = match self.odd_lines.binary_search_by_key(&index, |o| o.0) {
+            Ok(i) => (self.odd_lines[i].1, self.odd_lines[i].2),
+            Err(_) => (0, usize::from(text[start..end].ends_with('\r'))),
+        };
+        (start, end, marks, crs)
+    }
+}
+
+/// The characters that start in `bytes`: every byte but UTF-8 continuation
+/// bytes, so that a block boundary inside a character does no harm.
+fn char_starts(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| (b as i8) >= -0x40).count()
+}
+
+/// A span of a file, placed: what a [`Location`] computes its line, column
+/// and line text from.
+#[derive(Clone)]
+pub(crate) struct Placed {
+    pub(crate) file: Arc<Shared>,
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+}
+
+/// A span's line, column and line, as [`Placed::resolve`] finds them.
+pub(crate) struct Resolved<'a> {
+    /// 1-based.
+    pub(crate) line: usize,
+    /// 1-based, in characters, byte order marks at the line start not counted.
+    pub(crate) column: usize,
+    /// In characters, at least 1.
+    pub(crate) len: usize,
+    /// The line without leading byte order marks and trailing CRs.
+    pub(crate) line_text: &'a str,
+    /// The span's bytes within `line_text`, clamped to it.
+    pub(crate) in_line: std::ops::Range<usize>,
+}
+
+impl Placed {
+    /// The file's path.
+    pub(crate) fn path(&self) -> &str {
+        &self.file.path
+    }
+
+    /// Line, column, length and line text: a binary search and counts
+    /// bounded by [`BLOCK`] and the span, whatever the line's length.
+    pub(crate) fn resolve(&self) -> Resolved<'_> {
+        let text: &str = &self.file.text;
+        let index = self.file.index.get_or_init(|| LineIndex::new(text));
+        let start = self.start.min(text.len());
+        let line = index.line_of(start);
+        let (line_start, line_end, marks, crs) = index.line(text, line);
+        // Editors do not show a byte order mark, so it takes no column.
+        let counted_from = (line_start + marks).min(start);
+        let column = index.chars_upto(text, start) - index.chars_upto(text, counted_from) + 1;
+        let end = self.end.clamp(start, line_end);
+        let len = (index.chars_upto(text, end) - index.chars_upto(text, start)).max(1);
+        let shown_start = (line_start + marks).min(line_end);
+        let shown_end = (line_end - crs).max(shown_start);
+        let line_text = &text[shown_start..shown_end];
+        let in_start = start.clamp(shown_start, shown_end) - shown_start;
+        let in_end = end.clamp(shown_start, shown_end) - shown_start;
+        Resolved {
+            line: line + 1,
+            column,
+            len,
+            line_text,
+            in_line: in_start..in_end.max(in_start),
+        }
+    }
 }
 
 impl PartialEq for SourceFile {
     fn eq(&self, other: &Self) -> bool {
         // The line index is a cache: it follows from the text.
-        self.path == other.path && self.text == other.text
+        self.path() == other.path() && self.text() == other.text()
     }
 }
 
@@ -42,8 +205,8 @@ impl Eq for SourceFile {}
 impl std::fmt::Debug for SourceFile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SourceFile")
-            .field("path", &self.path)
-            .field("text", &self.text)
+            .field("path", &self.path())
+            .field("text", &self.text())
             .field("body_start", &self.body_start)
             .field("body_end", &self.body_end)
             .finish()
@@ -58,27 +221,29 @@ impl SourceFile {
         let body_start = text.len() - trimmed_start.len();
         let body_end = body_start + trimmed_start.trim_end_matches(is_js_whitespace).len();
         SourceFile {
-            path: path.into(),
-            text,
+            shared: Arc::new(Shared {
+                path: path.into().into_boxed_str(),
+                text: text.into_boxed_str(),
+                index: OnceLock::new(),
+            }),
             body_start,
             body_end,
-            line_starts: OnceLock::new(),
         }
     }
 
     /// The path given at construction.
     pub fn path(&self) -> &str {
-        &self.path
+        &self.shared.path
     }
 
     /// The whole text, untrimmed.
     pub fn text(&self) -> &str {
-        &self.text
+        &self.shared.text
     }
 
     /// The text trimmed as JavaScript's `String.prototype.trim` does.
     pub fn body(&self) -> &str {
-        &self.text[self.body_start..self.body_end]
+        &self.text()[self.body_start..self.body_end]
     }
 
     /// The span of [`SourceFile::body`] within the text.
@@ -91,40 +256,17 @@ impl SourceFile {
 
     /// The text a span covers.
     pub fn slice(&self, span: Span) -> &str {
-        &self.text[span.start..span.end]
+        &self.text()[span.start..span.end]
     }
 
-    /// Line, column and line text of a span, for diagnostics.
+    /// The place of a span, for diagnostics: it shares this file's text,
+    /// and works out line, column and line text when asked.
     pub fn location(&self, span: Span) -> Location {
-        let start = span.start.min(self.text.len());
-        let starts = self.line_starts.get_or_init(|| {
-            std::iter::once(0)
-                .chain(self.text.match_indices('\n').map(|(i, _)| i + 1))
-                .collect()
-        });
-        // The last line start at or before `start`; the first is 0.
-        let index = starts.partition_point(|&s| s <= start).saturating_sub(1);
-        let line_start = starts[index];
-        let line_end = starts
-            .get(index + 1)
-            .map_or(self.text.len(), |&next| next - 1);
-        let line = index + 1;
-        // Editors do not show a byte order mark, so it takes no column.
-        let before = self.text[line_start..start].trim_start_matches('\u{FEFF}');
-        let column = before.chars().count() + 1;
-        let end = span.end.clamp(start, line_end);
-        let len = self.text[start..end].chars().count().max(1);
-        let line_text = self.text[line_start..line_end]
-            .trim_start_matches('\u{FEFF}')
-            .trim_end_matches('\r')
-            .to_string();
-        Location {
-            path: self.path.clone(),
-            line,
-            column,
-            len,
-            line_text,
-        }
+        Location::placed(Placed {
+            file: Arc::clone(&self.shared),
+            start: span.start,
+            end: span.end,
+        })
     }
 }
 
@@ -163,7 +305,91 @@ mod tests {
             start: at,
             end: at + 5,
         });
-        assert_eq!((loc.line, loc.column, loc.len), (4, 3, 5));
-        assert_eq!(loc.line_text, "  {{x}}");
+        assert_eq!((loc.line(), loc.column(), loc.len()), (4, 3, 5));
+        assert_eq!(loc.line_text(), "  {{x}}");
+    }
+
+    /// Line, column, length and line text as a walk from the line start
+    /// finds them: what the index must agree with.
+    fn walked(text: &str, span: Span) -> (usize, usize, usize, String) {
+        let start = span.start.min(text.len());
+        let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+        let line = text[..start].matches('\n').count() + 1;
+        let column = text[line_start..start]
+            .trim_start_matches('\u{FEFF}')
+            .chars()
+            .count()
+            + 1;
+        let end = span.end.clamp(start, line_end);
+        let len = text[start..end].chars().count().max(1);
+        let line_text = text[line_start..line_end]
+            .trim_start_matches('\u{FEFF}')
+            .trim_end_matches('\r');
+        (line, column, len, line_text.to_string())
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_index_agrees_with_a_walk(
+            pieces in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::strategy::Just("\n".to_string()),
+                    proptest::strategy::Just("\r".to_string()),
+                    proptest::strategy::Just("\u{FEFF}".to_string()),
+                    proptest::strategy::Just("é".to_string()),
+                    proptest::strategy::Just("日本".to_string()),
+                    "[a-z{} ]{0,300}",
+                ],
+                0..40,
+            ),
+            a in 0usize..5000,
+            b in 0usize..5000,
+        ) {
+            let text: String = pieces.concat();
+            let at = |i: usize| {
+                let mut i = i.min(text.len());
+                while !text.is_char_boundary(i) {
+                    i -= 1;
+                }
+                i
+            };
+            let span = Span { start: at(a.min(b)), end: at(a.max(b)) };
+            let file = SourceFile::new("a.md", text.as_str());
+            let loc = file.location(span);
+            let found = (loc.line(), loc.column(), loc.len(), loc.line_text().to_string());
+            proptest::prop_assert_eq!(found, walked(&text, span));
+        }
+    }
+
+    /// Every location in a file shares its text: a long line with many
+    /// tokens is held once, not once per token, and a location's size does
+    /// not grow with the line.
+    #[test]
+    fn locations_share_the_text() {
+        let line: String = (0..20_000).map(|i| format!("{{{{v{i}}}}} é ")).collect();
+        let file = SourceFile::new("a.md", format!("intro\n{line}\n"));
+        let locations: Vec<Location> = file
+            .text()
+            .match_indices("{{")
+            .map(|(at, _)| {
+                file.location(Span {
+                    start: at,
+                    end: at + 2,
+                })
+            })
+            .collect();
+        assert_eq!(Arc::strong_count(&file.shared), 1 + locations.len());
+        assert!(std::mem::size_of::<Location>() <= 4 * std::mem::size_of::<usize>());
+        let text = file.text().as_bytes().as_ptr_range();
+        for loc in [&locations[0], &locations[19_999]] {
+            assert!(
+                text.contains(&loc.line_text().as_ptr()),
+                "a copy of the line"
+            );
+        }
+        let last = &locations[19_999];
+        let column = line.rfind("{{").map(|i| line[..i].chars().count() + 1);
+        assert_eq!((last.line(), Some(last.column())), (2, column));
     }
 }

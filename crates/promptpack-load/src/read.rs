@@ -264,11 +264,11 @@ impl Reader<'_> {
                 // Locate the bad byte in the valid prefix's terms.
                 let prefix = String::from_utf8_lossy(&bytes[..valid]).into_owned();
                 let file = SourceFile::new(shown.clone(), prefix);
-                let mut location = file.location(Span {
+                // One caret: an empty span is shown one character wide.
+                let location = file.location(Span {
                     start: valid,
                     end: valid,
                 });
-                location.len = 1;
                 self.errors.push(
                     Diagnostic::new(
                         ErrorCode::InvalidUtf8,

@@ -44,7 +44,7 @@ fn read_errors(root: &Path) -> Vec<(String, String, String)> {
     errors
         .iter()
         .map(|d| {
-            let path = d.location.as_ref().map(|l| l.path.clone());
+            let path = d.location.as_ref().map(|l| l.path().to_string());
             (
                 d.code.as_str().to_string(),
                 path.unwrap_or_default(),

@@ -3,10 +3,12 @@
 //! body, generated code is Rust that rustc takes. Each check panics, with
 //! the reason, when its property does not hold.
 
+use crate::case::Case;
+use promptpack_core::resolve::{MAX_EXPANDED_OPS, resolve_counting};
 use promptpack_core::source_file::SourceFile;
 use promptpack_core::syntax::{Item, Parsed, is_snippet_name, is_var_name};
-use promptpack_core::{Diagnostic, ErrorCode};
-use std::collections::HashMap;
+use promptpack_core::{Diagnostic, ErrorCode, Settings};
+use std::collections::{BTreeSet, HashMap};
 
 /// Panics unless the diagnostic's location lies inside the file it names
 /// (a file-level location is line 1, column 1, with an empty line text).
@@ -19,26 +21,30 @@ pub fn check_location(d: &Diagnostic, files: &HashMap<String, String>) {
         return;
     };
     let text = files
-        .get(&loc.path)
+        .get(loc.path())
         .unwrap_or_else(|| panic!("{d}: the path is none of the files"));
-    if loc.len == 0 {
-        assert_eq!((loc.line, loc.column), (1, 1), "{d}: file-level location");
-        assert!(loc.line_text.is_empty(), "{d}: file-level location");
+    if loc.len() == 0 {
+        assert_eq!(
+            (loc.line(), loc.column()),
+            (1, 1),
+            "{d}: file-level location"
+        );
+        assert!(loc.line_text().is_empty(), "{d}: file-level location");
         return;
     }
     let lines: Vec<&str> = text.split('\n').collect();
     assert!(
-        loc.line >= 1 && loc.line <= lines.len(),
+        loc.line() >= 1 && loc.line() <= lines.len(),
         "{d}: line out of range"
     );
-    let line = lines[loc.line - 1];
+    let line = lines[loc.line() - 1];
     assert!(
-        loc.column >= 1 && loc.column <= line.chars().count() + 1,
+        loc.column() >= 1 && loc.column() <= line.chars().count() + 1,
         "{d}: column out of range"
     );
     // A byte order mark takes no column and is not shown.
     let shown = line.trim_start_matches('\u{FEFF}').trim_end_matches('\r');
-    assert_eq!(loc.line_text, shown, "{d}: line text");
+    assert_eq!(loc.line_text(), shown, "{d}: line text");
 }
 
 /// Panics unless a successful parse of `file` is well formed: its items tile
@@ -105,4 +111,47 @@ pub fn refused_by_codegen(code: ErrorCode) -> bool {
             | ErrorCode::VarCollision
             | ErrorCode::InvalidChoice
     )
+}
+
+/// Panics unless resolving `case` took work linear in its input and its
+/// output, however its snippets fan out: at most, for each template part,
+/// one step per byte (and one per file) of the whole input, plus the ops of
+/// the programs made, plus [`MAX_EXPANDED_OPS`] for each part of a template
+/// that did not resolve (a part refused as `too_large` stops there). Returns
+/// the steps, for callers that report them.
+pub fn check_splice_work(case: &Case) -> u64 {
+    let settings = Settings {
+        delimiters: case.delimiters.clone(),
+        ..Settings::default()
+    };
+    let counted = resolve_counting(&case.templates, &case.snippets, &settings);
+    let files = case
+        .templates
+        .iter()
+        .flat_map(|t| std::iter::once(&t.system).chain(&t.user))
+        .chain(case.snippets.iter().map(|s| &s.file));
+    let input: u64 = files.map(|f| f.text().len() as u64 + 1).sum();
+    let parts = |t: &promptpack_core::TemplateSource| 1 + u64::from(t.user.is_some());
+    let all_parts: u64 = case.templates.iter().map(parts).sum();
+    let resolved: BTreeSet<&str> = counted.prompts.iter().map(|p| p.id.as_str()).collect();
+    let unresolved_parts: u64 = case
+        .templates
+        .iter()
+        .filter(|t| !resolved.contains(t.id.as_str()))
+        .map(parts)
+        .sum();
+    let output: u64 = counted
+        .prompts
+        .iter()
+        .flat_map(|p| std::iter::once(&p.system).chain(&p.user))
+        .map(|program| program.ops.len() as u64)
+        .sum();
+    let bound = all_parts * input + output + unresolved_parts * MAX_EXPANDED_OPS as u64;
+    assert!(
+        counted.steps <= bound,
+        "resolving took {} steps, more than {bound}: {all_parts} parts × {input} bytes of input \
+         + {output} ops made + {unresolved_parts} parts refused × {MAX_EXPANDED_OPS}",
+        counted.steps
+    );
+    counted.steps
 }

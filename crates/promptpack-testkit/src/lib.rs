@@ -18,6 +18,11 @@ pub mod reference;
 pub mod targets;
 
 pub use case::{Case, expanded_size, parse_case};
-pub use checks::{check_generated_code, check_location, check_parsed, is_bidi_control};
+pub use checks::{
+    check_generated_code, check_location, check_parsed, check_splice_work, is_bidi_control,
+};
 pub use reference::{Node, Reference, SnippetTrees, evaluate, snippet_trees, tree};
-pub use targets::{TARGETS, Target, fuzz_codegen, fuzz_parse, fuzz_resolve_render, target};
+pub use targets::{
+    TARGETS, Target, fanout_case, fuzz_codegen, fuzz_parse, fuzz_resolve_render,
+    fuzz_snippet_fanout, target,
+};

@@ -4,7 +4,9 @@
 //! `fuzz/regressions/<name>/` through [`TARGETS`].
 
 use crate::case::{expanded_size, parse_case};
-use crate::checks::{check_generated_code, check_location, check_parsed, refused_by_codegen};
+use crate::checks::{
+    check_generated_code, check_location, check_parsed, check_splice_work, refused_by_codegen,
+};
 use crate::reference::{evaluate, snippet_trees, tree};
 use promptpack::Library;
 use promptpack_build::codegen::{DevPaths, generate};
@@ -26,6 +28,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("parse", fuzz_parse),
     ("resolve_render", fuzz_resolve_render),
     ("codegen", fuzz_codegen),
+    ("snippet_fanout", fuzz_snippet_fanout),
 ];
 
 /// The target called `name` in [`TARGETS`].
@@ -101,7 +104,7 @@ pub fn fuzz_resolve_render(data: &[u8]) {
         if lint
             .location
             .as_ref()
-            .is_some_and(|l| files.contains_key(&l.path))
+            .is_some_and(|l| files.contains_key(l.path()))
         {
             check_location(&lint, &files);
         }
@@ -211,4 +214,64 @@ pub fn fuzz_codegen(data: &[u8]) {
             }
         }
     }
+}
+
+/// Target `snippet_fanout`: the bytes pick a graph of snippets that include
+/// later ones several times over (plain, inside both branches of a block,
+/// next to text, whitespace, variables or blocks that test false), and a
+/// template or two that include them: splices of snippets that
+/// may add nothing, exponentially many of them. Resolving takes work linear in the input and the
+/// output ([`check_splice_work`]), and what it makes renders as the
+/// reference evaluator does ([`fuzz_resolve_render`], when it is small
+/// enough to expand).
+pub fn fuzz_snippet_fanout(data: &[u8]) {
+    let text = fanout_case(data);
+    check_splice_work(&parse_case(&text));
+    fuzz_resolve_render(text.as_bytes());
+}
+
+/// The [case](crate::case) that [`fuzz_snippet_fanout`] makes of `data`:
+/// snippets `s0`, `s1`, … where each includes only later ones (so no
+/// cycle), read from the bytes as they come; missing bytes read as 0.
+pub fn fanout_case(data: &[u8]) -> String {
+    let mut bytes = data.iter().copied();
+    let mut next = move || usize::from(bytes.next().unwrap_or(0));
+    let count = 2 + next() % 40;
+    let mut out = String::new();
+    for i in 0..count {
+        out.push_str(&format!("--- snippets/s{i}.md\n"));
+        let later = count - i - 1;
+        let include = |next: &mut dyn FnMut() -> usize| match later {
+            0 => String::new(),
+            _ => format!("{{{{snippet:s{}}}}}", i + 1 + next() % later),
+        };
+        for _ in 0..next() % 5 {
+            let piece = match next() % 8 {
+                0 => {
+                    let one = include(&mut next);
+                    one.repeat(1 + next() % 3)
+                }
+                1 => {
+                    let (a, b) = (include(&mut next), include(&mut next));
+                    format!("{{{{#if c}}}}{a}{{{{else}}}}{b}{{{{/if}}}}")
+                }
+                2 => format!("{{{{#if c == \"a\"}}}}{}{{{{/if}}}}", include(&mut next)),
+                3 => [" ", "\n", "\r\n", "x"][next() % 4].to_string(),
+                4 => "{{v}}".to_string(),
+                5 => "{{#if off}}{{/if}}".to_string(),
+                _ => include(&mut next),
+            };
+            out.push_str(&piece);
+        }
+        out.push('\n');
+    }
+    out.push_str("--- templates/t/system.md\nS {{snippet:s0}}\n");
+    if next() % 2 == 1 {
+        out.push_str(&format!(
+            "--- templates/t/user.md\n{{{{snippet:s{}}}}} U\n",
+            next() % count
+        ));
+    }
+    out.push_str("--- vars\n{\"c\": true, \"v\": \"V\"}\n");
+    out
 }
