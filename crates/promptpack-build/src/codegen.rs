@@ -10,6 +10,7 @@ use promptpack_core::resolve::ResolvedPrompt;
 use promptpack_core::sources::TemplateSource;
 use quote::{format_ident, quote};
 use std::collections::HashMap;
+use std::fmt;
 
 /// Where the generating crate's prompt files are, recorded in the generated
 /// code so that dev builds can read them from disk.
@@ -36,19 +37,22 @@ const FORMAT_MAX_DEPTH: usize = 64;
 /// Generates the Rust source for `prompts`, formatted with prettyplease.
 ///
 /// `templates` supplies each prompt's original text for the rustdoc of the
-/// generated items. Fails, reporting every problem, when an id or a variable
-/// cannot become a Rust name or two of them would become the same one.
+/// generated items. Fails as [`generate_tokens`] does.
 ///
 /// When a template nests `{{#if}}` blocks more than 64 deep, the code is
-/// written unformatted instead, as [`generate_unformatted`] does: indenting
-/// every level would make it quadratic in size, and the parser and formatter
-/// recurse once per level.
+/// written unformatted instead, as [`generate_unformatted`] does: such a
+/// template is machine-made, and formatting its code would only cost time.
+#[cfg(feature = "unstable-machinery")]
 pub fn generate(
     prompts: &[ResolvedPrompt],
     templates: &[TemplateSource],
     dev: &DevPaths,
 ) -> Result<String> {
-    let tokens = generate_tokens(prompts, templates, dev)?;
+    format(generate_tokens(prompts, templates, dev)?, prompts)
+}
+
+/// The code of [`generate_tokens`] formatted as [`generate`] does.
+pub fn format(tokens: TokenStream, prompts: &[ResolvedPrompt]) -> Result<String> {
     let depth = prompts
         .iter()
         .flat_map(|p| std::iter::once(&p.system).chain(&p.user))
@@ -86,21 +90,28 @@ fn nesting_depth(program: &Program) -> usize {
 /// Writes tokens as `TokenStream`'s `Display` does (a space between tokens,
 /// none after a joint punctuation mark), without its recursion per group.
 fn write_flat(tokens: TokenStream) -> String {
-    use proc_macro2::{Delimiter, Spacing, TokenTree};
     let mut out = String::new();
+    // Writing to a `String` cannot fail.
+    let _ = write_flat_to(tokens, &mut out);
+    out
+}
+
+/// [`write_flat`] into any writer.
+fn write_flat_to(tokens: TokenStream, out: &mut impl fmt::Write) -> fmt::Result {
+    use proc_macro2::{Delimiter, Spacing, TokenTree};
     let mut stack = vec![(tokens.into_iter(), None::<char>)];
     let mut space = false;
     while let Some((iter, close)) = stack.last_mut() {
         let Some(token) = iter.next() else {
             if let Some(close) = *close {
-                out.push(close);
+                out.write_char(close)?;
                 space = true;
             }
             stack.pop();
             continue;
         };
         if space {
-            out.push(' ');
+            out.write_char(' ')?;
         }
         space = true;
         match token {
@@ -111,32 +122,111 @@ fn write_flat(tokens: TokenStream) -> String {
                     Delimiter::Bracket => (Some('['), Some(']')),
                     Delimiter::None => (None, None),
                 };
-                out.extend(open);
+                if let Some(open) = open {
+                    out.write_char(open)?;
+                }
                 space = false;
                 stack.push((group.stream().into_iter(), close));
             }
             TokenTree::Punct(punct) => {
-                out.push(punct.as_char());
+                out.write_char(punct.as_char())?;
                 space = punct.spacing() == Spacing::Alone;
             }
-            TokenTree::Ident(ident) => out.push_str(&ident.to_string()),
-            TokenTree::Literal(literal) => out.push_str(&literal.to_string()),
+            TokenTree::Ident(ident) => write!(out, "{ident}")?,
+            TokenTree::Literal(literal) => write!(out, "{literal}")?,
         }
     }
-    out.push('\n');
-    out
+    out.write_char('\n')
 }
 
-/// The problems [`generate`] would report, without generating anything: ids
-/// and variables that cannot become Rust names, or would become the same
-/// one. [`check`](crate::check) runs it, so that a check that passes
-/// means a build that passes. Give the prompts sorted by id, as
-/// the load pipeline gives them: of two
-/// colliding ids, the later one is reported.
-pub fn check_names(prompts: &[ResolvedPrompt], templates: &[TemplateSource]) -> Vec<Diagnostic> {
-    let mut errors = Vec::new();
-    rust_names(prompts, templates, &mut errors);
-    errors
+/// The most Rust code generated for one prompt (its vars struct, its
+/// renderers, its choice enums), in bytes as [`generate_unformatted`] writes
+/// it. Past this, rustc takes minutes and gigabytes: such a prompt is
+/// `too_large`, for `check` and the build alike. The template as expanded
+/// (snippets spliced in) decides: every piece of text and every token is a
+/// statement, so a snippet included many times multiplies the code.
+pub const MAX_PROMPT_CODE: usize = 8 << 20;
+
+/// The most Rust code generated for every prompt together, in bytes as
+/// [`generate_unformatted`] writes it.
+pub const MAX_CODE: usize = 32 << 20;
+
+/// A lower bound of the code generated for `prompt`, without generating it:
+/// its text, and a statement per token.
+fn least_code(prompt: &ResolvedPrompt) -> usize {
+    std::iter::once(&prompt.system)
+        .chain(&prompt.user)
+        .map(|program| {
+            let tokens = program
+                .ops
+                .iter()
+                .filter(|op| matches!(op, Op::Var(_) | Op::If { .. } | Op::Else { .. }))
+                .count();
+            program.text.len() + tokens * LEAST_STATEMENT
+        })
+        .sum()
+}
+
+/// The fewest bytes any token's statement takes (`out.push_str(self.x);`).
+const LEAST_STATEMENT: usize = 20;
+
+/// Bytes as people read them: `812 KiB`, `12.5 MiB`.
+fn human(bytes: usize) -> String {
+    if bytes < 1 << 20 {
+        format!("{} KiB", bytes.div_ceil(1 << 10))
+    } else {
+        format!("{:.1} MiB", bytes as f64 / f64::from(1 << 20))
+    }
+}
+
+const TOO_LARGE_HELP: &str = "every piece of text and every token of the template, \
+as expanded, becomes code: a snippet included many times (directly or through other \
+snippets) multiplies it. Split the prompt, include less, or render it with `Library`";
+
+fn too_large(prompt: &ResolvedPrompt, size: usize, bound: &str) -> Diagnostic {
+    Diagnostic::new(
+        ErrorCode::TooLarge,
+        format!(
+            "prompt `{}` would generate {bound}{} of Rust, past the limit of {} per prompt",
+            prompt.id,
+            human(size),
+            human(MAX_PROMPT_CODE)
+        ),
+    )
+    .at(Location::file(prompt.system_path.clone()))
+    .with_help(TOO_LARGE_HELP)
+}
+
+fn too_large_total(prompt: &ResolvedPrompt, total: usize) -> Diagnostic {
+    Diagnostic::new(
+        ErrorCode::TooLarge,
+        format!(
+            "the prompts up to `{}` would generate {} of Rust, past the limit of {} for all prompts together",
+            prompt.id,
+            human(total),
+            human(MAX_CODE)
+        ),
+    )
+    .at(Location::file(prompt.system_path.clone()))
+    .with_help(TOO_LARGE_HELP)
+}
+
+/// The length of `tokens` as [`write_flat`] writes them.
+fn flat_len(tokens: &TokenStream) -> usize {
+    let mut counter = Counter(0);
+    // Counting cannot fail.
+    let _ = write_flat_to(tokens.clone(), &mut counter);
+    counter.0
+}
+
+/// Counts the bytes written to it.
+struct Counter(usize);
+
+impl fmt::Write for Counter {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.0 += s.len();
+        Ok(())
+    }
 }
 
 /// The Rust names of `prompts`: each one's `PromptId` variant and fields
@@ -160,6 +250,7 @@ fn rust_names(
 /// writes it, without its recursion per nested block): the same code as
 /// [`generate`], in about a third of the time, since it skips parsing the
 /// tokens back for prettyplease.
+#[cfg(feature = "unstable-machinery")]
 pub fn generate_unformatted(
     prompts: &[ResolvedPrompt],
     templates: &[TemplateSource],
@@ -168,7 +259,19 @@ pub fn generate_unformatted(
     Ok(write_flat(generate_tokens(prompts, templates, dev)?))
 }
 
-/// The generated code as tokens, unformatted.
+/// The code of [`generate_tokens`] unformatted, as [`generate_unformatted`]
+/// writes it.
+pub fn unformatted(tokens: TokenStream) -> String {
+    write_flat(tokens)
+}
+
+/// The generated code as tokens, unformatted. Fails, reporting every
+/// problem, when an id or a variable cannot become a Rust name, two of them
+/// would become the same one, or the code would pass [`MAX_PROMPT_CODE`] or
+/// [`MAX_CODE`] (`too_large`). Give the prompts sorted by id, as the load
+/// pipeline gives them: of two colliding ids, the later one is reported.
+/// [`check`](crate::check) runs it, so that a check that passes means a
+/// build that passes.
 pub fn generate_tokens(
     prompts: &[ResolvedPrompt],
     templates: &[TemplateSource],
@@ -183,18 +286,38 @@ pub fn generate_tokens(
         templates.iter().map(|t| (t.id.as_str(), t)).collect();
 
     let prompt_id = prompt_id_enum(prompts, &variants, &fields, &sources, dev);
-    let structs = prompts
-        .iter()
-        .zip(&variants)
-        .zip(&fields)
-        .map(|((prompt, variant), fields)| {
-            vars_struct(
-                prompt,
-                variant,
-                fields,
-                sources.get(prompt.id.as_str()).copied(),
-            )
-        });
+    let mut errors = Vec::new();
+    let mut total = flat_len(&prompt_id);
+    let mut structs = Vec::with_capacity(prompts.len());
+    for ((prompt, variant), fields) in prompts.iter().zip(&variants).zip(&fields) {
+        // Refused before generating when even a lower bound is too much:
+        // the expanded template may be far larger than the limit.
+        let least = least_code(prompt);
+        if least > MAX_PROMPT_CODE {
+            errors.push(too_large(prompt, least, "at least "));
+            continue;
+        }
+        let code = vars_struct(
+            prompt,
+            variant,
+            fields,
+            sources.get(prompt.id.as_str()).copied(),
+        );
+        let size = flat_len(&code);
+        if size > MAX_PROMPT_CODE {
+            errors.push(too_large(prompt, size, ""));
+            continue;
+        }
+        total += size;
+        if total > MAX_CODE {
+            errors.push(too_large_total(prompt, total));
+            break;
+        }
+        structs.push(code);
+    }
+    if let Some(error) = Error::from_diagnostics(errors) {
+        return Err(error);
+    }
     let DevPaths {
         root,
         templates,
@@ -543,31 +666,39 @@ fn prompt_id_enum(
         quote!(&[#(#entries),*])
     });
     let generated_renders = prompts.iter().zip(variants).zip(fields).map(|((prompt, variant), fs)| {
-        let locals = fs.iter().map(|f| {
+        // No local per variable: debug info nests a scope per `let`, and
+        // LLVM overflows its stack on thousands of them. The owned values
+        // live in two vectors; the struct borrows from them.
+        let (mut text_names, mut optional_names) = (Vec::new(), Vec::new());
+        let inits: Vec<TokenStream> = fs.iter().map(|f| {
             let ident = &f.ident;
             let name = &f.name;
             match (f.kind, &f.choice) {
-                (VarKind::Flag, _) => quote!(let #ident = __values(#name).is_some_and(|v| !v.is_empty());),
-                (VarKind::Optional, _) => quote!(let #ident = __values(#name);),
+                (VarKind::Flag, _) => quote!(#ident: __values(#name).is_some_and(|v| !v.is_empty())),
+                (VarKind::Optional, _) => {
+                    let i = Literal::usize_unsuffixed(optional_names.len());
+                    optional_names.push(name);
+                    quote!(#ident: __optional[#i].as_deref())
+                }
                 (VarKind::Choice, Some(c)) => {
                     let e = &c.ident;
-                    quote!(let #ident = __values(#name).and_then(|v| v.parse::<#e>().ok()).unwrap_or(#e::ALL[0]);)
+                    // The first value by its variant, not `ALL[0]`: a value
+                    // may itself become a variant `ALL`. A choice has a value
+                    // whenever the code is generated at all.
+                    let first = c.values.first().map(|(_, v)| v);
+                    quote!(#ident: __values(#name).and_then(|v| v.parse::<#e>().ok()).unwrap_or(#e::#first))
                 }
                 (VarKind::OptionalChoice, Some(c)) => {
                     let e = &c.ident;
-                    quote!(let #ident = __values(#name).and_then(|v| v.parse::<#e>().ok());)
+                    quote!(#ident: __values(#name).and_then(|v| v.parse::<#e>().ok()))
                 }
-                _ => quote!(let #ident = __values(#name).unwrap_or_default();),
+                _ => {
+                    let i = Literal::usize_unsuffixed(text_names.len());
+                    text_names.push(name);
+                    quote!(#ident: &__text[#i])
+                }
             }
-        });
-        let inits = fs.iter().map(|f| {
-            let ident = &f.ident;
-            match f.kind {
-                VarKind::Optional => quote!(#ident: #ident.as_deref()),
-                VarKind::Flag | VarKind::Choice | VarKind::OptionalChoice => quote!(#ident),
-                _ => quote!(#ident: &#ident),
-            }
-        });
+        }).collect();
         let name = format_ident!("{}Vars", variant);
         let user = if prompt.user.is_some() {
             quote!(::core::option::Option::Some(__vars.render_user()))
@@ -576,7 +707,13 @@ fn prompt_id_enum(
         };
         quote! {
             PromptId::#variant => {
-                #(#locals)*
+                // A borrowed array of literals: a static, not a copy on the stack.
+                let __text: ::std::vec::Vec<::std::string::String> = <[&::core::primitive::str]>::iter(&[#(#text_names),*])
+                    .map(|n| __values(n).unwrap_or_default())
+                    .collect();
+                let __optional: ::std::vec::Vec<::core::option::Option<::std::string::String>> = <[&::core::primitive::str]>::iter(&[#(#optional_names),*])
+                    .map(|n| __values(n))
+                    .collect();
                 let __vars = #name { #(#inits),* };
                 ::promptpack::Prompt { id: self, system: __vars.render_system(), user: #user, hash: #name::HASH }
             }
@@ -596,10 +733,11 @@ fn prompt_id_enum(
         doc_safe(&format!(" The `{}` prompt ({files}).", p.id))
     });
     let allows = lint_allows();
+    let derive_enum = derive_enum();
     quote! {
         /// Every prompt of this crate: one variant per folder under `templates/`.
         #allows
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #derive_enum
         pub enum PromptId {
             #(#[doc = #docs] #variants,)*
         }
@@ -610,14 +748,14 @@ fn prompt_id_enum(
             pub const ALL: [PromptId; #count] = [#(PromptId::#variants),*];
 
             /// The id as written on disk: the template folder's name.
-            pub const fn as_str(self) -> &'static str {
+            pub const fn as_str(self) -> &'static ::core::primitive::str {
                 match self {
                     #(PromptId::#variants => #ids,)*
                 }
             }
 
             /// Stable content hash of the resolved template (snippets included).
-            pub const fn hash(self) -> u64 {
+            pub const fn hash(self) -> ::core::primitive::u64 {
                 match self {
                     #(PromptId::#variants => #hashes,)*
                 }
@@ -625,18 +763,18 @@ fn prompt_id_enum(
 
             /// The token delimiters the templates were compiled with, as
             /// `(open, close)`: what a check for surviving tokens looks for.
-            pub const DELIMITERS: (&'static str, &'static str) = (#open, #close);
+            pub const DELIMITERS: (&'static ::core::primitive::str, &'static ::core::primitive::str) = (#open, #close);
 
             /// The names of every variable the prompt uses, as written in
             /// its templates, in order of first use.
-            pub const fn variables(self) -> &'static [&'static str] {
+            pub const fn variables(self) -> &'static [&'static ::core::primitive::str] {
                 match self {
                     #(PromptId::#variants => #variables,)*
                 }
             }
 
             /// The names of the variables the prompt tests with `#if`.
-            pub const fn conditions(self) -> &'static [&'static str] {
+            pub const fn conditions(self) -> &'static [&'static ::core::primitive::str] {
                 match self {
                     #(PromptId::#variants => #conditions,)*
                 }
@@ -645,7 +783,7 @@ fn prompt_id_enum(
             /// The variables the prompt compares with values
             /// (`{{#if role == "teacher"}}`), each with every value it is
             /// compared with: the variants of its generated enum.
-            pub const fn choices(self) -> &'static [(&'static str, &'static [&'static str])] {
+            pub const fn choices(self) -> &'static [(&'static ::core::primitive::str, &'static [&'static ::core::primitive::str])] {
                 match self {
                     #(PromptId::#variants => #choices,)*
                 }
@@ -659,7 +797,7 @@ fn prompt_id_enum(
             /// For tests and tools that treat every prompt alike, such as
             /// snapshot suites.
             #[allow(unused_variables)]
-            pub fn render_generated(self, values: &dyn Fn(&str) -> ::core::option::Option<::std::string::String>) -> ::promptpack::Prompt<PromptId> {
+            pub fn render_generated(self, values: &dyn ::core::ops::Fn(&::core::primitive::str) -> ::core::option::Option<::std::string::String>) -> ::promptpack::Prompt<PromptId> {
                 // Locals are named after the fields, and a field may be
                 // called `values` or `vars`; field names never start with `_`.
                 let __values = values;
@@ -680,7 +818,7 @@ fn prompt_id_enum(
         impl ::core::str::FromStr for PromptId {
             type Err = ::promptpack::Error;
 
-            fn from_str(s: &str) -> ::core::result::Result<Self, Self::Err> {
+            fn from_str(s: &::core::primitive::str) -> ::core::result::Result<Self, ::promptpack::Error> {
                 match s {
                     #(#ids => ::core::result::Result::Ok(PromptId::#variants),)*
                     _ => ::core::result::Result::Err(::promptpack::__private::unknown_prompt(s, &[#(#ids),*])),
@@ -764,11 +902,11 @@ fn vars_struct(
         let ident = &f.ident;
         let choice = f.choice.as_ref().map(|c| &c.ident);
         let ty = match (f.kind, choice) {
-            (VarKind::Flag, _) => quote!(bool),
-            (VarKind::Optional, _) => quote!(::core::option::Option<&'a str>),
+            (VarKind::Flag, _) => quote!(::core::primitive::bool),
+            (VarKind::Optional, _) => quote!(::core::option::Option<&'a ::core::primitive::str>),
             (VarKind::Choice, Some(e)) => quote!(#e),
             (VarKind::OptionalChoice, Some(e)) => quote!(::core::option::Option<#e>),
-            _ => quote!(&'a str),
+            _ => quote!(&'a ::core::primitive::str),
         };
         let usage = match f.kind {
             VarKind::Flag => "a condition".to_string(),
@@ -819,21 +957,41 @@ fn vars_struct(
         .iter()
         .filter_map(|f| f.choice.as_ref().map(|c| choice_enum(prompt, f, c)));
 
+    // `PartialEq` by hand: the derive compares the fields in one `&&` chain,
+    // an expression nested once per field, on which rustc overflows its
+    // stack past a few thousand fields.
+    let field_idents = fields.iter().map(|f| &f.ident);
     let allows = lint_allows();
     quote! {
         #(#enums)*
 
         #allows
         #(#[doc = #struct_docs])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[derive(
+            ::core::fmt::Debug,
+            ::core::clone::Clone,
+            ::core::marker::Copy,
+            ::core::cmp::Eq,
+            ::core::hash::Hash
+        )]
         pub struct #name #generics {
             #(#field_defs)*
         }
 
         #allows
+        impl ::core::cmp::PartialEq for #name #anon {
+            fn eq(&self, other: &Self) -> ::core::primitive::bool {
+                #(if self.#field_idents != other.#field_idents {
+                    return false;
+                })*
+                true
+            }
+        }
+
+        #allows
         impl #generics #name #generics {
             /// Stable content hash of the resolved template (snippets included).
-            pub const HASH: u64 = #hash;
+            pub const HASH: ::core::primitive::u64 = #hash;
 
             /// Renders the prompt: from the files on disk in dev builds with
             /// hot reload (so edits show without a restart), from the code
@@ -860,7 +1018,7 @@ fn vars_struct(
 
         #allows
         impl ::promptpack::Vars for #name #anon {
-            fn get(&self, name: &str) -> ::core::option::Option<::promptpack::ValueRef<'_>> {
+            fn get(&self, name: &::core::primitive::str) -> ::core::option::Option<::promptpack::ValueRef<'_>> {
                 match name {
                     #(#lookups)*
                     _ => ::core::option::Option::None,
@@ -894,10 +1052,11 @@ fn choice_enum(prompt: &ResolvedPrompt, field: &Field, choice: &Choice) -> Token
     let count = variants.len();
     let name = &field.name;
     let allows = lint_allows();
+    let derive_enum = derive_enum();
     quote! {
         #[doc = #doc]
         #allows
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #derive_enum
         pub enum #ident {
             #(#[doc = #docs] #variants,)*
         }
@@ -908,7 +1067,7 @@ fn choice_enum(prompt: &ResolvedPrompt, field: &Field, choice: &Choice) -> Token
             pub const ALL: [#ident; #count] = [#(#ident::#variants),*];
 
             /// The value as the templates write it.
-            pub const fn as_str(self) -> &'static str {
+            pub const fn as_str(self) -> &'static ::core::primitive::str {
                 match self {
                     #(#ident::#variants => #values,)*
                 }
@@ -926,7 +1085,7 @@ fn choice_enum(prompt: &ResolvedPrompt, field: &Field, choice: &Choice) -> Token
         impl ::core::str::FromStr for #ident {
             type Err = ::promptpack::Error;
 
-            fn from_str(s: &str) -> ::core::result::Result<Self, Self::Err> {
+            fn from_str(s: &::core::primitive::str) -> ::core::result::Result<Self, ::promptpack::Error> {
                 match s {
                     #(#values => ::core::result::Result::Ok(#ident::#variants),)*
                     _ => ::core::result::Result::Err(::promptpack::__private::unknown_choice(#name, s, &[#(#values),*])),
@@ -936,6 +1095,21 @@ fn choice_enum(prompt: &ResolvedPrompt, field: &Field, choice: &Choice) -> Token
     }
 }
 
+/// The derives of `PromptId` and the choice enums, by full path: no
+/// generated name may stand for one.
+fn derive_enum() -> TokenStream {
+    quote!(#[derive(
+        ::core::fmt::Debug,
+        ::core::clone::Clone,
+        ::core::marker::Copy,
+        ::core::cmp::PartialEq,
+        ::core::cmp::Eq,
+        ::core::hash::Hash,
+        ::core::cmp::PartialOrd,
+        ::core::cmp::Ord
+    )])
+}
+
 /// The lints generated code answers to none of, as generated code
 /// conventionally does (prost's output too): clippy's groups, on each
 /// generated item, so that the user's own code keeps every lint it asks for.
@@ -943,44 +1117,111 @@ fn lint_allows() -> TokenStream {
     quote!(#[allow(clippy::all, clippy::pedantic, clippy::nursery)])
 }
 
-/// Code of one block level: static bytes known now, plus statements.
+/// The statements of one renderer, flat: every `{{#if}}` branch becomes a
+/// boolean (an element of the array `__b`, true when the branch renders: its
+/// parent renders and its condition holds), and every piece of the output an
+/// `if` on one of them. However deep the template nests, the code nests one level, which
+/// rustc (whose passes recurse per nested expression and block) handles at
+/// any size.
 #[derive(Default)]
-struct Block {
-    static_len: usize,
-    len: Vec<TokenStream>,
-    push: Vec<TokenStream>,
+struct FlatRender {
+    /// `__b[N] = …;`, parents before children.
+    flags: Vec<TokenStream>,
+    /// Static bytes per branch; index 0 is the top level, `N + 1` is `__bN`.
+    static_len: Vec<usize>,
+    /// Lengths of values per branch, indexed as `static_len`.
+    value_len: Vec<Vec<TokenStream>>,
+    /// Pushes in output order, each run of one branch together.
+    runs: Vec<(usize, Vec<TokenStream>)>,
+    /// Text not yet pushed, of the branch the last run belongs to.
+    pending: String,
 }
 
-impl Block {
-    fn len_tokens(&self) -> Vec<TokenStream> {
-        let mut out = Vec::new();
-        if self.static_len > 0 {
-            let n = Literal::usize_unsuffixed(self.static_len);
-            out.push(quote!(len += #n;));
+impl FlatRender {
+    /// A new branch under `parent` rendering when `cond` holds.
+    fn branch(&mut self, parent: usize, cond: TokenStream) -> usize {
+        let n = self.static_len.len();
+        let value = if parent == 0 {
+            cond
+        } else {
+            let parent = flag(parent);
+            quote!(#parent && #cond)
+        };
+        let this = flag(n);
+        self.flags.push(quote!(#this = #value;));
+        self.static_len.push(0);
+        self.value_len.push(Vec::new());
+        n
+    }
+
+    /// `statement` at the end of the output, in branch `at`.
+    fn push(&mut self, at: usize, statement: TokenStream) {
+        self.flush_text();
+        match self.runs.last_mut() {
+            Some((branch, run)) if *branch == at => run.push(statement),
+            _ => self.runs.push((at, vec![statement])),
         }
-        out.extend(self.len.iter().cloned());
-        out
+    }
+
+    /// Static `text` at the end of the output, in branch `at`: joined with
+    /// the text before it when nothing comes between.
+    fn text(&mut self, at: usize, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        self.static_len[at] += text.len();
+        if self.runs.last().is_none_or(|(branch, _)| *branch != at) {
+            self.flush_text();
+            self.runs.push((at, Vec::new()));
+        }
+        self.pending.push_str(text);
+    }
+
+    fn flush_text(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let text = std::mem::take(&mut self.pending);
+        let mut chars = text.chars();
+        let statement = match (chars.next(), chars.next()) {
+            (Some(c), None) => quote!(out.push(#c);),
+            _ => {
+                let lit = Literal::string(&text);
+                quote!(out.push_str(#lit);)
+            }
+        };
+        if let Some((_, run)) = self.runs.last_mut() {
+            run.push(statement);
+        }
     }
 }
 
-struct OpenIf {
-    cond: TokenStream,
-    then: Block,
-    otherwise: Option<Block>,
+/// Whether branch `n` (from 1) renders: an element of one array, not a
+/// local each, since debug info nests a scope per `let` and LLVM overflows
+/// its stack on thousands of them.
+fn flag(n: usize) -> TokenStream {
+    let i = Literal::usize_unsuffixed(n - 1);
+    quote!(__b[#i])
 }
 
 /// A renderer with one allocation of exact size: it first adds up the
 /// lengths the values and taken branches contribute, then pushes the pieces.
 fn render_fn(name: Ident, program: &Program, fields: &[&Field]) -> TokenStream {
-    let mut root = Block::default();
-    // Explicit stack rather than recursion: nesting depth is the template's.
-    let mut open: Vec<OpenIf> = Vec::new();
+    let mut flat = FlatRender {
+        static_len: vec![0],
+        value_len: vec![Vec::new()],
+        ..FlatRender::default()
+    };
+    // The open blocks, innermost last: (parent branch, condition). No
+    // recursion: nesting depth is the template's.
+    let mut open: Vec<(usize, TokenStream)> = Vec::new();
+    let mut current = 0;
     let value_of = |i: usize| {
         let f = fields[i];
         let ident = &f.ident;
         match (f.kind, &f.choice) {
             (VarKind::Optional, _) => (
-                quote!(self.#ident.map_or(0, str::len)),
+                quote!(self.#ident.map_or(0, ::core::primitive::str::len)),
                 quote!(self.#ident.unwrap_or("")),
             ),
             // A flag is never a value: the struct would type it otherwise.
@@ -1000,31 +1241,12 @@ fn render_fn(name: Ident, program: &Program, fields: &[&Field]) -> TokenStream {
         }
     };
     for op in &program.ops {
-        let current = match open.last_mut() {
-            Some(OpenIf {
-                otherwise: Some(block),
-                ..
-            }) => block,
-            Some(OpenIf { then, .. }) => then,
-            None => &mut root,
-        };
         match *op {
-            Op::Text { start, end } => {
-                let text = program.text_of(start, end);
-                current.static_len += text.len();
-                let mut chars = text.chars();
-                match (chars.next(), chars.next()) {
-                    (Some(c), None) => current.push.push(quote!(out.push(#c);)),
-                    _ => {
-                        let lit = Literal::string(text);
-                        current.push.push(quote!(out.push_str(#lit);));
-                    }
-                }
-            }
+            Op::Text { start, end } => flat.text(current, program.text_of(start, end)),
             Op::Var(i) => {
                 let (len, value) = value_of(i);
-                current.len.push(quote!(len += #len;));
-                current.push.push(quote!(out.push_str(#value);));
+                flat.value_len[current].push(quote!(len += #len;));
+                flat.push(current, quote!(out.push_str(#value);));
             }
             Op::If { cond, equals, .. } => {
                 let f = fields[cond];
@@ -1034,102 +1256,104 @@ fn render_fn(name: Ident, program: &Program, fields: &[&Field]) -> TokenStream {
                     .and_then(|value| {
                         Some((f.choice.as_ref()?, f.choice.as_ref()?.variant(value)?))
                     });
-                let cond = match (f.kind, variant) {
+                // The condition and its negation, each without parentheses
+                // (rustc warns of those around a `let`'s value).
+                let (cond, negated) = match (f.kind, variant) {
                     (VarKind::Choice, Some((c, v))) => {
                         let e = &c.ident;
-                        quote!(self.#ident == #e::#v)
+                        (quote!(self.#ident == #e::#v), quote!(self.#ident != #e::#v))
                     }
                     (VarKind::OptionalChoice, Some((c, v))) => {
                         let e = &c.ident;
-                        quote!(self.#ident == ::core::option::Option::Some(#e::#v))
+                        let value = quote!(::core::option::Option::Some(#e::#v));
+                        (
+                            quote!(self.#ident == #value),
+                            quote!(self.#ident != #value),
+                        )
                     }
-                    (VarKind::OptionalChoice, None) => quote!(self.#ident.is_some()),
-                    (VarKind::Flag, _) => quote!(self.#ident),
-                    _ => quote!(self.#ident.is_some_and(|v| !v.is_empty())),
+                    (VarKind::OptionalChoice, None) => {
+                        (quote!(self.#ident.is_some()), quote!(self.#ident.is_none()))
+                    }
+                    (VarKind::Flag, _) => (quote!(self.#ident), quote!(!self.#ident)),
+                    _ => {
+                        let truthy = quote!(self.#ident.is_some_and(|v| !v.is_empty()));
+                        (truthy.clone(), quote!(!#truthy))
+                    }
                 };
-                open.push(OpenIf {
-                    cond,
-                    then: Block::default(),
-                    otherwise: None,
-                });
+                let then = flat.branch(current, cond);
+                open.push((current, negated));
+                current = then;
             }
             Op::Else { .. } => {
-                if let Some(top) = open.last_mut() {
-                    top.otherwise = Some(Block::default());
+                if let Some((parent, negated)) = open.last() {
+                    let (parent, negated) = (*parent, negated.clone());
+                    current = flat.branch(parent, negated);
                 }
             }
             Op::EndIf => {
-                let Some(OpenIf {
-                    cond,
-                    then,
-                    otherwise,
-                }) = open.pop()
-                else {
-                    continue;
-                };
-                let parent = match open.last_mut() {
-                    Some(OpenIf {
-                        otherwise: Some(block),
-                        ..
-                    }) => block,
-                    Some(OpenIf { then, .. }) => then,
-                    None => &mut root,
-                };
-                let then_len = then.len_tokens();
-                let then_push = &then.push;
-                match otherwise {
-                    Some(other) => {
-                        let other_len = other.len_tokens();
-                        let other_push = &other.push;
-                        parent
-                            .len
-                            .push(quote!(if #cond { #(#then_len)* } else { #(#other_len)* }));
-                        parent
-                            .push
-                            .push(quote!(if #cond { #(#then_push)* } else { #(#other_push)* }));
-                    }
-                    None => {
-                        if !then_len.is_empty() {
-                            parent.len.push(quote!(if #cond { #(#then_len)* }));
-                        }
-                        if !then_push.is_empty() {
-                            parent.push.push(quote!(if #cond { #(#then_push)* }));
-                        }
-                    }
+                if let Some((parent, _)) = open.pop() {
+                    current = parent;
                 }
             }
         }
     }
-    let static_len = Literal::usize_unsuffixed(root.static_len);
-    let len = &root.len;
-    let push = &root.push;
+    flat.flush_text();
     let doc = " Renders this part from the code generated at build time.";
-    if push.is_empty() {
-        quote! {
+    if flat.runs.is_empty() {
+        return quote! {
             #[doc = #doc]
             pub fn #name(&self) -> ::std::string::String {
                 ::std::string::String::new()
             }
+        };
+    }
+    let flags = &flat.flags;
+    let declare_flags = (!flags.is_empty()).then(|| {
+        let n = Literal::usize_unsuffixed(flags.len());
+        quote!(let mut __b = [false; #n];)
+    });
+    let static_len = Literal::usize_unsuffixed(flat.static_len[0]);
+    let top_len = &flat.value_len[0];
+    // Branch lengths in one `if` each; their order does not matter.
+    let mut branch_len = (1..flat.static_len.len()).filter_map(|n| {
+        let mut len = flat.value_len[n].clone();
+        if flat.static_len[n] > 0 {
+            let bytes = Literal::usize_unsuffixed(flat.static_len[n]);
+            len.insert(0, quote!(len += #bytes;));
         }
-    } else if len.is_empty() {
-        quote! {
-            #[doc = #doc]
-            pub fn #name(&self) -> ::std::string::String {
-                let mut out = ::std::string::String::with_capacity(#static_len);
-                #(#push)*
-                out
-            }
+        if len.is_empty() {
+            return None;
         }
+        let flag = flag(n);
+        Some(quote!(if #flag { #(#len)* }))
+    })
+    .peekable();
+    let capacity = if top_len.is_empty() && branch_len.peek().is_none() {
+        quote!(#static_len)
     } else {
-        quote! {
-            #[doc = #doc]
-            pub fn #name(&self) -> ::std::string::String {
-                let mut len: usize = #static_len;
-                #(#len)*
-                let mut out = ::std::string::String::with_capacity(len);
-                #(#push)*
-                out
-            }
+        quote!({
+            let mut len: ::core::primitive::usize = #static_len;
+            #(#top_len)*
+            #(#branch_len)*
+            len
+        })
+    };
+    let pushes = flat.runs.iter().map(|(branch, run)| {
+        if *branch == 0 {
+            quote!(#(#run)*)
+        } else {
+            let flag = flag(*branch);
+            quote!(if #flag { #(#run)* })
+        }
+    });
+    quote! {
+        #[doc = #doc]
+        pub fn #name(&self) -> ::std::string::String {
+            #declare_flags
+            #(#flags)*
+            let mut out = ::std::string::String::with_capacity(#capacity);
+            #(#pushes)*
+            out
         }
     }
 }
