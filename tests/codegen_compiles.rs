@@ -116,14 +116,76 @@ fn one_prompt(id: &str, text: String) -> Tree {
 /// associated items, helper paths), as prompt ids, variables and compared
 /// values: none of them may shadow or clash with what the code relies on.
 const HOSTILE: &[&str] = &[
-    "err", "ok", "some", "none", "result", "option", "string", "str", "self_", "from_str",
-    "default", "into", "len", "out", "values", "vars", "id", "hash", "build", "build_prompt",
-    "render_system", "render_user", "render_generated", "as_str", "get", "fmt", "f", "s", "v",
-    "p", "name", "rendered", "from_disk", "core", "std", "promptpack", "prompt_id", "all",
-    "variables", "conditions", "choices", "delimiters", "usize", "bool", "u64", "i", "new",
-    "with_capacity", "push", "push_str", "map_or", "unwrap_or", "is_some", "vec", "box_",
-    "clone", "eq", "ne", "cmp", "partial_cmp", "debug", "display", "from", "to_string",
-    "parse", "serialize", "deserialize", "serde", "error", "prompt",
+    "err",
+    "ok",
+    "some",
+    "none",
+    "result",
+    "option",
+    "string",
+    "str",
+    "self_",
+    "from_str",
+    "default",
+    "into",
+    "len",
+    "out",
+    "values",
+    "vars",
+    "id",
+    "hash",
+    "build",
+    "build_prompt",
+    "render_system",
+    "render_user",
+    "render_generated",
+    "as_str",
+    "get",
+    "fmt",
+    "f",
+    "s",
+    "v",
+    "p",
+    "name",
+    "rendered",
+    "from_disk",
+    "core",
+    "std",
+    "promptpack",
+    "prompt_id",
+    "all",
+    "variables",
+    "conditions",
+    "choices",
+    "delimiters",
+    "usize",
+    "bool",
+    "u64",
+    "i",
+    "new",
+    "with_capacity",
+    "push",
+    "push_str",
+    "map_or",
+    "unwrap_or",
+    "is_some",
+    "vec",
+    "box_",
+    "clone",
+    "eq",
+    "ne",
+    "cmp",
+    "partial_cmp",
+    "debug",
+    "display",
+    "from",
+    "to_string",
+    "parse",
+    "serialize",
+    "deserialize",
+    "serde",
+    "error",
+    "prompt",
 ];
 
 /// Hostile names everywhere: as prompt ids, as variables of every kind and as
@@ -133,7 +195,6 @@ fn hostile_tree() -> Tree {
     // `Self` cannot be a variant: `self_` is refused as an id and a value.
     let usable = || HOSTILE.iter().filter(|n| **n != "self_");
     let values: String = usable()
-        .chain(&["a-l-l", "d-e-l-i-m-i-t-e-r-s"])
         .map(|v| format!("{{{{#if choice == \"{v}\"}}}}[{v}]{{{{/if}}}}"))
         .collect();
     let maybe: String = usable()
@@ -164,7 +225,10 @@ fn hostile_tree() -> Tree {
         }
         tree.push((format!("templates/{id}/system.md"), text));
         if i % 2 == 0 {
-            tree.push((format!("templates/{id}/user.md"), format!("user {{{{{id}}}}}")));
+            tree.push((
+                format!("templates/{id}/user.md"),
+                format!("user {{{{{id}}}}}"),
+            ));
         }
     }
     tree
@@ -174,7 +238,36 @@ fn hostile_tree() -> Tree {
 /// code uses (`Err`, `Ok`, `Some`, `Self::Err`, `len`, `out`, …) compile.
 #[test]
 fn hostile_names_compile() {
-    assert_compiles("check", "hostile", &[("hostile".to_string(), hostile_tree())]);
+    assert_compiles(
+        "check",
+        "hostile",
+        &[("hostile".to_string(), hostile_tree())],
+    );
+}
+
+/// Ids and values whose variant would hide a generated constant
+/// (`PromptId::ALL`, `PromptId::DELIMITERS`, a choice enum's `ALL`) are
+/// refused, located; `all` itself becomes `All` and is fine.
+#[test]
+fn names_that_would_hide_generated_constants_are_refused() {
+    let cases = [
+        ("a-l-l", "x", ErrorCode::InvalidId),
+        ("d-e-l-i-m-i-t-e-r-s", "x", ErrorCode::InvalidId),
+        (
+            "p",
+            "{{#if role == \"a-l-l\"}}x{{/if}}",
+            ErrorCode::InvalidChoice,
+        ),
+    ];
+    for (id, text, code) in cases {
+        let errors =
+            check_and_generate(&one_prompt(id, text.to_string())).expect_err("must be refused");
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors[0].code, code, "{}", errors[0]);
+        assert!(errors[0].location.is_some(), "{}", errors[0]);
+    }
+    let fine = one_prompt("all", "{{#if role == \"all\"}}x{{/if}}".to_string());
+    check_and_generate(&fine).expect("`all` becomes `All`");
 }
 
 /// `{{#if}}` blocks `depth` deep, each with an else, a value inside.
@@ -203,19 +296,30 @@ fn many_vars(n: usize) -> String {
         .collect()
 }
 
-/// Blocks nested 2,000 deep (rustc overflowed its stack on 800) and a prompt
-/// of 20,000 variables (it overflowed on 5,000) compile: the generated code
-/// nests nothing per block or per variable.
+/// Blocks nested 10,000 deep (rustc overflowed its stack on 800) and a
+/// prompt of 9,000 variables (it overflowed on 5,000) compile, a debug build
+/// (debug info nests a scope per `let`): the generated code nests nothing
+/// per block or per variable. Both are near the size limit per prompt; twice
+/// as many is `too_large`, for `check` and the build alike.
 #[test]
 fn deep_nesting_and_many_variables_compile() {
     assert_compiles(
         "build",
         "deep",
         &[
-            ("deep".to_string(), one_prompt("deep", nested(2_000))),
-            ("many".to_string(), one_prompt("many", many_vars(20_000))),
+            ("deep".to_string(), one_prompt("deep", nested(10_000))),
+            ("many".to_string(), one_prompt("many", many_vars(9_000))),
         ],
     );
+    for tree in [
+        one_prompt("deep", nested(20_000)),
+        one_prompt("many", many_vars(18_000)),
+    ] {
+        let errors = check_and_generate(&tree).expect_err("past the size limit");
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors[0].code, ErrorCode::TooLarge, "{}", errors[0]);
+        assert!(errors[0].location.is_some(), "{}", errors[0]);
+    }
 }
 
 /// A piece of a random template, before it is balanced into blocks.
@@ -348,4 +452,46 @@ fn random_trees_that_check_accepts_compile() {
         let cut: String = messages.chars().take(20_000).collect();
         panic!("the generated code of a random tree does not compile:\n{cut}");
     }
+}
+
+/// Snippets `s0`…`s{levels-1}` of about 50 bytes, each including the next
+/// twice; the last one holds `leaf`.
+fn fan_out(levels: usize, leaf: &str) -> Tree {
+    let mut tree = one_prompt("fan", "{{snippet:s0}}".to_string());
+    for level in 0..levels {
+        let text = if level + 1 < levels {
+            format!(
+                "<level {level:02} of the fan-out: {{{{snippet:s{0}}}}} and {{{{snippet:s{0}}}}}>",
+                level + 1
+            )
+        } else {
+            format!("<the last level of the fan-out, holding {leaf}>")
+        };
+        tree.push((format!("snippets/s{level}.md"), text));
+    }
+    tree
+}
+
+/// A 16-level fan-out of 50-byte snippets (65,536 copies of the last one)
+/// took rustc 88 s and 10.7 GB as a statement per piece of text: its text
+/// is now one literal, and it compiles. With a value in every copy, its code
+/// passes the size limit: `check` and the build refuse it with a located
+/// `too_large` naming the prompt and the size.
+#[test]
+fn fan_out_compiles_or_is_too_large() {
+    assert_compiles(
+        "build",
+        "fan",
+        &[("fan".to_string(), fan_out(16, "text only"))],
+    );
+
+    let errors = check_and_generate(&fan_out(16, "{{x}} and {{#if y}}{{z}}{{/if}}"))
+        .expect_err("past the size limit");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let error = &errors[0];
+    assert_eq!(error.code, ErrorCode::TooLarge, "{error}");
+    assert!(error.message.contains("prompt `fan`"), "{error}");
+    assert!(error.message.contains("MiB of Rust"), "{error}");
+    let location = error.location.as_ref().expect("located");
+    assert_eq!(location.path, "templates/fan/system.md");
 }

@@ -88,7 +88,8 @@ fn nesting_depth(program: &Program) -> usize {
 }
 
 /// Writes tokens as `TokenStream`'s `Display` does (a space between tokens,
-/// none after a joint punctuation mark), without its recursion per group.
+/// none after a joint punctuation mark), without its recursion per group,
+/// and with a line break after each `;`, `,` and `}`.
 fn write_flat(tokens: TokenStream) -> String {
     let mut out = String::new();
     // Writing to a `String` cannot fail.
@@ -100,20 +101,27 @@ fn write_flat(tokens: TokenStream) -> String {
 fn write_flat_to(tokens: TokenStream, out: &mut impl fmt::Write) -> fmt::Result {
     use proc_macro2::{Delimiter, Spacing, TokenTree};
     let mut stack = vec![(tokens.into_iter(), None::<char>)];
-    let mut space = false;
+    // A line per statement, item and list element, not one line for the
+    // whole file: rustc works out columns from the start of the line, and
+    // on a line of megabytes that takes it minutes and gigabytes.
+    let (mut space, mut newline) = (false, false);
     while let Some((iter, close)) = stack.last_mut() {
         let Some(token) = iter.next() else {
             if let Some(close) = *close {
                 out.write_char(close)?;
                 space = true;
+                newline = close == '}';
             }
             stack.pop();
             continue;
         };
-        if space {
+        if newline {
+            out.write_char('\n')?;
+        } else if space {
             out.write_char(' ')?;
         }
         space = true;
+        newline = false;
         match token {
             TokenTree::Group(group) => {
                 let (open, close) = match group.delimiter() {
@@ -131,6 +139,7 @@ fn write_flat_to(tokens: TokenStream, out: &mut impl fmt::Write) -> fmt::Result 
             TokenTree::Punct(punct) => {
                 out.write_char(punct.as_char())?;
                 space = punct.spacing() == Spacing::Alone;
+                newline = space && matches!(punct.as_char(), ';' | ',');
             }
             TokenTree::Ident(ident) => write!(out, "{ident}")?,
             TokenTree::Literal(literal) => write!(out, "{literal}")?,
@@ -145,11 +154,11 @@ fn write_flat_to(tokens: TokenStream, out: &mut impl fmt::Write) -> fmt::Result 
 /// `too_large`, for `check` and the build alike. The template as expanded
 /// (snippets spliced in) decides: every piece of text and every token is a
 /// statement, so a snippet included many times multiplies the code.
-pub const MAX_PROMPT_CODE: usize = 8 << 20;
+pub const MAX_PROMPT_CODE: usize = 4 << 20;
 
 /// The most Rust code generated for every prompt together, in bytes as
 /// [`generate_unformatted`] writes it.
-pub const MAX_CODE: usize = 32 << 20;
+pub const MAX_CODE: usize = 16 << 20;
 
 /// A lower bound of the code generated for `prompt`, without generating it:
 /// its text, and a statement per token.
@@ -423,6 +432,18 @@ fn choice_of(
             );
             continue;
         }
+        // A variant named like an associated constant hides it: `E::ALL`
+        // would be the variant.
+        if CHOICE_CONSTS.contains(&pascal.as_str()) {
+            refuse(
+                format!(
+                    "value {value:?} of `{}` in prompt `{}` would become `{ident}::{pascal}`, the name of the enum's list of values",
+                    var.name, prompt.id
+                ),
+                "spell the value another way (`all`, not `a-l-l`)",
+            );
+            continue;
+        }
         if let Some((other, _)) = values.iter().find(|(_, i)| *i == pascal.as_str()) {
             refuse(
                 format!(
@@ -477,6 +498,12 @@ fn type_collisions(
         }
     }
 }
+
+/// The associated constants of `PromptId`, which no variant may be named.
+const PROMPT_ID_CONSTS: &[&str] = &["ALL", "DELIMITERS"];
+
+/// The associated constants of a choice enum, which no variant may be named.
+const CHOICE_CONSTS: &[&str] = &["ALL"];
 
 const STRICT_KEYWORDS: &[&str] = &[
     "as", "async", "await", "break", "const", "continue", "dyn", "else", "enum", "extern", "false",
@@ -582,10 +609,13 @@ fn variant_names(
         .map(|p| {
             let pascal = p.id.to_upper_camel_case();
             // `Self` is a keyword that cannot even be a raw identifier.
+            // A variant named like an associated constant hides it:
+            // `PromptId::ALL` would be the variant.
             let valid = promptpack_core::syntax::is_snippet_name(&p.id)
                 && !pascal.is_empty()
                 && !pascal.starts_with(|c: char| c.is_ascii_digit())
-                && pascal != "Self";
+                && pascal != "Self"
+                && !PROMPT_ID_CONSTS.contains(&pascal.as_str());
             if !valid {
                 errors.push(
                     Diagnostic::new(
@@ -595,6 +625,8 @@ fn variant_names(
                     .at(Location::file(folder(&p.id)))
                     .with_help(if pascal == "Self" {
                         "`Self` is a Rust keyword: rename the template folder".to_string()
+                    } else if PROMPT_ID_CONSTS.contains(&pascal.as_str()) {
+                        format!("`PromptId::{pascal}` is a constant of the generated enum: rename the template folder")
                     } else {
                         "start template folder names with a letter".to_string()
                     }),
@@ -699,6 +731,17 @@ fn prompt_id_enum(
                 }
             }
         }).collect();
+        // Borrowed arrays of literals: statics, not copies on the stack.
+        let text_values = (!text_names.is_empty()).then(|| quote! {
+            let __text: ::std::vec::Vec<::std::string::String> = <[&::core::primitive::str]>::iter(&[#(#text_names),*])
+                .map(|n| __values(n).unwrap_or_default())
+                .collect();
+        });
+        let optional_values = (!optional_names.is_empty()).then(|| quote! {
+            let __optional: ::std::vec::Vec<::core::option::Option<::std::string::String>> = <[&::core::primitive::str]>::iter(&[#(#optional_names),*])
+                .map(|n| __values(n))
+                .collect();
+        });
         let name = format_ident!("{}Vars", variant);
         let user = if prompt.user.is_some() {
             quote!(::core::option::Option::Some(__vars.render_user()))
@@ -707,13 +750,8 @@ fn prompt_id_enum(
         };
         quote! {
             PromptId::#variant => {
-                // A borrowed array of literals: a static, not a copy on the stack.
-                let __text: ::std::vec::Vec<::std::string::String> = <[&::core::primitive::str]>::iter(&[#(#text_names),*])
-                    .map(|n| __values(n).unwrap_or_default())
-                    .collect();
-                let __optional: ::std::vec::Vec<::core::option::Option<::std::string::String>> = <[&::core::primitive::str]>::iter(&[#(#optional_names),*])
-                    .map(|n| __values(n))
-                    .collect();
+                #text_values
+                #optional_values
                 let __vars = #name { #(#inits),* };
                 ::promptpack::Prompt { id: self, system: __vars.render_system(), user: #user, hash: #name::HASH }
             }
@@ -1129,7 +1167,7 @@ struct FlatRender {
     flags: Vec<TokenStream>,
     /// Static bytes per branch; index 0 is the top level, `N + 1` is `__bN`.
     static_len: Vec<usize>,
-    /// Lengths of values per branch, indexed as `static_len`.
+    /// Lengths of values per branch (expressions), indexed as `static_len`.
     value_len: Vec<Vec<TokenStream>>,
     /// Pushes in output order, each run of one branch together.
     runs: Vec<(usize, Vec<TokenStream>)>,
@@ -1245,7 +1283,7 @@ fn render_fn(name: Ident, program: &Program, fields: &[&Field]) -> TokenStream {
             Op::Text { start, end } => flat.text(current, program.text_of(start, end)),
             Op::Var(i) => {
                 let (len, value) = value_of(i);
-                flat.value_len[current].push(quote!(len += #len;));
+                flat.value_len[current].push(len);
                 flat.push(current, quote!(out.push_str(#value);));
             }
             Op::If { cond, equals, .. } => {
@@ -1266,10 +1304,7 @@ fn render_fn(name: Ident, program: &Program, fields: &[&Field]) -> TokenStream {
                     (VarKind::OptionalChoice, Some((c, v))) => {
                         let e = &c.ident;
                         let value = quote!(::core::option::Option::Some(#e::#v));
-                        (
-                            quote!(self.#ident == #value),
-                            quote!(self.#ident != #value),
-                        )
+                        (quote!(self.#ident == #value), quote!(self.#ident != #value))
                     }
                     (VarKind::OptionalChoice, None) => {
                         (quote!(self.#ident.is_some()), quote!(self.#ident.is_none()))
@@ -1314,26 +1349,27 @@ fn render_fn(name: Ident, program: &Program, fields: &[&Field]) -> TokenStream {
     });
     let static_len = Literal::usize_unsuffixed(flat.static_len[0]);
     let top_len = &flat.value_len[0];
-    // Branch lengths in one `if` each; their order does not matter.
-    let mut branch_len = (1..flat.static_len.len()).filter_map(|n| {
-        let mut len = flat.value_len[n].clone();
-        if flat.static_len[n] > 0 {
-            let bytes = Literal::usize_unsuffixed(flat.static_len[n]);
-            len.insert(0, quote!(len += #bytes;));
-        }
-        if len.is_empty() {
-            return None;
-        }
-        let flag = flag(n);
-        Some(quote!(if #flag { #(#len)* }))
-    })
-    .peekable();
-    let capacity = if top_len.is_empty() && branch_len.peek().is_none() {
+    // Branch lengths without a branch (a length times 0 or 1): each `if` is
+    // blocks for LLVM, which a debug build of a deep template pays for.
+    let branch_len: Vec<TokenStream> = (1..flat.static_len.len())
+        .flat_map(|n| {
+            let flag = flag(n);
+            let bytes = (flat.static_len[n] > 0).then(|| {
+                let bytes = Literal::usize_unsuffixed(flat.static_len[n]);
+                quote!(len += #flag as ::core::primitive::usize * #bytes;)
+            });
+            let values = flat.value_len[n]
+                .iter()
+                .map(move |len| quote!(len += #flag as ::core::primitive::usize * #len;));
+            bytes.into_iter().chain(values).collect::<Vec<_>>()
+        })
+        .collect();
+    let capacity = if top_len.is_empty() && branch_len.is_empty() {
         quote!(#static_len)
     } else {
         quote!({
             let mut len: ::core::primitive::usize = #static_len;
-            #(#top_len)*
+            #(len += #top_len;)*
             #(#branch_len)*
             len
         })
