@@ -296,24 +296,20 @@ fn many_vars(n: usize) -> String {
         .collect()
 }
 
-/// Blocks nested 10,000 deep (rustc overflowed its stack on 800) and a
-/// prompt of 9,000 variables (it overflowed on 5,000) compile, a debug build
-/// (debug info nests a scope per `let`): the generated code nests nothing
-/// per block or per variable. Both are near the size limit per prompt; twice
-/// as many is `too_large`, for `check` and the build alike.
+/// Blocks nested 7,000 deep (rustc overflowed its stack on 800) and a
+/// prompt of 6,000 variables (it overflowed on 5,000) compile, a debug build
+/// each (debug info nests a scope per `let`): the generated code nests
+/// nothing per block or per variable. Both are near the size limit per
+/// prompt; twice as many is `too_large`, for `check` and the build alike.
 #[test]
 fn deep_nesting_and_many_variables_compile() {
-    assert_compiles(
-        "build",
-        "deep",
-        &[
-            ("deep".to_string(), one_prompt("deep", nested(10_000))),
-            ("many".to_string(), one_prompt("many", many_vars(9_000))),
-        ],
-    );
+    let deep = one_prompt("deep", nested(7_000));
+    assert_compiles("build", "deep", &[("deep".to_string(), deep)]);
+    let many = one_prompt("many", many_vars(6_000));
+    assert_compiles("build", "many", &[("many".to_string(), many)]);
     for tree in [
-        one_prompt("deep", nested(20_000)),
-        one_prompt("many", many_vars(18_000)),
+        one_prompt("deep", nested(14_000)),
+        one_prompt("many", many_vars(12_000)),
     ] {
         let errors = check_and_generate(&tree).expect_err("past the size limit");
         assert_eq!(errors.len(), 1, "{errors:?}");
@@ -473,25 +469,31 @@ fn fan_out(levels: usize, leaf: &str) -> Tree {
 }
 
 /// A 16-level fan-out of 50-byte snippets (65,536 copies of the last one)
-/// took rustc 88 s and 10.7 GB as a statement per piece of text: its text
-/// is now one literal, and it compiles. With a value in every copy, its code
-/// passes the size limit: `check` and the build refuse it with a located
-/// `too_large` naming the prompt and the size.
+/// took rustc 88 s and 10.7 GB as a statement per piece of text. Its text
+/// is now one literal, but past the size limit all the same: `check` and the
+/// build refuse it, with values in every copy or without, with a located
+/// `too_large` naming the prompt and the size. One level less, and a
+/// fan-out of values 12 deep, compile.
 #[test]
 fn fan_out_compiles_or_is_too_large() {
+    let values = "{{x}} and {{#if y}}{{z}}{{/if}}";
     assert_compiles(
         "build",
         "fan",
-        &[("fan".to_string(), fan_out(16, "text only"))],
+        &[
+            ("text".to_string(), fan_out(15, "text only")),
+            ("values".to_string(), fan_out(12, values)),
+        ],
     );
 
-    let errors = check_and_generate(&fan_out(16, "{{x}} and {{#if y}}{{z}}{{/if}}"))
-        .expect_err("past the size limit");
-    assert_eq!(errors.len(), 1, "{errors:?}");
-    let error = &errors[0];
-    assert_eq!(error.code, ErrorCode::TooLarge, "{error}");
-    assert!(error.message.contains("prompt `fan`"), "{error}");
-    assert!(error.message.contains("MiB of Rust"), "{error}");
-    let location = error.location.as_ref().expect("located");
-    assert_eq!(location.path, "templates/fan/system.md");
+    for leaf in ["text only", values] {
+        let errors = check_and_generate(&fan_out(16, leaf)).expect_err("past the size limit");
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        let error = &errors[0];
+        assert_eq!(error.code, ErrorCode::TooLarge, "{error}");
+        assert!(error.message.contains("prompt `fan`"), "{error}");
+        assert!(error.message.contains("MiB of Rust"), "{error}");
+        let location = error.location.as_ref().expect("located");
+        assert_eq!(location.path, "templates/fan/system.md");
+    }
 }
