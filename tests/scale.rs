@@ -103,13 +103,22 @@ fn ten_thousand_nested_blocks() {
         .expect("renders");
     assert_eq!(cut.system, nested_output(DEPTH, 2));
 
-    // The generator writes such code unformatted (formatting would indent
-    // every level: quadratic size), in linear size.
+    // Its code is past the generator's size limit per prompt: refused.
+    let error = generate(library.prompts(), &templates, &dev_paths()).expect_err("too large");
+    assert_eq!(error.code().as_str(), "too_large", "{error}");
+
+    // Half as deep, the generator writes such code unformatted, in linear
+    // size: a flag per branch, an `if` per run of output.
+    let half = nested(DEPTH / 2);
+    let templates = vec![template("deep", half.as_str())];
+    let library = Library::from_sources(templates.clone(), vec![], Delimiters::default())
+        .expect("the library loads");
     let code = generate(library.prompts(), &templates, &dev_paths()).expect("generates");
     assert!(
-        code.len() < 200 * DEPTH,
-        "{} bytes of code for {DEPTH} blocks",
-        code.len()
+        code.len() < 400 * DEPTH / 2,
+        "{} bytes of code for {} blocks",
+        code.len(),
+        DEPTH / 2
     );
     // The same as the build API writes past its formatting limit on the
     // number of prompts.
@@ -229,11 +238,12 @@ fn fifty_megabytes_load_and_render() {
     load_and_render(50 << 20);
 }
 
-/// The code generator takes a 2.5 MB template; its code stays within a small
-/// multiple of the template (the docs hold the whole template).
+/// The code generator takes a 1 MB template; its code stays within a small
+/// multiple of the template (the docs hold the whole template), and within
+/// its size limit per prompt.
 #[test]
 fn codegen_of_a_large_template() {
-    let size = 5 << 19;
+    let size = 1 << 20;
     let templates = vec![template("big", big_template(size))];
     let sig = vec![snippet("sig", "-- sig")];
     let library = Library::from_sources(templates.clone(), sig, Delimiters::default())
@@ -249,7 +259,8 @@ fn many_vars(n: usize) -> String {
         .collect()
 }
 
-/// 20,000 variables load, each located at its first use, and generate.
+/// 20,000 variables load, each located at its first use; their code is past
+/// the generator's size limit per prompt. 5,000 generate.
 #[test]
 fn many_variables_load_and_generate() {
     let n = 20_000;
@@ -263,6 +274,13 @@ fn many_variables_load_and_generate() {
         (last.line(), last.column()),
         (n, 8 + (n - 1).to_string().len())
     );
+    let error = generate(library.prompts(), &templates, &dev_paths()).expect_err("too large");
+    assert_eq!(error.code().as_str(), "too_large", "{error}");
+
+    let n = 5_000;
+    let templates = vec![template("many", many_vars(n))];
+    let library = Library::from_sources(templates.clone(), vec![], Delimiters::default())
+        .expect("the library loads");
     let code = generate(library.prompts(), &templates, &dev_paths()).expect("generates");
     assert!(code.contains(&format!("v{}", n - 1)));
 }

@@ -10,6 +10,7 @@ use promptpack_core::resolve::ResolvedPrompt;
 use promptpack_core::sources::TemplateSource;
 use quote::{format_ident, quote};
 use std::collections::HashMap;
+use std::fmt;
 
 /// Where the generating crate's prompt files are, recorded in the generated
 /// code so that dev builds can read them from disk.
@@ -36,19 +37,22 @@ const FORMAT_MAX_DEPTH: usize = 64;
 /// Generates the Rust source for `prompts`, formatted with prettyplease.
 ///
 /// `templates` supplies each prompt's original text for the rustdoc of the
-/// generated items. Fails, reporting every problem, when an id or a variable
-/// cannot become a Rust name or two of them would become the same one.
+/// generated items. Fails as [`generate_tokens`] does.
 ///
 /// When a template nests `{{#if}}` blocks more than 64 deep, the code is
-/// written unformatted instead, as [`generate_unformatted`] does: indenting
-/// every level would make it quadratic in size, and the parser and formatter
-/// recurse once per level.
+/// written unformatted instead, as [`generate_unformatted`] does: such a
+/// template is machine-made, and formatting its code would only cost time.
+#[cfg(feature = "unstable-machinery")]
 pub fn generate(
     prompts: &[ResolvedPrompt],
     templates: &[TemplateSource],
     dev: &DevPaths,
 ) -> Result<String> {
-    let tokens = generate_tokens(prompts, templates, dev)?;
+    format(generate_tokens(prompts, templates, dev)?, prompts)
+}
+
+/// The code of [`generate_tokens`] formatted as [`generate`] does.
+pub fn format(tokens: TokenStream, prompts: &[ResolvedPrompt]) -> Result<String> {
     let depth = prompts
         .iter()
         .flat_map(|p| std::iter::once(&p.system).chain(&p.user))
@@ -84,25 +88,40 @@ fn nesting_depth(program: &Program) -> usize {
 }
 
 /// Writes tokens as `TokenStream`'s `Display` does (a space between tokens,
-/// none after a joint punctuation mark), without its recursion per group.
+/// none after a joint punctuation mark), without its recursion per group,
+/// and with a line break after each `;`, `,` and `}`.
 fn write_flat(tokens: TokenStream) -> String {
-    use proc_macro2::{Delimiter, Spacing, TokenTree};
     let mut out = String::new();
+    // Writing to a `String` cannot fail.
+    let _ = write_flat_to(tokens, &mut out);
+    out
+}
+
+/// [`write_flat`] into any writer.
+fn write_flat_to(tokens: TokenStream, out: &mut impl fmt::Write) -> fmt::Result {
+    use proc_macro2::{Delimiter, Spacing, TokenTree};
     let mut stack = vec![(tokens.into_iter(), None::<char>)];
-    let mut space = false;
+    // A line per statement, item and list element, not one line for the
+    // whole file: rustc works out columns from the start of the line, and
+    // on a line of megabytes that takes it minutes and gigabytes.
+    let (mut space, mut newline) = (false, false);
     while let Some((iter, close)) = stack.last_mut() {
         let Some(token) = iter.next() else {
             if let Some(close) = *close {
-                out.push(close);
+                out.write_char(close)?;
                 space = true;
+                newline = close == '}';
             }
             stack.pop();
             continue;
         };
-        if space {
-            out.push(' ');
+        if newline {
+            out.write_char('\n')?;
+        } else if space {
+            out.write_char(' ')?;
         }
         space = true;
+        newline = false;
         match token {
             TokenTree::Group(group) => {
                 let (open, close) = match group.delimiter() {
@@ -111,32 +130,114 @@ fn write_flat(tokens: TokenStream) -> String {
                     Delimiter::Bracket => (Some('['), Some(']')),
                     Delimiter::None => (None, None),
                 };
-                out.extend(open);
+                if let Some(open) = open {
+                    out.write_char(open)?;
+                }
                 space = false;
                 stack.push((group.stream().into_iter(), close));
             }
             TokenTree::Punct(punct) => {
-                out.push(punct.as_char());
+                out.write_char(punct.as_char())?;
                 space = punct.spacing() == Spacing::Alone;
+                newline = space && matches!(punct.as_char(), ';' | ',');
             }
-            TokenTree::Ident(ident) => out.push_str(&ident.to_string()),
-            TokenTree::Literal(literal) => out.push_str(&literal.to_string()),
+            TokenTree::Ident(ident) => write!(out, "{ident}")?,
+            TokenTree::Literal(literal) => write!(out, "{literal}")?,
         }
     }
-    out.push('\n');
-    out
+    out.write_char('\n')
 }
 
-/// The problems [`generate`] would report, without generating anything: ids
-/// and variables that cannot become Rust names, or would become the same
-/// one. [`check`](crate::check) runs it, so that a check that passes
-/// means a build that passes. Give the prompts sorted by id, as
-/// the load pipeline gives them: of two
-/// colliding ids, the later one is reported.
-pub fn check_names(prompts: &[ResolvedPrompt], templates: &[TemplateSource]) -> Vec<Diagnostic> {
-    let mut errors = Vec::new();
-    rust_names(prompts, templates, &mut errors);
-    errors
+/// The most Rust code generated for one prompt (its vars struct, its
+/// renderers, its choice enums), in bytes as [`generate_unformatted`] writes
+/// it: 2.5 MiB, some 7,000 nested blocks or 6,000 variables. A debug build
+/// of the costliest shape at this size, blocks nested that deep, takes rustc
+/// a few gigabytes; past it, minutes and more: such a prompt is `too_large`,
+/// for `check` and the build alike. The template as expanded
+/// (snippets spliced in) decides: every piece of text and every token is a
+/// statement, so a snippet included many times multiplies the code.
+pub const MAX_PROMPT_CODE: usize = 5 << 19;
+
+/// The most Rust code generated for every prompt together, in bytes as
+/// [`generate_unformatted`] writes it: 10 MiB.
+pub const MAX_CODE: usize = 10 << 20;
+
+/// A lower bound of the code generated for `prompt`, without generating it:
+/// its text, and a statement per token.
+fn least_code(prompt: &ResolvedPrompt) -> usize {
+    std::iter::once(&prompt.system)
+        .chain(&prompt.user)
+        .map(|program| {
+            let tokens = program
+                .ops
+                .iter()
+                .filter(|op| matches!(op, Op::Var(_) | Op::If { .. } | Op::Else { .. }))
+                .count();
+            program.text.len() + tokens * LEAST_STATEMENT
+        })
+        .sum()
+}
+
+/// The fewest bytes any token's statement takes (`out.push_str(self.x);`).
+const LEAST_STATEMENT: usize = 20;
+
+/// Bytes as people read them: `812 KiB`, `12.5 MiB`.
+fn human(bytes: usize) -> String {
+    if bytes < 1 << 20 {
+        format!("{} KiB", bytes.div_ceil(1 << 10))
+    } else {
+        format!("{:.1} MiB", bytes as f64 / f64::from(1 << 20))
+    }
+}
+
+const TOO_LARGE_HELP: &str = "every piece of text and every token of the template, \
+as expanded, becomes code: a snippet included many times (directly or through other \
+snippets) multiplies it. Split the prompt, include less, or render it with `Library`";
+
+fn too_large(prompt: &ResolvedPrompt, size: usize, bound: &str) -> Diagnostic {
+    Diagnostic::new(
+        ErrorCode::TooLarge,
+        format!(
+            "prompt `{}` would generate {bound}{} of Rust, past the limit of {} per prompt",
+            prompt.id,
+            human(size),
+            human(MAX_PROMPT_CODE)
+        ),
+    )
+    .at(Location::file(prompt.system_path.clone()))
+    .with_help(TOO_LARGE_HELP)
+}
+
+fn too_large_total(prompt: &ResolvedPrompt, total: usize) -> Diagnostic {
+    Diagnostic::new(
+        ErrorCode::TooLarge,
+        format!(
+            "the prompts up to `{}` would generate {} of Rust, past the limit of {} for all prompts together",
+            prompt.id,
+            human(total),
+            human(MAX_CODE)
+        ),
+    )
+    .at(Location::file(prompt.system_path.clone()))
+    .with_help(TOO_LARGE_HELP)
+}
+
+/// The length of `tokens` as [`write_flat`] writes them.
+fn flat_len(tokens: &TokenStream) -> usize {
+    let mut counter = Counter(0);
+    // Counting cannot fail.
+    let _ = write_flat_to(tokens.clone(), &mut counter);
+    counter.0
+}
+
+/// Counts the bytes written to it.
+struct Counter(usize);
+
+impl fmt::Write for Counter {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.0 += s.len();
+        Ok(())
+    }
 }
 
 /// The Rust names of `prompts`: each one's `PromptId` variant and fields
@@ -160,6 +261,7 @@ fn rust_names(
 /// writes it, without its recursion per nested block): the same code as
 /// [`generate`], in about a third of the time, since it skips parsing the
 /// tokens back for prettyplease.
+#[cfg(feature = "unstable-machinery")]
 pub fn generate_unformatted(
     prompts: &[ResolvedPrompt],
     templates: &[TemplateSource],
@@ -168,7 +270,19 @@ pub fn generate_unformatted(
     Ok(write_flat(generate_tokens(prompts, templates, dev)?))
 }
 
-/// The generated code as tokens, unformatted.
+/// The code of [`generate_tokens`] unformatted, as [`generate_unformatted`]
+/// writes it.
+pub fn unformatted(tokens: TokenStream) -> String {
+    write_flat(tokens)
+}
+
+/// The generated code as tokens, unformatted. Fails, reporting every
+/// problem, when an id or a variable cannot become a Rust name, two of them
+/// would become the same one, or the code would pass [`MAX_PROMPT_CODE`] or
+/// [`MAX_CODE`] (`too_large`). Give the prompts sorted by id, as the load
+/// pipeline gives them: of two colliding ids, the later one is reported.
+/// [`check`](crate::check) runs it, so that a check that passes means a
+/// build that passes.
 pub fn generate_tokens(
     prompts: &[ResolvedPrompt],
     templates: &[TemplateSource],
@@ -183,18 +297,38 @@ pub fn generate_tokens(
         templates.iter().map(|t| (t.id.as_str(), t)).collect();
 
     let prompt_id = prompt_id_enum(prompts, &variants, &fields, &sources, dev);
-    let structs = prompts
-        .iter()
-        .zip(&variants)
-        .zip(&fields)
-        .map(|((prompt, variant), fields)| {
-            vars_struct(
-                prompt,
-                variant,
-                fields,
-                sources.get(prompt.id.as_str()).copied(),
-            )
-        });
+    let mut errors = Vec::new();
+    let mut total = flat_len(&prompt_id);
+    let mut structs = Vec::with_capacity(prompts.len());
+    for ((prompt, variant), fields) in prompts.iter().zip(&variants).zip(&fields) {
+        // Refused before generating when even a lower bound is too much:
+        // the expanded template may be far larger than the limit.
+        let least = least_code(prompt);
+        if least > MAX_PROMPT_CODE {
+            errors.push(too_large(prompt, least, "at least "));
+            continue;
+        }
+        let code = vars_struct(
+            prompt,
+            variant,
+            fields,
+            sources.get(prompt.id.as_str()).copied(),
+        );
+        let size = flat_len(&code);
+        if size > MAX_PROMPT_CODE {
+            errors.push(too_large(prompt, size, ""));
+            continue;
+        }
+        total += size;
+        if total > MAX_CODE {
+            errors.push(too_large_total(prompt, total));
+            break;
+        }
+        structs.push(code);
+    }
+    if let Some(error) = Error::from_diagnostics(errors) {
+        return Err(error);
+    }
     let contracts = dev_contracts(prompts, &fields);
     let DevPaths {
         root,
@@ -333,6 +467,18 @@ fn choice_of(
             );
             continue;
         }
+        // A variant named like an associated constant hides it: `E::ALL`
+        // would be the variant.
+        if CHOICE_CONSTS.contains(&pascal.as_str()) {
+            refuse(
+                format!(
+                    "value {value:?} of `{}` in prompt `{}` would become `{ident}::{pascal}`, the name of the enum's list of values",
+                    var.name, prompt.id
+                ),
+                "spell the value another way (`all`, not `a-l-l`)",
+            );
+            continue;
+        }
         if let Some((other, _)) = values.iter().find(|(_, i)| *i == pascal.as_str()) {
             refuse(
                 format!(
@@ -387,6 +533,12 @@ fn type_collisions(
         }
     }
 }
+
+/// The associated constants of `PromptId`, which no variant may be named.
+const PROMPT_ID_CONSTS: &[&str] = &["ALL", "DELIMITERS"];
+
+/// The associated constants of a choice enum, which no variant may be named.
+const CHOICE_CONSTS: &[&str] = &["ALL"];
 
 const STRICT_KEYWORDS: &[&str] = &[
     "as", "async", "await", "break", "const", "continue", "dyn", "else", "enum", "extern", "false",
@@ -495,10 +647,13 @@ fn variant_names(
         .map(|p| {
             let pascal = p.id.to_upper_camel_case();
             // `Self` is a keyword that cannot even be a raw identifier.
+            // A variant named like an associated constant hides it:
+            // `PromptId::ALL` would be the variant.
             let valid = promptpack_core::syntax::is_snippet_name(&p.id)
                 && !pascal.is_empty()
                 && !pascal.starts_with(|c: char| c.is_ascii_digit())
-                && pascal != "Self";
+                && pascal != "Self"
+                && !PROMPT_ID_CONSTS.contains(&pascal.as_str());
             if !valid {
                 errors.push(
                     Diagnostic::new(
@@ -508,6 +663,8 @@ fn variant_names(
                     .at(Location::file(folder(&p.id)))
                     .with_help(if pascal == "Self" {
                         "`Self` is a Rust keyword: rename the template folder".to_string()
+                    } else if PROMPT_ID_CONSTS.contains(&pascal.as_str()) {
+                        format!("`PromptId::{pascal}` is a constant of the generated enum: rename the template folder")
                     } else {
                         "start template folder names with a letter".to_string()
                     }),
@@ -579,30 +736,49 @@ fn prompt_id_enum(
         quote!(&[#(#entries),*])
     });
     let generated_renders = prompts.iter().zip(variants).zip(fields).map(|((prompt, variant), fs)| {
-        let locals = fs.iter().map(|f| {
+        // No local per variable: debug info nests a scope per `let`, and
+        // LLVM overflows its stack on thousands of them. The owned values
+        // live in two vectors; the struct borrows from them.
+        let (mut text_names, mut optional_names) = (Vec::new(), Vec::new());
+        let inits: Vec<TokenStream> = fs.iter().map(|f| {
             let ident = &f.ident;
             let name = &f.name;
             match (f.kind, &f.choice) {
-                (VarKind::Flag, _) => quote!(let #ident = __values(#name).is_some_and(|v| !v.is_empty());),
-                (VarKind::Optional, _) => quote!(let #ident = __values(#name);),
+                (VarKind::Flag, _) => quote!(#ident: __values(#name).is_some_and(|v| !v.is_empty())),
+                (VarKind::Optional, _) => {
+                    let i = Literal::usize_unsuffixed(optional_names.len());
+                    optional_names.push(name);
+                    quote!(#ident: __optional[#i].as_deref())
+                }
                 (VarKind::Choice, Some(c)) => {
                     let e = &c.ident;
-                    quote!(let #ident = __values(#name).and_then(|v| v.parse::<#e>().ok()).unwrap_or(#e::ALL[0]);)
+                    // The first value by its variant, not `ALL[0]`: a value
+                    // may itself become a variant `ALL`. A choice has a value
+                    // whenever the code is generated at all.
+                    let first = c.values.first().map(|(_, v)| v);
+                    quote!(#ident: __values(#name).and_then(|v| v.parse::<#e>().ok()).unwrap_or(#e::#first))
                 }
                 (VarKind::OptionalChoice, Some(c)) => {
                     let e = &c.ident;
-                    quote!(let #ident = __values(#name).and_then(|v| v.parse::<#e>().ok());)
+                    quote!(#ident: __values(#name).and_then(|v| v.parse::<#e>().ok()))
                 }
-                _ => quote!(let #ident = __values(#name).unwrap_or_default();),
+                _ => {
+                    let i = Literal::usize_unsuffixed(text_names.len());
+                    text_names.push(name);
+                    quote!(#ident: &__text[#i])
+                }
             }
+        }).collect();
+        // Borrowed arrays of literals: statics, not copies on the stack.
+        let text_values = (!text_names.is_empty()).then(|| quote! {
+            let __text: ::std::vec::Vec<::std::string::String> = <[&::core::primitive::str]>::iter(&[#(#text_names),*])
+                .map(|n| __values(n).unwrap_or_default())
+                .collect();
         });
-        let inits = fs.iter().map(|f| {
-            let ident = &f.ident;
-            match f.kind {
-                VarKind::Optional => quote!(#ident: #ident.as_deref()),
-                VarKind::Flag | VarKind::Choice | VarKind::OptionalChoice => quote!(#ident),
-                _ => quote!(#ident: &#ident),
-            }
+        let optional_values = (!optional_names.is_empty()).then(|| quote! {
+            let __optional: ::std::vec::Vec<::core::option::Option<::std::string::String>> = <[&::core::primitive::str]>::iter(&[#(#optional_names),*])
+                .map(|n| __values(n))
+                .collect();
         });
         let name = format_ident!("{}Vars", variant);
         let user = if prompt.user.is_some() {
@@ -612,7 +788,8 @@ fn prompt_id_enum(
         };
         quote! {
             PromptId::#variant => {
-                #(#locals)*
+                #text_values
+                #optional_values
                 let __vars = #name { #(#inits),* };
                 ::promptpack::Prompt { id: self, system: __vars.render_system(), user: #user, hash: #name::HASH }
             }
@@ -632,10 +809,11 @@ fn prompt_id_enum(
         doc_safe(&format!(" The `{}` prompt ({files}).", p.id))
     });
     let allows = lint_allows();
+    let derive_enum = derive_enum();
     quote! {
         /// Every prompt of this crate: one variant per folder under `templates/`.
         #allows
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #derive_enum
         pub enum PromptId {
             #(#[doc = #docs] #variants,)*
         }
@@ -646,14 +824,14 @@ fn prompt_id_enum(
             pub const ALL: [PromptId; #count] = [#(PromptId::#variants),*];
 
             /// The id as written on disk: the template folder's name.
-            pub const fn as_str(self) -> &'static str {
+            pub const fn as_str(self) -> &'static ::core::primitive::str {
                 match self {
                     #(PromptId::#variants => #ids,)*
                 }
             }
 
             /// Stable content hash of the resolved template (snippets included).
-            pub const fn hash(self) -> u64 {
+            pub const fn hash(self) -> ::core::primitive::u64 {
                 match self {
                     #(PromptId::#variants => #hashes,)*
                 }
@@ -661,18 +839,18 @@ fn prompt_id_enum(
 
             /// The token delimiters the templates were compiled with, as
             /// `(open, close)`: what a check for surviving tokens looks for.
-            pub const DELIMITERS: (&'static str, &'static str) = (#open, #close);
+            pub const DELIMITERS: (&'static ::core::primitive::str, &'static ::core::primitive::str) = (#open, #close);
 
             /// The names of every variable the prompt uses, as written in
             /// its templates, in order of first use.
-            pub const fn variables(self) -> &'static [&'static str] {
+            pub const fn variables(self) -> &'static [&'static ::core::primitive::str] {
                 match self {
                     #(PromptId::#variants => #variables,)*
                 }
             }
 
             /// The names of the variables the prompt tests with `#if`.
-            pub const fn conditions(self) -> &'static [&'static str] {
+            pub const fn conditions(self) -> &'static [&'static ::core::primitive::str] {
                 match self {
                     #(PromptId::#variants => #conditions,)*
                 }
@@ -681,7 +859,7 @@ fn prompt_id_enum(
             /// The variables the prompt compares with values
             /// (`{{#if role == "teacher"}}`), each with every value it is
             /// compared with: the variants of its generated enum.
-            pub const fn choices(self) -> &'static [(&'static str, &'static [&'static str])] {
+            pub const fn choices(self) -> &'static [(&'static ::core::primitive::str, &'static [&'static ::core::primitive::str])] {
                 match self {
                     #(PromptId::#variants => #choices,)*
                 }
@@ -695,7 +873,7 @@ fn prompt_id_enum(
             /// For tests and tools that treat every prompt alike, such as
             /// snapshot suites.
             #[allow(unused_variables)]
-            pub fn render_generated(self, values: &dyn Fn(&str) -> ::core::option::Option<::std::string::String>) -> ::promptpack::Prompt<PromptId> {
+            pub fn render_generated(self, values: &dyn ::core::ops::Fn(&::core::primitive::str) -> ::core::option::Option<::std::string::String>) -> ::promptpack::Prompt<PromptId> {
                 // Locals are named after the fields, and a field may be
                 // called `values` or `vars`; field names never start with `_`.
                 let __values = values;
@@ -716,7 +894,7 @@ fn prompt_id_enum(
         impl ::core::str::FromStr for PromptId {
             type Err = ::promptpack::Error;
 
-            fn from_str(s: &str) -> ::core::result::Result<Self, Self::Err> {
+            fn from_str(s: &::core::primitive::str) -> ::core::result::Result<Self, ::promptpack::Error> {
                 match s {
                     #(#ids => ::core::result::Result::Ok(PromptId::#variants),)*
                     _ => ::core::result::Result::Err(::promptpack::__private::unknown_prompt(s, &[#(#ids),*])),
@@ -800,11 +978,11 @@ fn vars_struct(
         let ident = &f.ident;
         let choice = f.choice.as_ref().map(|c| &c.ident);
         let ty = match (f.kind, choice) {
-            (VarKind::Flag, _) => quote!(bool),
-            (VarKind::Optional, _) => quote!(::core::option::Option<&'a str>),
+            (VarKind::Flag, _) => quote!(::core::primitive::bool),
+            (VarKind::Optional, _) => quote!(::core::option::Option<&'a ::core::primitive::str>),
             (VarKind::Choice, Some(e)) => quote!(#e),
             (VarKind::OptionalChoice, Some(e)) => quote!(::core::option::Option<#e>),
-            _ => quote!(&'a str),
+            _ => quote!(&'a ::core::primitive::str),
         };
         let usage = match f.kind {
             VarKind::Flag => "a condition".to_string(),
@@ -855,21 +1033,41 @@ fn vars_struct(
         .iter()
         .filter_map(|f| f.choice.as_ref().map(|c| choice_enum(prompt, f, c)));
 
+    // `PartialEq` by hand: the derive compares the fields in one `&&` chain,
+    // an expression nested once per field, on which rustc overflows its
+    // stack past a few thousand fields.
+    let field_idents = fields.iter().map(|f| &f.ident);
     let allows = lint_allows();
     quote! {
         #(#enums)*
 
         #allows
         #(#[doc = #struct_docs])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[derive(
+            ::core::fmt::Debug,
+            ::core::clone::Clone,
+            ::core::marker::Copy,
+            ::core::cmp::Eq,
+            ::core::hash::Hash
+        )]
         pub struct #name #generics {
             #(#field_defs)*
         }
 
         #allows
+        impl ::core::cmp::PartialEq for #name #anon {
+            fn eq(&self, other: &Self) -> ::core::primitive::bool {
+                #(if self.#field_idents != other.#field_idents {
+                    return false;
+                })*
+                true
+            }
+        }
+
+        #allows
         impl #generics #name #generics {
             /// Stable content hash of the resolved template (snippets included).
-            pub const HASH: u64 = #hash;
+            pub const HASH: ::core::primitive::u64 = #hash;
 
             /// Renders the prompt: from the files on disk in dev builds with
             /// hot reload (so edits show without a restart), from the code
@@ -896,7 +1094,7 @@ fn vars_struct(
 
         #allows
         impl ::promptpack::Vars for #name #anon {
-            fn get(&self, name: &str) -> ::core::option::Option<::promptpack::ValueRef<'_>> {
+            fn get(&self, name: &::core::primitive::str) -> ::core::option::Option<::promptpack::ValueRef<'_>> {
                 match name {
                     #(#lookups)*
                     _ => ::core::option::Option::None,
@@ -930,10 +1128,11 @@ fn choice_enum(prompt: &ResolvedPrompt, field: &Field, choice: &Choice) -> Token
     let count = variants.len();
     let name = &field.name;
     let allows = lint_allows();
+    let derive_enum = derive_enum();
     quote! {
         #[doc = #doc]
         #allows
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #derive_enum
         pub enum #ident {
             #(#[doc = #docs] #variants,)*
         }
@@ -944,7 +1143,7 @@ fn choice_enum(prompt: &ResolvedPrompt, field: &Field, choice: &Choice) -> Token
             pub const ALL: [#ident; #count] = [#(#ident::#variants),*];
 
             /// The value as the templates write it.
-            pub const fn as_str(self) -> &'static str {
+            pub const fn as_str(self) -> &'static ::core::primitive::str {
                 match self {
                     #(#ident::#variants => #values,)*
                 }
@@ -962,7 +1161,7 @@ fn choice_enum(prompt: &ResolvedPrompt, field: &Field, choice: &Choice) -> Token
         impl ::core::str::FromStr for #ident {
             type Err = ::promptpack::Error;
 
-            fn from_str(s: &str) -> ::core::result::Result<Self, Self::Err> {
+            fn from_str(s: &::core::primitive::str) -> ::core::result::Result<Self, ::promptpack::Error> {
                 match s {
                     #(#values => ::core::result::Result::Ok(#ident::#variants),)*
                     _ => ::core::result::Result::Err(::promptpack::__private::unknown_choice(#name, s, &[#(#values),*])),
@@ -972,6 +1171,21 @@ fn choice_enum(prompt: &ResolvedPrompt, field: &Field, choice: &Choice) -> Token
     }
 }
 
+/// The derives of `PromptId` and the choice enums, by full path: no
+/// generated name may stand for one.
+fn derive_enum() -> TokenStream {
+    quote!(#[derive(
+        ::core::fmt::Debug,
+        ::core::clone::Clone,
+        ::core::marker::Copy,
+        ::core::cmp::PartialEq,
+        ::core::cmp::Eq,
+        ::core::hash::Hash,
+        ::core::cmp::PartialOrd,
+        ::core::cmp::Ord
+    )])
+}
+
 /// The lints generated code answers to none of, as generated code
 /// conventionally does (prost's output too): clippy's groups, on each
 /// generated item, so that the user's own code keeps every lint it asks for.
@@ -979,44 +1193,111 @@ fn lint_allows() -> TokenStream {
     quote!(#[allow(clippy::all, clippy::pedantic, clippy::nursery)])
 }
 
-/// Code of one block level: static bytes known now, plus statements.
+/// The statements of one renderer, flat: every `{{#if}}` branch becomes a
+/// boolean (an element of the array `__b`, true when the branch renders: its
+/// parent renders and its condition holds), and every piece of the output an
+/// `if` on one of them. However deep the template nests, the code nests one level, which
+/// rustc (whose passes recurse per nested expression and block) handles at
+/// any size.
 #[derive(Default)]
-struct Block {
-    static_len: usize,
-    len: Vec<TokenStream>,
-    push: Vec<TokenStream>,
+struct FlatRender {
+    /// `__b[N] = …;`, parents before children.
+    flags: Vec<TokenStream>,
+    /// Static bytes per branch; index 0 is the top level, `N + 1` is `__bN`.
+    static_len: Vec<usize>,
+    /// Lengths of values per branch (expressions), indexed as `static_len`.
+    value_len: Vec<Vec<TokenStream>>,
+    /// Pushes in output order, each run of one branch together.
+    runs: Vec<(usize, Vec<TokenStream>)>,
+    /// Text not yet pushed, of the branch the last run belongs to.
+    pending: String,
 }
 
-impl Block {
-    fn len_tokens(&self) -> Vec<TokenStream> {
-        let mut out = Vec::new();
-        if self.static_len > 0 {
-            let n = Literal::usize_unsuffixed(self.static_len);
-            out.push(quote!(len += #n;));
+impl FlatRender {
+    /// A new branch under `parent` rendering when `cond` holds.
+    fn branch(&mut self, parent: usize, cond: TokenStream) -> usize {
+        let n = self.static_len.len();
+        let value = if parent == 0 {
+            cond
+        } else {
+            let parent = flag(parent);
+            quote!(#parent && #cond)
+        };
+        let this = flag(n);
+        self.flags.push(quote!(#this = #value;));
+        self.static_len.push(0);
+        self.value_len.push(Vec::new());
+        n
+    }
+
+    /// `statement` at the end of the output, in branch `at`.
+    fn push(&mut self, at: usize, statement: TokenStream) {
+        self.flush_text();
+        match self.runs.last_mut() {
+            Some((branch, run)) if *branch == at => run.push(statement),
+            _ => self.runs.push((at, vec![statement])),
         }
-        out.extend(self.len.iter().cloned());
-        out
+    }
+
+    /// Static `text` at the end of the output, in branch `at`: joined with
+    /// the text before it when nothing comes between.
+    fn text(&mut self, at: usize, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        self.static_len[at] += text.len();
+        if self.runs.last().is_none_or(|(branch, _)| *branch != at) {
+            self.flush_text();
+            self.runs.push((at, Vec::new()));
+        }
+        self.pending.push_str(text);
+    }
+
+    fn flush_text(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let text = std::mem::take(&mut self.pending);
+        let mut chars = text.chars();
+        let statement = match (chars.next(), chars.next()) {
+            (Some(c), None) => quote!(out.push(#c);),
+            _ => {
+                let lit = Literal::string(&text);
+                quote!(out.push_str(#lit);)
+            }
+        };
+        if let Some((_, run)) = self.runs.last_mut() {
+            run.push(statement);
+        }
     }
 }
 
-struct OpenIf {
-    cond: TokenStream,
-    then: Block,
-    otherwise: Option<Block>,
+/// Whether branch `n` (from 1) renders: an element of one array, not a
+/// local each, since debug info nests a scope per `let` and LLVM overflows
+/// its stack on thousands of them.
+fn flag(n: usize) -> TokenStream {
+    let i = Literal::usize_unsuffixed(n - 1);
+    quote!(__b[#i])
 }
 
 /// A renderer with one allocation of exact size: it first adds up the
 /// lengths the values and taken branches contribute, then pushes the pieces.
 fn render_fn(name: Ident, program: &Program, fields: &[&Field]) -> TokenStream {
-    let mut root = Block::default();
-    // Explicit stack rather than recursion: nesting depth is the template's.
-    let mut open: Vec<OpenIf> = Vec::new();
+    let mut flat = FlatRender {
+        static_len: vec![0],
+        value_len: vec![Vec::new()],
+        ..FlatRender::default()
+    };
+    // The open blocks, innermost last: (parent branch, condition). No
+    // recursion: nesting depth is the template's.
+    let mut open: Vec<(usize, TokenStream)> = Vec::new();
+    let mut current = 0;
     let value_of = |i: usize| {
         let f = fields[i];
         let ident = &f.ident;
         match (f.kind, &f.choice) {
             (VarKind::Optional, _) => (
-                quote!(self.#ident.map_or(0, str::len)),
+                quote!(self.#ident.map_or(0, ::core::primitive::str::len)),
                 quote!(self.#ident.unwrap_or("")),
             ),
             // A flag is never a value: the struct would type it otherwise.
@@ -1036,31 +1317,12 @@ fn render_fn(name: Ident, program: &Program, fields: &[&Field]) -> TokenStream {
         }
     };
     for op in &program.ops {
-        let current = match open.last_mut() {
-            Some(OpenIf {
-                otherwise: Some(block),
-                ..
-            }) => block,
-            Some(OpenIf { then, .. }) => then,
-            None => &mut root,
-        };
         match *op {
-            Op::Text { start, end } => {
-                let text = program.text_of(start, end);
-                current.static_len += text.len();
-                let mut chars = text.chars();
-                match (chars.next(), chars.next()) {
-                    (Some(c), None) => current.push.push(quote!(out.push(#c);)),
-                    _ => {
-                        let lit = Literal::string(text);
-                        current.push.push(quote!(out.push_str(#lit);));
-                    }
-                }
-            }
+            Op::Text { start, end } => flat.text(current, program.text_of(start, end)),
             Op::Var(i) => {
                 let (len, value) = value_of(i);
-                current.len.push(quote!(len += #len;));
-                current.push.push(quote!(out.push_str(#value);));
+                flat.value_len[current].push(len);
+                flat.push(current, quote!(out.push_str(#value);));
             }
             Op::If { cond, equals, .. } => {
                 let f = fields[cond];
@@ -1070,102 +1332,102 @@ fn render_fn(name: Ident, program: &Program, fields: &[&Field]) -> TokenStream {
                     .and_then(|value| {
                         Some((f.choice.as_ref()?, f.choice.as_ref()?.variant(value)?))
                     });
-                let cond = match (f.kind, variant) {
+                // The condition and its negation, each without parentheses
+                // (rustc warns of those around a `let`'s value).
+                let (cond, negated) = match (f.kind, variant) {
                     (VarKind::Choice, Some((c, v))) => {
                         let e = &c.ident;
-                        quote!(self.#ident == #e::#v)
+                        (quote!(self.#ident == #e::#v), quote!(self.#ident != #e::#v))
                     }
                     (VarKind::OptionalChoice, Some((c, v))) => {
                         let e = &c.ident;
-                        quote!(self.#ident == ::core::option::Option::Some(#e::#v))
+                        let value = quote!(::core::option::Option::Some(#e::#v));
+                        (quote!(self.#ident == #value), quote!(self.#ident != #value))
                     }
-                    (VarKind::OptionalChoice, None) => quote!(self.#ident.is_some()),
-                    (VarKind::Flag, _) => quote!(self.#ident),
-                    _ => quote!(self.#ident.is_some_and(|v| !v.is_empty())),
+                    (VarKind::OptionalChoice, None) => {
+                        (quote!(self.#ident.is_some()), quote!(self.#ident.is_none()))
+                    }
+                    (VarKind::Flag, _) => (quote!(self.#ident), quote!(!self.#ident)),
+                    _ => {
+                        let truthy = quote!(self.#ident.is_some_and(|v| !v.is_empty()));
+                        (truthy.clone(), quote!(!#truthy))
+                    }
                 };
-                open.push(OpenIf {
-                    cond,
-                    then: Block::default(),
-                    otherwise: None,
-                });
+                let then = flat.branch(current, cond);
+                open.push((current, negated));
+                current = then;
             }
             Op::Else { .. } => {
-                if let Some(top) = open.last_mut() {
-                    top.otherwise = Some(Block::default());
+                if let Some((parent, negated)) = open.last() {
+                    let (parent, negated) = (*parent, negated.clone());
+                    current = flat.branch(parent, negated);
                 }
             }
             Op::EndIf => {
-                let Some(OpenIf {
-                    cond,
-                    then,
-                    otherwise,
-                }) = open.pop()
-                else {
-                    continue;
-                };
-                let parent = match open.last_mut() {
-                    Some(OpenIf {
-                        otherwise: Some(block),
-                        ..
-                    }) => block,
-                    Some(OpenIf { then, .. }) => then,
-                    None => &mut root,
-                };
-                let then_len = then.len_tokens();
-                let then_push = &then.push;
-                match otherwise {
-                    Some(other) => {
-                        let other_len = other.len_tokens();
-                        let other_push = &other.push;
-                        parent
-                            .len
-                            .push(quote!(if #cond { #(#then_len)* } else { #(#other_len)* }));
-                        parent
-                            .push
-                            .push(quote!(if #cond { #(#then_push)* } else { #(#other_push)* }));
-                    }
-                    None => {
-                        if !then_len.is_empty() {
-                            parent.len.push(quote!(if #cond { #(#then_len)* }));
-                        }
-                        if !then_push.is_empty() {
-                            parent.push.push(quote!(if #cond { #(#then_push)* }));
-                        }
-                    }
+                if let Some((parent, _)) = open.pop() {
+                    current = parent;
                 }
             }
         }
     }
-    let static_len = Literal::usize_unsuffixed(root.static_len);
-    let len = &root.len;
-    let push = &root.push;
+    flat.flush_text();
     let doc = " Renders this part from the code generated at build time.";
-    if push.is_empty() {
-        quote! {
+    if flat.runs.is_empty() {
+        return quote! {
             #[doc = #doc]
             pub fn #name(&self) -> ::std::string::String {
                 ::std::string::String::new()
             }
-        }
-    } else if len.is_empty() {
-        quote! {
-            #[doc = #doc]
-            pub fn #name(&self) -> ::std::string::String {
-                let mut out = ::std::string::String::with_capacity(#static_len);
-                #(#push)*
-                out
-            }
-        }
+        };
+    }
+    let flags = &flat.flags;
+    let declare_flags = (!flags.is_empty()).then(|| {
+        let n = Literal::usize_unsuffixed(flags.len());
+        quote!(let mut __b = [false; #n];)
+    });
+    let static_len = Literal::usize_unsuffixed(flat.static_len[0]);
+    let top_len = &flat.value_len[0];
+    // Branch lengths without a branch (a length times 0 or 1): each `if` is
+    // blocks for LLVM, which a debug build of a deep template pays for.
+    let branch_len: Vec<TokenStream> = (1..flat.static_len.len())
+        .flat_map(|n| {
+            let flag = flag(n);
+            let bytes = (flat.static_len[n] > 0).then(|| {
+                let bytes = Literal::usize_unsuffixed(flat.static_len[n]);
+                quote!(len += #flag as ::core::primitive::usize * #bytes;)
+            });
+            let values = flat.value_len[n]
+                .iter()
+                .map(move |len| quote!(len += #flag as ::core::primitive::usize * #len;));
+            bytes.into_iter().chain(values).collect::<Vec<_>>()
+        })
+        .collect();
+    let capacity = if top_len.is_empty() && branch_len.is_empty() {
+        quote!(#static_len)
     } else {
-        quote! {
-            #[doc = #doc]
-            pub fn #name(&self) -> ::std::string::String {
-                let mut len: usize = #static_len;
-                #(#len)*
-                let mut out = ::std::string::String::with_capacity(len);
-                #(#push)*
-                out
-            }
+        quote!({
+            let mut len: ::core::primitive::usize = #static_len;
+            #(len += #top_len;)*
+            #(#branch_len)*
+            len
+        })
+    };
+    let pushes = flat.runs.iter().map(|(branch, run)| {
+        if *branch == 0 {
+            quote!(#(#run)*)
+        } else {
+            let flag = flag(*branch);
+            quote!(if #flag { #(#run)* })
+        }
+    });
+    quote! {
+        #[doc = #doc]
+        pub fn #name(&self) -> ::std::string::String {
+            #declare_flags
+            #(#flags)*
+            let mut out = ::std::string::String::with_capacity(#capacity);
+            #(#pushes)*
+            out
         }
     }
 }

@@ -38,7 +38,8 @@ mod codegen;
 mod record;
 mod warnings;
 
-use codegen::{DevPaths, check_names, generate, generate_unformatted};
+use codegen::{DevPaths, format, generate_tokens, unformatted};
+use proc_macro2::TokenStream;
 use promptpack_core::diagnostics::{Style, render_error};
 pub use promptpack_core::error::{Diagnostic, Error, ErrorCode, Location, Result};
 pub use promptpack_load::{CONFIG_FILE, Config};
@@ -112,7 +113,7 @@ pub fn compile_config(config: &Config) -> Result<(), BuildError> {
     for path in watched_paths(config) {
         println!("cargo:rerun-if-changed={}", path.display());
     }
-    let compiled = checked(config);
+    let Checked { compiled, code } = checked(config);
     let names = out_dir.join(NAMES_FILE);
     let previous = NameRecord::read(&names);
     if config.build_warnings() {
@@ -123,7 +124,7 @@ pub fn compile_config(config: &Config) -> Result<(), BuildError> {
         }
     }
     let compiled = compiled.into_result().map_err(report)?;
-    let code = generate_compiled(config, &compiled).map_err(report)?;
+    let code = finish(&compiled, code).map_err(report)?;
     write_if_changed(&out_dir.join(GENERATED_FILE), &code).map_err(report)?;
     // Only a hint for the next run's warnings: failing to keep it fails nothing.
     let record = NameRecord::next(&compiled.prompts, previous.as_ref());
@@ -135,27 +136,39 @@ pub fn compile_config(config: &Config) -> Result<(), BuildError> {
 /// writing anything. Absolute paths of the folders are recorded for the dev
 /// path.
 pub fn generate_code(config: &Config) -> Result<String> {
-    generate_compiled(config, &checked(config).into_result()?)
+    let Checked { compiled, code } = checked(config);
+    finish(&compiled.into_result()?, code)
 }
 
-/// The generated Rust source for prompts that passed [`checked`].
-fn generate_compiled(config: &Config, compiled: &Compiled) -> Result<String> {
-    let (prompts, templates) = (&compiled.prompts, &compiled.sources.templates);
-    let dev = DevPaths {
+/// The generated code of prompts that passed [`checked`], formatted when
+/// there are few enough.
+fn finish(compiled: &Compiled, code: Option<TokenStream>) -> Result<String> {
+    // `checked` generates whenever it finds no error.
+    let code = code.ok_or_else(|| {
+        Error::new(
+            ErrorCode::Io,
+            "no code was generated for prompts without errors (a promptpack bug)",
+        )
+    })?;
+    // Formatted code is what a reader finds behind "go to definition"; past a
+    // few hundred prompts formatting dominates the build script's time
+    // (1,000 prompts: 1.7 s formatted, 0.5 s not), so large sets skip it.
+    if compiled.prompts.len() <= FORMAT_LIMIT {
+        format(code, &compiled.prompts)
+    } else {
+        Ok(unformatted(code))
+    }
+}
+
+/// Where the generated code records the prompt files, for the dev path.
+fn dev_paths(config: &Config) -> DevPaths {
+    DevPaths {
         root: absolute(config.root()),
         templates: absolute(config.templates()),
         snippets: absolute(config.snippets()),
         open: config.delimiters_ref().open().to_string(),
         close: config.delimiters_ref().close().to_string(),
         standalone_tags: config.settings().standalone_tags,
-    };
-    // Formatted code is what a reader finds behind "go to definition"; past a
-    // few hundred prompts formatting dominates the build script's time
-    // (1,000 prompts: 1.7 s formatted, 0.5 s not), so large sets skip it.
-    if prompts.len() <= FORMAT_LIMIT {
-        generate(prompts, templates, &dev)
-    } else {
-        generate_unformatted(prompts, templates, &dev)
     }
 }
 
@@ -173,13 +186,16 @@ pub struct Report {
     pub warnings: Vec<Diagnostic>,
 }
 
-/// Everything the build checks, without generating anything: the load
-/// pipeline with its lints, then the names the code generator would refuse
-/// (ids and variables that cannot become Rust names, or would become the
-/// same one). A tree without errors here is a tree [`compile`] accepts:
-/// `promptpack check` runs this.
+/// Everything the build checks, without writing anything: the load
+/// pipeline with its lints, then what the code generator refuses: ids and
+/// variables that cannot become Rust names, or would become the same one,
+/// and prompts whose code would pass the size limits (`too_large`: 2.5 MiB
+/// of Rust for one prompt, 10 MiB for all together; rustc needs minutes and
+/// gigabytes beyond). It runs the generator itself, without formatting, so a
+/// tree without errors here is a tree [`compile`] accepts and whose code
+/// rustc compiles: `promptpack check` runs this.
 pub fn check(config: &Config) -> Report {
-    let compiled = checked(config);
+    let Checked { compiled, .. } = checked(config);
     Report {
         prompts: compiled.sources.templates.len(),
         snippets: compiled.sources.snippets.len(),
@@ -188,14 +204,26 @@ pub fn check(config: &Config) -> Report {
     }
 }
 
-/// The load pipeline with lints, and the code generator's name checks.
-fn checked(config: &Config) -> Compiled {
+/// What the build makes of a prompt tree: every error, and the code when
+/// there is none.
+struct Checked {
+    compiled: Compiled,
+    code: Option<TokenStream>,
+}
+
+/// The load pipeline with lints, then the code generator: [`check`] and the
+/// build run this one function, so that they cannot disagree.
+fn checked(config: &Config) -> Checked {
     let mut compiled = load(config, Stages { lint: true });
+    let mut code = None;
     if compiled.errors.is_empty() {
-        let errors = check_names(&compiled.prompts, &compiled.sources.templates);
-        compiled.errors.extend(errors);
+        let prompts = &compiled.prompts;
+        match generate_tokens(prompts, &compiled.sources.templates, &dev_paths(config)) {
+            Ok(tokens) => code = Some(tokens),
+            Err(error) => compiled.errors.extend(error.into_diagnostics()),
+        }
     }
-    compiled
+    Checked { compiled, code }
 }
 
 /// The most prompts for which the generated file is formatted.

@@ -101,7 +101,8 @@ pub fn is_bidi_control(c: char) -> bool {
 }
 
 /// Whether `code` is one the code generator may refuse a tree with that
-/// the library loads: a name that cannot become Rust, or two that become one.
+/// the library loads: a name that cannot become Rust, or two that become one,
+/// or code past the generator's size limits.
 pub fn refused_by_codegen(code: ErrorCode) -> bool {
     matches!(
         code,
@@ -110,6 +111,7 @@ pub fn refused_by_codegen(code: ErrorCode) -> bool {
             | ErrorCode::InvalidVarName
             | ErrorCode::VarCollision
             | ErrorCode::InvalidChoice
+            | ErrorCode::TooLarge
     )
 }
 
