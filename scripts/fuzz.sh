@@ -12,6 +12,11 @@
 #                   unsafe code, and the address sanitizer halves the speed)
 #   FUZZ_MAX_LEN    -max_len for libFuzzer (default 4096)
 #
+# One more target, codegen_compiles, is not a libFuzzer target: compiling
+# generated code takes rustc, so it runs tests/codegen_compiles.rs in
+# batches of 200 random trees with a new seed each, one `cargo check` per
+# batch, until the time is up (FUZZ_TARGETS="codegen_compiles").
+#
 # Works on the stable toolchain through RUSTC_BOOTSTRAP=1 (cargo-fuzz needs
 # nightly flags). Crashes are saved in fuzz/artifacts/<target>/; reproduce one
 # with `RUSTC_BOOTSTRAP=1 cargo fuzz run --sanitizer none <target> <file>`,
@@ -25,7 +30,7 @@ targets="${FUZZ_TARGETS:-parse resolve_render codegen snippet_fanout}"
 sanitizer="${FUZZ_SANITIZER:-none}"
 max_len="${FUZZ_MAX_LEN:-4096}"
 
-if ! cargo fuzz --version >/dev/null 2>&1; then
+if [ "$targets" != codegen_compiles ] && ! cargo fuzz --version >/dev/null 2>&1; then
   echo "cargo-fuzz is missing: cargo install cargo-fuzz" >&2
   exit 2
 fi
@@ -62,7 +67,31 @@ findings() {
 mkdir -p fuzz/logs
 failed=0
 summary=""
+# Batches of random trees whose generated code must compile; a failing
+# batch prints its seed (PROMPTPACK_COMPILE_SEED repeats it).
+compile_batches() {
+  local log="fuzz/logs/codegen_compiles.log" end=$((SECONDS + seconds)) batches=0 seed
+  : >"$log"
+  while [ "$SECONDS" -lt "$end" ]; do
+    seed=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+    echo "--- seed $seed" >>"$log"
+    if ! PROMPTPACK_COMPILE_SEED="$seed" PROMPTPACK_COMPILE_TREES=200 \
+      cargo test --all-features --test codegen_compiles random_trees >>"$log" 2>&1; then
+      echo "codegen_compiles: a batch failed: PROMPTPACK_COMPILE_SEED=$seed (log: $log)"
+      return 1
+    fi
+    batches=$((batches + 1))
+  done
+  echo "codegen_compiles: $batches batch(es) of 200 trees compiled"
+}
+
 for target in $targets; do
+  if [ "$target" = codegen_compiles ]; then
+    line=$(compile_batches) || failed=1
+    echo "$line"
+    summary+="$line"$'\n'
+    continue
+  fi
   seed "$target"
   log="fuzz/logs/$target.log"
   before=$(findings "$target")

@@ -6,7 +6,9 @@
 //! nesting, many variables and snippets that fan out.
 //!
 //! `PROMPTPACK_COMPILE_TREES` raises the number of random trees for a long
-//! run (default 48).
+//! run (default 48) and `PROMPTPACK_COMPILE_SEED` (a number) draws other
+//! trees than the fixed default; `FUZZ_TARGETS=codegen_compiles
+//! scripts/fuzz.sh` runs batches of new seeds for a time budget.
 
 use promptpack::{Config, ErrorCode};
 use proptest::prelude::*;
@@ -414,16 +416,23 @@ fn tree() -> impl Strategy<Value = Tree> {
 }
 
 /// Random trees that `check` accepts compile, together in one crate.
-/// `PROMPTPACK_COMPILE_TREES` sets how many (default 48).
+/// `PROMPTPACK_COMPILE_TREES` sets how many (default 48),
+/// `PROMPTPACK_COMPILE_SEED` which (default: one fixed seed, so that a
+/// failure here repeats).
 #[test]
 fn random_trees_that_check_accepts_compile() {
     let count: usize = std::env::var("PROMPTPACK_COMPILE_TREES")
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(48);
+    let mut seed = [7; 32];
+    if let Ok(text) = std::env::var("PROMPTPACK_COMPILE_SEED") {
+        let number: u64 = text.parse().expect("PROMPTPACK_COMPILE_SEED is a number");
+        seed[..8].copy_from_slice(&number.to_le_bytes());
+    }
     let mut runner = TestRunner::new_with_rng(
         RunnerConfig::default(),
-        TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]),
+        TestRng::from_seed(RngAlgorithm::ChaCha, &seed),
     );
     let strategy = tree();
     let mut modules = Vec::new();
