@@ -324,38 +324,29 @@ case!(
 );
 case!(usage_missing_id, ["render", "--root", "tests/cli/clean"]);
 
+/// `render greet --vars -` with `vars` on standard input.
+fn render_from_stdin(name: &str, vars: &str) {
+    let args = [
+        "render",
+        "greet",
+        "--root",
+        "tests/cli/clean",
+        "--vars",
+        "-",
+    ];
+    snapshot(name, &run_with(&args, Some(vars)));
+}
+
 #[test]
 fn render_vars_stdin() {
     let vars = r#"{"agentName": "Ada", "userName": "Grace", "formal": 0}"#;
-    let out = run_with(
-        &[
-            "render",
-            "greet",
-            "--root",
-            "tests/cli/clean",
-            "--vars",
-            "-",
-        ],
-        Some(vars),
-    );
-    snapshot("render_vars_stdin", &out);
+    render_from_stdin("render_vars_stdin", vars);
 }
 
 #[test]
 fn render_vars_stdin_bom() {
     let vars = "\u{FEFF}{\"agentName\": \"Ada\", \"userName\": \"Grace\"}";
-    let out = run_with(
-        &[
-            "render",
-            "greet",
-            "--root",
-            "tests/cli/clean",
-            "--vars",
-            "-",
-        ],
-        Some(vars),
-    );
-    snapshot("render_vars_stdin_bom", &out);
+    render_from_stdin("render_vars_stdin_bom", vars);
 }
 
 /// A reader that stops early (`promptpack render big | head -c 16`) ends

@@ -95,6 +95,37 @@ pub struct Counted {
     pub steps: u64,
 }
 
+impl Counted {
+    /// The most [`Counted::steps`] resolving `templates` and `snippets` may
+    /// take: every part of every template (system and user) walks the whole
+    /// input once (one step per byte and one per file), plus the ops of the
+    /// programs made, plus [`MAX_EXPANDED_OPS`] for each part of a template
+    /// that did not resolve (a part refused as `too_large` stops there).
+    pub fn step_bound(&self, templates: &[TemplateSource], snippets: &[SnippetSource]) -> u64 {
+        let input: u64 = templates
+            .iter()
+            .flat_map(|t| std::iter::once(&t.system).chain(&t.user))
+            .chain(snippets.iter().map(|s| &s.file))
+            .map(|f| f.text().len() as u64 + 1)
+            .sum();
+        let parts = |t: &TemplateSource| 1 + u64::from(t.user.is_some());
+        let all_parts: u64 = templates.iter().map(parts).sum();
+        let resolved: BTreeSet<&str> = self.prompts.iter().map(|p| p.id.as_str()).collect();
+        let unresolved_parts: u64 = templates
+            .iter()
+            .filter(|t| !resolved.contains(t.id.as_str()))
+            .map(parts)
+            .sum();
+        let output: u64 = self
+            .prompts
+            .iter()
+            .flat_map(|p| std::iter::once(&p.system).chain(&p.user))
+            .map(|program| program.ops.len() as u64)
+            .sum();
+        all_parts * input + output + unresolved_parts * MAX_EXPANDED_OPS as u64
+    }
+}
+
 /// [`resolve_with`], counting its work: what tests and fuzzing bound.
 pub fn resolve_counting(
     templates: &[TemplateSource],
@@ -718,24 +749,7 @@ mod tests {
     /// they add, a refused part stops at the size limit.
     fn resolve_bounded(templates: &[TemplateSource], snippets: &[SnippetSource]) -> Counted {
         let counted = resolve_counting(templates, snippets, &Settings::default());
-        let input: u64 = templates
-            .iter()
-            .flat_map(|t| std::iter::once(&t.system).chain(&t.user))
-            .chain(snippets.iter().map(|s| &s.file))
-            .map(|f| f.text().len() as u64 + 1)
-            .sum();
-        let parts: u64 = templates
-            .iter()
-            .map(|t| 1 + u64::from(t.user.is_some()))
-            .sum();
-        let output: u64 = counted
-            .prompts
-            .iter()
-            .flat_map(|p| std::iter::once(&p.system).chain(&p.user))
-            .map(|p| p.ops.len() as u64)
-            .sum();
-        let refused = if counted.prompts.is_empty() { parts } else { 0 };
-        let bound = parts * input + output + refused * MAX_EXPANDED_OPS as u64;
+        let bound = counted.step_bound(templates, snippets);
         assert!(counted.steps <= bound, "{} steps > {bound}", counted.steps);
         counted
     }

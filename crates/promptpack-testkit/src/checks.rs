@@ -116,43 +116,20 @@ pub fn refused_by_codegen(code: ErrorCode) -> bool {
 }
 
 /// Panics unless resolving `case` took work linear in its input and its
-/// output, however its snippets fan out: at most, for each template part,
-/// one step per byte (and one per file) of the whole input, plus the ops of
-/// the programs made, plus [`MAX_EXPANDED_OPS`] for each part of a template
-/// that did not resolve (a part refused as `too_large` stops there). Returns
-/// the steps, for callers that report them.
+/// output, however its snippets fan out: within
+/// [`Counted::step_bound`](promptpack_core::resolve::Counted::step_bound).
+/// Returns the steps, for callers that report them.
 pub fn check_splice_work(case: &Case) -> u64 {
     let settings = Settings {
         delimiters: case.delimiters.clone(),
         ..Settings::default()
     };
     let counted = resolve_counting(&case.templates, &case.snippets, &settings);
-    let files = case
-        .templates
-        .iter()
-        .flat_map(|t| std::iter::once(&t.system).chain(&t.user))
-        .chain(case.snippets.iter().map(|s| &s.file));
-    let input: u64 = files.map(|f| f.text().len() as u64 + 1).sum();
-    let parts = |t: &promptpack_core::TemplateSource| 1 + u64::from(t.user.is_some());
-    let all_parts: u64 = case.templates.iter().map(parts).sum();
-    let resolved: BTreeSet<&str> = counted.prompts.iter().map(|p| p.id.as_str()).collect();
-    let unresolved_parts: u64 = case
-        .templates
-        .iter()
-        .filter(|t| !resolved.contains(t.id.as_str()))
-        .map(parts)
-        .sum();
-    let output: u64 = counted
-        .prompts
-        .iter()
-        .flat_map(|p| std::iter::once(&p.system).chain(&p.user))
-        .map(|program| program.ops.len() as u64)
-        .sum();
-    let bound = all_parts * input + output + unresolved_parts * MAX_EXPANDED_OPS as u64;
+    let bound = counted.step_bound(&case.templates, &case.snippets);
     assert!(
         counted.steps <= bound,
-        "resolving took {} steps, more than {bound}: {all_parts} parts × {input} bytes of input \
-         + {output} ops made + {unresolved_parts} parts refused × {MAX_EXPANDED_OPS}",
+        "resolving took {} steps, more than {bound} (parts × input bytes + ops made + \
+         parts refused × {MAX_EXPANDED_OPS})",
         counted.steps
     );
     counted.steps
