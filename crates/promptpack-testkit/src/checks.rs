@@ -8,7 +8,7 @@ use promptpack_core::resolve::{MAX_EXPANDED_OPS, resolve_counting};
 use promptpack_core::source_file::SourceFile;
 use promptpack_core::syntax::{Item, Parsed, is_snippet_name, is_var_name};
 use promptpack_core::{Diagnostic, ErrorCode, Settings};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 
 /// Panics unless the diagnostic's location lies inside the file it names
 /// (a file-level location is line 1, column 1, with an empty line text).
