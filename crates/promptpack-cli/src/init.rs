@@ -113,12 +113,9 @@ fn dependency_lines(checkout: &Path) -> (String, String) {
 
 /// Creates the scaffold (and with `--cargo` edits the crate), then says what
 /// to do next.
-pub(crate) fn run(args: &InitArgs, _style: Style) -> ExitCode {
+pub(crate) fn run(args: &InitArgs, style: Style) -> ExitCode {
     match init(args) {
-        Ok(report) => {
-            crate::print_out(&report);
-            ExitCode::SUCCESS
-        }
+        Ok(report) => crate::print_out(&report, style),
         Err(message) => {
             let mut err = std::io::stderr().lock();
             let _ = std::io::Write::write_all(&mut err, message.as_bytes());

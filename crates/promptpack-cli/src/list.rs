@@ -34,8 +34,7 @@ pub(crate) fn run(args: &ListArgs, style: Style) -> ExitCode {
     } else {
         prompts.iter().map(to_text).collect::<Vec<_>>().join("\n")
     };
-    crate::print_out(&text);
-    ExitCode::SUCCESS
+    crate::print_out(&text, style)
 }
 
 /// The field type a variable gets; for a choice, its values.

@@ -162,17 +162,53 @@ pub(crate) fn warn(message: &str, style: Style) {
     };
 }
 
-/// Writes to stdout, ignoring a closed pipe (`promptpack list | head`).
-pub(crate) fn print_out(text: &str) {
-    write_out(|out| out.write_all(text.as_bytes()));
+/// Writes `text` to stdout, as [`write_out`] does, and returns the exit code
+/// of a command that has printed its result.
+pub(crate) fn print_out(text: &str, style: Style) -> ExitCode {
+    finish_out(write_out(|out| out.write_all(text.as_bytes())), style)
+}
+
+/// The exit code once a command's result is written: a failure, reported,
+/// when the output was lost.
+pub(crate) fn finish_out(written: Result<Written, Error>, style: Style) -> ExitCode {
+    match written {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(e) => fail(&e, style),
+    }
+}
+
+/// What became of output written to stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Written {
+    /// All of it went out.
+    All,
+    /// The reader closed the pipe (`promptpack render big | head`): it
+    /// wanted no more, which is no error, but a watch has no one left to
+    /// print for.
+    Closed,
 }
 
 /// Lets `write` write to stdout, locked and buffered, and flushes. A write
-/// error ends `write` early and is ignored: it is a closed pipe
-/// (`promptpack render big | head`), and the reader wanted no more.
-pub(crate) fn write_out(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) {
+/// error ends `write` early. A closed pipe is [`Written::Closed`]; any
+/// other error (a full disk, `> /dev/full`) is an `io` error, since the
+/// output was lost and the exit code must say so.
+pub(crate) fn write_out(
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<Written, Error> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    let _ = write(&mut out).and_then(|()| out.flush());
+    match write(&mut out).and_then(|()| out.flush()) {
+        Ok(()) => Ok(Written::All),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(Written::Closed),
+        Err(e) => {
+            // The buffer holds bytes that could not be written: dropping it
+            // would try them again, and fail again, silently.
+            let _ = out.into_parts();
+            Err(usage_error(
+                ErrorCode::Io,
+                format!("cannot write to standard output: {e}"),
+            ))
+        }
+    }
 }
 
 /// A hash as shown everywhere: 16 hex digits.

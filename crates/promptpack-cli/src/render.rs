@@ -52,10 +52,10 @@ pub(crate) fn run(args: &RenderArgs, style: Style) -> ExitCode {
         Err(e) => Err(e),
     };
     match result {
-        Ok(prompt) => {
-            crate::write_out(|out| write_prompt(out, &prompt, args.json, true));
-            ExitCode::SUCCESS
-        }
+        Ok(prompt) => crate::finish_out(
+            crate::write_out(|out| write_prompt(out, &prompt, args.json, true)),
+            style,
+        ),
         Err(e) => crate::fail(&e, style),
     }
 }

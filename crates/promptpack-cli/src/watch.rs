@@ -8,6 +8,7 @@
 //! one line of stdout. Ctrl-C stops it (nothing needs cleaning up: the default
 //! signal handling ends the process).
 
+use crate::Written;
 use crate::render::{RenderArgs, Rendered, render, write_prompt};
 use clap::Args;
 use promptpack::{
@@ -46,12 +47,33 @@ struct Updates<'a> {
     /// The warnings about the values last printed: printed again only when
     /// they change (an edit to the prompt or to the values file).
     warnings: Vec<String>,
+    /// Set when standard output takes no more: its reader closed it (`Ok`)
+    /// or a write failed (`Err`). The watch ends then, rather than render
+    /// for no one until it is killed.
+    ended: Option<Result<(), Error>>,
 }
 
 impl Updates<'_> {
     /// Whether the watch should stop.
     fn finished(&self) -> bool {
-        self.args.max_renders.is_some_and(|max| self.done >= max)
+        self.ended.is_some() || self.args.max_renders.is_some_and(|max| self.done >= max)
+    }
+
+    /// Notes what became of a write to standard output.
+    fn wrote(&mut self, written: Result<Written, Error>) {
+        match written {
+            Ok(Written::All) => {}
+            Ok(Written::Closed) => self.ended = Some(Ok(())),
+            Err(e) => self.ended = Some(Err(e)),
+        }
+    }
+
+    /// The exit code of the watch, once it is over.
+    fn exit_code(&self) -> ExitCode {
+        match &self.ended {
+            Some(Err(e)) => crate::fail(e, self.style),
+            _ => ExitCode::SUCCESS,
+        }
     }
 
     fn rendered(&mut self, library: &promptpack::Library) {
@@ -67,12 +89,13 @@ impl Updates<'_> {
                 self.done += 1;
                 let json = self.args.render.json;
                 let done = self.done;
-                crate::write_out(|out| {
+                let written = crate::write_out(|out| {
                     if !json {
                         writeln!(out, "=== render {done} ===")?;
                     }
                     write_prompt(out, &prompt, json, false)
                 });
+                self.wrote(written);
             }
             Err(error) => self.failed(&error),
         }
@@ -81,7 +104,9 @@ impl Updates<'_> {
     fn failed(&mut self, error: &Error) {
         self.done += 1;
         if !self.args.render.json {
-            crate::print_out(&format!("=== render {}: failed ===\n", self.done));
+            let header = format!("=== render {}: failed ===\n", self.done);
+            let written = crate::write_out(|out| out.write_all(header.as_bytes()));
+            self.wrote(written);
         }
         crate::print_diagnostics(error.diagnostics(), Severity::Error, self.style);
     }
@@ -95,6 +120,7 @@ pub(crate) fn run(args: &WatchArgs, style: Style) -> ExitCode {
         done: 0,
         root: args.render.folders.root(),
         warnings: Vec::new(),
+        ended: None,
     };
     // Errors are shown here, with the render they belong to.
     let mut options = WatchOptions::default().stderr_without_logger(false);
@@ -102,7 +128,7 @@ pub(crate) fn run(args: &WatchArgs, style: Style) -> ExitCode {
         options = options.poll(Duration::from_millis(ms));
     }
     let Some(watched) = start(&mut updates, &mut options) else {
-        return ExitCode::SUCCESS;
+        return updates.exit_code();
     };
     let config = watched.config();
     let shown = |p: &Path| format!("{}/", config.display_path(p));
@@ -139,7 +165,7 @@ pub(crate) fn run(args: &WatchArgs, style: Style) -> ExitCode {
             Err(RecvTimeoutError::Disconnected) => break,
         }
     }
-    ExitCode::SUCCESS
+    updates.exit_code()
 }
 
 /// Starts the watcher. While the prompts do not load, shows the error (once

@@ -378,6 +378,92 @@ fn render_into_a_closed_pipe() {
     assert_eq!(stderr, "");
 }
 
+/// Output that cannot be written (a full disk: `/dev/full`) is an `io`
+/// error and a failing exit code, in every output mode, not a success that
+/// printed nothing.
+#[cfg(target_os = "linux")]
+#[test]
+fn output_lost_to_a_full_disk_is_an_error() {
+    let root = manifest_dir().join("tests/cli/clean");
+    let root = root.to_string_lossy();
+    let vars = ["--var", "agentName=Ada", "--var", "userName=Grace"];
+    let render = [&["render", "greet"][..], &vars].concat();
+    let json = [&render[..], &["--json"]].concat();
+    let watch = [&["watch", "greet", "--max-renders", "1"][..], &vars].concat();
+    for args in [&render[..], &json[..], &["list"][..], &watch[..]] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full opens");
+        let output = Command::new(BIN)
+            .args(args)
+            .args(["--root", &root])
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stdout(full)
+            .output()
+            .expect("the binary runs");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("error[io]: cannot write to standard output"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+/// `watch` whose reader has gone (`promptpack watch p | head -3`) ends at
+/// its next render, quietly, instead of rendering for no one until killed.
+#[test]
+fn watch_ends_when_its_reader_closes_the_pipe() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    copy_tree(&manifest_dir().join("tests/cli/clean"), dir.path());
+    let args = [
+        "watch",
+        "greet",
+        "--var",
+        "agentName=Ada",
+        "--var",
+        "userName=Grace",
+        "--root",
+    ];
+    let mut args: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+    args.push(dir.path().as_os_str());
+    let mut child = spawn(&manifest_dir(), &args, false);
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
+    let mut first = String::new();
+    stdout.read_line(&mut first).expect("the first render");
+    assert_eq!(first, "=== render 1 ===\n");
+    drop(stdout);
+    // Each edit is a render, which finds the pipe closed; a two-minute hang
+    // guard, never a timing.
+    let mut status = None;
+    for i in 0..240 {
+        if i % 10 == 0 {
+            replace(
+                &dir.path().join("templates/greet/user.md"),
+                &format!("Edit {i} for {{{{userName}}}}.\n"),
+            );
+        }
+        status = child.try_wait().expect("wait on watch");
+        if status.is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let Some(status) = status else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("watch went on rendering into a closed pipe");
+    };
+    let mut stderr = String::new();
+    if let Some(mut pipe) = child.stderr.take() {
+        pipe.read_to_string(&mut stderr).expect("stderr is read");
+    }
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("error"), "{stderr}");
+}
+
 /// An unknown id among many prompts names the nearest few and how many
 /// there are, not every id.
 #[test]
