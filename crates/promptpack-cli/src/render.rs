@@ -7,6 +7,7 @@ use promptpack_core::resolve::ResolvedPrompt;
 use promptpack_core::similar::nearest;
 use promptpack_core::source_file::Span;
 use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -103,14 +104,18 @@ fn value_warnings(
     command: &str,
 ) -> Vec<String> {
     let id = &prompt.id;
-    let from_var = |name: &str| args.var.iter().any(|(n, _)| n == name);
+    // The value each `--var` name renders: the last given.
+    let last_var: HashMap<&str, &str> = args
+        .var
+        .iter()
+        .map(|(name, value)| (name.as_str(), value.as_str()))
+        .collect();
     let mut warnings = Vec::new();
     if !args.lenient {
-        for name in vars.keys() {
-            if prompt.vars.iter().any(|v| v.name == *name) {
-                continue;
-            }
-            let given = if from_var(name) {
+        let used: HashSet<&str> = prompt.vars.iter().map(|v| v.name.as_str()).collect();
+        let mut unused = vars.keys().filter(|name| !used.contains(name.as_str()));
+        for name in unused.by_ref().take(NAMED_UNUSED) {
+            let given = if last_var.contains_key(name.as_str()) {
                 format!("--var `{name}`")
             } else {
                 format!("--vars key `{name}`")
@@ -128,11 +133,16 @@ fn value_warnings(
             };
             warnings.push(warning);
         }
+        let more = unused.count();
+        if more > 0 {
+            warnings.push(format!(
+                "{more} more value(s) are used by no template of `{id}`"
+            ));
+        }
     }
     for var in prompt.vars.iter().filter(|v| v.as_condition) {
         let name = &var.name;
-        // The last `--var` of a name is the one rendered.
-        let Some((_, value)) = args.var.iter().rev().find(|(n, _)| n == name) else {
+        let Some(value) = last_var.get(name.as_str()) else {
             continue;
         };
         if !matches!(value.to_ascii_lowercase().as_str(), "false" | "0" | "no") {
@@ -154,6 +164,13 @@ fn value_warnings(
     }
     warnings
 }
+
+/// How many values used by no template are named, each with the variable
+/// it may be a typo of; the rest are counted in one line. A values file of a
+/// million keys, or as many keys as a prompt of thousands of variables has
+/// and none of them its names, warns in a few lines, and in time linear in
+/// the keys and variables (a suggestion searches every variable).
+const NAMED_UNUSED: usize = 10;
 
 /// The candidate nearest to `name` by edit distance, ignoring case, when it
 /// is near enough to be a likely typo ([`nearest`]).

@@ -464,6 +464,38 @@ fn watch_ends_when_its_reader_closes_the_pipe() {
     assert!(!stderr.contains("error"), "{stderr}");
 }
 
+/// Values used by no template, as many as the prompt has variables and
+/// none of them its names: the first few are named (each with a
+/// suggestion searched among all the variables) and the rest counted, so
+/// that the warnings stay a few lines, and their cost linear (2,000 of each
+/// printed 2,000 warnings; 20,000 of each did not end in two minutes).
+#[test]
+fn render_warns_about_many_unused_values_in_a_few_lines() {
+    const N: usize = 2_000;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let template = dir.path().join("templates/many");
+    std::fs::create_dir_all(&template).expect("create templates/many");
+    let uses: String = (0..N).map(|i| format!("{{{{v{i}}}}}\n")).collect();
+    std::fs::write(template.join("system.md"), uses).expect("write the template");
+    let keys: Vec<String> = (0..N).map(|i| format!("\"w{i}\": 1")).collect();
+    let vars = format!("{{{}}}", keys.join(", "));
+    let out = run_in(
+        dir.path(),
+        &["render", "many", "--root", ".", "--vars", "-"],
+        Some(&vars),
+    );
+    let warnings: Vec<&str> = out.lines().filter(|l| l.starts_with("warning: ")).collect();
+    assert_eq!(warnings.len(), 11, "{}", warnings.join("\n"));
+    assert_eq!(
+        warnings[0],
+        "warning: --vars key `w0` is used by no template of `many`; did you mean `v0`?"
+    );
+    assert_eq!(
+        warnings[10],
+        "warning: 1990 more value(s) are used by no template of `many`"
+    );
+}
+
 /// An unknown id among many prompts names the nearest few and how many
 /// there are, not every id.
 #[test]
