@@ -4,6 +4,7 @@
 
 use crate::error::{Diagnostic, Error};
 use annotate_snippets::{Level, Renderer, Snippet};
+use std::borrow::Cow;
 use std::ops::Range;
 
 /// How serious a diagnostic is.
@@ -43,24 +44,27 @@ pub fn render_diagnostic(diagnostic: &Diagnostic, severity: Severity, style: Sty
         Severity::Warning => Level::Warning,
     };
     let code = diagnostic.code.as_str();
-    let mut message = level.title(&diagnostic.message).id(code);
+    let title = escaped(&diagnostic.message);
+    let mut message = level.title(&title).id(code);
     let origin;
     let line_text;
     // The column annotate-snippets will print, and the true one, when a
     // window of a long line makes them differ.
     let mut column_fix = None;
+    let path;
     if let Some(loc) = &diagnostic.location {
+        path = escaped(loc.path());
         match loc.resolved() {
             None => {
                 // Nothing to point at: name the file or folder, unless the
                 // message does already; a `:1:1` would send a reader nowhere.
                 if !diagnostic.message.contains(loc.path()) {
-                    message = message.footer(Level::Note.title(loc.path()));
+                    message = message.footer(Level::Note.title(&path));
                 }
             }
             Some(at) if at.line_text.is_empty() => {
                 // A position on an empty line: name it without an excerpt.
-                origin = format!("{}:{}:{}", loc.path(), at.line, at.column);
+                origin = format!("{path}:{}:{}", at.line, at.column);
                 message = message.footer(Level::Note.title(&origin));
             }
             Some(at) => {
@@ -69,20 +73,21 @@ pub fn render_diagnostic(diagnostic: &Diagnostic, severity: Severity, style: Sty
                 let shown_column = line_text[..span.start].chars().count() + 1;
                 if shown_column != at.column {
                     column_fix = Some((
-                        format!("{}:{}:{shown_column}", loc.path(), at.line),
-                        format!("{}:{}:{}", loc.path(), at.line, at.column),
+                        format!("{path}:{}:{shown_column}", at.line),
+                        format!("{path}:{}:{}", at.line, at.column),
                     ));
                 }
                 message = message.snippet(
                     Snippet::source(&line_text)
                         .line_start(at.line)
-                        .origin(loc.path())
+                        .origin(&path)
                         .annotation(level.span(span)),
                 );
             }
         }
     }
-    if let Some(help) = &diagnostic.help {
+    let help = diagnostic.help.as_deref().map(escaped);
+    if let Some(help) = &help {
         message = message.footer(Level::Help.title(help));
     }
     let renderer = match style {
@@ -102,6 +107,26 @@ pub fn render_diagnostic(diagnostic: &Diagnostic, severity: Severity, style: Sty
         },
         None => shown,
     }
+}
+
+/// `text` with its control characters escaped as Rust writes them (`\u{1b}`,
+/// `\n`): messages and paths hold names from the files and the command line,
+/// and an escape sequence in a folder name or an id must not reach the
+/// terminal, nor a line break or carriage return fake a line of output. The
+/// source line under the headline is cleaned apart ([`shown_line`]).
+fn escaped(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// Renders every diagnostic of an error, separated by blank lines.
@@ -302,6 +327,35 @@ mod tests {
             shown.len() < 400 && shown.contains("system.md:1:2\n"),
             "{shown}"
         );
+    }
+
+    /// An id or a folder name holding an escape sequence, a bell, a carriage
+    /// return or a line break is shown escaped, in the message, the note
+    /// and the help alike: nothing from a file name or an argument drives
+    /// the terminal.
+    #[test]
+    fn control_characters_are_escaped() {
+        let hostile = "q\u{1b}[31mred\u{7}\r\nfake\u{9b}";
+        let file = SourceFile::new(format!("templates/{hostile}/system.md"), "x {{#if a}}\n");
+        let located = file.location(Span { start: 2, end: 11 });
+        let whole = Location::file(format!("templates/{hostile}"));
+        for location in [located, whole] {
+            let d = Diagnostic::new(ErrorCode::StrayElse, format!("no prompt named `{hostile}`"))
+                .at(location)
+                .with_help(format!("did you mean `{hostile}`?"));
+            for style in [Style::Plain, Style::Color] {
+                let shown = render_diagnostic(&d, Severity::Error, style);
+                assert!(!shown.contains(['\u{7}', '\r', '\u{9b}']), "{shown:?}");
+                if style == Style::Plain {
+                    assert!(!shown.contains('\u{1b}'), "{shown:?}");
+                }
+                assert!(!shown.contains("\nfake"), "{shown:?}");
+                assert!(
+                    shown.contains("q\\u{1b}[31mred\\u{7}\\r\\nfake\\u{9b}"),
+                    "{shown:?}"
+                );
+            }
+        }
     }
 
     #[test]
