@@ -155,6 +155,9 @@ pub(crate) fn fail(error: &Error, style: Style) -> ExitCode {
 
 /// Prints a one-line warning to stderr.
 pub(crate) fn warn(message: &str, style: Style) {
+    // Warnings name keys of a values file and `--var` names, which may hold
+    // escape sequences: shown escaped, as diagnostics are.
+    let message = promptpack_core::diagnostics::escape_controls(message);
     let mut err = std::io::stderr().lock();
     let _ = match style {
         Style::Color => writeln!(err, "\x1b[1;33mwarning\x1b[0m\x1b[1m: {message}\x1b[0m"),

@@ -496,6 +496,38 @@ fn render_warns_about_many_unused_values_in_a_few_lines() {
     );
 }
 
+/// A values key or a `--var` name holding an escape sequence or a carriage
+/// return is shown escaped in the warning about it, as in diagnostics: a
+/// values file cannot drive the terminal.
+#[test]
+fn warnings_escape_control_characters() {
+    let out = run_with(
+        &[
+            "render",
+            "greet",
+            "--root",
+            "tests/cli/clean",
+            "--var",
+            "agentName=Ada",
+            "--var",
+            "userName=Grace",
+            "--var",
+            "a\u{1b}[2Jb=1",
+            "--vars",
+            "-",
+        ],
+        Some(r#"{"\u001b[31mz\r": 2}"#),
+    );
+    // The command echoed first holds the argument as given.
+    let (_, stderr) = out.split_once("----- stderr -----").expect("stderr");
+    assert!(!stderr.contains(['\u{1b}', '\r']), "{stderr:?}");
+    assert!(stderr.contains("warning: --var `a\\u{1b}[2Jb`"), "{stderr}");
+    assert!(
+        stderr.contains("warning: --vars key `\\u{1b}[31mz\\r`"),
+        "{stderr}"
+    );
+}
+
 /// An unknown id among many prompts names the nearest few and how many
 /// there are, not every id.
 #[test]

@@ -44,7 +44,7 @@ pub fn render_diagnostic(diagnostic: &Diagnostic, severity: Severity, style: Sty
         Severity::Warning => Level::Warning,
     };
     let code = diagnostic.code.as_str();
-    let title = escaped(&diagnostic.message);
+    let title = escape_controls(&diagnostic.message);
     let mut message = level.title(&title).id(code);
     let origin;
     let line_text;
@@ -53,7 +53,7 @@ pub fn render_diagnostic(diagnostic: &Diagnostic, severity: Severity, style: Sty
     let mut column_fix = None;
     let path;
     if let Some(loc) = &diagnostic.location {
-        path = escaped(loc.path());
+        path = escape_controls(loc.path());
         match loc.resolved() {
             None => {
                 // Nothing to point at: name the file or folder, unless the
@@ -86,7 +86,7 @@ pub fn render_diagnostic(diagnostic: &Diagnostic, severity: Severity, style: Sty
             }
         }
     }
-    let help = diagnostic.help.as_deref().map(escaped);
+    let help = diagnostic.help.as_deref().map(escape_controls);
     if let Some(help) = &help {
         message = message.footer(Level::Help.title(help));
     }
@@ -114,7 +114,7 @@ pub fn render_diagnostic(diagnostic: &Diagnostic, severity: Severity, style: Sty
 /// and an escape sequence in a folder name or an id must not reach the
 /// terminal, nor a line break or carriage return fake a line of output. The
 /// source line under the headline is cleaned apart ([`shown_line`]).
-fn escaped(text: &str) -> Cow<'_, str> {
+pub fn escape_controls(text: &str) -> Cow<'_, str> {
     if !text.chars().any(char::is_control) {
         return Cow::Borrowed(text);
     }
