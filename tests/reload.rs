@@ -1231,6 +1231,116 @@ fn dev_render_edits_that_leave_the_compiled_contract_are_stale() {
     ));
 }
 
+/// More edits against the compiled contract, each in its own tree: a
+/// compared choice tested as a flag, or printed as text; a snippet (not the
+/// template) that compares with a value the enum lacks; and, on the other
+/// side, an edit that only drops a variable, which the struct still gives
+/// and which renders.
+#[test]
+fn dev_render_contract_variants() {
+    const ROLE: &[DevVar] = &[DevVar {
+        name: "role",
+        kind: VarKind::Choice,
+        values: &["teacher", "student"],
+    }];
+    const NAME_FORMAL: &[DevVar] = &[
+        DevVar {
+            name: "name",
+            kind: VarKind::Text,
+            values: &[],
+        },
+        DevVar {
+            name: "formal",
+            kind: VarKind::Flag,
+            values: &[],
+        },
+    ];
+    static TEACHER: [(&str, &str); 1] = [("role", "teacher")];
+    let teacher: &'static dyn promptpack::Vars = &TEACHER;
+    const COMPARED: &str = "{{#if role == \"teacher\"}}T{{/if}}";
+    // (contract, vars, files at first, file edited, its new text, what the
+    // error names)
+    type Case = (
+        &'static [DevVar],
+        &'static dyn promptpack::Vars,
+        &'static [(&'static str, &'static str)],
+        &'static str,
+        &'static str,
+        &'static [&'static str],
+    );
+    let cases: [Case; 3] = [
+        (
+            ROLE,
+            teacher,
+            &[("templates/p/system.md", COMPARED)],
+            "templates/p/system.md",
+            "{{#if role}}T{{/if}}",
+            &["`role`", "as a condition (`bool`)", "as a choice (`enum`)"],
+        ),
+        (
+            ROLE,
+            teacher,
+            &[("templates/p/system.md", COMPARED)],
+            "templates/p/system.md",
+            "{{role}}",
+            &["`role`", "as text (`&str`)", "as a choice (`enum`)"],
+        ),
+        (
+            ROLE,
+            teacher,
+            &[
+                ("templates/p/system.md", "{{snippet:s}}"),
+                ("snippets/s.md", COMPARED),
+            ],
+            "snippets/s.md",
+            "{{#if role == \"teacher\"}}T{{else if role == \"z\"}}Z{{/if}}",
+            &["`role`", "\"z\"", "enum lacks"],
+        ),
+    ];
+    for (fields, vars, files, edited, edit, names) in cases {
+        let dir = folder(files);
+        let prompts: &'static [DevPrompt] = Box::leak(Box::new([DevPrompt {
+            id: "p",
+            vars: fields,
+        }]));
+        let source = dev_source(dir.path(), prompts);
+        let render = || dev_render(&source, "p", vars).expect("rendered from disk");
+        render().unwrap_or_else(|e| panic!("{edit}: before the edit: {e}"));
+        write(dir.path(), edited, edit);
+        assert!(
+            wait_until(|| render().is_err()),
+            "{edit}: renders {:?}",
+            render()
+        );
+        let error = render().expect_err("stale");
+        assert_eq!(error.code(), ErrorCode::StaleBuild, "{edit}: {error}");
+        let message = error.to_string();
+        for name in names {
+            assert!(message.contains(name), "{edit}: {message}");
+        }
+        let location = error.diagnostics()[0].location.as_ref();
+        assert!(
+            location.is_some_and(|l| l.path().ends_with(edited)),
+            "{edit}: {location:?}"
+        );
+    }
+    // A variable dropped: the struct still gives it, nothing is stale.
+    static ADA: [(&str, &str); 1] = [("name", "Ada")];
+    let dir = folder(&[(
+        "templates/p/system.md",
+        "{{#if formal}}Dear {{/if}}{{name}}",
+    )]);
+    let prompts: &'static [DevPrompt] = Box::leak(Box::new([DevPrompt {
+        id: "p",
+        vars: NAME_FORMAL,
+    }]));
+    let source = dev_source(dir.path(), prompts);
+    write(dir.path(), "templates/p/system.md", "Hi {{name}}");
+    assert!(wait_until(
+        || dev_render(&source, "p", &ADA).is_some_and(|r| r.is_ok_and(|p| p.system == "Hi Ada"))
+    ));
+}
+
 /// The inotify watch limit reached while folders are added: the watcher
 /// says so (a `watch` error, kept as the last error) and polls, so that no
 /// edit is lost. A real failure, not a simulated one: the check runs in a
