@@ -277,11 +277,20 @@ fn read_vars_file(
     let value: serde_json::Value = serde_json::from_str(json).map_err(|e| {
         let file = SourceFile::new(shown.clone(), text);
         let at = skipped + offset_of(json, e.line(), e.column());
-        Diagnostic::new(
-            ErrorCode::InvalidVars,
-            format!("{shown} is not valid JSON: {e}"),
-        )
-        .at(file.location(Span { start: at, end: at }))
+        let located = |message: String| {
+            Diagnostic::new(ErrorCode::InvalidVars, message)
+                .at(file.location(Span { start: at, end: at }))
+        };
+        // Valid JSON that JavaScript would read as `Infinity` (`1e400`): a
+        // JSON value cannot hold it, so it is refused, saying why.
+        if e.to_string().starts_with("number out of range") {
+            located(format!(
+                "{shown} holds a number past the range of a double (JavaScript reads it as Infinity): {e}"
+            ))
+            .with_help("write the number within ±1.7976931348623157e308, or as a string (\"Infinity\")")
+        } else {
+            located(format!("{shown} is not valid JSON: {e}"))
+        }
     })?;
     match value {
         serde_json::Value::Object(map) => Ok(map),
@@ -319,7 +328,14 @@ fn not_utf8(shown: &str, bytes: &[u8], e: std::str::Utf8Error) -> Error {
         format!("{shown} is not valid UTF-8 (byte 0x{byte:02x} at offset {valid})"),
     )
     .at(location)
-    .with_help("save the values file as UTF-8")
+    .with_help(
+        if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
+            // Windows tools' "Unicode" is UTF-16, marked so: say what it is.
+            "the file is UTF-16 (it starts with a UTF-16 byte order mark): save it as UTF-8"
+        } else {
+            "save the values file as UTF-8"
+        },
+    )
     .into()
 }
 

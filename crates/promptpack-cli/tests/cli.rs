@@ -310,6 +310,18 @@ case!(
         "tests/cli/vars-latin1.json"
     ]
 );
+// A values file saved as UTF-16 ("Unicode" in Windows tools): said so.
+case!(
+    render_vars_utf16,
+    [
+        "render",
+        "greet",
+        "--root",
+        "tests/cli/clean",
+        "--vars",
+        "tests/cli/vars-utf16.json"
+    ]
+);
 case!(usage_unknown_flag, ["check", "--bogus"]);
 case!(
     usage_bad_var,
@@ -341,6 +353,14 @@ fn render_from_stdin(name: &str, vars: &str) {
 fn render_vars_stdin() {
     let vars = r#"{"agentName": "Ada", "userName": "Grace", "formal": 0}"#;
     render_from_stdin("render_vars_stdin", vars);
+}
+
+/// A number JavaScript reads as `Infinity` cannot be a JSON value: refused,
+/// saying so, at the number.
+#[test]
+fn render_vars_number_out_of_range() {
+    let vars = "{\"agentName\": \"Ada\",\n \"userName\": [1, 0.1e400]}";
+    render_from_stdin("render_vars_number_out_of_range", vars);
 }
 
 #[test]
