@@ -1315,3 +1315,130 @@ fn inotify_limit_child() {
         .collect();
     assert_eventually(&watched, "p", &json!({}), &expected);
 }
+
+/// What a fresh load of `root` renders for `id`: what the watcher must
+/// serve once things settle.
+fn fresh(root: &Path, id: &str) -> Option<String> {
+    Library::load(root)
+        .ok()?
+        .build_prompt(id, &json!({}))
+        .ok()
+        .map(|p| p.system)
+}
+
+/// A snippet link whose chain passes through a folder outside the root and
+/// comes back to a file inside it: the loader reads the inside file, so the
+/// watcher follows the chain through the outside hop, and a change of that
+/// hop or an edit of the target is seen.
+#[cfg(unix)]
+#[test]
+fn a_link_chain_through_an_outside_folder_is_followed() {
+    use std::os::unix::fs::symlink;
+    let dir = folder(&[
+        ("templates/p/system.md", "{{snippet:c}}"),
+        ("shared/x.md", "X1"),
+        ("shared/y.md", "Y1"),
+    ]);
+    let outside = tempfile::tempdir().expect("outside");
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("snippets")).expect("snippets");
+    let hop = outside.path().join("hop.md");
+    symlink(root.join("shared/x.md"), &hop).expect("link hop");
+    symlink(&hop, root.join("snippets/c.md")).expect("link c");
+    let watched = Library::watch(root).expect("watch");
+    assert_eq!(system(&watched, "p", &json!({})).as_deref(), Some("X1"));
+    write(root, "shared/x.md", "X2");
+    assert_eventually(&watched, "p", &json!({}), "X2");
+    std::fs::remove_file(&hop).expect("unlink hop");
+    symlink(root.join("shared/y.md"), &hop).expect("relink hop");
+    assert_eventually(&watched, "p", &json!({}), "Y1");
+    write(root, "shared/y.md", "Y2");
+    assert_eventually(&watched, "p", &json!({}), "Y2");
+}
+
+/// Folders and files coming and going the ways editors, git and people
+/// move them: after each, what is served is what a fresh load reads.
+#[test]
+fn folders_moved_renamed_and_switched_are_seen() {
+    let dir = folder(&[
+        ("templates/p/system.md", "P1 {{snippet:s}}"),
+        ("snippets/s.md", "S1"),
+    ]);
+    let outside = tempfile::tempdir_in(dir.path().parent().expect("tmp")).expect("outside");
+    let root = dir.path();
+    let watched = Library::watch(root).expect("watch");
+    let settled = |id: &str, expected: &str| {
+        assert_eventually(&watched, id, &json!({}), expected);
+        assert_eq!(fresh(root, id).as_deref(), Some(expected));
+    };
+
+    // A hidden folder made, filled, then renamed visible.
+    write(root, "templates/.q/system.md", "Q1");
+    write(root, "snippets/.d/t.md", "T1");
+    std::fs::rename(root.join("snippets/.d"), root.join("snippets/d")).expect("show d");
+    std::fs::rename(root.join("templates/.q"), root.join("templates/q")).expect("show q");
+    write(
+        root,
+        "templates/p/system.md",
+        "P2 {{snippet:s}} {{snippet:t}}",
+    );
+    settled("q", "Q1");
+    settled("p", "P2 S1 T1");
+
+    // A prompt folder moved in from outside the root.
+    write(outside.path(), "r/system.md", "R1");
+    std::fs::rename(outside.path().join("r"), root.join("templates/r")).expect("move r in");
+    settled("r", "R1");
+    write(root, "templates/r/system.md", "R2");
+    settled("r", "R2");
+
+    // The templates folder renamed away, edited there, renamed back.
+    std::fs::rename(root.join("templates"), root.join("templates.old")).expect("away");
+    write(root, "templates.old/p/system.md", "P3 {{snippet:s}}");
+    std::fs::rename(root.join("templates.old"), root.join("templates")).expect("back");
+    settled("p", "P3 S1");
+    write(root, "templates/p/system.md", "P4 {{snippet:s}}");
+    settled("p", "P4 S1");
+
+    // A vim save with backups: the file renamed to `x~`, a new one
+    // written, the backup deleted.
+    let system_md = root.join("templates/p/system.md");
+    std::fs::rename(&system_md, root.join("templates/p/system.md~")).expect("backup");
+    std::fs::write(&system_md, "P5 {{snippet:s}}").expect("write");
+    std::fs::remove_file(root.join("templates/p/system.md~")).expect("drop backup");
+    settled("p", "P5 S1");
+
+    // A checkout: many prompts removed, added and changed at once.
+    for n in 0..30 {
+        write(
+            root,
+            &format!("templates/g{n}/system.md"),
+            &format!("G{n}a"),
+        );
+    }
+    settled("g29", "G29a");
+    for n in 0..30 {
+        let path = format!("templates/g{n}");
+        match n % 3 {
+            0 => std::fs::remove_dir_all(root.join(&path)).expect("remove"),
+            1 => write(root, &format!("{path}/system.md"), &format!("G{n}b")),
+            _ => write_atomic(root, &format!("{path}/system.md"), &format!("G{n}b")),
+        }
+        write(root, &format!("templates/h{n}/system.md"), &format!("H{n}"));
+    }
+    settled("h29", "H29");
+    for n in 0..30 {
+        if n % 3 != 0 {
+            settled(&format!("g{n}"), &format!("G{n}b"));
+        }
+    }
+    assert!(system(&watched, "g0", &json!({})).is_none());
+
+    // promptpack.toml moves the snippets folder; edits there are seen.
+    write(root, "snip2/s.md", "N1");
+    write(root, "snip2/t.md", "N2");
+    write(root, "promptpack.toml", "snippets = \"snip2\"\n");
+    settled("p", "P5 N1");
+    write(root, "snip2/s.md", "N3");
+    settled("p", "P5 N3");
+}

@@ -70,8 +70,9 @@ pub(super) struct Links {
     /// The links themselves.
     pub(super) paths: BTreeSet<PathBuf>,
     /// Every hop of every link's chain, its folder canonical (as a watch on
-    /// that folder reports it), when it lies under the prompt root or the
-    /// prompt folders (the loader refuses the others).
+    /// that folder reports it): every hop of a chain that ends under the
+    /// prompt root or the prompt folders, and the hops there of one that
+    /// ends elsewhere (which the loader refuses).
     pub(super) hops: BTreeSet<PathBuf>,
 }
 
@@ -117,31 +118,41 @@ impl Links {
         links
     }
 
-    /// Records `link` and each hop of its chain.
+    /// Records `link` and each hop of its chain. A chain that ends inside
+    /// (where the loader reads it) is recorded whole, its hops outside too:
+    /// the loader reads through them, so pointing one of them elsewhere, or
+    /// editing the target past it, changes the prompts. Of a chain that ends
+    /// outside (which the loader refuses), only the hops inside.
     fn follow(&mut self, link: &Path, bases: &[PathBuf]) {
         self.paths.insert(link.to_path_buf());
+        let inside = |hop: &Path| {
+            hop.parent()
+                .is_some_and(|folder| bases.iter().any(|base| folder.starts_with(base)))
+        };
+        let mut chain: Vec<PathBuf> = Vec::new();
         let mut at = link.to_path_buf();
         for _ in 0..MAX_HOPS {
             let (Ok(target), Some(parent)) = (std::fs::read_link(&at), at.parent()) else {
-                return;
+                break;
             };
             let next = parent.join(target);
             let (Some(folder), Some(name)) = (next.parent(), next.file_name()) else {
-                return;
+                break;
             };
             let Ok(folder) = folder.canonicalize() else {
-                return;
+                break;
             };
-            if !bases.iter().any(|base| folder.starts_with(base)) {
-                return;
-            }
             let hop = folder.join(name);
-            if !self.hops.insert(hop.clone()) {
-                // Already followed from here on.
-                return;
+            if chain.contains(&hop) {
+                // A loop: the loader gets `ELOOP` here.
+                break;
             }
+            chain.push(hop.clone());
             at = hop;
         }
+        let ends_inside = chain.last().is_some_and(|last| inside(last));
+        self.hops
+            .extend(chain.into_iter().filter(|hop| ends_inside || inside(hop)));
     }
 }
 
