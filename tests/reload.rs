@@ -1442,3 +1442,64 @@ fn folders_moved_renamed_and_switched_are_seen() {
     write(root, "snip2/s.md", "N3");
     settled("p", "P5 N3");
 }
+
+/// Link loops, a link to a FIFO and a linked folder under the prompt
+/// folders: the watcher starts, reports the bad entries as the loader
+/// does, and still sees every edit; an edit inside the linked folder too.
+#[cfg(unix)]
+#[test]
+fn link_loops_and_a_link_to_a_fifo_do_not_stop_the_watcher() {
+    use std::os::unix::fs::symlink;
+    let dir = folder(&[
+        ("templates/p/system.md", "{{snippet:s}} {{snippet:t}}"),
+        ("snippets/s.md", "S1"),
+        ("libdir/deep/t.md", "T1"),
+    ]);
+    let root = dir.path();
+    symlink(".", root.join("templates/p/self")).expect("loop self");
+    symlink("../libdir", root.join("snippets/lib")).expect("lib");
+    let watched = Library::watch(root).expect("watch");
+    let events = watched.subscribe();
+    assert_eq!(system(&watched, "p", &json!({})).as_deref(), Some("S1 T1"));
+    symlink("..", root.join("snippets/up")).expect("loop up");
+    let failed = wait_event(&events, |e| matches!(e, ReloadEvent::Failed(_)));
+    assert!(
+        matches!(&failed, ReloadEvent::Failed(e) if e.code() == ErrorCode::Io),
+        "{failed:?}"
+    );
+    std::fs::remove_file(root.join("snippets/up")).expect("unloop");
+    write(root, "snippets/s.md", "S1");
+    assert_eventually(&watched, "p", &json!({}), "S1 T1");
+    write(root, "libdir/deep/t.md", "T2");
+    assert_eventually(&watched, "p", &json!({}), "S1 T2");
+
+    symlink("l2.md", root.join("snippets/l1.md")).expect("l1");
+    symlink("l1.md", root.join("snippets/l2.md")).expect("l2");
+    let failed = wait_event(&events, |e| matches!(e, ReloadEvent::Failed(_)));
+    assert!(
+        matches!(&failed, ReloadEvent::Failed(e) if e.code() == ErrorCode::Io),
+        "{failed:?}"
+    );
+    std::fs::remove_file(root.join("snippets/l1.md")).expect("unlink l1");
+    std::fs::remove_file(root.join("snippets/l2.md")).expect("unlink l2");
+    write(root, "snippets/s.md", "S2");
+    assert_eventually(&watched, "p", &json!({}), "S2 T2");
+
+    let fifo = root.join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    std::fs::remove_file(root.join("snippets/s.md")).expect("unlink s");
+    symlink("../fifo", root.join("snippets/s.md")).expect("link to fifo");
+    let failed = wait_event(&events, |e| matches!(e, ReloadEvent::Failed(_)));
+    assert!(
+        matches!(&failed, ReloadEvent::Failed(e) if e.code() == ErrorCode::Io),
+        "{failed:?}"
+    );
+    std::fs::remove_file(root.join("snippets/s.md")).expect("unlink fifo link");
+    write(root, "snippets/s.md", "S3");
+    assert_eventually(&watched, "p", &json!({}), "S3 T2");
+    drop(watched);
+}
