@@ -1503,3 +1503,87 @@ fn link_loops_and_a_link_to_a_fifo_do_not_stop_the_watcher() {
     assert_eventually(&watched, "p", &json!({}), "S3 T2");
     drop(watched);
 }
+
+/// A snippet linked to a file under an ignored name (inside the snippets
+/// folder or beside it), the root reached through a link: the loader reads
+/// through the link, so the watcher sees edits of the target.
+#[cfg(unix)]
+#[test]
+fn a_link_into_an_ignored_folder_is_followed() {
+    use std::os::unix::fs::symlink;
+    let dir = folder(&[
+        ("real/templates/p/system.md", "{{snippet:s}} {{snippet:u}}"),
+        ("real/snippets/.hid/x.md", "X1"),
+        ("real/.shared/y.md", "Y1"),
+    ]);
+    symlink(".hid/x.md", dir.path().join("real/snippets/s.md")).expect("link s");
+    symlink("../.shared/y.md", dir.path().join("real/snippets/u.md")).expect("link u");
+    symlink("real", dir.path().join("linked")).expect("link root");
+    let root = dir.path().join("linked");
+    let watched = Library::watch(&root).expect("watch");
+    assert_eq!(system(&watched, "p", &json!({})).as_deref(), Some("X1 Y1"));
+    write(&root, "snippets/.hid/x.md", "X2");
+    assert_eventually(&watched, "p", &json!({}), "X2 Y1");
+    write(&root, ".shared/y.md", "Y2");
+    assert_eventually(&watched, "p", &json!({}), "X2 Y2");
+    write_atomic(&root, "snippets/.hid/x.md", "X3");
+    assert_eventually(&watched, "p", &json!({}), "X3 Y2");
+}
+
+/// The prompt folders themselves swapped for FIFOs while watched: each is
+/// an `io` failure, the last good version serves, and the folders put back
+/// are watched again. A template folder renamed away with a file put in
+/// its place (as a checkout turning `p/` into `p` does) is seen gone.
+#[cfg(unix)]
+#[test]
+fn prompt_folders_swapped_for_fifos_come_back() {
+    let dir = folder(&[
+        ("templates/p/system.md", "P1 {{snippet:s}}"),
+        ("snippets/s.md", "S1"),
+    ]);
+    let root = dir.path();
+    let watched = Library::watch(root).expect("watch");
+    let events = watched.subscribe();
+    let mkfifo = |path: &Path| {
+        let made = std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .expect("mkfifo");
+        assert!(made.success());
+    };
+    for (folder, file, text, expected) in [
+        ("snippets", "snippets/s.md", "S2", "P1 S2"),
+        (
+            "templates",
+            "templates/p/system.md",
+            "P2 {{snippet:s}}",
+            "P2 S2",
+        ),
+        (
+            "templates/p",
+            "templates/p/system.md",
+            "P3 {{snippet:s}}",
+            "P3 S2",
+        ),
+    ] {
+        let path = root.join(folder);
+        let away = root.join("away");
+        std::fs::rename(&path, &away).expect("move away");
+        mkfifo(&path);
+        if folder == "templates/p" {
+            // A FIFO where a template folder was is a stray file: the
+            // prompt is gone.
+            assert!(wait_until(|| system(&watched, "p", &json!({})).is_none()));
+        } else {
+            let failed = wait_event(&events, |e| matches!(e, ReloadEvent::Failed(_)));
+            assert!(
+                matches!(&failed, ReloadEvent::Failed(e) if e.code() == ErrorCode::Io),
+                "{folder}: {failed:?}"
+            );
+        }
+        std::fs::remove_file(&path).expect("remove fifo");
+        std::fs::rename(&away, &path).expect("move back");
+        write(root, file, text);
+        assert_eventually(&watched, "p", &json!({}), expected);
+    }
+}

@@ -184,8 +184,12 @@ pub(super) enum Entry {
     Folder,
     /// A file (or a link) was created or removed.
     File,
-    /// Anything else: a rename, a change, a poller's event. The path may
-    /// have been a folder.
+    /// Renamed, to or from the path. What is there now does not say what
+    /// was moved: a folder renamed away and a file put in its place (a
+    /// checkout turning `p/` into `p`) leaves a file.
+    Renamed,
+    /// Anything else: a change, a poller's event. The path may have been a
+    /// folder.
     Unknown,
 }
 
@@ -198,6 +202,7 @@ impl Entry {
             EventKind::Create(CreateKind::File)
             | EventKind::Remove(RemoveKind::File)
             | EventKind::Modify(ModifyKind::Data(_)) => Entry::File,
+            EventKind::Modify(ModifyKind::Name(_)) => Entry::Renamed,
             _ => Entry::Unknown,
         }
     }
@@ -209,8 +214,8 @@ impl Entry {
 /// `#x#`); a `.md` file; a folder of any name, which may hold some (moving
 /// one in or away gives no event for the files inside). Other files (vim's
 /// `4913` probe, `notes.txt`) cannot: the loader never reads them. A path
-/// that is gone and whose event does not say what it was may have been a
-/// folder, so it counts.
+/// renamed, or gone and whose event does not say what it was, may have been
+/// a folder, so it counts.
 pub(super) fn is_prompt_path(rest: &Path, full: &Path, entry: Entry) -> bool {
     let names: Vec<&OsStr> = rest.iter().collect();
     let Some(last) = names.last().map(|n| n.to_string_lossy()) else {
@@ -223,7 +228,7 @@ pub(super) fn is_prompt_path(rest: &Path, full: &Path, entry: Entry) -> bool {
         return true;
     }
     match entry {
-        Entry::Folder => true,
+        Entry::Folder | Entry::Renamed => true,
         // A new link to a folder is a file to the event, a folder to the
         // loader.
         Entry::File => full.is_dir(),
@@ -240,7 +245,7 @@ mod tests {
     #[test]
     fn junk_is_ignored() {
         let full = Path::new("/nonexistent/templates/x");
-        for entry in [Entry::File, Entry::Folder, Entry::Unknown] {
+        for entry in [Entry::File, Entry::Folder, Entry::Renamed, Entry::Unknown] {
             for junk in [".system.md.swp", "system.md~", ".hidden.md", "#system.md#"] {
                 assert!(
                     !is_prompt_path(&Path::new("x").join(junk), &full.join(junk), entry),
@@ -271,10 +276,12 @@ mod tests {
                 "{folder}"
             );
             // Moved away: the event does not say it was a folder.
-            assert!(
-                is_prompt_path(Path::new(folder), &full.join(folder), Entry::Unknown),
-                "{folder}"
-            );
+            for entry in [Entry::Renamed, Entry::Unknown] {
+                assert!(
+                    is_prompt_path(Path::new(folder), &full.join(folder), entry),
+                    "{folder}"
+                );
+            }
         }
     }
 }
