@@ -1587,3 +1587,26 @@ fn prompt_folders_swapped_for_fifos_come_back() {
         assert_eventually(&watched, "p", &json!({}), expected);
     }
 }
+
+/// A root that is a link, pointed at another release as deployments do
+/// (a new link renamed over the old one): the new release is served, and
+/// its edits are seen.
+#[cfg(unix)]
+#[test]
+fn a_root_link_pointed_elsewhere_is_followed() {
+    use std::os::unix::fs::symlink;
+    let dir = folder(&[
+        ("v1/templates/p/system.md", "V1"),
+        ("v2/templates/p/system.md", "V2"),
+    ]);
+    let base = dir.path();
+    symlink("v1", base.join("current")).expect("link current");
+    let root = base.join("current");
+    let watched = Library::watch(&root).expect("watch");
+    assert_eq!(system(&watched, "p", &json!({})).as_deref(), Some("V1"));
+    symlink("v2", base.join("current.new")).expect("link new");
+    std::fs::rename(base.join("current.new"), &root).expect("swap");
+    assert_eventually(&watched, "p", &json!({}), "V2");
+    write(&root, "templates/p/system.md", "V2b");
+    assert_eventually(&watched, "p", &json!({}), "V2b");
+}

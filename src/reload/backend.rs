@@ -156,8 +156,9 @@ impl Watches {
     /// promptpack.toml) non-recursively, so that a folder deleted and created
     /// again is noticed. A folder that does not exist is stood in for by its
     /// nearest existing ancestor, so that its creation is seen. The folder
-    /// of each hop of a link, non-recursively, so that an edit of a link's
-    /// target is seen.
+    /// holding each link on the way to them, non-recursively, so that the
+    /// link pointed elsewhere is seen. The folder of each hop of a link,
+    /// non-recursively, so that an edit of a link's target is seen.
     pub(super) fn wanted(
         config: &Config,
         follows_file: bool,
@@ -180,6 +181,15 @@ impl Watches {
                 want(parent, false);
             }
             want(dir, true);
+            // A link on the way to a folder (a root `current` pointed at
+            // the next release) is swapped in its own folder, which no
+            // other watch sees: watch that folder too.
+            for link in dir.ancestors().skip(1) {
+                let is_link = std::fs::symlink_metadata(link).is_ok_and(|m| m.is_symlink());
+                if let (true, Some(parent)) = (is_link, link.parent()) {
+                    want(parent, false);
+                }
+            }
         }
         for hop in &links.hops {
             if let Some(folder) = hop.parent() {
