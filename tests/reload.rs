@@ -1610,3 +1610,23 @@ fn a_root_link_pointed_elsewhere_is_followed() {
     write(&root, "templates/p/system.md", "V2b");
     assert_eventually(&watched, "p", &json!({}), "V2b");
 }
+
+/// `promptpack.toml` a link to a file elsewhere under the root: an edit of
+/// that file is seen, as the loader reads through the link.
+#[cfg(unix)]
+#[test]
+fn a_linked_config_files_edits_are_seen() {
+    use std::os::unix::fs::symlink;
+    let dir = folder(&[
+        ("templates/p/system.md", "{{snippet:s}}"),
+        ("snippets/s.md", "S1"),
+        ("other/s.md", "O1"),
+        ("conf/pp.toml", "snippets = \"snippets\"\n"),
+    ]);
+    let root = dir.path();
+    symlink("conf/pp.toml", root.join("promptpack.toml")).expect("link config");
+    let watched = Library::watch(root).expect("watch");
+    assert_eq!(system(&watched, "p", &json!({})).as_deref(), Some("S1"));
+    write(root, "conf/pp.toml", "snippets = \"other\"\n");
+    assert_eventually(&watched, "p", &json!({}), "O1");
+}

@@ -2,7 +2,7 @@
 //! it watches.
 
 use super::options::{FALLBACK_POLL, MIN_POLL, WatchOptions};
-use super::paths::Links;
+use super::paths::{Links, both_forms};
 use notify_debouncer_full::notify::{
     self, EventKind, PollWatcher, RecommendedWatcher, RecursiveMode, event::ModifyKind,
 };
@@ -10,7 +10,7 @@ use notify_debouncer_full::{
     DebounceEventResult, DebouncedEvent, Debouncer, NoCache, RecommendedCache, new_debouncer_opt,
 };
 use promptpack_core::error::{Diagnostic, Error, ErrorCode, Result};
-use promptpack_load::Config;
+use promptpack_load::{CONFIG_FILE, Config};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -152,8 +152,8 @@ pub(super) struct Watches {
 
 impl Watches {
     /// What should be watched for `config`: the templates and snippets
-    /// folders recursively, and their parents (and the root, for
-    /// promptpack.toml) non-recursively, so that a folder deleted and created
+    /// folders recursively, and their parents (and the root and the folder a
+    /// linked promptpack.toml leads to) non-recursively, so that a folder deleted and created
     /// again is noticed. A folder that does not exist is stood in for by its
     /// nearest existing ancestor, so that its creation is seen. The folder
     /// holding each link on the way to them, non-recursively, so that the
@@ -175,6 +175,12 @@ impl Watches {
         };
         if follows_file {
             want(config.root(), false);
+            // A linked promptpack.toml is edited where it leads.
+            for form in both_forms(&config.root().join(CONFIG_FILE)) {
+                if let Some(folder) = form.parent() {
+                    want(folder, false);
+                }
+            }
         }
         for dir in [config.templates(), config.snippets()] {
             if let Some(parent) = dir.parent() {
