@@ -1630,3 +1630,31 @@ fn a_linked_config_files_edits_are_seen() {
     write(root, "conf/pp.toml", "snippets = \"other\"\n");
     assert_eventually(&watched, "p", &json!({}), "O1");
 }
+
+/// A configuration with relative folders, reached through a link: the
+/// watcher reports absolute paths, and the edits are still seen.
+#[cfg(unix)]
+#[test]
+fn a_relative_config_through_a_link_sees_edits() {
+    use std::os::unix::fs::symlink;
+    let dir = folder(&[("real/templates/p/system.md", "P1")]);
+    symlink("real", dir.path().join("linked")).expect("link");
+    // The same folder, relative to the working directory (not changed
+    // here: other tests run in this process).
+    let cwd = std::env::current_dir().expect("cwd");
+    let mut relative = std::path::PathBuf::new();
+    for _ in cwd.components().skip(1) {
+        relative.push("..");
+    }
+    let relative = relative.join(
+        dir.path()
+            .join("linked")
+            .strip_prefix("/")
+            .expect("absolute"),
+    );
+    let config = promptpack::Config::new(&relative);
+    let watched = Library::watch_config(&config).expect("watch");
+    assert_eq!(system(&watched, "p", &json!({})).as_deref(), Some("P1"));
+    write(dir.path(), "linked/templates/p/system.md", "P2");
+    assert_eventually(&watched, "p", &json!({}), "P2");
+}
