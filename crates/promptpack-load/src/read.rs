@@ -201,6 +201,15 @@ impl Reader<'_> {
                 Ok(entry) => entry,
                 Err(e) => {
                     let path = e.path().unwrap_or(dir).to_path_buf();
+                    let dangling = e
+                        .io_error()
+                        .is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound);
+                    if dangling && snippet_name(&path).is_none() {
+                        // A broken link not named `.md` leads to nothing
+                        // that would be read: it is ignored as a file of
+                        // that name is (and as the watcher ignores it).
+                        continue;
+                    }
                     if let Some(name) = snippet_name(&path) {
                         self.unreadable.push(name);
                     }
@@ -511,7 +520,8 @@ mod tests {
     }
 
     /// A snippets folder that is not a folder says what it is; a link loop
-    /// under it names its path once, as shown everywhere else.
+    /// under it names its path once, as shown everywhere else; a broken
+    /// link is an error only where a snippet would be read.
     #[test]
     fn special_snippet_entries_are_named_as_they_are() {
         let dir = tempfile::tempdir().expect("a scratch folder");
@@ -534,8 +544,17 @@ mod tests {
         symlink("l2.md", root.join("snippets/l1.md")).expect("l1");
         symlink("l1.md", root.join("snippets/l2.md")).expect("l2");
         symlink("..", root.join("snippets/up")).expect("up");
+        // Broken links: one that would be a snippet, and one that would
+        // never be read.
+        symlink("nowhere", root.join("snippets/gone.md")).expect("gone");
+        symlink("nowhere", root.join("snippets/notes.txt")).expect("notes");
         let found = messages(root);
-        assert_eq!(found.len(), 3, "{found:?}");
+        assert_eq!(found.len(), 4, "{found:?}");
+        assert!(
+            found[0].starts_with("cannot read snippets/gone.md: "),
+            "{found:?}"
+        );
+        let found = &found[1..];
         assert!(
             found[0].starts_with("cannot read snippets/l1.md: ")
                 && found[0].matches("l1.md").count() == 1,
