@@ -1425,3 +1425,346 @@ fn inotify_limit_child() {
         .collect();
     assert_eventually(&watched, "p", &json!({}), &expected);
 }
+
+/// What a fresh load of `root` renders for `id`: what the watcher must
+/// serve once things settle.
+fn fresh(root: &Path, id: &str) -> Option<String> {
+    Library::load(root)
+        .ok()?
+        .build_prompt(id, &json!({}))
+        .ok()
+        .map(|p| p.system)
+}
+
+/// A snippet link whose chain passes through a folder outside the root and
+/// comes back to a file inside it: the loader reads the inside file, so the
+/// watcher follows the chain through the outside hop, and a change of that
+/// hop or an edit of the target is seen.
+#[cfg(unix)]
+#[test]
+fn a_link_chain_through_an_outside_folder_is_followed() {
+    use std::os::unix::fs::symlink;
+    let dir = folder(&[
+        ("templates/p/system.md", "{{snippet:c}}"),
+        ("shared/x.md", "X1"),
+        ("shared/y.md", "Y1"),
+    ]);
+    let outside = tempfile::tempdir().expect("outside");
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("snippets")).expect("snippets");
+    let hop = outside.path().join("hop.md");
+    symlink(root.join("shared/x.md"), &hop).expect("link hop");
+    symlink(&hop, root.join("snippets/c.md")).expect("link c");
+    let watched = Library::watch(root).expect("watch");
+    assert_eq!(system(&watched, "p", &json!({})).as_deref(), Some("X1"));
+    write(root, "shared/x.md", "X2");
+    assert_eventually(&watched, "p", &json!({}), "X2");
+    std::fs::remove_file(&hop).expect("unlink hop");
+    symlink(root.join("shared/y.md"), &hop).expect("relink hop");
+    assert_eventually(&watched, "p", &json!({}), "Y1");
+    write(root, "shared/y.md", "Y2");
+    assert_eventually(&watched, "p", &json!({}), "Y2");
+}
+
+/// Folders and files coming and going the ways editors, git and people
+/// move them: after each, what is served is what a fresh load reads.
+#[test]
+fn folders_moved_renamed_and_switched_are_seen() {
+    let dir = folder(&[
+        ("templates/p/system.md", "P1 {{snippet:s}}"),
+        ("snippets/s.md", "S1"),
+    ]);
+    let outside = tempfile::tempdir_in(dir.path().parent().expect("tmp")).expect("outside");
+    let root = dir.path();
+    let watched = Library::watch(root).expect("watch");
+    let settled = |id: &str, expected: &str| {
+        assert_eventually(&watched, id, &json!({}), expected);
+        assert_eq!(fresh(root, id).as_deref(), Some(expected));
+    };
+
+    // A hidden folder made, filled, then renamed visible.
+    write(root, "templates/.q/system.md", "Q1");
+    write(root, "snippets/.d/t.md", "T1");
+    std::fs::rename(root.join("snippets/.d"), root.join("snippets/d")).expect("show d");
+    std::fs::rename(root.join("templates/.q"), root.join("templates/q")).expect("show q");
+    write(
+        root,
+        "templates/p/system.md",
+        "P2 {{snippet:s}} {{snippet:t}}",
+    );
+    settled("q", "Q1");
+    settled("p", "P2 S1 T1");
+
+    // A prompt folder moved in from outside the root.
+    write(outside.path(), "r/system.md", "R1");
+    std::fs::rename(outside.path().join("r"), root.join("templates/r")).expect("move r in");
+    settled("r", "R1");
+    write(root, "templates/r/system.md", "R2");
+    settled("r", "R2");
+
+    // The templates folder renamed away, edited there, renamed back.
+    std::fs::rename(root.join("templates"), root.join("templates.old")).expect("away");
+    write(root, "templates.old/p/system.md", "P3 {{snippet:s}}");
+    std::fs::rename(root.join("templates.old"), root.join("templates")).expect("back");
+    settled("p", "P3 S1");
+    write(root, "templates/p/system.md", "P4 {{snippet:s}}");
+    settled("p", "P4 S1");
+
+    // A vim save with backups: the file renamed to `x~`, a new one
+    // written, the backup deleted.
+    let system_md = root.join("templates/p/system.md");
+    std::fs::rename(&system_md, root.join("templates/p/system.md~")).expect("backup");
+    std::fs::write(&system_md, "P5 {{snippet:s}}").expect("write");
+    std::fs::remove_file(root.join("templates/p/system.md~")).expect("drop backup");
+    settled("p", "P5 S1");
+
+    // A checkout: many prompts removed, added and changed at once.
+    for n in 0..30 {
+        write(
+            root,
+            &format!("templates/g{n}/system.md"),
+            &format!("G{n}a"),
+        );
+    }
+    settled("g29", "G29a");
+    for n in 0..30 {
+        let path = format!("templates/g{n}");
+        match n % 3 {
+            0 => std::fs::remove_dir_all(root.join(&path)).expect("remove"),
+            1 => write(root, &format!("{path}/system.md"), &format!("G{n}b")),
+            _ => write_atomic(root, &format!("{path}/system.md"), &format!("G{n}b")),
+        }
+        write(root, &format!("templates/h{n}/system.md"), &format!("H{n}"));
+    }
+    settled("h29", "H29");
+    for n in 0..30 {
+        if n % 3 != 0 {
+            settled(&format!("g{n}"), &format!("G{n}b"));
+        }
+    }
+    assert!(system(&watched, "g0", &json!({})).is_none());
+
+    // promptpack.toml moves the snippets folder; edits there are seen.
+    write(root, "snip2/s.md", "N1");
+    write(root, "snip2/t.md", "N2");
+    write(root, "promptpack.toml", "snippets = \"snip2\"\n");
+    settled("p", "P5 N1");
+    write(root, "snip2/s.md", "N3");
+    settled("p", "P5 N3");
+}
+
+/// Link loops, a link to a FIFO and a linked folder under the prompt
+/// folders: the watcher starts, reports the bad entries as the loader
+/// does, and still sees every edit; an edit inside the linked folder too.
+#[cfg(unix)]
+#[test]
+fn link_loops_and_a_link_to_a_fifo_do_not_stop_the_watcher() {
+    use std::os::unix::fs::symlink;
+    let dir = folder(&[
+        ("templates/p/system.md", "{{snippet:s}} {{snippet:t}}"),
+        ("snippets/s.md", "S1"),
+        ("libdir/deep/t.md", "T1"),
+    ]);
+    let root = dir.path();
+    symlink(".", root.join("templates/p/self")).expect("loop self");
+    symlink("../libdir", root.join("snippets/lib")).expect("lib");
+    let watched = Library::watch(root).expect("watch");
+    let events = watched.subscribe();
+    assert_eq!(system(&watched, "p", &json!({})).as_deref(), Some("S1 T1"));
+    symlink("..", root.join("snippets/up")).expect("loop up");
+    let failed = wait_event(&events, |e| matches!(e, ReloadEvent::Failed(_)));
+    assert!(
+        matches!(&failed, ReloadEvent::Failed(e) if e.code() == ErrorCode::Io),
+        "{failed:?}"
+    );
+    std::fs::remove_file(root.join("snippets/up")).expect("unloop");
+    write(root, "snippets/s.md", "S1");
+    assert_eventually(&watched, "p", &json!({}), "S1 T1");
+    write(root, "libdir/deep/t.md", "T2");
+    assert_eventually(&watched, "p", &json!({}), "S1 T2");
+
+    symlink("l2.md", root.join("snippets/l1.md")).expect("l1");
+    symlink("l1.md", root.join("snippets/l2.md")).expect("l2");
+    let failed = wait_event(&events, |e| matches!(e, ReloadEvent::Failed(_)));
+    assert!(
+        matches!(&failed, ReloadEvent::Failed(e) if e.code() == ErrorCode::Io),
+        "{failed:?}"
+    );
+    std::fs::remove_file(root.join("snippets/l1.md")).expect("unlink l1");
+    std::fs::remove_file(root.join("snippets/l2.md")).expect("unlink l2");
+    write(root, "snippets/s.md", "S2");
+    assert_eventually(&watched, "p", &json!({}), "S2 T2");
+
+    let fifo = root.join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    std::fs::remove_file(root.join("snippets/s.md")).expect("unlink s");
+    symlink("../fifo", root.join("snippets/s.md")).expect("link to fifo");
+    let failed = wait_event(&events, |e| matches!(e, ReloadEvent::Failed(_)));
+    assert!(
+        matches!(&failed, ReloadEvent::Failed(e) if e.code() == ErrorCode::Io),
+        "{failed:?}"
+    );
+    std::fs::remove_file(root.join("snippets/s.md")).expect("unlink fifo link");
+    write(root, "snippets/s.md", "S3");
+    assert_eventually(&watched, "p", &json!({}), "S3 T2");
+    drop(watched);
+}
+
+/// A snippet linked to a file under an ignored name (inside the snippets
+/// folder or beside it), the root reached through a link: the loader reads
+/// through the link, so the watcher sees edits of the target.
+#[cfg(unix)]
+#[test]
+fn a_link_into_an_ignored_folder_is_followed() {
+    use std::os::unix::fs::symlink;
+    let dir = folder(&[
+        ("real/templates/p/system.md", "{{snippet:s}} {{snippet:u}}"),
+        ("real/snippets/.hid/x.md", "X1"),
+        ("real/.shared/y.md", "Y1"),
+    ]);
+    symlink(".hid/x.md", dir.path().join("real/snippets/s.md")).expect("link s");
+    symlink("../.shared/y.md", dir.path().join("real/snippets/u.md")).expect("link u");
+    symlink("real", dir.path().join("linked")).expect("link root");
+    let root = dir.path().join("linked");
+    let watched = Library::watch(&root).expect("watch");
+    assert_eq!(system(&watched, "p", &json!({})).as_deref(), Some("X1 Y1"));
+    write(&root, "snippets/.hid/x.md", "X2");
+    assert_eventually(&watched, "p", &json!({}), "X2 Y1");
+    write(&root, ".shared/y.md", "Y2");
+    assert_eventually(&watched, "p", &json!({}), "X2 Y2");
+    write_atomic(&root, "snippets/.hid/x.md", "X3");
+    assert_eventually(&watched, "p", &json!({}), "X3 Y2");
+}
+
+/// The prompt folders themselves swapped for FIFOs while watched: each is
+/// an `io` failure, the last good version serves, and the folders put back
+/// are watched again. A template folder renamed away with a file put in
+/// its place (as a checkout turning `p/` into `p` does) is seen gone.
+#[cfg(unix)]
+#[test]
+fn prompt_folders_swapped_for_fifos_come_back() {
+    let dir = folder(&[
+        ("templates/p/system.md", "P1 {{snippet:s}}"),
+        ("snippets/s.md", "S1"),
+    ]);
+    let root = dir.path();
+    let watched = Library::watch(root).expect("watch");
+    let events = watched.subscribe();
+    let mkfifo = |path: &Path| {
+        let made = std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .expect("mkfifo");
+        assert!(made.success());
+    };
+    for (folder, file, text, expected) in [
+        ("snippets", "snippets/s.md", "S2", "P1 S2"),
+        (
+            "templates",
+            "templates/p/system.md",
+            "P2 {{snippet:s}}",
+            "P2 S2",
+        ),
+        (
+            "templates/p",
+            "templates/p/system.md",
+            "P3 {{snippet:s}}",
+            "P3 S2",
+        ),
+    ] {
+        let path = root.join(folder);
+        let away = root.join("away");
+        std::fs::rename(&path, &away).expect("move away");
+        mkfifo(&path);
+        if folder == "templates/p" {
+            // A FIFO where a template folder was is a stray file: the
+            // prompt is gone.
+            assert!(wait_until(|| system(&watched, "p", &json!({})).is_none()));
+        } else {
+            let failed = wait_event(&events, |e| matches!(e, ReloadEvent::Failed(_)));
+            assert!(
+                matches!(&failed, ReloadEvent::Failed(e) if e.code() == ErrorCode::Io),
+                "{folder}: {failed:?}"
+            );
+        }
+        std::fs::remove_file(&path).expect("remove fifo");
+        std::fs::rename(&away, &path).expect("move back");
+        write(root, file, text);
+        assert_eventually(&watched, "p", &json!({}), expected);
+    }
+}
+
+/// A root that is a link, pointed at another release as deployments do
+/// (a new link renamed over the old one): the new release is served, and
+/// its edits are seen.
+#[cfg(unix)]
+#[test]
+fn a_root_link_pointed_elsewhere_is_followed() {
+    use std::os::unix::fs::symlink;
+    let dir = folder(&[
+        ("v1/templates/p/system.md", "V1"),
+        ("v2/templates/p/system.md", "V2"),
+    ]);
+    let base = dir.path();
+    symlink("v1", base.join("current")).expect("link current");
+    let root = base.join("current");
+    let watched = Library::watch(&root).expect("watch");
+    assert_eq!(system(&watched, "p", &json!({})).as_deref(), Some("V1"));
+    symlink("v2", base.join("current.new")).expect("link new");
+    std::fs::rename(base.join("current.new"), &root).expect("swap");
+    assert_eventually(&watched, "p", &json!({}), "V2");
+    write(&root, "templates/p/system.md", "V2b");
+    assert_eventually(&watched, "p", &json!({}), "V2b");
+}
+
+/// `promptpack.toml` a link to a file elsewhere under the root: an edit of
+/// that file is seen, as the loader reads through the link.
+#[cfg(unix)]
+#[test]
+fn a_linked_config_files_edits_are_seen() {
+    use std::os::unix::fs::symlink;
+    let dir = folder(&[
+        ("templates/p/system.md", "{{snippet:s}}"),
+        ("snippets/s.md", "S1"),
+        ("other/s.md", "O1"),
+        ("conf/pp.toml", "snippets = \"snippets\"\n"),
+    ]);
+    let root = dir.path();
+    symlink("conf/pp.toml", root.join("promptpack.toml")).expect("link config");
+    let watched = Library::watch(root).expect("watch");
+    assert_eq!(system(&watched, "p", &json!({})).as_deref(), Some("S1"));
+    write(root, "conf/pp.toml", "snippets = \"other\"\n");
+    assert_eventually(&watched, "p", &json!({}), "O1");
+}
+
+/// A configuration with relative folders, reached through a link: the
+/// watcher reports absolute paths, and the edits are still seen.
+#[cfg(unix)]
+#[test]
+fn a_relative_config_through_a_link_sees_edits() {
+    use std::os::unix::fs::symlink;
+    let dir = folder(&[("real/templates/p/system.md", "P1")]);
+    symlink("real", dir.path().join("linked")).expect("link");
+    // The same folder, relative to the working directory (not changed
+    // here: other tests run in this process).
+    let cwd = std::env::current_dir().expect("cwd");
+    let mut relative = std::path::PathBuf::new();
+    for _ in cwd.components().skip(1) {
+        relative.push("..");
+    }
+    let relative = relative.join(
+        dir.path()
+            .join("linked")
+            .strip_prefix("/")
+            .expect("absolute"),
+    );
+    let config = promptpack::Config::new(&relative);
+    let watched = Library::watch_config(&config).expect("watch");
+    assert_eq!(system(&watched, "p", &json!({})).as_deref(), Some("P1"));
+    write(dir.path(), "linked/templates/p/system.md", "P2");
+    assert_eventually(&watched, "p", &json!({}), "P2");
+}

@@ -2,7 +2,7 @@
 //! it watches.
 
 use super::options::{FALLBACK_POLL, MIN_POLL, WatchOptions};
-use super::paths::Links;
+use super::paths::{Links, both_forms};
 use notify_debouncer_full::notify::{
     self, EventKind, PollWatcher, RecommendedWatcher, RecursiveMode, event::ModifyKind,
 };
@@ -10,7 +10,7 @@ use notify_debouncer_full::{
     DebounceEventResult, DebouncedEvent, Debouncer, NoCache, RecommendedCache, new_debouncer_opt,
 };
 use promptpack_core::error::{Diagnostic, Error, ErrorCode, Result};
-use promptpack_load::Config;
+use promptpack_load::{CONFIG_FILE, Config};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -152,12 +152,13 @@ pub(super) struct Watches {
 
 impl Watches {
     /// What should be watched for `config`: the templates and snippets
-    /// folders recursively, and their parents (and the root, for
-    /// promptpack.toml) non-recursively, so that a folder deleted and created
+    /// folders recursively, and their parents (and the root and the folder a
+    /// linked promptpack.toml leads to) non-recursively, so that a folder deleted and created
     /// again is noticed. A folder that does not exist is stood in for by its
     /// nearest existing ancestor, so that its creation is seen. The folder
-    /// of each hop of a link, non-recursively, so that an edit of a link's
-    /// target is seen.
+    /// holding each link on the way to them, non-recursively, so that the
+    /// link pointed elsewhere is seen. The folder of each hop of a link,
+    /// non-recursively, so that an edit of a link's target is seen.
     pub(super) fn wanted(
         config: &Config,
         follows_file: bool,
@@ -174,12 +175,27 @@ impl Watches {
         };
         if follows_file {
             want(config.root(), false);
+            // A linked promptpack.toml is edited where it leads.
+            for form in both_forms(&config.root().join(CONFIG_FILE)) {
+                if let Some(folder) = form.parent() {
+                    want(folder, false);
+                }
+            }
         }
         for dir in [config.templates(), config.snippets()] {
             if let Some(parent) = dir.parent() {
                 want(parent, false);
             }
             want(dir, true);
+            // A link on the way to a folder (a root `current` pointed at
+            // the next release) is swapped in its own folder, which no
+            // other watch sees: watch that folder too.
+            for link in dir.ancestors().skip(1) {
+                let is_link = std::fs::symlink_metadata(link).is_ok_and(|m| m.is_symlink());
+                if let (true, Some(parent)) = (is_link, link.parent()) {
+                    want(parent, false);
+                }
+            }
         }
         for hop in &links.hops {
             if let Some(folder) = hop.parent() {

@@ -63,7 +63,10 @@ impl WatchedLibrary {
     /// Watches the folders of `config`, with its delimiters.
     pub fn with_config(config: &Config, options: WatchOptions) -> Result<WatchedLibrary> {
         WatchedLibrary::start(
-            ConfigSource::Fixed(config.clone()),
+            // Absolute, as for `new`, and because the watcher reports
+            // absolute paths: relative folders through a link would match
+            // none of them.
+            ConfigSource::Fixed(config.clone().absolute()),
             &options,
             Start::NeedsGood,
         )

@@ -70,8 +70,9 @@ pub(super) struct Links {
     /// The links themselves.
     pub(super) paths: BTreeSet<PathBuf>,
     /// Every hop of every link's chain, its folder canonical (as a watch on
-    /// that folder reports it), when it lies under the prompt root or the
-    /// prompt folders (the loader refuses the others).
+    /// that folder reports it): every hop of a chain that ends under the
+    /// prompt root or the prompt folders, and the hops there of one that
+    /// ends elsewhere (which the loader refuses).
     pub(super) hops: BTreeSet<PathBuf>,
 }
 
@@ -117,31 +118,41 @@ impl Links {
         links
     }
 
-    /// Records `link` and each hop of its chain.
+    /// Records `link` and each hop of its chain. A chain that ends inside
+    /// (where the loader reads it) is recorded whole, its hops outside too:
+    /// the loader reads through them, so pointing one of them elsewhere, or
+    /// editing the target past it, changes the prompts. Of a chain that ends
+    /// outside (which the loader refuses), only the hops inside.
     fn follow(&mut self, link: &Path, bases: &[PathBuf]) {
         self.paths.insert(link.to_path_buf());
+        let inside = |hop: &Path| {
+            hop.parent()
+                .is_some_and(|folder| bases.iter().any(|base| folder.starts_with(base)))
+        };
+        let mut chain: Vec<PathBuf> = Vec::new();
         let mut at = link.to_path_buf();
         for _ in 0..MAX_HOPS {
             let (Ok(target), Some(parent)) = (std::fs::read_link(&at), at.parent()) else {
-                return;
+                break;
             };
             let next = parent.join(target);
             let (Some(folder), Some(name)) = (next.parent(), next.file_name()) else {
-                return;
+                break;
             };
             let Ok(folder) = folder.canonicalize() else {
-                return;
+                break;
             };
-            if !bases.iter().any(|base| folder.starts_with(base)) {
-                return;
-            }
             let hop = folder.join(name);
-            if !self.hops.insert(hop.clone()) {
-                // Already followed from here on.
-                return;
+            if chain.contains(&hop) {
+                // A loop: the loader gets `ELOOP` here.
+                break;
             }
+            chain.push(hop.clone());
             at = hop;
         }
+        let ends_inside = chain.last().is_some_and(|last| inside(last));
+        self.hops
+            .extend(chain.into_iter().filter(|hop| ends_inside || inside(hop)));
     }
 }
 
@@ -173,8 +184,12 @@ pub(super) enum Entry {
     Folder,
     /// A file (or a link) was created or removed.
     File,
-    /// Anything else: a rename, a change, a poller's event. The path may
-    /// have been a folder.
+    /// Renamed, to or from the path. What is there now does not say what
+    /// was moved: a folder renamed away and a file put in its place (a
+    /// checkout turning `p/` into `p`) leaves a file.
+    Renamed,
+    /// Anything else: a change, a poller's event. The path may have been a
+    /// folder.
     Unknown,
 }
 
@@ -187,6 +202,7 @@ impl Entry {
             EventKind::Create(CreateKind::File)
             | EventKind::Remove(RemoveKind::File)
             | EventKind::Modify(ModifyKind::Data(_)) => Entry::File,
+            EventKind::Modify(ModifyKind::Name(_)) => Entry::Renamed,
             _ => Entry::Unknown,
         }
     }
@@ -198,8 +214,8 @@ impl Entry {
 /// `#x#`); a `.md` file; a folder of any name, which may hold some (moving
 /// one in or away gives no event for the files inside). Other files (vim's
 /// `4913` probe, `notes.txt`) cannot: the loader never reads them. A path
-/// that is gone and whose event does not say what it was may have been a
-/// folder, so it counts.
+/// renamed, or gone and whose event does not say what it was, may have been
+/// a folder, so it counts.
 pub(super) fn is_prompt_path(rest: &Path, full: &Path, entry: Entry) -> bool {
     let names: Vec<&OsStr> = rest.iter().collect();
     let Some(last) = names.last().map(|n| n.to_string_lossy()) else {
@@ -212,7 +228,7 @@ pub(super) fn is_prompt_path(rest: &Path, full: &Path, entry: Entry) -> bool {
         return true;
     }
     match entry {
-        Entry::Folder => true,
+        Entry::Folder | Entry::Renamed => true,
         // A new link to a folder is a file to the event, a folder to the
         // loader.
         Entry::File => full.is_dir(),
@@ -229,7 +245,7 @@ mod tests {
     #[test]
     fn junk_is_ignored() {
         let full = Path::new("/nonexistent/templates/x");
-        for entry in [Entry::File, Entry::Folder, Entry::Unknown] {
+        for entry in [Entry::File, Entry::Folder, Entry::Renamed, Entry::Unknown] {
             for junk in [".system.md.swp", "system.md~", ".hidden.md", "#system.md#"] {
                 assert!(
                     !is_prompt_path(&Path::new("x").join(junk), &full.join(junk), entry),
@@ -260,10 +276,12 @@ mod tests {
                 "{folder}"
             );
             // Moved away: the event does not say it was a folder.
-            assert!(
-                is_prompt_path(Path::new(folder), &full.join(folder), Entry::Unknown),
-                "{folder}"
-            );
+            for entry in [Entry::Renamed, Entry::Unknown] {
+                assert!(
+                    is_prompt_path(Path::new(folder), &full.join(folder), entry),
+                    "{folder}"
+                );
+            }
         }
     }
 }

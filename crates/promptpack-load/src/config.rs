@@ -184,6 +184,19 @@ impl Config {
         self
     }
 
+    /// The same settings with the root and folders made absolute against
+    /// the working directory now (links are kept, not resolved), so that
+    /// they name the same folders after it changes, and as a file watcher
+    /// names them.
+    pub fn absolute(mut self) -> Config {
+        for path in [&mut self.root, &mut self.templates, &mut self.snippets] {
+            if let Ok(absolute) = std::path::absolute(&*path) {
+                *path = absolute;
+            }
+        }
+        self
+    }
+
     /// Uses other token delimiters, e.g. `<<` and `>>`.
     pub fn delimiters(mut self, open: &str, close: &str) -> Result<Config> {
         self.settings.delimiters = Delimiters::new(open, close)?;

@@ -166,9 +166,14 @@ impl Reader<'_> {
         let dir = self.config.snippets();
         match std::fs::metadata(dir) {
             Ok(meta) if meta.is_dir() => {}
-            Ok(_) => {
+            Ok(meta) => {
                 let shown = self.shown(dir);
-                let message = format!("{shown} is a file, where the snippets folder should be");
+                let what = if meta.is_file() {
+                    "a file"
+                } else {
+                    kind(&meta.file_type())
+                };
+                let message = format!("{shown} is {what}, where the snippets folder should be");
                 let location = Location::file(shown);
                 self.errors.push(
                     Diagnostic::new(ErrorCode::Io, message)
@@ -196,10 +201,33 @@ impl Reader<'_> {
                 Ok(entry) => entry,
                 Err(e) => {
                     let path = e.path().unwrap_or(dir).to_path_buf();
+                    let dangling = e
+                        .io_error()
+                        .is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound);
+                    if dangling && snippet_name(&path).is_none() {
+                        // A broken link not named `.md` leads to nothing
+                        // that would be read: it is ignored as a file of
+                        // that name is (and as the watcher ignores it).
+                        continue;
+                    }
                     if let Some(name) = snippet_name(&path) {
                         self.unreadable.push(name);
                     }
-                    let message = format!("cannot read {}: {e}", path.display());
+                    // walkdir's own text names the path again, unshown.
+                    let shown = self.shown(&path);
+                    let message = match (e.loop_ancestor(), e.io_error()) {
+                        (Some(ancestor), _) => {
+                            let ancestor = match self.shown(ancestor) {
+                                root if root.is_empty() => "the prompt root".to_string(),
+                                folder => folder,
+                            };
+                            format!(
+                                "cannot read {shown}: it leads back to {ancestor}, which holds it"
+                            )
+                        }
+                        (None, Some(io)) => format!("cannot read {shown}: {io}"),
+                        (None, None) => format!("cannot read {shown}: {e}"),
+                    };
                     self.error(ErrorCode::Io, &path, message);
                     continue;
                 }
@@ -481,8 +509,62 @@ fn check_opened_inside(
 
 #[cfg(all(test, unix))]
 mod tests {
-    use super::{Refused, same_file_inside};
+    use super::{Refused, read_sources, same_file_inside};
+    use crate::config::Config;
     use std::os::unix::fs::symlink;
+
+    /// The messages of what `read_sources` reports for `root`.
+    fn messages(root: &std::path::Path) -> Vec<String> {
+        let (_, errors) = read_sources(&Config::new(root));
+        errors.into_iter().map(|d| d.message).collect()
+    }
+
+    /// A snippets folder that is not a folder says what it is; a link loop
+    /// under it names its path once, as shown everywhere else; a broken
+    /// link is an error only where a snippet would be read.
+    #[test]
+    fn special_snippet_entries_are_named_as_they_are() {
+        let dir = tempfile::tempdir().expect("a scratch folder");
+        let root = dir.path();
+        std::fs::create_dir(root.join("templates")).expect("templates");
+        let made = std::process::Command::new("mkfifo")
+            .arg(root.join("snippets"))
+            .status()
+            .expect("mkfifo");
+        assert!(made.success());
+        let found = messages(root);
+        assert_eq!(
+            found,
+            ["snippets is a FIFO, where the snippets folder should be"],
+            "{found:?}"
+        );
+
+        std::fs::remove_file(root.join("snippets")).expect("remove the FIFO");
+        std::fs::create_dir(root.join("snippets")).expect("snippets");
+        symlink("l2.md", root.join("snippets/l1.md")).expect("l1");
+        symlink("l1.md", root.join("snippets/l2.md")).expect("l2");
+        symlink("..", root.join("snippets/up")).expect("up");
+        // Broken links: one that would be a snippet, and one that would
+        // never be read.
+        symlink("nowhere", root.join("snippets/gone.md")).expect("gone");
+        symlink("nowhere", root.join("snippets/notes.txt")).expect("notes");
+        let found = messages(root);
+        assert_eq!(found.len(), 4, "{found:?}");
+        assert!(
+            found[0].starts_with("cannot read snippets/gone.md: "),
+            "{found:?}"
+        );
+        let found = &found[1..];
+        assert!(
+            found[0].starts_with("cannot read snippets/l1.md: ")
+                && found[0].matches("l1.md").count() == 1,
+            "{found:?}"
+        );
+        assert!(
+            found[2].starts_with("cannot read snippets/up: it leads back to "),
+            "{found:?}"
+        );
+    }
 
     /// The check used where /proc cannot name an opened file: a link that
     /// led outside when the file was opened and inside when looked at is
