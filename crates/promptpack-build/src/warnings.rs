@@ -25,6 +25,7 @@ use promptpack_core::settings::Settings;
 use promptpack_core::similar::edit_distance;
 use promptpack_core::source_file::SourceFile;
 use promptpack_load::Compiled;
+use std::collections::HashSet;
 use std::fmt;
 
 /// One warning for cargo: `path:line:col: code: message (help: …)`.
@@ -167,26 +168,49 @@ fn explain_file(
     }
 }
 
+/// How many pairs of names [`typos`] compares for one prompt at most. The
+/// typo hints are a courtesy: a prompt of thousands of variables, or one
+/// whose every name changed since the last build, would otherwise cost the
+/// build script time quadratic in its names (6,100 names gone and 1,700 new
+/// took a debug build script three minutes). Past the budget the rest of
+/// the prompt's names are not looked at.
+const TYPO_PAIRS_MAX: usize = 1 << 16;
+
 /// The likely typos among the variables of `prompt`: at most one warning per
-/// variable, at its first use.
+/// variable, at its first use, from at most [`TYPO_PAIRS_MAX`] comparisons.
 fn typos(prompt: &ResolvedPrompt, previous: Option<&NameRecord>) -> Vec<Warning> {
     let vars = &prompt.vars;
     let uses = use_counts(prompt);
     let structure = struct_name(&prompt.id);
     let before = previous.and_then(|r| r.prompts.get(&prompt.id));
+    // Worked out once per prompt, not once per pair: sets for the lookups,
+    // each name's letters and field for the sibling filter.
+    let current: HashSet<&str> = vars.iter().map(|v| v.name.as_str()).collect();
+    let (had, dropped, gone): (HashSet<&str>, HashSet<&str>, Vec<&str>) =
+        before.map_or_else(Default::default, |before| {
+            (
+                before.names.iter().map(String::as_str).collect(),
+                before.dropped.iter().map(String::as_str).collect(),
+                before
+                    .names
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|old| !current.contains(old))
+                    .collect(),
+            )
+        });
+    let letters: Vec<String> = vars.iter().map(|v| without_digits(&v.name)).collect();
+    let fields: Vec<String> = vars.iter().map(|v| field_name(&v.name)).collect();
+    let mut budget = TYPO_PAIRS_MAX;
     let mut warnings = Vec::new();
     for (i, var) in vars.iter().enumerate() {
         // Renamed since the last build: a field of the struct changed name.
-        let renamed = before.and_then(|before| {
-            let is_new = !before.has(&var.name) && !before.dropped.contains(&var.name);
-            let gone = before
-                .names
-                .iter()
-                .filter(|old| !vars.iter().any(|v| &v.name == *old));
-            is_new
-                .then(|| closest(&var.name, gone.map(String::as_str)))
-                .flatten()
-        });
+        let is_new = before.is_some()
+            && !had.contains(var.name.as_str())
+            && !dropped.contains(var.name.as_str());
+        let renamed = is_new
+            .then(|| closest(&var.name, gone.iter().copied(), &mut budget))
+            .flatten();
         if let Some((old, edits)) = renamed {
             warnings.push(Warning {
                 location: Some(var.first_use.clone()),
@@ -197,7 +221,7 @@ fn typos(prompt: &ResolvedPrompt, previous: Option<&NameRecord>) -> Vec<Warning>
                      instead of `{old_field}`",
                     new = var.name,
                     edits = edits_words(edits),
-                    new_field = field_name(&var.name),
+                    new_field = fields[i],
                     old_field = field_name(old),
                 ),
                 help: Some(format!(
@@ -210,15 +234,20 @@ fn typos(prompt: &ResolvedPrompt, previous: Option<&NameRecord>) -> Vec<Warning>
             continue;
         }
         // Next to another variable of the same prompt: the one used less
-        // (or, as often, later) is the typo.
-        let others = vars.iter().enumerate().filter(|&(j, other)| {
+        // (or, as often, later) is the typo. Numbered siblings (`tool1`,
+        // `tool2`) and names of one field are not typos of each other.
+        let others = vars.iter().enumerate().filter(|&(j, _)| {
             j != i
                 && (uses[j], usize::MAX - j) > (uses[i], usize::MAX - i)
-                && !differ_only_in_digits(&var.name, &other.name)
-                && field_name(&var.name) != field_name(&other.name)
+                && letters[i] != letters[j]
+                && fields[i] != fields[j]
         });
-        if let Some((other, edits)) = closest(&var.name, others.map(|(_, v)| v.name.as_str())) {
+        let others = others.map(|(_, v)| v.name.as_str());
+        if let Some((other, edits)) = closest(&var.name, others, &mut budget) {
             warnings.push(same_prompt_typo(prompt, var, other, edits, &structure));
+        }
+        if budget == 0 {
+            break;
         }
     }
     warnings
@@ -269,10 +298,19 @@ fn use_counts(prompt: &ResolvedPrompt) -> Vec<usize> {
 }
 
 /// Of `candidates`, the first one closest to `name` within [`max_edits`],
-/// with its distance.
-fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<(&'a str, usize)> {
+/// with its distance; each candidate looked at spends one of `budget`, and
+/// none are looked at once it is spent.
+fn closest<'a>(
+    name: &str,
+    candidates: impl Iterator<Item = &'a str>,
+    budget: &mut usize,
+) -> Option<(&'a str, usize)> {
     let mut best: Option<(&str, usize)> = None;
     for candidate in candidates {
+        let Some(left) = budget.checked_sub(1) else {
+            break;
+        };
+        *budget = left;
         if let Some(edits) = typo_distance(name, candidate)
             && best.is_none_or(|(_, b)| edits < b)
         {
@@ -305,14 +343,10 @@ fn max_edits(a: &str, b: &str) -> usize {
     }
 }
 
-/// `tool1` and `tool2`, `item` and `item2`: numbered siblings, not typos.
-fn differ_only_in_digits(a: &str, b: &str) -> bool {
-    let letters = |s: &str| {
-        s.chars()
-            .filter(|c| !c.is_ascii_digit())
-            .collect::<String>()
-    };
-    letters(a) == letters(b)
+/// `name` without its digits: `tool1` and `tool2`, `item` and `item2` are
+/// numbered siblings, not typos, when these are equal.
+fn without_digits(name: &str) -> String {
+    name.chars().filter(|c| !c.is_ascii_digit()).collect()
 }
 
 fn edits_words(edits: usize) -> &'static str {
@@ -349,8 +383,9 @@ mod tests {
         assert_eq!(typo_distance("x", "y"), None, "one-letter names");
         assert_eq!(typo_distance("agentName", "agentName"), None);
         assert_eq!(typo_distance("agentName", "userName"), None);
-        assert!(differ_only_in_digits("tool1", "tool2") && differ_only_in_digits("item", "item2"));
-        assert!(!differ_only_in_digits("tool", "tools"));
+        assert_eq!(without_digits("tool1"), without_digits("tool2"));
+        assert_eq!(without_digits("item"), without_digits("item2"));
+        assert_ne!(without_digits("tool"), without_digits("tools"));
     }
 
     fn compiled(system: &str, snippets: &[(&str, &str)]) -> Compiled {
@@ -533,6 +568,35 @@ mod tests {
             ),
             "{}",
             found[0]
+        );
+    }
+
+    /// Typo hints cost a bounded number of comparisons per prompt, however
+    /// many names it has and lost: 600 names, each renamed since the last
+    /// build and within two edits of every lost name, compared all against
+    /// all were 360,000 comparisons (three minutes of a debug build script
+    /// for 1,700 against 6,100); now the first of them get their hint and
+    /// the rest are not looked at.
+    #[test]
+    fn typo_hints_are_bounded() {
+        const N: usize = 600;
+        let text = |prefix: &str| -> String {
+            (0..N).map(|i| format!("{{{{{prefix}{i:03}}}}} ")).collect()
+        };
+        let first = compiled(&text("old"), &[]);
+        let record = NameRecord::next(&first.prompts, None);
+        let found = lines(&compiled(&text("olx"), &[]), Some(&record));
+        assert!(
+            found[0].contains(
+                "variable `olx000` is new since the last build and one edit from `old000`"
+            ),
+            "{}",
+            found[0]
+        );
+        assert!(
+            found.len() <= TYPO_PAIRS_MAX / N + 1,
+            "{} hints: every name compared with every other",
+            found.len()
         );
     }
 }
