@@ -13,7 +13,7 @@
 //! ```
 
 use promptpack_core::resolve::ResolvedPrompt;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -34,12 +34,6 @@ pub(crate) struct RecordedNames {
     /// The names it lost the last time its names changed: a variable that
     /// comes back is a rename undone, not a new typo.
     pub(crate) dropped: Vec<String>,
-}
-
-impl RecordedNames {
-    pub(crate) fn has(&self, name: &str) -> bool {
-        self.names.iter().any(|n| n == name)
-    }
 }
 
 impl NameRecord {
@@ -100,12 +94,14 @@ impl NameRecord {
             .map(|p| {
                 let names: Vec<String> = p.vars.iter().map(|v| v.name.clone()).collect();
                 let before = previous.and_then(|r| r.prompts.get(&p.id));
+                // A set, not a scan per name: a prompt may have thousands.
+                let now: HashSet<&str> = names.iter().map(String::as_str).collect();
                 let dropped = match before {
-                    Some(before) if same_set(&before.names, &names) => before.dropped.clone(),
+                    Some(before) if same_set(&before.names, &now) => before.dropped.clone(),
                     Some(before) => before
                         .names
                         .iter()
-                        .filter(|n| !names.contains(n))
+                        .filter(|n| !now.contains(n.as_str()))
                         .cloned()
                         .collect(),
                     None => Vec::new(),
@@ -117,8 +113,9 @@ impl NameRecord {
     }
 }
 
-fn same_set(a: &[String], b: &[String]) -> bool {
-    a.len() == b.len() && a.iter().all(|n| b.contains(n))
+/// Whether the names `a` (each once) are the names `b`.
+fn same_set(a: &[String], b: &HashSet<&str>) -> bool {
+    a.len() == b.len() && a.iter().all(|n| b.contains(n.as_str()))
 }
 
 #[cfg(test)]
@@ -174,7 +171,10 @@ mod tests {
         );
         assert_eq!(NameRecord::parse(&text), second);
         let assistant = &second.prompts["assistant"];
-        assert!(assistant.has("agentNmae") && !assistant.has("agentName"));
+        assert!(
+            assistant.names.iter().any(|n| n == "agentNmae")
+                && !assistant.names.iter().any(|n| n == "agentName")
+        );
         assert!(
             !second.prompts.contains_key("empty"),
             "a deleted prompt leaves"

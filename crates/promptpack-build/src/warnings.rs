@@ -25,6 +25,7 @@ use promptpack_core::settings::Settings;
 use promptpack_core::similar::edit_distance;
 use promptpack_core::source_file::SourceFile;
 use promptpack_load::Compiled;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 /// One warning for cargo: `path:line:col: code: message (help: …)`.
@@ -92,101 +93,151 @@ pub(crate) fn build_warnings(
 
 /// Extends the `near_miss` lint of `{{ audience }}` when none of the prompts
 /// its file is part of has a variable `audience`.
+///
+/// Linear in the warnings, files and prompts: each lint is found by its
+/// place in a map, each file's prompts by id or from one pass over the
+/// prompts' snippets, and only files with a near-miss are looked at (a scan
+/// of every warning for every near-miss, and of every prompt for every
+/// file, took a debug build script 12 s for 4,000 near-misses on one line).
 fn explain_near_misses(compiled: &Compiled, settings: &Settings, warnings: &mut [Warning]) {
-    if !warnings
-        .iter()
-        .any(|w| w.code == ErrorCode::NearMiss.as_str())
-    {
+    // Each near-miss lint by its place; the first one where two share it.
+    let mut lints: HashMap<(String, usize, usize), usize> = HashMap::new();
+    for (i, w) in warnings.iter().enumerate() {
+        if w.code == ErrorCode::NearMiss.as_str()
+            && let Some(l) = &w.location
+        {
+            lints
+                .entry((l.path().to_string(), l.line(), l.column()))
+                .or_insert(i);
+        }
+    }
+    if lints.is_empty() {
         return;
+    }
+    let files: HashSet<&str> = lints.keys().map(|(path, _, _)| path.as_str()).collect();
+    let by_id: HashMap<&str, &ResolvedPrompt> = compiled
+        .prompts
+        .iter()
+        .map(|p| (p.id.as_str(), p))
+        .collect();
+    let mut users: HashMap<&str, Vec<&ResolvedPrompt>> = HashMap::new();
+    for prompt in &compiled.prompts {
+        for snippet in &prompt.snippets {
+            users.entry(snippet.as_str()).or_default().push(prompt);
+        }
     }
     let sources = &compiled.sources;
     let template_files = sources.templates.iter().flat_map(|t| {
+        let prompts: Vec<&ResolvedPrompt> = by_id.get(t.id.as_str()).copied().into_iter().collect();
         std::iter::once(&t.system)
             .chain(t.user.as_ref())
-            .map(move |f| (f, vec![t.id.as_str()]))
+            .map(move |f| (f, prompts.clone()))
     });
     let snippet_files = sources.snippets.iter().map(|s| {
-        let users = compiled
-            .prompts
-            .iter()
-            .filter(|p| p.snippets.contains(&s.name))
-            .map(|p| p.id.as_str())
-            .collect();
-        (&s.file, users)
+        (
+            &s.file,
+            users.get(s.name.as_str()).cloned().unwrap_or_default(),
+        )
     });
-    for (file, ids) in template_files.chain(snippet_files) {
-        explain_file(file, &ids, compiled, settings, warnings);
+    for (file, prompts) in template_files.chain(snippet_files) {
+        if files.contains(file.path()) {
+            explain_file(file, &prompts, settings, &lints, warnings);
+        }
     }
 }
 
+/// At most this many vars structs are named in one extended lint: a snippet
+/// included by a thousand prompts would otherwise name a thousand structs
+/// in each of its lints.
+const STRUCTS_NAMED: usize = 3;
+
 fn explain_file(
     file: &SourceFile,
-    ids: &[&str],
-    compiled: &Compiled,
+    prompts: &[&ResolvedPrompt],
     settings: &Settings,
+    lints: &HashMap<(String, usize, usize), usize>,
     warnings: &mut [Warning],
 ) {
-    let prompts: Vec<&ResolvedPrompt> = compiled
-        .prompts
-        .iter()
-        .filter(|p| ids.contains(&p.id.as_str()))
-        .collect();
     if prompts.is_empty() {
         return;
     }
+    let names: HashSet<&str> = prompts
+        .iter()
+        .flat_map(|p| p.vars.iter().map(|v| v.name.as_str()))
+        .collect();
+    let mut structs: Vec<String> = prompts
+        .iter()
+        .take(STRUCTS_NAMED)
+        .map(|p| format!("`{}`", struct_name(&p.id)))
+        .collect();
+    if prompts.len() > STRUCTS_NAMED {
+        structs.push(format!("{} more", prompts.len() - STRUCTS_NAMED));
+    }
+    let structs = structs.join(", ");
+    let (has, which) = match prompts.len() {
+        1 => ("has", "the prompt does not use elsewhere"),
+        _ => ("have", "no prompt that includes this file uses elsewhere"),
+    };
     for (name, at) in near_miss_names(file, &settings.delimiters) {
-        if prompts
-            .iter()
-            .any(|p| p.vars.iter().any(|v| v.name == name))
-        {
+        if names.contains(name.as_str()) {
             continue;
         }
-        let Some(lint) = warnings.iter_mut().find(|w| {
-            w.code == ErrorCode::NearMiss.as_str()
-                && w.location.as_ref().is_some_and(|l| {
-                    (l.path(), l.line(), l.column()) == (at.path(), at.line(), at.column())
-                })
-        }) else {
+        let key = (at.path().to_string(), at.line(), at.column());
+        let Some(lint) = lints.get(&key).and_then(|&i| warnings.get_mut(i)) else {
             continue;
-        };
-        let structs: Vec<String> = prompts
-            .iter()
-            .map(|p| format!("`{}`", struct_name(&p.id)))
-            .collect();
-        let (has, which) = match structs.len() {
-            1 => ("has", "the prompt does not use elsewhere"),
-            _ => ("have", "no prompt that includes this file uses elsewhere"),
         };
         lint.message = format!(
             "{}: the spaces make it text, not the variable `{name}`, which {which}, \
-             so {} {has} no field `{}`",
+             so {structs} {has} no field `{}`",
             lint.message,
-            structs.join(", "),
             field_name(&name)
         );
     }
 }
 
+/// How many pairs of names [`typos`] compares for one prompt at most. The
+/// typo hints are a courtesy: a prompt of thousands of variables, or one
+/// whose every name changed since the last build, would otherwise cost the
+/// build script time quadratic in its names (6,100 names gone and 1,700 new
+/// took a debug build script three minutes). Past the budget the rest of
+/// the prompt's names are not looked at.
+const TYPO_PAIRS_MAX: usize = 1 << 16;
+
 /// The likely typos among the variables of `prompt`: at most one warning per
-/// variable, at its first use.
+/// variable, at its first use, from at most [`TYPO_PAIRS_MAX`] comparisons.
 fn typos(prompt: &ResolvedPrompt, previous: Option<&NameRecord>) -> Vec<Warning> {
     let vars = &prompt.vars;
     let uses = use_counts(prompt);
     let structure = struct_name(&prompt.id);
     let before = previous.and_then(|r| r.prompts.get(&prompt.id));
+    // Worked out once per prompt, not once per pair: sets for the lookups,
+    // each name's letters and field for the sibling filter.
+    let current: HashSet<&str> = vars.iter().map(|v| v.name.as_str()).collect();
+    let (had, dropped, gone): (HashSet<&str>, HashSet<&str>, Vec<&str>) =
+        before.map_or_else(Default::default, |before| {
+            (
+                before.names.iter().map(String::as_str).collect(),
+                before.dropped.iter().map(String::as_str).collect(),
+                before
+                    .names
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|old| !current.contains(old))
+                    .collect(),
+            )
+        });
+    let letters: Vec<String> = vars.iter().map(|v| without_digits(&v.name)).collect();
+    let fields: Vec<String> = vars.iter().map(|v| field_name(&v.name)).collect();
+    let mut budget = TYPO_PAIRS_MAX;
     let mut warnings = Vec::new();
     for (i, var) in vars.iter().enumerate() {
         // Renamed since the last build: a field of the struct changed name.
-        let renamed = before.and_then(|before| {
-            let is_new = !before.has(&var.name) && !before.dropped.contains(&var.name);
-            let gone = before
-                .names
-                .iter()
-                .filter(|old| !vars.iter().any(|v| &v.name == *old));
-            is_new
-                .then(|| closest(&var.name, gone.map(String::as_str)))
-                .flatten()
-        });
+        let is_new = before.is_some()
+            && !had.contains(var.name.as_str())
+            && !dropped.contains(var.name.as_str());
+        let renamed = is_new
+            .then(|| closest(&var.name, gone.iter().copied(), &mut budget))
+            .flatten();
         if let Some((old, edits)) = renamed {
             warnings.push(Warning {
                 location: Some(var.first_use.clone()),
@@ -197,7 +248,7 @@ fn typos(prompt: &ResolvedPrompt, previous: Option<&NameRecord>) -> Vec<Warning>
                      instead of `{old_field}`",
                     new = var.name,
                     edits = edits_words(edits),
-                    new_field = field_name(&var.name),
+                    new_field = fields[i],
                     old_field = field_name(old),
                 ),
                 help: Some(format!(
@@ -210,15 +261,20 @@ fn typos(prompt: &ResolvedPrompt, previous: Option<&NameRecord>) -> Vec<Warning>
             continue;
         }
         // Next to another variable of the same prompt: the one used less
-        // (or, as often, later) is the typo.
-        let others = vars.iter().enumerate().filter(|&(j, other)| {
+        // (or, as often, later) is the typo. Numbered siblings (`tool1`,
+        // `tool2`) and names of one field are not typos of each other.
+        let others = vars.iter().enumerate().filter(|&(j, _)| {
             j != i
                 && (uses[j], usize::MAX - j) > (uses[i], usize::MAX - i)
-                && !differ_only_in_digits(&var.name, &other.name)
-                && field_name(&var.name) != field_name(&other.name)
+                && letters[i] != letters[j]
+                && fields[i] != fields[j]
         });
-        if let Some((other, edits)) = closest(&var.name, others.map(|(_, v)| v.name.as_str())) {
+        let others = others.map(|(_, v)| v.name.as_str());
+        if let Some((other, edits)) = closest(&var.name, others, &mut budget) {
             warnings.push(same_prompt_typo(prompt, var, other, edits, &structure));
+        }
+        if budget == 0 {
+            break;
         }
     }
     warnings
@@ -269,10 +325,19 @@ fn use_counts(prompt: &ResolvedPrompt) -> Vec<usize> {
 }
 
 /// Of `candidates`, the first one closest to `name` within [`max_edits`],
-/// with its distance.
-fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<(&'a str, usize)> {
+/// with its distance; each candidate looked at spends one of `budget`, and
+/// none are looked at once it is spent.
+fn closest<'a>(
+    name: &str,
+    candidates: impl Iterator<Item = &'a str>,
+    budget: &mut usize,
+) -> Option<(&'a str, usize)> {
     let mut best: Option<(&str, usize)> = None;
     for candidate in candidates {
+        let Some(left) = budget.checked_sub(1) else {
+            break;
+        };
+        *budget = left;
         if let Some(edits) = typo_distance(name, candidate)
             && best.is_none_or(|(_, b)| edits < b)
         {
@@ -305,14 +370,10 @@ fn max_edits(a: &str, b: &str) -> usize {
     }
 }
 
-/// `tool1` and `tool2`, `item` and `item2`: numbered siblings, not typos.
-fn differ_only_in_digits(a: &str, b: &str) -> bool {
-    let letters = |s: &str| {
-        s.chars()
-            .filter(|c| !c.is_ascii_digit())
-            .collect::<String>()
-    };
-    letters(a) == letters(b)
+/// `name` without its digits: `tool1` and `tool2`, `item` and `item2` are
+/// numbered siblings, not typos, when these are equal.
+fn without_digits(name: &str) -> String {
+    name.chars().filter(|c| !c.is_ascii_digit()).collect()
 }
 
 fn edits_words(edits: usize) -> &'static str {
@@ -349,8 +410,9 @@ mod tests {
         assert_eq!(typo_distance("x", "y"), None, "one-letter names");
         assert_eq!(typo_distance("agentName", "agentName"), None);
         assert_eq!(typo_distance("agentName", "userName"), None);
-        assert!(differ_only_in_digits("tool1", "tool2") && differ_only_in_digits("item", "item2"));
-        assert!(!differ_only_in_digits("tool", "tools"));
+        assert_eq!(without_digits("tool1"), without_digits("tool2"));
+        assert_eq!(without_digits("item"), without_digits("item2"));
+        assert_ne!(without_digits("tool"), without_digits("tools"));
     }
 
     fn compiled(system: &str, snippets: &[(&str, &str)]) -> Compiled {
@@ -531,6 +593,68 @@ mod tests {
             found[0].contains(
                 "variable `hasTool` is new since the last build and one edit from `hasTools`"
             ),
+            "{}",
+            found[0]
+        );
+    }
+
+    /// Typo hints cost a bounded number of comparisons per prompt, however
+    /// many names it has and lost: 600 names, each renamed since the last
+    /// build and within two edits of every lost name, compared all against
+    /// all were 360,000 comparisons (three minutes of a debug build script
+    /// for 1,700 against 6,100); now the first of them get their hint and
+    /// the rest are not looked at.
+    #[test]
+    fn typo_hints_are_bounded() {
+        const N: usize = 600;
+        let text = |prefix: &str| -> String {
+            (0..N).map(|i| format!("{{{{{prefix}{i:03}}}}} ")).collect()
+        };
+        let first = compiled(&text("old"), &[]);
+        let record = NameRecord::next(&first.prompts, None);
+        let found = lines(&compiled(&text("olx"), &[]), Some(&record));
+        assert!(
+            found[0].contains(
+                "variable `olx000` is new since the last build and one edit from `old000`"
+            ),
+            "{}",
+            found[0]
+        );
+        assert!(
+            found.len() <= TYPO_PAIRS_MAX / N + 1,
+            "{} hints: every name compared with every other",
+            found.len()
+        );
+    }
+
+    /// Extending near-miss lints is linear: 40,000 of them on one line
+    /// (each lint once looked for among all the others: 12 s for 4,000,
+    /// quadratic, so some twenty minutes here) under a hang guard, not a
+    /// measure; and a snippet included by many prompts names a few structs
+    /// and how many more, not all of them in each lint.
+    #[test]
+    fn near_miss_lints_are_extended_in_linear_work() {
+        const N: usize = 40_000;
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let line = "{{ mood }}".repeat(N);
+            let _ = tx.send(lines(&compiled(&line, &[]), None));
+        });
+        let found = rx
+            .recv_timeout(std::time::Duration::from_secs(300))
+            .expect("40,000 near-misses on one line end");
+        assert_eq!(found.len(), N);
+        assert!(found.iter().all(|w| w.contains("has no field `mood`")));
+
+        let ids: Vec<String> = (0..50).map(|i| format!("p{i}")).collect();
+        let templates: Vec<(&str, &str)> = ids
+            .iter()
+            .map(|id| (id.as_str(), "{{snippet:s}}"))
+            .collect();
+        let found = lines(&compiled_many(&templates, &[("s", "{{ mood }}")]), None);
+        assert_eq!(found.len(), 1);
+        assert!(
+            found[0].contains("so `P0Vars`, `P1Vars`, `P10Vars`, 47 more have no field `mood`"),
             "{}",
             found[0]
         );
