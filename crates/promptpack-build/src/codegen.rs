@@ -159,8 +159,11 @@ fn write_flat_to(tokens: TokenStream, out: &mut impl fmt::Write) -> fmt::Result 
 pub const MAX_PROMPT_CODE: usize = 5 << 19;
 
 /// The most Rust code generated for every prompt together, in bytes as
-/// [`generate_unformatted`] writes it: 10 MiB.
-pub const MAX_CODE: usize = 10 << 20;
+/// [`generate_unformatted`] writes it: 128 MiB. A backstop, not a budget:
+/// many small prompts compile in time and memory that grow with their
+/// number (1,000 prompts of a few KB generate some 15 MiB, 5,000 some
+/// 80 MiB), so only a tree far past any real one meets it.
+pub const MAX_CODE: usize = 128 << 20;
 
 /// A lower bound of the code generated for `prompt`, without generating it:
 /// its text, and a statement per token.
@@ -299,6 +302,17 @@ pub fn generate_tokens(
     let prompt_id = prompt_id_enum(prompts, &variants, &fields, &sources, dev);
     let mut errors = Vec::new();
     let mut total = flat_len(&prompt_id);
+    if total > MAX_CODE {
+        return Err(Error::new(
+            ErrorCode::TooLarge,
+            format!(
+                "the `PromptId` enum of {} prompts alone would generate {} of Rust, past the limit of {} for all prompts together",
+                prompts.len(),
+                human(total),
+                human(MAX_CODE)
+            ),
+        ));
+    }
     let mut structs = Vec::with_capacity(prompts.len());
     for ((prompt, variant), fields) in prompts.iter().zip(&variants).zip(&fields) {
         // Refused before generating when even a lower bound is too much:
