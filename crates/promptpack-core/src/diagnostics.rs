@@ -112,8 +112,8 @@ pub fn render_diagnostic(diagnostic: &Diagnostic, severity: Severity, style: Sty
 /// `text` with its control characters escaped as Rust writes them (`\u{1b}`,
 /// `\n`): messages and paths hold names from the files and the command line,
 /// and an escape sequence in a folder name or an id must not reach the
+/// terminal, nor a line break or carriage return fake a line of output. The
 /// source line under the headline is cleaned apart, where it is shown.
-/// source line under the headline is cleaned apart ([`shown_line`]).
 pub fn escape_controls(text: &str) -> Cow<'_, str> {
     if !text.chars().any(char::is_control) {
         return Cow::Borrowed(text);
