@@ -7,7 +7,9 @@
 //! so the tests hold on a slow or busy machine and in debug builds.
 
 use promptpack::{Config, Delimiters, Library, SnippetSource, SourceFile, TemplateSource};
-use promptpack_build::codegen::{DevPaths, generate};
+use promptpack_build::codegen::{
+    DevPaths, MAX_LARGE_CODE, SMALL_PROMPT_CODE, generate, generate_unformatted,
+};
 use promptpack_core::syntax::{Item, parse};
 use serde_json::json;
 use std::path::Path;
@@ -283,6 +285,41 @@ fn many_variables_load_and_generate() {
         .expect("the library loads");
     let code = generate(library.prompts(), &templates, &dev_paths()).expect("generates");
     assert!(code.contains(&format!("v{}", n - 1)));
+}
+
+/// A thousand ordinary prompts stay clear of the budget big prompts share
+/// (a limit on all code together refused them once), while a hundred big
+/// ones exhaust it: rustc's cost grows with each prompt's size.
+#[test]
+fn many_small_prompts_generate_and_big_ones_share_a_budget() {
+    let small: Vec<TemplateSource> = (0..1_000)
+        .map(|i| {
+            let text = format!(
+                "Prompt {i}: {{{{a}}}} {{{{#if f}}}}{{{{b}}}}{{{{/if}}}} {}",
+                "text ".repeat(1_000)
+            );
+            template(&format!("p{i:04}"), text)
+        })
+        .collect();
+    let library = Library::from_sources(small.clone(), vec![], Delimiters::default())
+        .expect("the library loads");
+    let code = generate_unformatted(library.prompts(), &small, &dev_paths())
+        .expect("a thousand small prompts generate");
+    assert!(code.len() > MAX_LARGE_CODE, "{} bytes", code.len());
+
+    let big_text = "some text of a big prompt ".repeat(2 * SMALL_PROMPT_CODE / 26);
+    let big: Vec<TemplateSource> = (0..100)
+        .map(|i| template(&format!("big{i:03}"), format!("{big_text}{{{{x}}}}")))
+        .collect();
+    let library = Library::from_sources(big.clone(), vec![], Delimiters::default())
+        .expect("the library loads");
+    let error = generate_unformatted(library.prompts(), &big, &dev_paths())
+        .expect_err("a hundred big prompts are too large together");
+    assert_eq!(error.code().as_str(), "too_large", "{error}");
+    assert!(
+        error.to_string().contains("for big prompts together"),
+        "{error}"
+    );
 }
 
 /// A lenient render with every one of 20,000 variables missing writes each

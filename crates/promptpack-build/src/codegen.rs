@@ -165,6 +165,17 @@ pub const MAX_PROMPT_CODE: usize = 5 << 19;
 /// 80 MiB), so only a tree far past any real one meets it.
 pub const MAX_CODE: usize = 128 << 20;
 
+/// The most Rust code generated for all prompts together beyond the first
+/// [`SMALL_PROMPT_CODE`] of each: 10 MiB. rustc's time and memory grow with
+/// the size of each prompt's functions faster than with their number, so
+/// big prompts share this budget (30 prompts near [`MAX_PROMPT_CODE`] took
+/// more than 24 GB) while a thousand ordinary ones do not touch it.
+pub const MAX_LARGE_CODE: usize = 10 << 20;
+
+/// What a prompt may generate without drawing on [`MAX_LARGE_CODE`]: 64 KiB,
+/// several times an ordinary prompt's code.
+pub const SMALL_PROMPT_CODE: usize = 64 << 10;
+
 /// A lower bound of the code generated for `prompt`, without generating it:
 /// its text, and a statement per token.
 fn least_code(prompt: &ResolvedPrompt) -> usize {
@@ -211,18 +222,26 @@ fn too_large(prompt: &ResolvedPrompt, size: usize, bound: &str) -> Diagnostic {
     .with_help(TOO_LARGE_HELP)
 }
 
-fn too_large_total(prompt: &ResolvedPrompt, total: usize) -> Diagnostic {
-    Diagnostic::new(
-        ErrorCode::TooLarge,
+fn too_large_total(prompt: &ResolvedPrompt, total: usize, large: usize) -> Diagnostic {
+    let message = if total > MAX_CODE {
         format!(
             "the prompts up to `{}` would generate {} of Rust, past the limit of {} for all prompts together",
             prompt.id,
             human(total),
             human(MAX_CODE)
-        ),
-    )
-    .at(Location::file(prompt.system_path.clone()))
-    .with_help(TOO_LARGE_HELP)
+        )
+    } else {
+        format!(
+            "the prompts up to `{}` would generate {} of Rust beyond the first {} of each, past the limit of {} for big prompts together",
+            prompt.id,
+            human(large),
+            human(SMALL_PROMPT_CODE),
+            human(MAX_LARGE_CODE)
+        )
+    };
+    Diagnostic::new(ErrorCode::TooLarge, message)
+        .at(Location::file(prompt.system_path.clone()))
+        .with_help(TOO_LARGE_HELP)
 }
 
 /// The length of `tokens` as [`write_flat`] writes them.
@@ -313,6 +332,7 @@ pub fn generate_tokens(
             ),
         ));
     }
+    let mut large = 0;
     let mut structs = Vec::with_capacity(prompts.len());
     for ((prompt, variant), fields) in prompts.iter().zip(&variants).zip(&fields) {
         // Refused before generating when even a lower bound is too much:
@@ -334,8 +354,9 @@ pub fn generate_tokens(
             continue;
         }
         total += size;
-        if total > MAX_CODE {
-            errors.push(too_large_total(prompt, total));
+        large += size.saturating_sub(SMALL_PROMPT_CODE);
+        if total > MAX_CODE || large > MAX_LARGE_CODE {
+            errors.push(too_large_total(prompt, total, large));
             break;
         }
         structs.push(code);

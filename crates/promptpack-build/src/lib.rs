@@ -190,7 +190,8 @@ pub struct Report {
 /// pipeline with its lints, then what the code generator refuses: ids and
 /// variables that cannot become Rust names, or would become the same one,
 /// and prompts whose code would pass the size limits (`too_large`: 2.5 MiB
-/// of Rust for one prompt, 128 MiB for all together; rustc needs minutes and
+/// of Rust for one prompt, 10 MiB beyond the first 64 KiB of each for all
+/// together, and 128 MiB in all; rustc needs minutes and
 /// gigabytes beyond). It runs the generator itself, without formatting, so a
 /// tree without errors here is a tree [`compile`] accepts and whose code
 /// rustc compiles: `promptpack check` runs this.
