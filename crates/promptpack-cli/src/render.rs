@@ -5,7 +5,7 @@ use clap::Args;
 use promptpack::{Diagnostic, Error, ErrorCode, Library, Prompt, SourceFile, Style};
 use promptpack_core::resolve::ResolvedPrompt;
 use promptpack_core::similar::nearest;
-use promptpack_core::source_file::Span;
+use promptpack_core::source_file::{Span, invalid_utf8};
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::io::{Read, Write};
@@ -270,7 +270,14 @@ fn read_vars_file(
             )
         })?)
     };
-    let text = std::str::from_utf8(&bytes).map_err(|e| not_utf8(&shown, &bytes, e))?;
+    let text = std::str::from_utf8(&bytes).map_err(|e| {
+        Error::from(invalid_utf8(
+            &shown,
+            &bytes,
+            e.valid_up_to(),
+            "the values file",
+        ))
+    })?;
     // The file keeps its mark, so that lines and columns are the editor's.
     let json = text.strip_prefix(BOM).unwrap_or(text);
     let skipped = text.len() - json.len();
@@ -309,34 +316,6 @@ fn read_vars_file(
             ))
         }
     }
-}
-
-/// `invalid_utf8` for a values file that is not UTF-8, as for a prompt file: the offset of the
-/// first bad byte, and its line and column.
-fn not_utf8(shown: &str, bytes: &[u8], e: std::str::Utf8Error) -> Error {
-    let valid = e.valid_up_to();
-    // The prefix before the bad byte is valid, so it locates the byte.
-    let prefix = String::from_utf8_lossy(&bytes[..valid]).into_owned();
-    let file = SourceFile::new(shown, prefix);
-    let location = file.location(Span {
-        start: valid,
-        end: valid,
-    });
-    let byte = bytes.get(valid).copied().unwrap_or_default();
-    Diagnostic::new(
-        ErrorCode::InvalidUtf8,
-        format!("{shown} is not valid UTF-8 (byte 0x{byte:02x} at offset {valid})"),
-    )
-    .at(location)
-    .with_help(
-        if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
-            // Windows tools' "Unicode" is UTF-16, marked so: say what it is.
-            "the file is UTF-16 (it starts with a UTF-16 byte order mark): save it as UTF-8"
-        } else {
-            "save the values file as UTF-8"
-        },
-    )
-    .into()
 }
 
 /// The byte offset of serde_json's 1-based line and column, kept on a

@@ -7,7 +7,7 @@
 //! out when asked, from an index built once per file. So a file with many
 //! tokens on one long line costs its text once, not once per token.
 
-use crate::error::Location;
+use crate::error::{Diagnostic, ErrorCode, Location};
 use std::sync::{Arc, OnceLock};
 
 /// Byte range of a piece of a [`SourceFile`], as offsets into its original text.
@@ -268,6 +268,34 @@ impl SourceFile {
             end: span.end,
         })
     }
+}
+
+/// `invalid_utf8` for `bytes`, read from `path`, which are UTF-8 only up to
+/// `valid_up_to`: the offset of the first bad byte, its line and column (the
+/// valid prefix locates it), and how to fix it; `what` names the file in the
+/// help (`the file`, `the values file`). The one such diagnostic for prompt
+/// files and values files alike.
+pub fn invalid_utf8(path: &str, bytes: &[u8], valid_up_to: usize, what: &str) -> Diagnostic {
+    let valid = valid_up_to.min(bytes.len());
+    let prefix = String::from_utf8_lossy(&bytes[..valid]).into_owned();
+    // One caret: an empty span is shown one character wide.
+    let location = SourceFile::new(path, prefix).location(Span {
+        start: valid,
+        end: valid,
+    });
+    let byte = bytes.get(valid).copied().unwrap_or_default();
+    let help = if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
+        // Windows tools' "Unicode" is UTF-16, marked so: say what it is.
+        "the file is UTF-16 (it starts with a UTF-16 byte order mark): save it as UTF-8".to_string()
+    } else {
+        format!("save {what} as UTF-8")
+    };
+    Diagnostic::new(
+        ErrorCode::InvalidUtf8,
+        format!("{path} is not valid UTF-8 (byte 0x{byte:02x} at offset {valid})"),
+    )
+    .at(location)
+    .with_help(help)
 }
 
 /// The characters JavaScript's `trim()` removes: its WhiteSpace and

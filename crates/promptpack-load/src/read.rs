@@ -11,7 +11,7 @@
 use crate::config::Config;
 use crate::names::is_ignored_name;
 use promptpack_core::error::{Diagnostic, ErrorCode, Location};
-use promptpack_core::source_file::{SourceFile, Span};
+use promptpack_core::source_file::{SourceFile, invalid_utf8};
 use promptpack_core::sources::{SnippetSource, Sources, TemplateSource};
 use promptpack_core::syntax::is_snippet_name;
 use std::collections::BTreeMap;
@@ -288,26 +288,8 @@ impl Reader<'_> {
             Ok(text) => Some(SourceFile::new(shown, text)),
             Err(e) => {
                 let valid = e.utf8_error().valid_up_to();
-                let bytes = e.into_bytes();
-                // Locate the bad byte in the valid prefix's terms.
-                let prefix = String::from_utf8_lossy(&bytes[..valid]).into_owned();
-                let file = SourceFile::new(shown.clone(), prefix);
-                // One caret: an empty span is shown one character wide.
-                let location = file.location(Span {
-                    start: valid,
-                    end: valid,
-                });
-                self.errors.push(
-                    Diagnostic::new(
-                        ErrorCode::InvalidUtf8,
-                        format!(
-                            "{shown} is not valid UTF-8 (byte 0x{:02x} at offset {valid})",
-                            bytes[valid]
-                        ),
-                    )
-                    .at(location)
-                    .with_help("save the file as UTF-8"),
-                );
+                self.errors
+                    .push(invalid_utf8(&shown, e.as_bytes(), valid, "the file"));
                 None
             }
         }
