@@ -21,20 +21,40 @@ pub struct DevSource {
     pub close: &'static str,
     /// Whether lines holding only a block tag are removed.
     pub standalone_tags: bool,
-    /// The contract of each prompt's compiled vars struct: an edit on disk
-    /// that leaves it is `stale_build`, not a render the struct cannot
-    /// express.
-    pub prompts: &'static [DevPrompt],
+    /// Each prompt as compiled: the dev path checks an edit on disk against
+    /// its contract, and an edit that leaves it is `stale_build`, not a
+    /// render the struct cannot express.
+    pub prompts: &'static [PromptInfo],
 }
 
-/// One prompt's compiled vars struct, as the dev path checks the files on
-/// disk against it.
+/// One prompt as the generated code describes it: the table behind
+/// `PromptId`'s methods, and the contract of its compiled vars struct.
 #[derive(Debug)]
-pub struct DevPrompt {
+pub struct PromptInfo {
     /// The prompt id.
     pub id: &'static str,
-    /// Its fields.
+    /// Stable content hash of the resolved template.
+    pub hash: u64,
+    /// Every variable, in order of first use.
+    pub variables: &'static [&'static str],
+    /// The variables tested with `#if`.
+    pub conditions: &'static [&'static str],
+    /// The compared variables, each with its values.
+    pub choices: &'static [(&'static str, &'static [&'static str])],
+    /// The struct's fields.
     pub vars: &'static [DevVar],
+}
+
+/// A prompt with a contract and nothing else, for tests of the dev path.
+pub const fn contract(id: &'static str, vars: &'static [DevVar]) -> PromptInfo {
+    PromptInfo {
+        id,
+        hash: 0,
+        variables: &[],
+        conditions: &[],
+        choices: &[],
+        vars,
+    }
 }
 
 /// One field of a compiled vars struct.
@@ -46,6 +66,51 @@ pub struct DevVar {
     pub kind: VarKind,
     /// For a choice, the values of its generated enum.
     pub values: &'static [&'static str],
+}
+
+/// A `&str` field.
+pub const fn text(name: &'static str) -> DevVar {
+    DevVar {
+        name,
+        kind: VarKind::Text,
+        values: &[],
+    }
+}
+
+/// A `bool` field.
+pub const fn flag(name: &'static str) -> DevVar {
+    DevVar {
+        name,
+        kind: VarKind::Flag,
+        values: &[],
+    }
+}
+
+/// An `Option<&str>` field.
+pub const fn optional(name: &'static str) -> DevVar {
+    DevVar {
+        name,
+        kind: VarKind::Optional,
+        values: &[],
+    }
+}
+
+/// A choice enum field with these values.
+pub const fn choice(name: &'static str, values: &'static [&'static str]) -> DevVar {
+    DevVar {
+        name,
+        kind: VarKind::Choice,
+        values,
+    }
+}
+
+/// An `Option` of a choice enum with these values.
+pub const fn optional_choice(name: &'static str, values: &'static [&'static str]) -> DevVar {
+    DevVar {
+        name,
+        kind: VarKind::OptionalChoice,
+        values,
+    }
 }
 
 pub use promptpack_core::program::VarKind;
@@ -63,6 +128,67 @@ pub fn dev_render(source: &DevSource, id: &str, vars: &dyn Vars) -> Option<Resul
         let _ = (source, id, vars);
         None
     }
+}
+
+/// The dev path of a generated `build()`: [`dev_render`] when `enabled`
+/// (the generated code passes `cfg!(debug_assertions)` of the crate that
+/// includes it), `None` at once otherwise, so a release build never reads
+/// the disk.
+#[inline]
+pub fn dev_build<Id>(
+    enabled: bool,
+    source: &DevSource,
+    id: Id,
+    name: &str,
+    vars: &dyn Vars,
+) -> Option<Result<Prompt<Id>>> {
+    if !enabled {
+        return None;
+    }
+    let rendered = dev_render(source, name, vars)?;
+    Some(rendered.map(|p| Prompt {
+        id,
+        system: p.system,
+        user: p.user,
+        hash: p.hash,
+    }))
+}
+
+/// The index of prompt `id` in `prompts` (sorted by id, as generated), or
+/// the error of an unknown id.
+pub fn prompt_index(prompts: &[PromptInfo], id: &str) -> Result<usize> {
+    prompts
+        .binary_search_by(|p| p.id.cmp(id))
+        .or_else(|_| prompts.iter().position(|p| p.id == id).ok_or(()))
+        .map_err(|()| Error::unknown_prompt(id, prompts.iter().map(|p| p.id)))
+}
+
+/// The values of text fields, by name, for `render_generated`: `""` for a
+/// missing one.
+pub fn text_values(values: &dyn Fn(&str) -> Option<String>, names: &[&str]) -> Vec<String> {
+    names.iter().map(|n| values(n).unwrap_or_default()).collect()
+}
+
+/// The values of optional fields, by name, for `render_generated`.
+pub fn optional_values(
+    values: &dyn Fn(&str) -> Option<String>,
+    names: &[&str],
+) -> Vec<Option<String>> {
+    names.iter().map(|n| values(n)).collect()
+}
+
+/// A condition for `render_generated`: true when given a non-empty string.
+pub fn flag_value(values: &dyn Fn(&str) -> Option<String>, name: &str) -> bool {
+    values(name).is_some_and(|v| !v.is_empty())
+}
+
+/// A compared variable for `render_generated`: the value given, when it is
+/// one of the enum's.
+pub fn choice_value<E: std::str::FromStr>(
+    values: &dyn Fn(&str) -> Option<String>,
+    name: &str,
+) -> Option<E> {
+    values(name).and_then(|v| v.parse().ok())
 }
 
 /// `Serialize` and `Deserialize` for a generated `PromptId`, when promptpack's

@@ -4,7 +4,7 @@
 //! tests are as fast as the watcher and do not flake on a slow machine.
 #![cfg(feature = "hot-reload")]
 
-use promptpack::__private::{DevPrompt, DevSource, DevVar, VarKind, dev_render};
+use promptpack::__private::{DevSource, DevVar, PromptInfo, VarKind, contract, dev_render};
 use promptpack::{
     ErrorCode, Library, NO_RELOAD_ENV, Prompt, ReloadEvent, WatchOptions, WatchedLibrary,
 };
@@ -840,7 +840,7 @@ fn leak(path: &Path) -> &'static str {
 
 /// Where generated code would look for the prompts under `root`, with the
 /// contracts of its compiled vars structs.
-fn dev_source(root: &Path, prompts: &'static [DevPrompt]) -> DevSource {
+fn dev_source(root: &Path, prompts: &'static [PromptInfo]) -> DevSource {
     DevSource {
         root: leak(root),
         templates: leak(&root.join("templates")),
@@ -853,7 +853,7 @@ fn dev_source(root: &Path, prompts: &'static [DevPrompt]) -> DevSource {
 }
 
 /// Prompt `p` compiled with no variables.
-const P_WITHOUT_VARS: &[DevPrompt] = &[DevPrompt { id: "p", vars: &[] }];
+const P_WITHOUT_VARS: &[PromptInfo] = &[contract("p", &[])];
 
 /// The dev path compares a choice as the generated code does (the vars
 /// struct gives the enum's value as text), and follows an edit of the
@@ -866,14 +866,11 @@ fn dev_render_follows_comparisons() {
     )]);
     let source = dev_source(
         dir.path(),
-        &[DevPrompt {
-            id: "c",
-            vars: &[DevVar {
+        &[contract("c", &[DevVar {
                 name: "role",
                 kind: VarKind::Choice,
                 values: &["teacher", "student"],
-            }],
-        }],
+            }])],
     );
     let render = |role: &str| {
         dev_render(&source, "c", &[("role", role)])
@@ -900,15 +897,12 @@ fn dev_render_follows_the_files() {
     let source = dev_source(
         dir.path(),
         &[
-            DevPrompt {
-                id: "p",
-                vars: &[DevVar {
+            contract("p", &[DevVar {
                     name: "name",
                     kind: VarKind::Text,
                     values: &[],
-                }],
-            },
-            DevPrompt { id: "q", vars: &[] },
+                }]),
+            contract("q", &[]),
         ],
     );
     let render =
@@ -1229,10 +1223,7 @@ fn dev_render_edits_that_leave_the_compiled_contract_are_stale() {
     ];
     for (fields, vars, first, edit, names) in cases {
         let dir = folder(&[("templates/p/system.md", first)]);
-        let prompts: &'static [DevPrompt] = Box::leak(Box::new([DevPrompt {
-            id: "p",
-            vars: fields,
-        }]));
+        let prompts: &'static [PromptInfo] = Box::leak(Box::new([contract("p", fields)]));
         let source = dev_source(dir.path(), prompts);
         let render = || dev_render(&source, "p", vars).expect("rendered from disk");
         render().unwrap_or_else(|e| panic!("{first}: {e}"));
@@ -1256,10 +1247,7 @@ fn dev_render_edits_that_leave_the_compiled_contract_are_stale() {
         "templates/p/system.md",
         "{{#if role == \"teacher\"}}T{{else if role == \"student\"}}S{{/if}}",
     )]);
-    let prompts: &'static [DevPrompt] = Box::leak(Box::new([DevPrompt {
-        id: "p",
-        vars: ROLE,
-    }]));
+    let prompts: &'static [PromptInfo] = Box::leak(Box::new([contract("p", ROLE)]));
     let source = dev_source(dir.path(), prompts);
     write(
         dir.path(),
@@ -1339,10 +1327,7 @@ fn dev_render_contract_variants() {
     ];
     for (fields, vars, files, edited, edit, names) in cases {
         let dir = folder(files);
-        let prompts: &'static [DevPrompt] = Box::leak(Box::new([DevPrompt {
-            id: "p",
-            vars: fields,
-        }]));
+        let prompts: &'static [PromptInfo] = Box::leak(Box::new([contract("p", fields)]));
         let source = dev_source(dir.path(), prompts);
         let render = || dev_render(&source, "p", vars).expect("rendered from disk");
         render().unwrap_or_else(|e| panic!("{edit}: before the edit: {e}"));
@@ -1370,10 +1355,7 @@ fn dev_render_contract_variants() {
         "templates/p/system.md",
         "{{#if formal}}Dear {{/if}}{{name}}",
     )]);
-    let prompts: &'static [DevPrompt] = Box::leak(Box::new([DevPrompt {
-        id: "p",
-        vars: NAME_FORMAL,
-    }]));
+    let prompts: &'static [PromptInfo] = Box::leak(Box::new([contract("p", NAME_FORMAL)]));
     let source = dev_source(dir.path(), prompts);
     write(dir.path(), "templates/p/system.md", "Hi {{name}}");
     assert!(wait_until(

@@ -541,7 +541,7 @@ fn contenders<'a>(
         let leak = |p: std::path::PathBuf| -> &'static str {
             Box::leak(p.to_string_lossy().into_owned().into_boxed_str())
         };
-        use promptpack::__private::{DevPrompt, DevVar, VarKind};
+        use promptpack::__private::{DevVar, PromptInfo, VarKind, contract};
         const fn text(name: &'static str) -> DevVar {
             DevVar {
                 name,
@@ -558,9 +558,7 @@ fn contenders<'a>(
         }
         // The fields of `typed::BenchSystemVars`, as the generated code
         // gives them to the dev path.
-        const CONTRACT: &[DevPrompt] = &[DevPrompt {
-            id: PROMPT_ID,
-            vars: &[
+        const CONTRACT: &[PromptInfo] = &[contract(PROMPT_ID, &[
                 text("agentName"),
                 text("userName"),
                 text("projectName"),
@@ -571,8 +569,7 @@ fn contenders<'a>(
                 text("stateContext"),
                 flag("hasTools"),
                 flag("isTeacher"),
-            ],
-        }];
+            ])];
         let dev_source: &'static promptpack::__private::DevSource =
             Box::leak(Box::new(promptpack::__private::DevSource {
                 root: leak(workload.dir.clone()),

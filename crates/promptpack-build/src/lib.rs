@@ -35,11 +35,13 @@
 pub mod codegen;
 #[cfg(not(feature = "unstable-machinery"))]
 mod codegen;
+mod names;
 mod record;
+mod renderer;
+mod rust_source;
 mod warnings;
 
-use codegen::{DevPaths, format, generate_tokens, unformatted};
-use proc_macro2::TokenStream;
+use codegen::{DevPaths, generate};
 use promptpack_core::diagnostics::{Style, render_error};
 pub use promptpack_core::error::{Diagnostic, Error, ErrorCode, Location, Result};
 pub use promptpack_load::{CONFIG_FILE, Config};
@@ -124,7 +126,7 @@ pub fn compile_config(config: &Config) -> Result<(), BuildError> {
         }
     }
     let compiled = compiled.into_result().map_err(report)?;
-    let code = finish(&compiled, code).map_err(report)?;
+    let code = finish(code).map_err(report)?;
     write_if_changed(&out_dir.join(GENERATED_FILE), &code).map_err(report)?;
     // Only a hint for the next run's warnings: failing to keep it fails nothing.
     let record = NameRecord::next(&compiled.prompts, previous.as_ref());
@@ -137,27 +139,19 @@ pub fn compile_config(config: &Config) -> Result<(), BuildError> {
 /// path.
 pub fn generate_code(config: &Config) -> Result<String> {
     let Checked { compiled, code } = checked(config);
-    finish(&compiled.into_result()?, code)
+    compiled.into_result()?;
+    finish(code)
 }
 
-/// The generated code of prompts that passed [`checked`], formatted when
-/// there are few enough.
-fn finish(compiled: &Compiled, code: Option<TokenStream>) -> Result<String> {
+/// The generated code of prompts that passed [`checked`].
+fn finish(code: Option<String>) -> Result<String> {
     // `checked` generates whenever it finds no error.
-    let code = code.ok_or_else(|| {
+    code.ok_or_else(|| {
         Error::new(
             ErrorCode::Io,
             "no code was generated for prompts without errors (a promptpack bug)",
         )
-    })?;
-    // Formatted code is what a reader finds behind "go to definition"; past a
-    // few hundred prompts formatting dominates the build script's time
-    // (1,000 prompts: 1.7 s formatted, 0.5 s not), so large sets skip it.
-    if compiled.prompts.len() <= FORMAT_LIMIT {
-        format(code, &compiled.prompts)
-    } else {
-        Ok(unformatted(code))
-    }
+    })
 }
 
 /// Where the generated code records the prompt files, for the dev path.
@@ -209,7 +203,7 @@ pub fn check(config: &Config) -> Report {
 /// there is none.
 struct Checked {
     compiled: Compiled,
-    code: Option<TokenStream>,
+    code: Option<String>,
 }
 
 /// The load pipeline with lints, then the code generator: [`check`] and the
@@ -219,16 +213,13 @@ fn checked(config: &Config) -> Checked {
     let mut code = None;
     if compiled.errors.is_empty() {
         let prompts = &compiled.prompts;
-        match generate_tokens(prompts, &compiled.sources.templates, &dev_paths(config)) {
-            Ok(tokens) => code = Some(tokens),
+        match generate(prompts, &compiled.sources.templates, &dev_paths(config)) {
+            Ok(generated) => code = Some(generated),
             Err(error) => compiled.errors.extend(error.into_diagnostics()),
         }
     }
     Checked { compiled, code }
 }
-
-/// The most prompts for which the generated file is formatted.
-pub const FORMAT_LIMIT: usize = 250;
 
 /// What cargo must watch: the two folders (cargo scans a folder recursively,
 /// so adding or deleting a file counts) and the settings file. A settings

@@ -14,7 +14,7 @@
 //! `{{audience}}`) gets its `near_miss` lint extended: the spaces make it
 //! text, so the vars struct has no such field.
 
-use crate::codegen::field_ident;
+use crate::names::field_ident;
 use crate::record::NameRecord;
 use heck::{ToSnakeCase, ToUpperCamelCase};
 use promptpack_core::error::{Diagnostic, ErrorCode, Location};
@@ -387,7 +387,7 @@ fn struct_name(id: &str) -> String {
 
 /// The field of variable `name`, as the code generator names it.
 fn field_name(name: &str) -> String {
-    field_ident(name).map_or_else(|| name.to_snake_case(), |i| i.to_string())
+    field_ident(name).unwrap_or_else(|| name.to_snake_case())
 }
 
 #[cfg(test)]
