@@ -166,7 +166,10 @@ pub fn prompt_index(prompts: &[PromptInfo], id: &str) -> Result<usize> {
 /// The values of text fields, by name, for `render_generated`: `""` for a
 /// missing one.
 pub fn text_values(values: &dyn Fn(&str) -> Option<String>, names: &[&str]) -> Vec<String> {
-    names.iter().map(|n| values(n).unwrap_or_default()).collect()
+    names
+        .iter()
+        .map(|n| values(n).unwrap_or_default())
+        .collect()
 }
 
 /// The values of optional fields, by name, for `render_generated`.

@@ -17,6 +17,7 @@ use proptest::test_runner::{Config as RunnerConfig, RngAlgorithm, TestRng, TestR
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A prompt tree: `(path under the root, content)`.
 type Tree = Vec<(String, String)>;
@@ -24,13 +25,19 @@ type Tree = Vec<(String, String)>;
 /// What the build API makes of `tree`: `check`'s errors (the build's
 /// verdict) and, when it has none, the generated code.
 fn check_and_generate(tree: &Tree) -> Result<String, Vec<promptpack::Diagnostic>> {
-    let dir = tempfile::tempdir().expect("a scratch folder");
+    // Not a temporary folder: the generated code shows each template in its
+    // rustdoc through `include_str!`, so the files must outlive the compile.
+    static TREES: AtomicUsize = AtomicUsize::new(0);
+    let dir = target_dir()
+        .join("codegen-compiles/trees")
+        .join(TREES.fetch_add(1, Ordering::Relaxed).to_string());
+    let _ = std::fs::remove_dir_all(&dir);
     for (path, text) in tree {
-        let path = dir.path().join(path);
+        let path = dir.join(path);
         std::fs::create_dir_all(path.parent().expect("a parent")).expect("create folders");
         std::fs::write(path, text).expect("write a file");
     }
-    let config = Config::load(dir.path()).expect("the config loads");
+    let config = Config::load(&dir).expect("the config loads");
     let report = promptpack_build::check(&config);
     let generated = promptpack_build::generate_code(&config);
     // check ⇒ build, and the other way round: one verdict.
@@ -188,6 +195,23 @@ const HOSTILE: &[&str] = &[
     "serde",
     "error",
     "prompt",
+    "o",
+    "l",
+    "t",
+    "info",
+    "partial_eq",
+    "partial_ord",
+    "promptpack_generated",
+    "dev_build",
+    "text_values",
+    "flag_value",
+    "choice_value",
+    "prompt_index",
+    "unknown_choice",
+    "wrong_vars",
+    "write_str",
+    "include_str",
+    "cfg",
 ];
 
 /// Hostile names everywhere: as prompt ids, as variables of every kind and as

@@ -866,11 +866,16 @@ fn dev_render_follows_comparisons() {
     )]);
     let source = dev_source(
         dir.path(),
-        &[contract("c", &[DevVar {
-                name: "role",
-                kind: VarKind::Choice,
-                values: &["teacher", "student"],
-            }])],
+        const {
+            &[contract(
+                "c",
+                &[DevVar {
+                    name: "role",
+                    kind: VarKind::Choice,
+                    values: &["teacher", "student"],
+                }],
+            )]
+        },
     );
     let render = |role: &str| {
         dev_render(&source, "c", &[("role", role)])
@@ -896,14 +901,19 @@ fn dev_render_follows_the_files() {
     ]);
     let source = dev_source(
         dir.path(),
-        &[
-            contract("p", &[DevVar {
-                    name: "name",
-                    kind: VarKind::Text,
-                    values: &[],
-                }]),
-            contract("q", &[]),
-        ],
+        const {
+            &[
+                contract(
+                    "p",
+                    &[DevVar {
+                        name: "name",
+                        kind: VarKind::Text,
+                        values: &[],
+                    }],
+                ),
+                contract("q", &[]),
+            ]
+        },
     );
     let render =
         |id: &str| dev_render(&source, id, &[("name", "Ada")]).expect("rendered from disk");

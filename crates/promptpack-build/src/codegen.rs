@@ -133,7 +133,6 @@ fn too_large_total(prompt: &ResolvedPrompt, total: usize, large: usize) -> Diagn
         .with_help(TOO_LARGE_HELP)
 }
 
-
 /// The module the generated items live in, glob re-exported where
 /// `include_prompts!` is: one `allow` for all of them, and a scope where
 /// only generated names and the prelude are visible, so that short names
@@ -154,11 +153,22 @@ const DERIVE_EQ_FIELDS: usize = 64;
 /// Give the prompts sorted by id, as the load pipeline gives them: of two
 /// colliding ids, the later one is reported. [`check`](crate::check) runs
 /// it, so that a check that passes means a build that passes.
+#[cfg(feature = "unstable-machinery")]
 pub fn generate(
     prompts: &[ResolvedPrompt],
     templates: &[TemplateSource],
     dev: &DevPaths,
 ) -> Result<String> {
+    generate_parts(prompts, templates, dev).map(Generated::into_single_file)
+}
+
+/// [`generate`], with each prompt's code apart, for the build to write a
+/// file per prompt.
+pub fn generate_parts(
+    prompts: &[ResolvedPrompt],
+    templates: &[TemplateSource],
+    dev: &DevPaths,
+) -> Result<Generated> {
     let mut errors = Vec::new();
     let (variants, fields) = rust_names(prompts, templates, &mut errors);
     if let Some(error) = Error::from_diagnostics(errors) {
@@ -213,13 +223,53 @@ pub fn generate(
     if let Some(error) = Error::from_diagnostics(errors) {
         return Err(error);
     }
-    let mut code = String::with_capacity(total + 64);
-    code.push_str(&shared);
-    for item in items {
-        code.push_str(&item);
+    Ok(Generated {
+        head: shared,
+        prompts: items,
+    })
+}
+
+/// The code generated for a set of prompts: the shared items, then each
+/// prompt's own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Generated {
+    head: String,
+    prompts: Vec<String>,
+}
+
+impl Generated {
+    /// The whole code as one file.
+    pub fn into_single_file(self) -> String {
+        let mut code = String::with_capacity(self.size());
+        code.push_str(&self.head);
+        for prompt in &self.prompts {
+            code.push_str(prompt);
+        }
+        code.push_str("}\n");
+        code
     }
-    code.push_str("}\n");
-    Ok(code)
+
+    /// The code as a main file that includes one file per prompt, each
+    /// named `{folder}/pN.rs` (N from 0, in the order of `PromptId`),
+    /// relative to the main file. An edit to one prompt changes its own
+    /// file only, so rustc's incremental build finds every other item where
+    /// it was (an item whose lines moved is checked again).
+    pub fn into_files(self, folder: &str) -> (String, Vec<(String, String)>) {
+        let mut main = self.head;
+        let mut files = Vec::with_capacity(self.prompts.len());
+        for (n, prompt) in self.prompts.into_iter().enumerate() {
+            let name = format!("{folder}/p{n}.rs");
+            main.push_str(&format!("\tinclude!({});\n", lit(&name)));
+            files.push((name, prompt));
+        }
+        main.push_str("}\n");
+        (main, files)
+    }
+
+    /// The size of the code in bytes, as one file.
+    fn size(&self) -> usize {
+        self.head.len() + self.prompts.iter().map(String::len).sum::<usize>() + 2
+    }
 }
 
 /// The file's head: the module, `PromptId`, the prompt table, `build_prompt`
@@ -236,6 +286,8 @@ fn shared_items(
         doc_safe(&dev.root)
     ));
     out.line("");
+    // Unused when the including module is private and uses none of it.
+    out.line("#[allow(unused_imports)]");
     out.line(format!("pub use {MODULE}::*;"));
     out.line("");
     out.line("#[allow(dead_code, clippy::all, clippy::pedantic, clippy::nursery)]");
@@ -463,9 +515,10 @@ fn first_use(field: &Field, source: Option<&TemplateSource>) -> String {
             .find(|part| part.path() == loc.path())
     });
     let path = match own {
-        Some(part) => Path::new(part.path())
-            .file_name()
-            .map_or_else(|| loc.path().to_string(), |n| n.to_string_lossy().into_owned()),
+        Some(part) => Path::new(part.path()).file_name().map_or_else(
+            || loc.path().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        ),
         None => loc.path().to_string(),
     };
     format!("{path}:{}:{}", loc.line(), loc.column())
@@ -508,10 +561,20 @@ fn prompt_items(
     if let Some(t) = source {
         let folder = format!("{}/{}", dev.templates, t.id);
         out.line("///");
-        part_doc(&mut out, t.system.path(), &format!("{folder}/system.md"), t.system.body());
+        part_doc(
+            &mut out,
+            t.system.path(),
+            &format!("{folder}/system.md"),
+            t.system.body(),
+        );
         if let Some(user) = &t.user {
             out.line("///");
-            part_doc(&mut out, user.path(), &format!("{folder}/user.md"), user.body());
+            part_doc(
+                &mut out,
+                user.path(),
+                &format!("{folder}/user.md"),
+                user.body(),
+            );
         }
     }
     if fields.len() <= DERIVE_EQ_FIELDS {
@@ -529,12 +592,17 @@ fn prompt_items(
                 "a value and a condition (true when `Some` and not empty; `None` renders as nothing)",
             ),
             (VarKind::Choice, Some(e)) => (e.to_string(), "a choice"),
-            (VarKind::OptionalChoice, Some(e)) => {
-                (format!("Option<{e}>"), "a choice and a condition (true when `Some`)")
-            }
+            (VarKind::OptionalChoice, Some(e)) => (
+                format!("Option<{e}>"),
+                "a choice and a condition (true when `Some`)",
+            ),
             _ => ("&'a str".to_string(), "a value"),
         };
-        out.doc(&format!("`{}`: {usage}, first at `{}`.", f.name, first_use(f, source)));
+        out.doc(&format!(
+            "`{}`: {usage}, first at `{}`.",
+            f.name,
+            first_use(f, source)
+        ));
         out.line(format!("pub {}: {ty},", f.ident));
     }
     out.close("}");
@@ -543,7 +611,10 @@ fn prompt_items(
         out.open(format!("impl ::core::cmp::PartialEq for {name}{anon} {{"));
         out.open("fn eq(&self, other: &Self) -> bool {");
         for f in fields {
-            out.line(format!("if self.{0} != other.{0} {{ return false; }}", f.ident));
+            out.line(format!(
+                "if self.{0} != other.{0} {{ return false; }}",
+                f.ident
+            ));
         }
         out.line("true");
         out.close("}");
@@ -567,14 +638,19 @@ fn prompt_items(
     out.line(format!("pub const HASH: u64 = {};", prompt.hash));
     out.line("");
     out.line("#[doc(hidden)]");
-    out.line(format!("pub const __INFO: __p::PromptInfo = {};", prompt_info(prompt, fields)));
+    out.line(format!(
+        "pub const __INFO: __p::PromptInfo = {};",
+        prompt_info(prompt, fields)
+    ));
     out.line("");
     out.doc(
         "Renders the prompt: from the files on disk in dev builds with hot\n\
          reload (so edits show without a restart), from the code generated\n\
          at build time otherwise (never reading the disk).",
     );
-    out.open("pub fn build(&self) -> Result<::promptpack::Prompt<PromptId>, ::promptpack::Error> {");
+    out.open(
+        "pub fn build(&self) -> Result<::promptpack::Prompt<PromptId>, ::promptpack::Error> {",
+    );
     out.open(format!(
         "if let Some(rendered) = __p::dev_build(cfg!(debug_assertions), &__DEV_SOURCE, PromptId::{variant}, {}, self) {{",
         lit(id)
@@ -603,7 +679,10 @@ fn prompt_items(
             }
             (VarKind::Choice, Some(c)) => {
                 let first = c.values.first().map_or("", |(_, v)| v.as_str());
-                format!("__p::choice_value(values, {name}).unwrap_or({}::{first})", c.ident)
+                format!(
+                    "__p::choice_value(values, {name}).unwrap_or({}::{first})",
+                    c.ident
+                )
             }
             (VarKind::OptionalChoice, Some(_)) => format!("__p::choice_value(values, {name})"),
             _ => {
@@ -614,7 +693,10 @@ fn prompt_items(
         inits.push(format!("{}: {init},", f.ident));
     }
     if !texts.is_empty() {
-        out.line(format!("let __t = __p::text_values(values, &[{}]);", texts.join(", ")));
+        out.line(format!(
+            "let __t = __p::text_values(values, &[{}]);",
+            texts.join(", ")
+        ));
     }
     if !optionals.is_empty() {
         out.line(format!(
@@ -695,7 +777,11 @@ fn choice_enum(out: &mut Source, prompt: &ResolvedPrompt, field: &Field, choice:
     out.line("");
     out.open(format!("impl {ident} {{"));
     out.line("/// Every value, in the order the templates first use them.");
-    let all: Vec<String> = choice.values.iter().map(|(_, v)| format!("Self::{v}")).collect();
+    let all: Vec<String> = choice
+        .values
+        .iter()
+        .map(|(_, v)| format!("Self::{v}"))
+        .collect();
     out.line(format!(
         "pub const ALL: [{ident}; {}] = [{}];",
         all.len(),

@@ -41,7 +41,7 @@ mod renderer;
 mod rust_source;
 mod warnings;
 
-use codegen::{DevPaths, generate};
+use codegen::{DevPaths, Generated, generate_parts};
 use promptpack_core::diagnostics::{Style, render_error};
 pub use promptpack_core::error::{Diagnostic, Error, ErrorCode, Location, Result};
 pub use promptpack_load::{CONFIG_FILE, Config};
@@ -126,8 +126,13 @@ pub fn compile_config(config: &Config) -> Result<(), BuildError> {
         }
     }
     let compiled = compiled.into_result().map_err(report)?;
-    let code = finish(code).map_err(report)?;
-    write_if_changed(&out_dir.join(GENERATED_FILE), &code).map_err(report)?;
+    // A folder per prompt tree, so that two trees compiled by one build
+    // script (the main file renamed in between) keep their files apart.
+    let mut tree = promptpack_core::program::StableHasher::default();
+    tree.write_str(&absolute(config.templates()));
+    let folder = format!("{PROMPT_FOLDER}/{:016x}", tree.finish());
+    let (main, files) = finish(code).map_err(report)?.into_files(&folder);
+    write_files(&out_dir, &folder, &main, &files).map_err(report)?;
     // Only a hint for the next run's warnings: failing to keep it fails nothing.
     let record = NameRecord::next(&compiled.prompts, previous.as_ref());
     let _ = write_if_changed(&names, &record.render());
@@ -140,11 +145,11 @@ pub fn compile_config(config: &Config) -> Result<(), BuildError> {
 pub fn generate_code(config: &Config) -> Result<String> {
     let Checked { compiled, code } = checked(config);
     compiled.into_result()?;
-    finish(code)
+    Ok(finish(code)?.into_single_file())
 }
 
 /// The generated code of prompts that passed [`checked`].
-fn finish(code: Option<String>) -> Result<String> {
+fn finish(code: Option<Generated>) -> Result<Generated> {
     // `checked` generates whenever it finds no error.
     code.ok_or_else(|| {
         Error::new(
@@ -203,7 +208,7 @@ pub fn check(config: &Config) -> Report {
 /// there is none.
 struct Checked {
     compiled: Compiled,
-    code: Option<String>,
+    code: Option<Generated>,
 }
 
 /// The load pipeline with lints, then the code generator: [`check`] and the
@@ -213,7 +218,7 @@ fn checked(config: &Config) -> Checked {
     let mut code = None;
     if compiled.errors.is_empty() {
         let prompts = &compiled.prompts;
-        match generate(prompts, &compiled.sources.templates, &dev_paths(config)) {
+        match generate_parts(prompts, &compiled.sources.templates, &dev_paths(config)) {
             Ok(generated) => code = Some(generated),
             Err(error) => compiled.errors.extend(error.into_diagnostics()),
         }
@@ -239,6 +244,37 @@ fn watched_paths(config: &Config) -> Vec<PathBuf> {
 fn absolute(path: &Path) -> String {
     let path = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
     path.to_string_lossy().into_owned()
+}
+
+/// The folder, in `OUT_DIR`, of the file per prompt that
+/// [`GENERATED_FILE`] includes (in a folder per prompt tree).
+const PROMPT_FOLDER: &str = "promptpack_prompts";
+
+/// Writes the main file and the file of each prompt, each only when it
+/// changed, and removes the files of prompts that are gone.
+fn write_files(out_dir: &Path, folder: &str, main: &str, files: &[(String, String)]) -> Result<()> {
+    let prefix = folder;
+    let folder = out_dir.join(folder);
+    std::fs::create_dir_all(&folder).map_err(|e| {
+        Error::new(
+            ErrorCode::Io,
+            format!("cannot create {}: {e}", folder.display()),
+        )
+    })?;
+    let wanted: std::collections::HashSet<&str> =
+        files.iter().map(|(name, _)| name.as_str()).collect();
+    if let Ok(entries) = std::fs::read_dir(&folder) {
+        for entry in entries.flatten() {
+            let name = format!("{prefix}/{}", entry.file_name().to_string_lossy());
+            if !wanted.contains(name.as_str()) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+    for (name, code) in files {
+        write_if_changed(&out_dir.join(name), code)?;
+    }
+    write_if_changed(&out_dir.join(GENERATED_FILE), main)
 }
 
 /// Writes only when the content differs, so an unchanged prompt set does not

@@ -9,7 +9,6 @@ use promptpack_core::resolve::ResolvedPrompt;
 use promptpack_core::sources::TemplateSource;
 use std::collections::HashMap;
 
-
 /// The Rust names of `prompts`: each one's `PromptId` variant and fields
 /// (with their choice enums), every problem in `errors`.
 pub(crate) fn rust_names(
@@ -47,7 +46,10 @@ pub(crate) struct Choice {
 impl Choice {
     /// The variant of `value`.
     pub(crate) fn variant(&self, value: &str) -> Option<&str> {
-        self.values.iter().find(|(v, _)| v == value).map(|(_, i)| i.as_str())
+        self.values
+            .iter()
+            .find(|(v, _)| v == value)
+            .map(|(_, i)| i.as_str())
     }
 }
 
@@ -324,4 +326,3 @@ fn parent_folder(path: &str) -> String {
         .map_or(path, |(dir, _)| dir)
         .to_string()
 }
-
