@@ -3,6 +3,7 @@
 
 use crate::library::Prompt;
 use promptpack_core::error::{Error, ErrorCode, Result};
+use promptpack_core::value::ValueRef;
 use promptpack_core::vars::Vars;
 
 /// Where the crate that generated the code keeps its prompts, fixed at build
@@ -28,37 +29,80 @@ pub struct DevSource {
 }
 
 /// One prompt as the generated code describes it: the table behind
-/// `PromptId`'s methods, and the contract of its compiled vars struct.
+/// `PromptId`'s methods, the contract of its compiled vars struct and, in
+/// builds without optimization, the tables its parts render from.
 #[derive(Debug)]
 pub struct PromptInfo {
     /// The prompt id.
     pub id: &'static str,
     /// Stable content hash of the resolved template.
     pub hash: u64,
-    /// Every variable, in order of first use.
+    /// Every variable, in order of first use: the struct's fields.
     pub variables: &'static [&'static str],
+    /// How the struct types each of [`PromptInfo::variables`], a letter each
+    /// ([`VarKind::letter`]).
+    pub kinds: &'static str,
     /// The variables tested with `#if`.
     pub conditions: &'static [&'static str],
     /// The compared variables, each with its values.
     pub choices: &'static [(&'static str, &'static [&'static str])],
-    /// The struct's fields.
-    pub vars: &'static [DevVar],
+    /// The system part, then the user part when there is one; empty where
+    /// the parts render from straight-line code.
+    pub parts: &'static [Part],
 }
 
-/// A prompt with a contract and nothing else, for tests of the dev path.
-pub const fn contract(id: &'static str, vars: &'static [DevVar]) -> PromptInfo {
-    PromptInfo {
-        id,
-        hash: 0,
-        variables: &[],
-        conditions: &[],
-        choices: &[],
-        vars,
+impl PromptInfo {
+    /// The kind of variable `i`.
+    fn kind(&self, i: usize) -> VarKind {
+        VarKind::from_letter(self.kinds.as_bytes().get(i).copied().unwrap_or(b't'))
+    }
+
+    /// The values of compared variable `name`.
+    fn values_of(&self, name: &str) -> &'static [&'static str] {
+        self.choices
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or(&[], |(_, values)| values)
+    }
+
+    /// The contract of the compiled vars struct: its fields, their kinds
+    /// and choice values.
+    pub fn contract(&self) -> Vec<DevVar> {
+        self.variables
+            .iter()
+            .enumerate()
+            .map(|(i, &name)| DevVar {
+                name,
+                kind: self.kind(i),
+                values: self.values_of(name),
+            })
+            .collect()
     }
 }
 
-/// One field of a compiled vars struct.
-#[derive(Debug)]
+/// A prompt with a contract and nothing else, for tests of the dev path:
+/// its tables are leaked, as the generated code's are static.
+pub fn contract(id: &'static str, vars: &[DevVar]) -> PromptInfo {
+    let variables: Vec<&'static str> = vars.iter().map(|v| v.name).collect();
+    let kinds: String = vars.iter().map(|v| char::from(v.kind.letter())).collect();
+    let choices: Vec<(&'static str, &'static [&'static str])> = vars
+        .iter()
+        .filter(|v| !v.values.is_empty())
+        .map(|v| (v.name, v.values))
+        .collect();
+    PromptInfo {
+        id,
+        hash: 0,
+        variables: Vec::leak(variables),
+        kinds: String::leak(kinds),
+        conditions: &[],
+        choices: Vec::leak(choices),
+        parts: &[],
+    }
+}
+
+/// One field of a compiled vars struct, as the dev path checks it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DevVar {
     /// The variable's name in the templates.
     pub name: &'static str,
@@ -68,48 +112,163 @@ pub struct DevVar {
     pub values: &'static [&'static str],
 }
 
-/// A `&str` field.
-pub const fn text(name: &'static str) -> DevVar {
-    DevVar {
-        name,
-        kind: VarKind::Text,
-        values: &[],
+/// A template part as a table: its static text and the steps that
+/// interleave it with values. Builds without optimization render from
+/// these (one loop in this crate for every prompt), so the code generated
+/// per prompt is data, which rustc compiles fast.
+#[derive(Debug)]
+pub struct Part {
+    /// All static text of the part, in step order.
+    pub text: &'static str,
+    /// The steps.
+    pub steps: &'static [Step],
+}
+
+/// One step of a [`Part`]. Short names: the generated tables are made of
+/// them.
+#[derive(Debug, Clone, Copy)]
+pub enum Step {
+    /// `text[start..end]`.
+    T(u32, u32),
+    /// The value of variable `i`.
+    V(u32),
+    /// When variable `i` does not hold (`equals` 0: is not truthy; `k`: is
+    /// not the `k`-th value of its choice, from 1), go to step `else_at`.
+    I(u32, u32, u32),
+    /// Go to step `end_at` (the end of a taken branch).
+    E(u32),
+}
+
+/// A field's value as [`render`] sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Slot<'a> {
+    text: &'a str,
+    truthy: bool,
+    choice: u32,
+}
+
+/// A text field.
+pub const fn s(text: &str) -> Slot<'_> {
+    Slot {
+        text,
+        truthy: !text.is_empty(),
+        choice: 0,
     }
 }
 
-/// A `bool` field.
-pub const fn flag(name: &'static str) -> DevVar {
-    DevVar {
-        name,
-        kind: VarKind::Flag,
-        values: &[],
+/// A flag field.
+pub const fn f(flag: bool) -> Slot<'static> {
+    Slot {
+        text: "",
+        truthy: flag,
+        choice: 0,
     }
 }
 
-/// An `Option<&str>` field.
-pub const fn optional(name: &'static str) -> DevVar {
-    DevVar {
-        name,
-        kind: VarKind::Optional,
-        values: &[],
+/// An optional text field.
+pub const fn o(text: Option<&str>) -> Slot<'_> {
+    match text {
+        Some(text) => s(text),
+        None => NONE,
     }
 }
 
-/// A choice enum field with these values.
-pub const fn choice(name: &'static str, values: &'static [&'static str]) -> DevVar {
-    DevVar {
-        name,
-        kind: VarKind::Choice,
-        values,
+/// A choice field holding its `index`-th value (from 0).
+pub const fn c(value: &'static str, index: u32) -> Slot<'static> {
+    Slot {
+        text: value,
+        truthy: true,
+        choice: index + 1,
     }
 }
 
-/// An `Option` of a choice enum with these values.
-pub const fn optional_choice(name: &'static str, values: &'static [&'static str]) -> DevVar {
-    DevVar {
-        name,
-        kind: VarKind::OptionalChoice,
-        values,
+/// An optional field holding nothing.
+pub const NONE: Slot<'static> = Slot {
+    text: "",
+    truthy: false,
+    choice: 0,
+};
+
+/// Renders `part` with the struct's fields as `slots`: one pass adds up the
+/// length, one allocation, one pass pushes the pieces.
+pub fn render(part: &Part, slots: &[Slot<'_>]) -> String {
+    let mut len = 0;
+    walk(part, slots, |piece| len += piece.len());
+    let mut out = String::with_capacity(len);
+    walk(part, slots, |piece| out.push_str(piece));
+    out
+}
+
+/// Calls `each` with every piece of the output of `part`, in order.
+fn walk<'a>(part: &'a Part, slots: &[Slot<'a>], mut each: impl FnMut(&'a str)) {
+    let mut at = 0;
+    while let Some(step) = part.steps.get(at) {
+        at += 1;
+        match *step {
+            Step::T(start, end) => each(part.text.get(start as usize..end as usize).unwrap_or("")),
+            Step::V(i) => each(slots.get(i as usize).map_or("", |slot| slot.text)),
+            Step::I(i, equals, else_at) => {
+                let slot = slots.get(i as usize).copied().unwrap_or(NONE);
+                let holds = if equals == 0 {
+                    slot.truthy
+                } else {
+                    slot.choice == equals
+                };
+                if !holds {
+                    at = else_at as usize;
+                }
+            }
+            Step::E(end_at) => at = end_at as usize,
+        }
+    }
+}
+
+/// `Vars::get` of a vars struct whose fields are `slots`.
+pub fn get<'a>(info: &PromptInfo, slots: &[Slot<'a>], name: &str) -> Option<ValueRef<'a>> {
+    let i = info.variables.iter().position(|&v| v == name)?;
+    let slot = slots.get(i)?;
+    Some(match info.kind(i) {
+        VarKind::Flag => ValueRef::Bool(slot.truthy),
+        _ => ValueRef::Str(slot.text),
+    })
+}
+
+/// `PromptId::render_generated` from the tables: values looked up by name,
+/// as the straight-line code's `render_generated` takes them.
+pub fn render_generated<Id>(
+    id: Id,
+    info: &PromptInfo,
+    values: &dyn Fn(&str) -> Option<String>,
+) -> Prompt<Id> {
+    let given: Vec<Option<String>> = info.variables.iter().map(|name| values(name)).collect();
+    let slots: Vec<Slot<'_>> = info
+        .variables
+        .iter()
+        .zip(&given)
+        .enumerate()
+        .map(|(i, (&name, value))| {
+            let value = value.as_deref();
+            let choice = || {
+                let values = info.values_of(name);
+                let k = values.iter().position(|v| Some(*v) == value)?;
+                Some(c(values[k], k as u32))
+            };
+            match info.kind(i) {
+                VarKind::Flag => f(value.is_some_and(|v| !v.is_empty())),
+                VarKind::Optional => o(value),
+                VarKind::Choice => choice()
+                    .unwrap_or_else(|| c(info.values_of(name).first().copied().unwrap_or(""), 0)),
+                VarKind::OptionalChoice => choice().unwrap_or(NONE),
+                _ => s(value.unwrap_or("")),
+            }
+        })
+        .collect();
+    let part = |n: usize| info.parts.get(n).map(|part| render(part, &slots));
+    Prompt {
+        id,
+        system: part(0).unwrap_or_default(),
+        user: part(1),
+        hash: info.hash,
     }
 }
 
@@ -192,6 +351,84 @@ pub fn choice_value<E: std::str::FromStr>(
     name: &str,
 ) -> Option<E> {
     values(name).and_then(|v| v.parse().ok())
+}
+
+/// `build()` of a vars struct rendered from tables: from disk when `enabled`
+/// and the dev path serves it ([`dev_build`]), else from the tables.
+pub fn build_from_tables<Id: Copy>(
+    enabled: bool,
+    source: &DevSource,
+    id: Id,
+    info: &PromptInfo,
+    slots: &[Slot<'_>],
+    vars: &dyn Vars,
+) -> Result<Prompt<Id>> {
+    if let Some(rendered) = dev_build(enabled, source, id, info.id, vars) {
+        return rendered;
+    }
+    let part = |n: usize| info.parts.get(n).map(|part| render(part, slots));
+    Ok(Prompt {
+        id,
+        system: part(0).unwrap_or_default(),
+        user: part(1),
+        hash: info.hash,
+    })
+}
+
+/// What every vars struct rendered from tables has alike: `build`,
+/// `render_system` (and `render_user` with `user 1`), `Vars` and `TypedVars`,
+/// written once here instead of once per prompt in the generated code. The
+/// struct brings `__INFO` (its [`PromptInfo`]) and `__slots()`; the
+/// including module brings `PromptId`, `__Built` and `__DEV_SOURCE`.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __table_impls {
+    ($vars:ident $(<$lt:lifetime>)?, $variant:ident $(, user $user:literal)?) => {
+        impl $(<$lt>)? $vars $(<$lt>)? {
+            /// Renders the prompt: from the files on disk in dev builds with
+            /// hot reload (so edits show without a restart), from the tables
+            /// generated at build time otherwise.
+            pub fn build(&self) -> __Built {
+                $crate::__private::build_from_tables(
+                    cfg!(debug_assertions),
+                    &__DEV_SOURCE,
+                    PromptId::$variant,
+                    &Self::__INFO,
+                    &self.__slots(),
+                    self,
+                )
+            }
+
+            /// Renders the system part from the tables generated at build
+            /// time.
+            pub fn render_system(&self) -> String {
+                $crate::__private::render(&Self::__INFO.parts[0], &self.__slots())
+            }
+
+            $(
+                /// Renders the user part from the tables generated at build
+                /// time.
+                pub fn render_user(&self) -> String {
+                    $crate::__private::render(&Self::__INFO.parts[$user], &self.__slots())
+                }
+            )?
+        }
+
+        impl $(<$lt>)? $crate::Vars for $vars $(<$lt>)? {
+            fn get(&self, name: &str) -> Option<$crate::ValueRef<'_>> {
+                $crate::__private::get(&Self::__INFO, &self.__slots(), name)
+            }
+        }
+
+        impl $(<$lt>)? $crate::TypedVars for $vars $(<$lt>)? {
+            type Id = PromptId;
+            const ID: PromptId = PromptId::$variant;
+
+            fn build(&self) -> __Built {
+                $vars::build(self)
+            }
+        }
+    };
 }
 
 /// `Serialize` and `Deserialize` for a generated `PromptId`, when promptpack's

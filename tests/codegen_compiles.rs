@@ -11,6 +11,7 @@
 //! scripts/fuzz.sh` runs batches of new seeds for a time budget.
 
 use promptpack::{Config, ErrorCode};
+use promptpack_build::codegen::Renderers;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config as RunnerConfig, RngAlgorithm, TestRng, TestRunner};
@@ -24,7 +25,7 @@ type Tree = Vec<(String, String)>;
 
 /// What the build API makes of `tree`: `check`'s errors (the build's
 /// verdict) and, when it has none, the generated code.
-fn check_and_generate(tree: &Tree) -> Result<String, Vec<promptpack::Diagnostic>> {
+fn check_and_generate(tree: &Tree) -> Result<Generated, Vec<promptpack::Diagnostic>> {
     // Not a temporary folder: the generated code shows each template in its
     // rustdoc through `include_str!`, so the files must outlive the compile.
     static TREES: AtomicUsize = AtomicUsize::new(0);
@@ -48,7 +49,30 @@ fn check_and_generate(tree: &Tree) -> Result<String, Vec<promptpack::Diagnostic>
         report.errors,
         generated.as_ref().err()
     );
-    generated.map_err(|_| report.errors)
+    let straight_line = generated.map_err(|_| report.errors)?;
+    let tables = promptpack_build::generate_code_with(&config, Renderers::Tables)
+        .expect("what generates as straight-line code generates as tables");
+    Ok(Generated {
+        straight_line,
+        tables,
+    })
+}
+
+/// A tree's code both ways its parts can render.
+#[derive(Debug)]
+struct Generated {
+    straight_line: String,
+    tables: String,
+}
+
+impl Generated {
+    /// Both codes as modules `{name}` and `{name}_tables`.
+    fn modules(self, name: &str) -> [(String, String); 2] {
+        [
+            (name.to_string(), self.straight_line),
+            (format!("{name}_tables"), self.tables),
+        ]
+    }
 }
 
 /// The build's target folder (where cargo put this test), shared with the
@@ -104,10 +128,10 @@ fn cargo(command: &str, name: &str, modules: &[(String, String)]) -> Result<(), 
 fn assert_compiles(command: &str, name: &str, trees: &[(String, Tree)]) {
     let modules: Vec<(String, String)> = trees
         .iter()
-        .map(|(module, tree)| {
-            let code = check_and_generate(tree)
-                .unwrap_or_else(|e| panic!("`check` refuses tree {module}: {e:?}"));
-            (module.clone(), code)
+        .flat_map(|(module, tree)| {
+            check_and_generate(tree)
+                .unwrap_or_else(|e| panic!("`check` refuses tree {module}: {e:?}"))
+                .modules(module)
         })
         .collect();
     if let Err(messages) = cargo(command, name, &modules) {
@@ -461,13 +485,13 @@ fn random_trees_that_check_accepts_compile() {
     let strategy = tree();
     let mut modules = Vec::new();
     let mut refused = Vec::new();
-    while modules.len() < count {
+    while modules.len() < 2 * count {
         let tree = strategy
             .new_tree(&mut runner)
             .expect("a random tree")
             .current();
         match check_and_generate(&tree) {
-            Ok(code) => modules.push((format!("t{}", modules.len()), code)),
+            Ok(code) => modules.extend(code.modules(&format!("t{}", modules.len()))),
             Err(errors) => refused.extend(errors.into_iter().map(|d| d.code)),
         }
         assert!(

@@ -853,7 +853,10 @@ fn dev_source(root: &Path, prompts: &'static [PromptInfo]) -> DevSource {
 }
 
 /// Prompt `p` compiled with no variables.
-const P_WITHOUT_VARS: &[PromptInfo] = &[contract("p", &[])];
+/// One prompt `p` whose compiled struct has no fields.
+fn p_without_vars() -> &'static [PromptInfo] {
+    Box::leak(Box::new([contract("p", &[])]))
+}
 
 /// The dev path compares a choice as the generated code does (the vars
 /// struct gives the enum's value as text), and follows an edit of the
@@ -866,16 +869,14 @@ fn dev_render_follows_comparisons() {
     )]);
     let source = dev_source(
         dir.path(),
-        const {
-            &[contract(
-                "c",
-                &[DevVar {
-                    name: "role",
-                    kind: VarKind::Choice,
-                    values: &["teacher", "student"],
-                }],
-            )]
-        },
+        Box::leak(Box::new([contract(
+            "c",
+            &[DevVar {
+                name: "role",
+                kind: VarKind::Choice,
+                values: &["teacher", "student"],
+            }],
+        )])),
     );
     let render = |role: &str| {
         dev_render(&source, "c", &[("role", role)])
@@ -901,19 +902,17 @@ fn dev_render_follows_the_files() {
     ]);
     let source = dev_source(
         dir.path(),
-        const {
-            &[
-                contract(
-                    "p",
-                    &[DevVar {
-                        name: "name",
-                        kind: VarKind::Text,
-                        values: &[],
-                    }],
-                ),
-                contract("q", &[]),
-            ]
-        },
+        Box::leak(Box::new([
+            contract(
+                "p",
+                &[DevVar {
+                    name: "name",
+                    kind: VarKind::Text,
+                    values: &[],
+                }],
+            ),
+            contract("q", &[]),
+        ])),
     );
     let render =
         |id: &str| dev_render(&source, id, &[("name", "Ada")]).expect("rendered from disk");
@@ -964,7 +963,7 @@ fn dev_render_follows_the_files() {
 #[test]
 fn dev_render_without_a_good_version_reports_the_load_error() {
     let dir = folder(&[("templates/p/system.md", "{{#if x}}open")]);
-    let source = dev_source(dir.path(), P_WITHOUT_VARS);
+    let source = dev_source(dir.path(), p_without_vars());
     let vars: [(&str, &str); 0] = [];
     let error = dev_render(&source, "p", &vars)
         .expect("from disk")
@@ -982,14 +981,14 @@ fn dev_render_without_the_folder_uses_the_embedded_prompts() {
     let vars: [(&str, &str); 0] = [];
     assert!(
         dev_render(
-            &dev_source(&dir.path().join("gone"), P_WITHOUT_VARS),
+            &dev_source(&dir.path().join("gone"), p_without_vars()),
             "p",
             &vars
         )
         .is_none()
     );
     assert!(
-        dev_render(&dev_source(dir.path(), P_WITHOUT_VARS), "p", &vars).is_none(),
+        dev_render(&dev_source(dir.path(), p_without_vars()), "p", &vars).is_none(),
         "no templates folder"
     );
 }
@@ -1031,7 +1030,7 @@ fn dev_render_env_child() {
         std::env::var("PROMPTPACK_TEST_EXPECT_DISABLED").expect("run by the parent test") == "1";
     let dir = folder(&[("templates/p/system.md", "from disk")]);
     let vars: [(&str, &str); 0] = [];
-    let rendered = dev_render(&dev_source(dir.path(), P_WITHOUT_VARS), "p", &vars);
+    let rendered = dev_render(&dev_source(dir.path(), p_without_vars()), "p", &vars);
     if expect_disabled {
         assert!(rendered.is_none());
     } else {
@@ -1137,7 +1136,7 @@ fn dev_render_picks_up_a_templates_folder_that_comes_back() {
     let dir = folder(&[("templates/p/system.md", "from disk")]);
     let root = dir.path();
     std::fs::rename(root.join("templates"), root.join("away")).expect("move away");
-    let source = dev_source(root, P_WITHOUT_VARS);
+    let source = dev_source(root, p_without_vars());
     let vars: [(&str, &str); 0] = [];
     assert!(
         dev_render(&source, "p", &vars).is_none(),

@@ -558,7 +558,9 @@ fn contenders<'a>(
         }
         // The fields of `typed::BenchSystemVars`, as the generated code
         // gives them to the dev path.
-        const CONTRACT: &[PromptInfo] = &[contract(PROMPT_ID, &[
+        let contract: &'static [PromptInfo] = Box::leak(Box::new([contract(
+            PROMPT_ID,
+            &[
                 text("agentName"),
                 text("userName"),
                 text("projectName"),
@@ -569,7 +571,8 @@ fn contenders<'a>(
                 text("stateContext"),
                 flag("hasTools"),
                 flag("isTeacher"),
-            ])];
+            ],
+        )]));
         let dev_source: &'static promptpack::__private::DevSource =
             Box::leak(Box::new(promptpack::__private::DevSource {
                 root: leak(workload.dir.clone()),
@@ -579,7 +582,7 @@ fn contenders<'a>(
                 close: "}}",
                 // As build.rs compiled it: `Config::new`, the default (off).
                 standalone_tags: false,
-                prompts: CONTRACT,
+                prompts: contract,
             }));
         list.push(contender(
             "promptpack dev path (interpreted, watched)",

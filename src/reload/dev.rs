@@ -4,7 +4,7 @@
 use super::handle::{Start, WatchedLibrary};
 use super::options::WatchOptions;
 use super::shared::ConfigSource;
-use crate::__private::{DevSource, DevVar};
+use crate::__private::{DevSource, DevVar, PromptInfo};
 use crate::library::{Library, Prompt};
 use promptpack_core::error::{Diagnostic, Error, ErrorCode, Result};
 use promptpack_core::program::VarKind;
@@ -26,12 +26,13 @@ const DEV_POLL_FALLBACK: Duration = Duration::from_millis(500);
 
 /// The contract of prompt `id`'s compiled vars struct; empty when the
 /// generated code has none for it (then every variable on disk is new).
-pub(super) fn contract<'s>(source: &'s DevSource, id: &str) -> &'s [DevVar] {
+pub(super) fn contract(source: &DevSource, id: &str) -> Vec<DevVar> {
     source
         .prompts
         .iter()
         .find(|p| p.id == id)
-        .map_or(&[], |p| p.vars)
+        .map(PromptInfo::contract)
+        .unwrap_or_default()
 }
 
 /// `stale_build` when prompt `id` on disk leaves the contract of its
@@ -162,7 +163,7 @@ pub(crate) fn dev_render(source: &DevSource, id: &str, vars: &dyn Vars) -> Optio
         return None;
     }
     let library = dev_library(source)?;
-    Some(library.dev_render(id, vars, contract(source, id)))
+    Some(library.dev_render(id, vars, &contract(source, id)))
 }
 
 pub(super) fn dev_library(source: &DevSource) -> Option<Arc<WatchedLibrary>> {

@@ -10,9 +10,9 @@
 
 use crate::names::{Choice, Field, rust_names};
 use crate::renderer::render_fn;
-use crate::rust_source::{Source, doc_safe, fence_for, lit};
+use crate::rust_source::{Source, doc_safe, fence_for, lit, text_lit};
 use promptpack_core::error::{Diagnostic, Error, ErrorCode, Location, Result};
-use promptpack_core::program::{Op, VarKind};
+use promptpack_core::program::{Op, Program, VarKind};
 use promptpack_core::resolve::ResolvedPrompt;
 use promptpack_core::sources::TemplateSource;
 use std::collections::HashMap;
@@ -139,6 +139,19 @@ fn too_large_total(prompt: &ResolvedPrompt, total: usize, large: usize) -> Diagn
 /// (`Option`, `str`) are safe.
 const MODULE: &str = "promptpack_generated";
 
+/// How the generated parts render.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Renderers {
+    /// Straight-line code per part: one allocation of exact size, then the
+    /// pieces pushed, with no loop and no lookup. What optimized builds get.
+    StraightLine,
+    /// A table per part (its text and steps) that one loop in
+    /// `promptpack` renders. Smaller code that rustc compiles much faster:
+    /// what builds without optimization get, whose renders come from disk
+    /// anyway in dev builds with hot reload.
+    Tables,
+}
+
 /// Fields up to which a vars struct derives `PartialEq`: the derive
 /// compares them in one `&&` chain, an expression nested once per field, on
 /// which rustc overflows its stack past a few thousand.
@@ -159,7 +172,18 @@ pub fn generate(
     templates: &[TemplateSource],
     dev: &DevPaths,
 ) -> Result<String> {
-    generate_parts(prompts, templates, dev).map(Generated::into_single_file)
+    generate_with(prompts, templates, dev, Renderers::StraightLine)
+}
+
+/// [`generate`] with the parts rendered as `renderers` says.
+#[cfg(feature = "unstable-machinery")]
+pub fn generate_with(
+    prompts: &[ResolvedPrompt],
+    templates: &[TemplateSource],
+    dev: &DevPaths,
+    renderers: Renderers,
+) -> Result<String> {
+    generate_parts(prompts, templates, dev, renderers).map(Generated::into_single_file)
 }
 
 /// [`generate`], with each prompt's code apart, for the build to write a
@@ -168,6 +192,7 @@ pub fn generate_parts(
     prompts: &[ResolvedPrompt],
     templates: &[TemplateSource],
     dev: &DevPaths,
+    renderers: Renderers,
 ) -> Result<Generated> {
     let mut errors = Vec::new();
     let (variants, fields) = rust_names(prompts, templates, &mut errors);
@@ -176,7 +201,7 @@ pub fn generate_parts(
     }
     let sources: HashMap<&str, &TemplateSource> =
         templates.iter().map(|t| (t.id.as_str(), t)).collect();
-    let shared = shared_items(prompts, &variants, &sources, dev);
+    let shared = shared_items(prompts, &variants, &sources, dev, renderers);
     let mut total = shared.len();
     if total > MAX_CODE {
         return Err(Error::new(
@@ -206,6 +231,7 @@ pub fn generate_parts(
             fields,
             sources.get(prompt.id.as_str()).copied(),
             dev,
+            renderers,
         );
         let size = code.len();
         if size > MAX_PROMPT_CODE {
@@ -279,6 +305,7 @@ fn shared_items(
     variants: &[String],
     sources: &HashMap<&str, &TemplateSource>,
     dev: &DevPaths,
+    renderers: Renderers,
 ) -> String {
     let mut out = Source::default();
     out.line(format!(
@@ -293,7 +320,13 @@ fn shared_items(
     out.line("#[allow(dead_code, clippy::all, clippy::pedantic, clippy::nursery)]");
     out.open(format!("mod {MODULE} {{"));
     out.line("use ::promptpack::__private as __p;");
-    out.line("use ::promptpack::ValueRef as __V;");
+    if renderers == Renderers::StraightLine {
+        out.line("use ::promptpack::ValueRef as __V;");
+    }
+    if renderers == Renderers::Tables {
+        out.line("use ::promptpack::__private::Step::*;");
+    }
+    out.line("type __Built = Result<::promptpack::Prompt<PromptId>, ::promptpack::Error>;");
     out.line("");
     out.line("/// Every prompt of this crate: one variant per folder under `templates/`.");
     out.line(derive_enum());
@@ -372,7 +405,10 @@ fn shared_items(
     out.open(
         "pub fn render_generated(self, values: &dyn Fn(&str) -> Option<String>) -> ::promptpack::Prompt<PromptId> {",
     );
-    out.line("__GENERATED[self as usize](values)");
+    out.line(match renderers {
+        Renderers::StraightLine => "__GENERATED[self as usize](values)",
+        Renderers::Tables => "__p::render_generated(self, &__PROMPTS[self as usize], values)",
+    });
     out.close("}");
     out.close("}");
     out.line("");
@@ -402,15 +438,17 @@ fn shared_items(
     }
     out.close("];");
     out.line("");
-    out.line("/// Each prompt's `render_generated`, indexed by `PromptId`.");
-    out.open(
-        "const __GENERATED: &[fn(&dyn Fn(&str) -> Option<String>) -> ::promptpack::Prompt<PromptId>] = &[",
-    );
-    for variant in variants {
-        out.line(format!("{variant}Vars::__generated,"));
+    if renderers == Renderers::StraightLine {
+        out.line("/// Each prompt's `render_generated`, indexed by `PromptId`.");
+        out.open(
+            "const __GENERATED: &[fn(&dyn Fn(&str) -> Option<String>) -> ::promptpack::Prompt<PromptId>] = &[",
+        );
+        for variant in variants {
+            out.line(format!("{variant}Vars::__generated,"));
+        }
+        out.close("];");
+        out.line("");
     }
-    out.close("];");
-    out.line("");
     out.doc(
         "Renders a prompt from its typed variables.\n\n\
          Fails with `wrong_vars` when `vars` belongs to another prompt than\n\
@@ -419,9 +457,7 @@ fn shared_items(
          template is read from disk, so an edited prompt takes effect\n\
          without a restart.",
     );
-    out.line(
-        "pub fn build_prompt<V>(id: PromptId, vars: V) -> Result<::promptpack::Prompt<PromptId>, ::promptpack::Error>",
-    );
+    out.line("pub fn build_prompt<V>(id: PromptId, vars: V) -> __Built");
     out.line("where");
     out.line("\tV: ::promptpack::TypedVars<Id = PromptId>,");
     out.open("{");
@@ -448,7 +484,7 @@ fn shared_items(
 }
 
 /// A prompt's entry of the prompt table: `PromptInfo { .. }` on one line.
-fn prompt_info(prompt: &ResolvedPrompt, fields: &[Field]) -> String {
+fn prompt_info(prompt: &ResolvedPrompt, fields: &[Field], renderers: Renderers) -> String {
     let list = |names: Vec<String>| names.join(", ");
     let variables = list(fields.iter().map(|f| lit(&f.name)).collect());
     let conditions = list(
@@ -468,26 +504,16 @@ fn prompt_info(prompt: &ResolvedPrompt, fields: &[Field]) -> String {
             })
             .collect(),
     );
-    let vars = list(
-        fields
-            .iter()
-            .map(|f| {
-                let name = lit(&f.name);
-                match (f.kind, &f.choice) {
-                    (VarKind::Flag, _) => format!("__p::flag({name})"),
-                    (VarKind::Optional, _) => format!("__p::optional({name})"),
-                    (VarKind::Choice, Some(c)) => format!("__p::choice({name}, &[{}])", values(c)),
-                    (VarKind::OptionalChoice, Some(c)) => {
-                        format!("__p::optional_choice({name}, &[{}])", values(c))
-                    }
-                    _ => format!("__p::text({name})"),
-                }
-            })
-            .collect(),
-    );
+    let kinds: String = fields.iter().map(|f| char::from(f.kind.letter())).collect();
+    let parts = match (renderers, prompt.user.is_some()) {
+        (Renderers::StraightLine, _) => "",
+        (Renderers::Tables, false) => "Self::__SYSTEM",
+        (Renderers::Tables, true) => "Self::__SYSTEM, Self::__USER",
+    };
     format!(
-        "__p::PromptInfo {{ id: {}, hash: Self::HASH, variables: &[{variables}], conditions: &[{conditions}], choices: &[{choices}], vars: &[{vars}] }}",
-        lit(&prompt.id)
+        "__p::PromptInfo {{ id: {}, hash: Self::HASH, variables: &[{variables}], kinds: {}, conditions: &[{conditions}], choices: &[{choices}], parts: &[{parts}] }}",
+        lit(&prompt.id),
+        lit(&kinds)
     )
 }
 
@@ -542,6 +568,7 @@ fn prompt_items(
     fields: &[Field],
     source: Option<&TemplateSource>,
     dev: &DevPaths,
+    renderers: Renderers,
 ) -> String {
     let mut out = Source::at_depth(1);
     out.line("");
@@ -596,10 +623,16 @@ fn prompt_items(
                 format!("Option<{e}>"),
                 "a choice and a condition (true when `Some`)",
             ),
-            _ => ("&'a str".to_string(), "a value"),
+            _ => ("&'a str".to_string(), ""),
+        };
+        // A text field says no more than its type does.
+        let usage = if usage.is_empty() {
+            String::new()
+        } else {
+            format!(": {usage}")
         };
         out.doc(&format!(
-            "`{}`: {usage}, first at `{}`.",
+            "`{}`{usage}, first at `{}`.",
             f.name,
             first_use(f, source)
         ));
@@ -622,12 +655,6 @@ fn prompt_items(
         out.line("");
     }
 
-    let by_name: HashMap<&str, &Field> = fields.iter().map(|f| (f.name.as_str(), f)).collect();
-    let by_index: Vec<&Field> = prompt
-        .vars
-        .iter()
-        .filter_map(|v| by_name.get(v.name.as_str()).copied())
-        .collect();
     let user = if prompt.user.is_some() {
         "Some(v.render_user())"
     } else {
@@ -640,17 +667,34 @@ fn prompt_items(
     out.line("#[doc(hidden)]");
     out.line(format!(
         "pub const __INFO: __p::PromptInfo = {};",
-        prompt_info(prompt, fields)
+        prompt_info(prompt, fields, renderers)
     ));
+    if renderers == Renderers::Tables {
+        part_table(&mut out, "__SYSTEM", &prompt.system, fields);
+        if let Some(user) = &prompt.user {
+            part_table(&mut out, "__USER", user, fields);
+        }
+        out.line("");
+        slots_fn(&mut out, fields);
+        out.close("}");
+        out.line("");
+        let user = if prompt.user.is_some() {
+            ", user 1"
+        } else {
+            ""
+        };
+        out.line(format!(
+            "::promptpack::__table_impls!({name}{generics}, {variant}{user});"
+        ));
+        return out.into_string();
+    }
     out.line("");
     out.doc(
         "Renders the prompt: from the files on disk in dev builds with hot\n\
          reload (so edits show without a restart), from the code generated\n\
          at build time otherwise (never reading the disk).",
     );
-    out.open(
-        "pub fn build(&self) -> Result<::promptpack::Prompt<PromptId>, ::promptpack::Error> {",
-    );
+    out.open("pub fn build(&self) -> __Built {");
     out.open(format!(
         "if let Some(rendered) = __p::dev_build(cfg!(debug_assertions), &__DEV_SOURCE, PromptId::{variant}, {}, self) {{",
         lit(id)
@@ -663,6 +707,56 @@ fn prompt_items(
     ));
     out.close("}");
     out.line("");
+    generated_fn(&mut out, &name, variant, fields, user);
+    out.line("");
+    render_fn(&mut out, "render_system", &prompt.system, fields);
+    if let Some(user) = &prompt.user {
+        out.line("");
+        render_fn(&mut out, "render_user", user, fields);
+    }
+    out.close("}");
+    out.line("");
+
+    out.open(format!("impl ::promptpack::Vars for {name}{anon} {{"));
+    out.open("fn get(&self, name: &str) -> Option<__V<'_>> {");
+    if fields.is_empty() {
+        out.line("let _ = name;");
+        out.line("None");
+    } else {
+        out.open("Some(match name {");
+        for f in fields {
+            let ident = &f.ident;
+            let value = match (f.kind, &f.choice) {
+                (VarKind::Flag, _) => format!("__V::Bool(self.{ident})"),
+                (VarKind::Optional, _) => format!("__V::Str(self.{ident}.unwrap_or(\"\"))"),
+                (VarKind::Choice, _) => format!("__V::Str(self.{ident}.as_str())"),
+                (VarKind::OptionalChoice, Some(c)) => {
+                    format!("__V::Str(self.{ident}.map_or(\"\", {}::as_str))", c.ident)
+                }
+                _ => format!("__V::Str(self.{ident})"),
+            };
+            out.line(format!("{} => {value},", lit(&f.name)));
+        }
+        out.line("_ => return None,");
+        out.close("})");
+    }
+    out.close("}");
+    out.close("}");
+    out.line("");
+    out.open(format!("impl ::promptpack::TypedVars for {name}{anon} {{"));
+    out.line("type Id = PromptId;");
+    out.line(format!("const ID: PromptId = PromptId::{variant};"));
+    out.line("");
+    out.open("fn build(&self) -> __Built {");
+    out.line(format!("{name}::build(self)"));
+    out.close("}");
+    out.close("}");
+    out.into_string()
+}
+
+/// `__generated`: the struct made from values looked up by name, rendered
+/// by its straight-line code (`PromptId::render_generated`).
+fn generated_fn(out: &mut Source, name: &str, variant: &str, fields: &[Field], user: &str) {
     out.line("#[doc(hidden)]");
     out.open(
         "pub fn __generated(values: &dyn Fn(&str) -> Option<String>) -> ::promptpack::Prompt<PromptId> {",
@@ -713,50 +807,82 @@ fn prompt_items(
         "::promptpack::Prompt {{ id: PromptId::{variant}, system: v.render_system(), user: {user}, hash: Self::HASH }}"
     ));
     out.close("}");
-    out.line("");
-    render_fn(&mut out, "render_system", &prompt.system, &by_index);
-    if let Some(user) = &prompt.user {
-        out.line("");
-        render_fn(&mut out, "render_user", user, &by_index);
-    }
-    out.close("}");
-    out.line("");
+}
 
-    out.open(format!("impl ::promptpack::Vars for {name}{anon} {{"));
-    out.open("fn get(&self, name: &str) -> Option<__V<'_>> {");
-    if fields.is_empty() {
-        out.line("let _ = name;");
-        out.line("None");
-    } else {
-        out.open("Some(match name {");
-        for f in fields {
-            let ident = &f.ident;
-            let value = match (f.kind, &f.choice) {
-                (VarKind::Flag, _) => format!("__V::Bool(self.{ident})"),
-                (VarKind::Optional, _) => format!("__V::Str(self.{ident}.unwrap_or(\"\"))"),
-                (VarKind::Choice, _) => format!("__V::Str(self.{ident}.as_str())"),
-                (VarKind::OptionalChoice, Some(c)) => {
-                    format!("__V::Str(self.{ident}.map_or(\"\", {}::as_str))", c.ident)
-                }
-                _ => format!("__V::Str(self.{ident})"),
-            };
-            out.line(format!("{} => {value},", lit(&f.name)));
-        }
-        out.line("_ => return None,");
-        out.close("})");
+/// `__slots`: the fields as the table renderer reads them, in the order of
+/// the prompt's variables.
+fn slots_fn(out: &mut Source, fields: &[Field]) {
+    out.open(format!(
+        "fn __slots(&self) -> [__p::Slot<'_>; {}] {{",
+        fields.len()
+    ));
+    out.open("[");
+    for f in fields {
+        let ident = &f.ident;
+        out.line(match f.kind {
+            VarKind::Flag => format!("__p::f(self.{ident}),"),
+            VarKind::Optional => format!("__p::o(self.{ident}),"),
+            VarKind::Choice => format!("__p::c(self.{ident}.as_str(), self.{ident} as u32),"),
+            VarKind::OptionalChoice => {
+                format!("self.{ident}.map_or(__p::NONE, |v| __p::c(v.as_str(), v as u32)),")
+            }
+            VarKind::Text => format!("__p::s(self.{ident}),"),
+        });
     }
+    out.close("]");
     out.close("}");
-    out.close("}");
-    out.line("");
-    out.open(format!("impl ::promptpack::TypedVars for {name}{anon} {{"));
-    out.line("type Id = PromptId;");
-    out.line(format!("const ID: PromptId = PromptId::{variant};"));
-    out.line("");
-    out.open("fn build(&self) -> Result<::promptpack::Prompt<PromptId>, ::promptpack::Error> {");
-    out.line(format!("{name}::build(self)"));
-    out.close("}");
-    out.close("}");
-    out.into_string()
+}
+
+/// A part as a table (`__p::Part`): its text in one literal and its steps,
+/// the program's ops without the no-op `{{/if}}` (jumps renumbered).
+fn part_table(out: &mut Source, name: &str, program: &Program, fields: &[Field]) {
+    let mut index = Vec::with_capacity(program.ops.len() + 1);
+    let mut kept = 0u32;
+    for op in &program.ops {
+        index.push(kept);
+        if *op != Op::EndIf {
+            kept += 1;
+        }
+    }
+    index.push(kept);
+    let at = |i: usize| index.get(i).copied().unwrap_or(kept);
+    let steps: Vec<String> = program
+        .ops
+        .iter()
+        .filter_map(|op| match *op {
+            Op::Text { start, end } => Some(format!("T({start},{end})")),
+            Op::Var(i) => Some(format!("V({i})")),
+            Op::If {
+                cond,
+                equals,
+                else_at,
+                ..
+            } => {
+                // 0: truthiness; k: the k-th value of the variable's enum.
+                let value = equals.map_or(0, |literal| {
+                    let literal = program.literals.get(literal as usize);
+                    fields
+                        .get(cond)
+                        .and_then(|f| f.choice.as_ref())
+                        .and_then(|c| {
+                            c.values
+                                .iter()
+                                .position(|(v, _)| Some(v.as_str()) == literal.map(AsRef::as_ref))
+                        })
+                        .map_or(u32::MAX, |k| k as u32 + 1)
+                });
+                Some(format!("I({cond},{value},{})", at(else_at)))
+            }
+            Op::Else { end_at } => Some(format!("E({})", at(end_at))),
+            Op::EndIf => None,
+        })
+        .collect();
+    out.line("#[doc(hidden)]");
+    out.line(format!(
+        "pub const {name}: __p::Part = __p::Part {{ text: {}, steps: &[{}] }};",
+        text_lit(&program.text),
+        steps.join(",")
+    ));
 }
 
 /// The enum of a compared variable, with `ALL`, `as_str`, `Display` and

@@ -41,7 +41,7 @@ mod renderer;
 mod rust_source;
 mod warnings;
 
-use codegen::{DevPaths, Generated, generate_parts};
+use codegen::{DevPaths, Generated, Renderers, generate_parts};
 use promptpack_core::diagnostics::{Style, render_error};
 pub use promptpack_core::error::{Diagnostic, Error, ErrorCode, Location, Result};
 pub use promptpack_load::{CONFIG_FILE, Config};
@@ -115,7 +115,9 @@ pub fn compile_config(config: &Config) -> Result<(), BuildError> {
     for path in watched_paths(config) {
         println!("cargo:rerun-if-changed={}", path.display());
     }
-    let Checked { compiled, code } = checked(config);
+    println!("cargo:rerun-if-env-changed={RENDERERS_ENV}");
+    let renderers = renderers_for_build().map_err(report)?;
+    let Checked { compiled, code } = checked(config, &[renderers]);
     let names = out_dir.join(NAMES_FILE);
     let previous = NameRecord::read(&names);
     if config.build_warnings() {
@@ -143,7 +145,17 @@ pub fn compile_config(config: &Config) -> Result<(), BuildError> {
 /// writing anything. Absolute paths of the folders are recorded for the dev
 /// path.
 pub fn generate_code(config: &Config) -> Result<String> {
-    let Checked { compiled, code } = checked(config);
+    generate_code_as(config, Renderers::StraightLine)
+}
+
+/// [`generate_code`] with the parts rendered as `renderers` says.
+#[cfg(feature = "unstable-machinery")]
+pub fn generate_code_with(config: &Config, renderers: Renderers) -> Result<String> {
+    generate_code_as(config, renderers)
+}
+
+fn generate_code_as(config: &Config, renderers: Renderers) -> Result<String> {
+    let Checked { compiled, code } = checked(config, &[renderers]);
     compiled.into_result()?;
     Ok(finish(code)?.into_single_file())
 }
@@ -195,7 +207,7 @@ pub struct Report {
 /// tree without errors here is a tree [`compile`] accepts and whose code
 /// rustc compiles: `promptpack check` runs this.
 pub fn check(config: &Config) -> Report {
-    let Checked { compiled, .. } = checked(config);
+    let Checked { compiled, .. } = checked(config, &[Renderers::StraightLine, Renderers::Tables]);
     Report {
         prompts: compiled.sources.templates.len(),
         snippets: compiled.sources.snippets.len(),
@@ -213,17 +225,45 @@ struct Checked {
 
 /// The load pipeline with lints, then the code generator: [`check`] and the
 /// build run this one function, so that they cannot disagree.
-fn checked(config: &Config) -> Checked {
+fn checked(config: &Config, renderers: &[Renderers]) -> Checked {
     let mut compiled = load(config, Stages { lint: true });
     let mut code = None;
     if compiled.errors.is_empty() {
         let prompts = &compiled.prompts;
-        match generate_parts(prompts, &compiled.sources.templates, &dev_paths(config)) {
-            Ok(generated) => code = Some(generated),
-            Err(error) => compiled.errors.extend(error.into_diagnostics()),
+        let dev = dev_paths(config);
+        for &mode in renderers {
+            match generate_parts(prompts, &compiled.sources.templates, &dev, mode) {
+                Ok(generated) => code = code.or(Some(generated)),
+                Err(error) => {
+                    compiled.errors.extend(error.into_diagnostics());
+                    code = None;
+                    break;
+                }
+            }
         }
     }
     Checked { compiled, code }
+}
+
+/// The environment variable that chooses how the generated parts render:
+/// `tables` or `straight-line`. Unset, builds without optimization
+/// (`opt-level = 0`, cargo's dev profile) get tables and the others
+/// straight-line code.
+pub const RENDERERS_ENV: &str = "PROMPTPACK_RENDERERS";
+
+/// How the build script's build renders: [`RENDERERS_ENV`], else by the
+/// profile's `OPT_LEVEL`.
+fn renderers_for_build() -> Result<Renderers> {
+    match std::env::var(RENDERERS_ENV).ok().as_deref() {
+        Some("tables") => Ok(Renderers::Tables),
+        Some("straight-line") => Ok(Renderers::StraightLine),
+        Some(other) => Err(Error::new(
+            ErrorCode::InvalidConfig,
+            format!("{RENDERERS_ENV}={other:?}: expected `tables` or `straight-line`"),
+        )),
+        None if std::env::var("OPT_LEVEL").is_ok_and(|level| level == "0") => Ok(Renderers::Tables),
+        None => Ok(Renderers::StraightLine),
+    }
 }
 
 /// What cargo must watch: the two folders (cargo scans a folder recursively,

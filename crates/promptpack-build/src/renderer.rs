@@ -148,7 +148,7 @@ fn condition_of(f: &Field, equals: Option<&str>) -> (String, String) {
 
 /// Writes `pub fn {name}(&self) -> String`, rendering `program` with the
 /// struct's `fields` (indexed as the program's variables).
-pub(crate) fn render_fn(out: &mut Source, name: &str, program: &Program, fields: &[&Field]) {
+pub(crate) fn render_fn(out: &mut Source, name: &str, program: &Program, fields: &[Field]) {
     let mut flat = FlatRender {
         static_len: vec![0],
         value_len: vec![Vec::new()],
@@ -162,12 +162,12 @@ pub(crate) fn render_fn(out: &mut Source, name: &str, program: &Program, fields:
         match *op {
             Op::Text { start, end } => flat.text(current, program.text_of(start, end)),
             Op::Var(i) => {
-                let (len, value) = value_of(fields[i]);
+                let (len, value) = value_of(&fields[i]);
                 flat.value(current, len, value);
             }
             Op::If { cond, equals, .. } => {
                 let equals = equals.and_then(|i| program.literals.get(i as usize));
-                let (cond, negated) = condition_of(fields[cond], equals.map(AsRef::as_ref));
+                let (cond, negated) = condition_of(&fields[cond], equals.map(AsRef::as_ref));
                 let then = flat.branch(current, &cond);
                 open.push((current, negated));
                 current = then;

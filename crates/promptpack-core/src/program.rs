@@ -122,6 +122,31 @@ impl VarInfo {
     }
 }
 
+impl VarKind {
+    /// The kind as one letter, as generated tables write it: `t` text, `f`
+    /// flag, `o` optional, `c` choice, `C` optional choice.
+    pub const fn letter(self) -> u8 {
+        match self {
+            VarKind::Text => b't',
+            VarKind::Flag => b'f',
+            VarKind::Optional => b'o',
+            VarKind::Choice => b'c',
+            VarKind::OptionalChoice => b'C',
+        }
+    }
+
+    /// The kind of a [`VarKind::letter`]; text for any other byte.
+    pub const fn from_letter(letter: u8) -> VarKind {
+        match letter {
+            b'f' => VarKind::Flag,
+            b'o' => VarKind::Optional,
+            b'c' => VarKind::Choice,
+            b'C' => VarKind::OptionalChoice,
+            _ => VarKind::Text,
+        }
+    }
+}
+
 /// A stable 64-bit FNV-1a hash. Stable means the same input gives the same
 /// number on every platform, version of Rust and run, so it can be logged
 /// and compared across deployments.
