@@ -124,20 +124,7 @@ pub struct Part {
     pub steps: &'static [Step],
 }
 
-/// One step of a [`Part`]. Short names: the generated tables are made of
-/// them.
-#[derive(Debug, Clone, Copy)]
-pub enum Step {
-    /// `text[start..end]`.
-    T(u32, u32),
-    /// The value of variable `i`.
-    V(u32),
-    /// When variable `i` does not hold (`equals` 0: is not truthy; `k`: is
-    /// not the `k`-th value of its choice, from 1), go to step `else_at`.
-    I(u32, u32, u32),
-    /// Go to step `end_at` (the end of a taken branch).
-    E(u32),
-}
+pub use promptpack_core::table::Step;
 
 /// A field's value as [`render`] sees it.
 #[derive(Debug, Clone, Copy)]

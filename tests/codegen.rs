@@ -1,14 +1,18 @@
-//! Snapshots of the generated code (formatted with prettyplease) for small
+//! Snapshots of the generated code, both ways parts can render, for small
 //! fixture trees under `tests/codegen/<case>/`, and of the errors the code
 //! generator reports.
 
 use promptpack::{Config, Error};
-use promptpack_build::codegen::{DevPaths, generate};
+use promptpack_build::codegen::{DevPaths, Renderers, generate_with};
 use promptpack_core::resolve::resolve;
 use promptpack_load::read_sources;
 use std::path::Path;
 
 fn generate_case(case: &str) -> Result<String, Error> {
+    generate_case_with(case, Renderers::StraightLine)
+}
+
+fn generate_case_with(case: &str, renderers: Renderers) -> Result<String, Error> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/codegen")
         .join(case);
@@ -32,12 +36,24 @@ fn generate_case(case: &str) -> Result<String, Error> {
         close: "}}".into(),
         standalone_tags: false,
     };
-    generate(&prompts, &sources.templates, &dev)
+    generate_with(&prompts, &sources.templates, &dev, renderers)
 }
 
 #[test]
 fn basic_prompts() {
     insta::assert_snapshot!(generate_case("basic").expect("generates"));
+}
+
+/// What builds without optimization get: a table per part, the rest from
+/// one macro of promptpack's.
+#[test]
+fn basic_prompts_as_tables() {
+    insta::assert_snapshot!(generate_case_with("basic", Renderers::Tables).expect("generates"));
+}
+
+#[test]
+fn compared_variables_as_tables() {
+    insta::assert_snapshot!(generate_case_with("choices", Renderers::Tables).expect("generates"));
 }
 
 #[test]

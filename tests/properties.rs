@@ -749,7 +749,7 @@ proptest! {
         ),
         snippet_text in awkward_text(),
     ) {
-        use promptpack_build::codegen::{DevPaths, generate};
+        use promptpack_build::codegen::{DevPaths, Renderers, generate, generate_with};
 
         let mut templates: Vec<TemplateSource> = Vec::new();
         for (id, system, user) in &prompts {
@@ -779,8 +779,25 @@ proptest! {
             close: "}}".into(),
             standalone_tags: false,
         };
+        // The tables of builds without optimization: refused exactly when
+        // the straight-line code is, and parsing otherwise.
+        let tables = std::panic::catch_unwind(|| {
+            generate_with(&resolved, &templates, &dev, Renderers::Tables)
+        });
+        prop_assert!(tables.is_ok(), "the code generator panicked");
+        let tables = tables.unwrap_or_else(|_| unreachable!());
+        if let Ok(code) = &tables {
+            if let Err(e) = syn::parse_file(code) {
+                prop_assert!(false, "the generated tables do not parse: {}\n{}", e, code);
+            }
+        }
         let generated = std::panic::catch_unwind(|| generate(&resolved, &templates, &dev));
         prop_assert!(generated.is_ok(), "the code generator panicked");
+        prop_assert_eq!(
+            tables.is_ok(),
+            generated.as_ref().is_ok_and(Result::is_ok),
+            "one generator refused what the other took"
+        );
         match generated.unwrap_or_else(|_| unreachable!()) {
             Ok(code) => {
                 if let Err(e) = syn::parse_file(&code) {
@@ -906,5 +923,103 @@ proptest! {
         }
         let steps = promptpack_testkit::check_splice_work(&promptpack_testkit::parse_case(&case));
         prop_assert!(steps > 0);
+    }
+}
+
+/// What a generated vars struct makes of a value given by name, as
+/// `render_generated` does: a compared variable keeps only one of its
+/// values (the first, when given another; nothing, when it is optional).
+fn shown_by_struct(var: &promptpack_core::program::VarInfo, given: Option<&str>) -> String {
+    use promptpack_core::program::VarKind;
+    let known = given.filter(|v| var.choices.iter().any(|c| c == v));
+    match var.kind() {
+        VarKind::Choice => known
+            .or(var.choices.first().map(String::as_str))
+            .unwrap_or_default()
+            .to_string(),
+        VarKind::OptionalChoice => known.unwrap_or_default().to_string(),
+        _ => given.unwrap_or_default().to_string(),
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// The tables builds without optimization render from (the steps of
+    /// `promptpack_core::table`, walked by `__private::render`) give what
+    /// the interpreter gives, for any template and any values.
+    #[test]
+    fn tables_render_as_the_interpreter_does(
+        nodes in prop::collection::vec(node(true), 0..6),
+        user_nodes in prop::option::of(prop::collection::vec(node(true), 0..4)),
+        snippet_nodes in prop::collection::vec(node(false), 0..4),
+        values in prop::collection::vec(
+            prop::option::of(prop_oneof![
+                prop::sample::select(LITERALS).prop_map(str::to_string),
+                Just(String::new()),
+                "[a-z ]{0,4}",
+            ]),
+            NAMES.len(),
+        ),
+    ) {
+        use promptpack::__private::{Part, PromptInfo, render_generated};
+        use promptpack_core::table::steps;
+
+        let d = Delimiters::default();
+        let user = user_nodes.as_ref().map(|n| write_nodes(n, &d));
+        let library = Library::from_sources(
+            vec![template("t", &format!("[{}]", write_nodes(&nodes, &d)), user.as_deref())],
+            vec![snippet("s", &format!("({})", write_nodes(&snippet_nodes, &d)))],
+            d,
+        )
+        .expect("generated templates are valid");
+        let prompt = library.resolved("t").expect("prompt t");
+        let given: HashMap<&str, Option<String>> =
+            NAMES.iter().copied().zip(values).collect();
+        let value = |name: &str| given.get(name).cloned().flatten();
+
+        let shown: HashMap<&str, String> = prompt
+            .vars
+            .iter()
+            .map(|v| (v.name.as_str(), shown_by_struct(v, value(&v.name).as_deref())))
+            .collect();
+        let interpreted = library
+            .render("t", &shown, promptpack::MissingVars::Error)
+            .expect("every variable is given");
+
+        let leak = |s: &str| -> &'static str { String::leak(s.to_string()) };
+        let part = |program: &promptpack_core::program::Program| Part {
+            text: leak(&program.text),
+            steps: Vec::leak(steps(program, &prompt.vars)),
+        };
+        let parts: Vec<Part> = std::iter::once(&prompt.system)
+            .chain(prompt.user.as_ref())
+            .map(part)
+            .collect();
+        let info = PromptInfo {
+            id: "t",
+            hash: prompt.hash,
+            variables: Vec::leak(prompt.vars.iter().map(|v| leak(&v.name)).collect()),
+            kinds: leak(
+                &prompt.vars.iter().map(|v| char::from(v.kind().letter())).collect::<String>(),
+            ),
+            conditions: &[],
+            choices: Vec::leak(
+                prompt
+                    .vars
+                    .iter()
+                    .filter(|v| !v.choices.is_empty())
+                    .map(|v| {
+                        let values: Vec<&'static str> = v.choices.iter().map(|c| leak(c)).collect();
+                        (leak(&v.name), &*Vec::leak(values))
+                    })
+                    .collect(),
+            ),
+            parts: Vec::leak(parts),
+        };
+        let tables = render_generated("t", &info, &value);
+        prop_assert_eq!(&tables.system, &interpreted.system);
+        prop_assert_eq!(&tables.user, &interpreted.user);
+        prop_assert_eq!(tables.hash, interpreted.hash);
     }
 }

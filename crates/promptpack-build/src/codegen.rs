@@ -15,6 +15,7 @@ use promptpack_core::error::{Diagnostic, Error, ErrorCode, Location, Result};
 use promptpack_core::program::{Op, Program, VarKind};
 use promptpack_core::resolve::ResolvedPrompt;
 use promptpack_core::sources::TemplateSource;
+use promptpack_core::table::{Step, steps};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -670,9 +671,9 @@ fn prompt_items(
         prompt_info(prompt, fields, renderers)
     ));
     if renderers == Renderers::Tables {
-        part_table(&mut out, "__SYSTEM", &prompt.system, fields);
+        part_table(&mut out, "__SYSTEM", &prompt.system, prompt);
         if let Some(user) = &prompt.user {
-            part_table(&mut out, "__USER", user, fields);
+            part_table(&mut out, "__USER", user, prompt);
         }
         out.line("");
         slots_fn(&mut out, fields);
@@ -833,48 +834,16 @@ fn slots_fn(out: &mut Source, fields: &[Field]) {
     out.close("}");
 }
 
-/// A part as a table (`__p::Part`): its text in one literal and its steps,
-/// the program's ops without the no-op `{{/if}}` (jumps renumbered).
-fn part_table(out: &mut Source, name: &str, program: &Program, fields: &[Field]) {
-    let mut index = Vec::with_capacity(program.ops.len() + 1);
-    let mut kept = 0u32;
-    for op in &program.ops {
-        index.push(kept);
-        if *op != Op::EndIf {
-            kept += 1;
-        }
-    }
-    index.push(kept);
-    let at = |i: usize| index.get(i).copied().unwrap_or(kept);
-    let steps: Vec<String> = program
-        .ops
-        .iter()
-        .filter_map(|op| match *op {
-            Op::Text { start, end } => Some(format!("T({start},{end})")),
-            Op::Var(i) => Some(format!("V({i})")),
-            Op::If {
-                cond,
-                equals,
-                else_at,
-                ..
-            } => {
-                // 0: truthiness; k: the k-th value of the variable's enum.
-                let value = equals.map_or(0, |literal| {
-                    let literal = program.literals.get(literal as usize);
-                    fields
-                        .get(cond)
-                        .and_then(|f| f.choice.as_ref())
-                        .and_then(|c| {
-                            c.values
-                                .iter()
-                                .position(|(v, _)| Some(v.as_str()) == literal.map(AsRef::as_ref))
-                        })
-                        .map_or(u32::MAX, |k| k as u32 + 1)
-                });
-                Some(format!("I({cond},{value},{})", at(else_at)))
-            }
-            Op::Else { end_at } => Some(format!("E({})", at(end_at))),
-            Op::EndIf => None,
+/// A part as a table (`__p::Part`): its text in one literal and its steps
+/// ([`steps`]).
+fn part_table(out: &mut Source, name: &str, program: &Program, prompt: &ResolvedPrompt) {
+    let steps: Vec<String> = steps(program, &prompt.vars)
+        .into_iter()
+        .map(|step| match step {
+            Step::T(start, end) => format!("T({start},{end})"),
+            Step::V(i) => format!("V({i})"),
+            Step::I(i, equals, else_at) => format!("I({i},{equals},{else_at})"),
+            Step::E(end_at) => format!("E({end_at})"),
         })
         .collect();
     out.line("#[doc(hidden)]");

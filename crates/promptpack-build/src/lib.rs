@@ -1,8 +1,15 @@
 //! The build-script API of [promptpack](https://docs.rs/promptpack): read the
 //! crate's prompts, check them, generate the typed code into `OUT_DIR`, and
 //! tell cargo when to do it again. Put it under `[build-dependencies]`; the
-//! code generator (syn, quote, prettyplease, heck) lives here only, so an
-//! application's runtime dependency tree has none of it.
+//! code generator lives here only, so an application's runtime dependency
+//! tree has none of it.
+//!
+//! The code is written in proportion to the templates: a file per prompt
+//! (an edit rebuilds one file's items, rustc's incremental build keeps the
+//! rest), in builds without optimization a table per template part that one
+//! loop in promptpack renders, and in optimized builds straight-line
+//! renderers (one allocation of exact size, then the pieces pushed).
+//! [`RENDERERS_ENV`] chooses one for every profile.
 //!
 //! ```no_run
 //! // build.rs

@@ -25,6 +25,7 @@ pub mod similar;
 pub mod source_file;
 pub mod sources;
 pub mod syntax;
+pub mod table;
 pub mod value;
 pub mod vars;
 
