@@ -786,10 +786,10 @@ proptest! {
         });
         prop_assert!(tables.is_ok(), "the code generator panicked");
         let tables = tables.unwrap_or_else(|_| unreachable!());
-        if let Ok(code) = &tables {
-            if let Err(e) = syn::parse_file(code) {
-                prop_assert!(false, "the generated tables do not parse: {}\n{}", e, code);
-            }
+        if let Ok(code) = &tables
+            && let Err(e) = syn::parse_file(code)
+        {
+            prop_assert!(false, "the generated tables do not parse: {}\n{}", e, code);
         }
         let generated = std::panic::catch_unwind(|| generate(&resolved, &templates, &dev));
         prop_assert!(generated.is_ok(), "the code generator panicked");
