@@ -18,9 +18,8 @@ struct FlatRender {
     flags: Vec<String>,
     /// Static bytes per branch; index 0 is the top level, `N` is `__b[N - 1]`.
     static_len: Vec<usize>,
-    /// The values pushed per branch, with how many times each is (a length
-    /// expression and its count), indexed as `static_len`.
-    value_len: Vec<Vec<(String, usize)>>,
+    /// The length of each value pushed, per branch, indexed as `static_len`.
+    value_len: Vec<Vec<String>>,
     /// Pushes in output order, each run of one branch together.
     runs: Vec<(usize, Vec<String>)>,
     /// Text not yet pushed, of the branch the last run belongs to.
@@ -44,11 +43,7 @@ impl FlatRender {
 
     /// A value at the end of the output, in branch `at`.
     fn value(&mut self, at: usize, len: String, value: String) {
-        let lens = &mut self.value_len[at];
-        match lens.iter_mut().find(|(l, _)| *l == len) {
-            Some((_, count)) => *count += 1,
-            None => lens.push((len, 1)),
-        }
+        self.value_len[at].push(len);
         self.push(at, format!("o.push_str({value});"));
     }
 
@@ -202,23 +197,16 @@ pub(crate) fn render_fn(out: &mut Source, name: &str, program: &Program, fields:
     // Branch lengths without a branch (a length times 0 or 1): each `if` is
     // blocks for LLVM, which a debug build of a deep template pays for.
     out.line(format!("let mut l: usize = {};", flat.static_len[0]));
-    let times = |count: usize| {
-        if count == 1 {
-            String::new()
-        } else {
-            format!(" * {count}")
-        }
-    };
-    for (len, count) in &flat.value_len[0] {
-        out.line(format!("l += {len}{};", times(*count)));
+    for len in &flat.value_len[0] {
+        out.line(format!("l += {len};"));
     }
     for n in 1..flat.static_len.len() {
         let flag = flag(n);
         if flat.static_len[n] > 0 {
             out.line(format!("l += {flag} as usize * {};", flat.static_len[n]));
         }
-        for (len, count) in &flat.value_len[n] {
-            out.line(format!("l += {flag} as usize * {len}{};", times(*count)));
+        for len in &flat.value_len[n] {
+            out.line(format!("l += {flag} as usize * {len};"));
         }
     }
     out.line("let mut o = String::with_capacity(l);");
