@@ -65,7 +65,8 @@ timed_cargo() { # DIR LOG ARGS...
 generated_bytes() { # TARGET_DIR PROFILE CRATE
     local out
     out=$(ls -d "$1/$2/build/$3"-*/out | head -n 1)
-    cat "$out/promptpack_prompts.rs" "$out"/promptpack_prompts/*.rs 2>/dev/null | wc -c
+    # The main file and the file per prompt it includes.
+    find "$out" -name '*.rs' -exec cat {} + | wc -c
 }
 
 # The baseline: cold, in a target directory of its own, dependencies
