@@ -3,7 +3,7 @@
 //! I/O at render time.
 
 use crate::names::Field;
-use crate::rust_source::{Source, text_lit};
+use crate::rust_source::{Source, char_lit, text_lit};
 use promptpack_core::program::{Op, Program, VarKind};
 
 /// The renderer's statements, flat: every `{{#if}}` branch becomes a boolean
@@ -75,7 +75,11 @@ impl FlatRender {
             return;
         }
         let text = std::mem::take(&mut self.pending);
-        let statement = format!("o.push_str({});", text_lit(&text));
+        let mut chars = text.chars();
+        let statement = match (chars.next(), chars.next()) {
+            (Some(c), None) => format!("o.push({});", char_lit(c)),
+            _ => format!("o.push_str({});", text_lit(&text)),
+        };
         if let Some((_, run)) = self.runs.last_mut() {
             run.push(statement);
         }

@@ -75,6 +75,18 @@ pub(crate) fn text_lit(text: &str) -> String {
     literal(text, true)
 }
 
+/// `c` as a Rust character literal.
+pub(crate) fn char_lit(c: char) -> String {
+    match c {
+        '\'' => "'\\''".to_string(),
+        '"' => "'\"'".to_string(),
+        c => {
+            let quoted = lit(&c.to_string());
+            format!("'{}'", &quoted[1..quoted.len() - 1])
+        }
+    }
+}
+
 fn literal(text: &str, raw_newlines: bool) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
@@ -133,6 +145,17 @@ mod tests {
         assert_eq!(lit("a\"b\\c\nd\re"), r#""a\"b\\c\nd\re""#);
         assert_eq!(text_lit("a\nb\r\n"), "\"a\nb\\r\n\"");
         assert_eq!(lit("\u{202e}x\u{0}"), r#""\u{202e}x\u{0}""#);
+    }
+
+    #[test]
+    fn char_literals_escape_as_string_literals_do() {
+        assert_eq!(char_lit('a'), "'a'");
+        assert_eq!(char_lit('\''), r"'\''");
+        assert_eq!(char_lit('"'), "'\"'");
+        assert_eq!(char_lit('\n'), r"'\n'");
+        assert_eq!(char_lit('\r'), r"'\r'");
+        assert_eq!(char_lit('\\'), r"'\\'");
+        assert_eq!(char_lit('\u{202e}'), r"'\u{202e}'");
     }
 
     #[test]
