@@ -65,20 +65,44 @@ impl PromptInfo {
             .map_or(&[], |(_, values)| values)
     }
 
-    /// The contract of the compiled vars struct: its fields, their kinds
-    /// and choice values.
-    pub fn contract(&self) -> Vec<DevVar> {
-        self.variables
-            .iter()
-            .enumerate()
-            .map(|(i, &name)| DevVar {
-                name,
-                kind: self.kind(i),
-                values: self.values_of(name),
+    /// Whether `vars` (a prompt's variables on disk) are the struct's fields
+    /// in order, each of the same kind, comparing only with values its enum
+    /// has: the dev path's common case, told in one pass.
+    pub(crate) fn fits_in_order(&self, vars: &[promptpack_core::program::VarInfo]) -> bool {
+        vars.len() == self.variables.len()
+            && vars.iter().enumerate().all(|(i, var)| {
+                self.variables[i] == var.name
+                    && self.kind(i) == var.kind()
+                    && var
+                        .choices
+                        .iter()
+                        .all(|value| self.values_of(&var.name).contains(&value.as_str()))
             })
-            .collect()
+    }
+
+    /// Field `name` of the compiled vars struct, when it has one: its kind
+    /// and choice values.
+    pub fn field(&self, name: &str) -> Option<DevVar> {
+        let i = self.variables.iter().position(|&v| v == name)?;
+        let name = self.variables[i];
+        Some(DevVar {
+            name,
+            kind: self.kind(i),
+            values: self.values_of(name),
+        })
     }
 }
+
+/// A prompt the compiled code does not know: a struct without fields.
+pub const NO_FIELDS: PromptInfo = PromptInfo {
+    id: "",
+    hash: 0,
+    variables: &[],
+    kinds: "",
+    conditions: &[],
+    choices: &[],
+    parts: &[],
+};
 
 /// A prompt with a contract and nothing else, for tests of the dev path:
 /// its tables are leaked, as the generated code's are static.

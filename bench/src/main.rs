@@ -541,38 +541,9 @@ fn contenders<'a>(
         let leak = |p: std::path::PathBuf| -> &'static str {
             Box::leak(p.to_string_lossy().into_owned().into_boxed_str())
         };
-        use promptpack::__private::{DevVar, PromptInfo, VarKind, contract};
-        const fn text(name: &'static str) -> DevVar {
-            DevVar {
-                name,
-                kind: VarKind::Text,
-                values: &[],
-            }
-        }
-        const fn flag(name: &'static str) -> DevVar {
-            DevVar {
-                name,
-                kind: VarKind::Flag,
-                values: &[],
-            }
-        }
-        // The fields of `typed::BenchSystemVars`, as the generated code
-        // gives them to the dev path.
-        let contract: &'static [PromptInfo] = Box::leak(Box::new([contract(
-            PROMPT_ID,
-            &[
-                text("agentName"),
-                text("userName"),
-                text("projectName"),
-                text("workspaceRoot"),
-                text("primaryLanguage"),
-                text("currentDate"),
-                text("responseLanguage"),
-                text("stateContext"),
-                flag("hasTools"),
-                flag("isTeacher"),
-            ],
-        )]));
+        // The contract of `typed::BenchSystemVars` as the generated code
+        // gives it to the dev path.
+        static CONTRACT: [promptpack::__private::PromptInfo; 1] = [typed::BenchSystemVars::__INFO];
         let dev_source: &'static promptpack::__private::DevSource =
             Box::leak(Box::new(promptpack::__private::DevSource {
                 root: leak(workload.dir.clone()),
@@ -582,7 +553,7 @@ fn contenders<'a>(
                 close: "}}",
                 // As build.rs compiled it: `Config::new`, the default (off).
                 standalone_tags: false,
-                prompts: contract,
+                prompts: &CONTRACT,
             }));
         list.push(contender(
             "promptpack dev path (interpreted, watched)",

@@ -4,7 +4,7 @@
 use super::handle::{Start, WatchedLibrary};
 use super::options::WatchOptions;
 use super::shared::ConfigSource;
-use crate::__private::{DevSource, DevVar, PromptInfo};
+use crate::__private::{DevSource, NO_FIELDS, PromptInfo};
 use crate::library::{Library, Prompt};
 use promptpack_core::error::{Diagnostic, Error, ErrorCode, Result};
 use promptpack_core::program::VarKind;
@@ -24,15 +24,14 @@ pub const NO_RELOAD_ENV: &str = "PROMPTPACK_NO_RELOAD";
 /// How often the dev path polls when the native watcher cannot start.
 const DEV_POLL_FALLBACK: Duration = Duration::from_millis(500);
 
-/// The contract of prompt `id`'s compiled vars struct; empty when the
+/// The contract of prompt `id`'s compiled vars struct; no fields when the
 /// generated code has none for it (then every variable on disk is new).
-pub(super) fn contract(source: &DevSource, id: &str) -> Vec<DevVar> {
+pub(super) fn contract<'s>(source: &'s DevSource, id: &str) -> &'s PromptInfo {
     source
         .prompts
         .iter()
         .find(|p| p.id == id)
-        .map(PromptInfo::contract)
-        .unwrap_or_default()
+        .unwrap_or(&NO_FIELDS)
 }
 
 /// `stale_build` when prompt `id` on disk leaves the contract of its
@@ -42,18 +41,21 @@ pub(super) fn contract(source: &DevSource, id: &str) -> Vec<DevVar> {
 /// would test the text), or a value compared with that the compiled enum
 /// lacks (the struct could never hold it: the branch would be dead). Any of
 /// these renders something the edited template does not mean.
-pub(super) fn stale_build(library: &Library, id: &str, contract: &[DevVar]) -> Option<Error> {
+pub(super) fn stale_build(library: &Library, id: &str, contract: &PromptInfo) -> Option<Error> {
     let prompt = library.get(id)?;
+    if contract.fits_in_order(&prompt.vars) {
+        return None;
+    }
     let new: Vec<String> = prompt
         .vars
         .iter()
-        .filter(|v| !contract.iter().any(|c| c.name == v.name))
+        .filter(|v| contract.field(&v.name).is_none())
         .map(|v| format!("`{}`", v.name))
         .collect();
     let new = new.join(", ");
     let diagnostics = prompt.vars.iter().filter_map(|var| {
         let kind = var.kind();
-        let message = match contract.iter().find(|c| c.name == var.name) {
+        let message = match contract.field(&var.name) {
             None => format!(
                 "prompt `{id}` on disk now needs variable(s) {new}, which the compiled vars struct lacks: rebuild"
             ),
@@ -163,7 +165,7 @@ pub(crate) fn dev_render(source: &DevSource, id: &str, vars: &dyn Vars) -> Optio
         return None;
     }
     let library = dev_library(source)?;
-    Some(library.dev_render(id, vars, &contract(source, id)))
+    Some(library.dev_render(id, vars, contract(source, id)))
 }
 
 pub(super) fn dev_library(source: &DevSource) -> Option<Arc<WatchedLibrary>> {

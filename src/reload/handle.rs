@@ -7,7 +7,7 @@ use super::event::ReloadEvent;
 use super::options::WatchOptions;
 use super::shared::{ConfigSource, Shared, lock};
 use super::worker::{Fallback, Msg, Timing, Worker, sender};
-use crate::__private::DevVar;
+use crate::__private::PromptInfo;
 use crate::library::{Library, Prompt};
 use promptpack_core::error::{Error, ErrorCode, Result};
 use promptpack_core::render::MissingVars;
@@ -232,7 +232,7 @@ impl WatchedLibrary {
         &self,
         id: &str,
         vars: &dyn Vars,
-        contract: &[DevVar],
+        contract: &PromptInfo,
     ) -> Result<Prompt> {
         if self.generation() == 0 {
             // Never loaded: there is nothing good to fall back on.
