@@ -291,7 +291,19 @@ fn hostile_names_compile() {
     assert_compiles(
         "check",
         "hostile",
-        &[("hostile".to_string(), hostile_tree())],
+        &[
+            ("hostile".to_string(), hostile_tree()),
+            // Pieces of one character are pushed as `char` literals, which
+            // refuse what string literals take (a raw tab).
+            (
+                "one_char_pieces".to_string(),
+                one_prompt(
+                    "chars",
+                    "{{a}}\t{{a}}'{{a}}\"{{a}}\\{{a}}\r{{a}}\n{{a}}\u{202e}{{a}}\u{0}{{a}}é"
+                        .to_string(),
+                ),
+            ),
+        ],
     );
 }
 

@@ -80,6 +80,8 @@ pub(crate) fn char_lit(c: char) -> String {
     match c {
         '\'' => "'\\''".to_string(),
         '"' => "'\"'".to_string(),
+        // A character literal refuses a raw tab, which a string takes.
+        '\t' => "'\\t'".to_string(),
         c => {
             let quoted = lit(&c.to_string());
             format!("'{}'", &quoted[1..quoted.len() - 1])
@@ -154,6 +156,7 @@ mod tests {
         assert_eq!(char_lit('"'), "'\"'");
         assert_eq!(char_lit('\n'), r"'\n'");
         assert_eq!(char_lit('\r'), r"'\r'");
+        assert_eq!(char_lit('\t'), r"'\t'");
         assert_eq!(char_lit('\\'), r"'\\'");
         assert_eq!(char_lit('\u{202e}'), r"'\u{202e}'");
     }
