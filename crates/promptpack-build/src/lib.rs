@@ -207,7 +207,7 @@ pub struct Report {
 /// Everything the build checks, without writing anything: the load
 /// pipeline with its lints, then what the code generator refuses: ids and
 /// variables that cannot become Rust names, or would become the same one,
-/// and prompts whose code would pass the size limits (`too_large`: 2.5 MiB
+/// and prompts whose code would pass the size limits (`too_large`: 2 MiB
 /// of Rust for one prompt, 10 MiB beyond the first 64 KiB of each for all
 /// together, and 128 MiB in all; rustc needs minutes and
 /// gigabytes beyond). It runs the generator itself, without formatting, so a
