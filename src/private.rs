@@ -4,7 +4,7 @@
 use crate::library::Prompt;
 use promptpack_core::error::{Error, ErrorCode, Result};
 use promptpack_core::value::ValueRef;
-use promptpack_core::vars::Vars;
+use promptpack_core::vars::{VarNames, Vars};
 
 /// Where the crate that generated the code keeps its prompts, fixed at build
 /// time, for the dev path to read them from disk.
@@ -244,6 +244,21 @@ pub fn get<'a>(info: &PromptInfo, slots: &[Slot<'a>], name: &str) -> Option<Valu
     })
 }
 
+/// `Vars::get_many` of a vars struct whose fields are `slots`: the fields
+/// made once for all the names a render asks for.
+pub fn get_many<'a>(
+    info: &PromptInfo,
+    slots: &[Slot<'a>],
+    names: VarNames<'_>,
+    values: &mut [Option<ValueRef<'a>>],
+) {
+    for (value, name) in values.iter_mut().zip(names.iter()) {
+        if let Some(found) = get(info, slots, name) {
+            *value = Some(found);
+        }
+    }
+}
+
 /// `PromptId::render_generated` from the tables: values looked up by name,
 /// as the straight-line code's `render_generated` takes them.
 pub fn render_generated<Id>(
@@ -274,7 +289,13 @@ pub fn render_generated<Id>(
             }
         })
         .collect();
-    let part = |n: usize| info.parts.get(n).map(|part| render(part, &slots));
+    render_parts(id, info, &slots)
+}
+
+/// The prompt `info`'s tables render with `slots`: the system part, and the
+/// user part when there is one.
+fn render_parts<Id>(id: Id, info: &PromptInfo, slots: &[Slot<'_>]) -> Prompt<Id> {
+    let part = |n: usize| info.parts.get(n).map(|part| render(part, slots));
     Prompt {
         id,
         system: part(0).unwrap_or_default(),
@@ -324,13 +345,12 @@ pub fn dev_build<Id>(
     }))
 }
 
-/// The index of prompt `id` in `prompts` (sorted by id, as generated), or
-/// the error of an unknown id.
+/// The index of prompt `id` in `prompts`, or the error of an unknown id.
 pub fn prompt_index(prompts: &[PromptInfo], id: &str) -> Result<usize> {
     prompts
-        .binary_search_by(|p| p.id.cmp(id))
-        .or_else(|_| prompts.iter().position(|p| p.id == id).ok_or(()))
-        .map_err(|()| Error::unknown_prompt(id, prompts.iter().map(|p| p.id)))
+        .iter()
+        .position(|p| p.id == id)
+        .ok_or_else(|| Error::unknown_prompt(id, prompts.iter().map(|p| p.id)))
 }
 
 /// The values of text fields, by name, for `render_generated`: `""` for a
@@ -377,13 +397,7 @@ pub fn build_from_tables<Id: Copy>(
     if let Some(rendered) = dev_build(enabled, source, id, info.id, vars) {
         return rendered;
     }
-    let part = |n: usize| info.parts.get(n).map(|part| render(part, slots));
-    Ok(Prompt {
-        id,
-        system: part(0).unwrap_or_default(),
-        user: part(1),
-        hash: info.hash,
-    })
+    Ok(render_parts(id, info, slots))
 }
 
 /// What every vars struct rendered from tables has alike: `build`,
@@ -428,6 +442,14 @@ macro_rules! __table_impls {
         impl $(<$lt>)? $crate::Vars for $vars $(<$lt>)? {
             fn get(&self, name: &str) -> Option<$crate::ValueRef<'_>> {
                 $crate::__private::get(&Self::__INFO, &self.__slots(), name)
+            }
+
+            fn get_many<'b>(
+                &'b self,
+                names: $crate::VarNames<'_>,
+                values: &mut [Option<$crate::ValueRef<'b>>],
+            ) {
+                $crate::__private::get_many(&Self::__INFO, &self.__slots(), names, values)
             }
         }
 
