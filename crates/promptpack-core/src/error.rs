@@ -63,6 +63,28 @@ pub enum ErrorCode {
     Watch,
     /// A template that expands, snippets spliced in, past a size limit.
     TooLarge,
+    /// A front matter block that is not valid YAML, or a field of it with
+    /// the wrong shape (`vars: 3`, `kind: number`, an example value that
+    /// does not fit its variable).
+    InvalidFrontMatter,
+    /// A token uses a name the prompt's front matter does not declare, in a
+    /// prompt that declares `vars`.
+    UndeclaredVar,
+    /// A token uses a declared variable against its kind (`{{x}}` of a
+    /// `flag`, `{{#if x}}` of a `text`).
+    KindMismatch,
+    /// `{{snippet:name#section}}` names a heading the snippet does not have.
+    SectionNotFound,
+    /// Lint: a front matter key promptpack does not know (a typo, most often).
+    UnknownKey,
+    /// Lint: a variable the front matter declares that no template reaches.
+    UnusedVar,
+    /// Lint: a combination of conditions renders more tokens than the
+    /// prompt's `max_tokens`.
+    OverBudget,
+    /// Lint: a conditional whose branches cut a fenced code block in two, so
+    /// that under some conditions the rest of the prompt is code.
+    BrokenFence,
     /// Lint: text that looks like a token but is not one, and so reaches
     /// the model literally (`{{ name }}`, `{{#each x}}`).
     NearMiss,
@@ -106,6 +128,14 @@ impl ErrorCode {
             ErrorCode::StaleBuild => "stale_build",
             ErrorCode::Watch => "watch",
             ErrorCode::TooLarge => "too_large",
+            ErrorCode::InvalidFrontMatter => "invalid_front_matter",
+            ErrorCode::UndeclaredVar => "undeclared_var",
+            ErrorCode::KindMismatch => "kind_mismatch",
+            ErrorCode::SectionNotFound => "section_not_found",
+            ErrorCode::UnknownKey => "unknown_key",
+            ErrorCode::UnusedVar => "unused_var",
+            ErrorCode::OverBudget => "over_budget",
+            ErrorCode::BrokenFence => "broken_fence",
             ErrorCode::NearMiss => "near_miss",
             ErrorCode::UnusedSnippet => "unused_snippet",
             ErrorCode::EmptyFile => "empty_file",

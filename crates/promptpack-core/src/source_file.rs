@@ -30,6 +30,8 @@ pub struct SourceFile {
     shared: Arc<Shared>,
     body_start: usize,
     body_end: usize,
+    /// The YAML between the `---` lines of a front matter block.
+    front_matter: Option<Span>,
 }
 
 /// What a file and the locations in it share.
@@ -196,7 +198,9 @@ impl Placed {
 impl PartialEq for SourceFile {
     fn eq(&self, other: &Self) -> bool {
         // The line index is a cache: it follows from the text.
-        self.path() == other.path() && self.text() == other.text()
+        self.path() == other.path()
+            && self.text() == other.text()
+            && self.body_span() == other.body_span()
     }
 }
 
@@ -215,9 +219,19 @@ impl std::fmt::Debug for SourceFile {
 
 impl SourceFile {
     /// A file named `path` (used in diagnostics) with the given contents.
+    ///
+    /// A file whose first line is `---` and which has a front matter block
+    /// there (as pulldown-cmark's metadata-block option finds it) has that
+    /// block removed before the trim: the body is what follows its closing
+    /// line, and [`SourceFile::front_matter`] is the YAML between.
     pub fn new(path: impl Into<String>, text: impl Into<String>) -> SourceFile {
         let text = text.into();
-        let trimmed_start = text.trim_start_matches(is_js_whitespace);
+        let (front_matter, after_block) = match front_matter_block(&text) {
+            Some((yaml, block_end)) => (Some(yaml), block_end),
+            None => (None, 0),
+        };
+        let rest = &text[after_block..];
+        let trimmed_start = rest.trim_start_matches(is_js_whitespace);
         let body_start = text.len() - trimmed_start.len();
         let body_end = body_start + trimmed_start.trim_end_matches(is_js_whitespace).len();
         SourceFile {
@@ -228,6 +242,31 @@ impl SourceFile {
             }),
             body_start,
             body_end,
+            front_matter,
+        }
+    }
+
+    /// The span of the YAML of the file's front matter block (between the
+    /// `---` lines), when it has one.
+    pub fn front_matter(&self) -> Option<Span> {
+        self.front_matter
+    }
+
+    /// This file with its body narrowed to `span` (a part of the body, such
+    /// as one section of a snippet), trimmed as the whole body is. Shares
+    /// the text: locations in the narrowed file are those of the whole.
+    pub fn with_body(&self, span: Span) -> SourceFile {
+        let start = span.start.clamp(self.body_start, self.body_end);
+        let end = span.end.clamp(start, self.body_end);
+        let piece = &self.text()[start..end];
+        let trimmed_start = piece.trim_start_matches(is_js_whitespace);
+        let body_start = end - trimmed_start.len();
+        let body_end = body_start + trimmed_start.trim_end_matches(is_js_whitespace).len();
+        SourceFile {
+            shared: Arc::clone(&self.shared),
+            body_start,
+            body_end,
+            front_matter: self.front_matter,
         }
     }
 
@@ -296,6 +335,46 @@ pub fn invalid_utf8(path: &str, bytes: &[u8], valid_up_to: usize, what: &str) ->
     )
     .at(location)
     .with_help(help)
+}
+
+/// The front matter block at the start of `text`, as pulldown-cmark finds
+/// it: the span of its YAML, and where the block (closing line included)
+/// ends. Only a first line of `---` can start one, so other files never pay
+/// for the Markdown parser.
+fn front_matter_block(text: &str) -> Option<(Span, usize)> {
+    use pulldown_cmark::{Event, MetadataBlockKind, Options, Parser, Tag, TagEnd};
+    let first_line = text.split_inclusive('\n').next()?;
+    if first_line.trim_end_matches(['\n', '\r', ' ', '\t']) != "---" {
+        return None;
+    }
+    let mut events =
+        Parser::new_ext(text, Options::ENABLE_YAML_STYLE_METADATA_BLOCKS).into_offset_iter();
+    let (Event::Start(Tag::MetadataBlock(MetadataBlockKind::YamlStyle)), block) = events.next()?
+    else {
+        return None;
+    };
+    if block.start != 0 {
+        return None;
+    }
+    let mut yaml: Option<Span> = None;
+    for (event, range) in events {
+        match event {
+            Event::Text(_) => {
+                let span = yaml.get_or_insert(Span {
+                    start: range.start,
+                    end: range.end,
+                });
+                span.end = span.end.max(range.end);
+            }
+            Event::End(TagEnd::MetadataBlock(_)) => break,
+            _ => {}
+        }
+    }
+    let yaml = yaml.unwrap_or(Span {
+        start: first_line.len(),
+        end: first_line.len(),
+    });
+    Some((yaml, block.end.min(text.len())))
 }
 
 /// The characters JavaScript's `trim()` removes: its WhiteSpace and
