@@ -11,6 +11,7 @@
 
 pub mod diagnostics;
 pub mod error;
+pub mod front_matter;
 #[cfg(feature = "json")]
 mod json;
 #[cfg(feature = "lint")]
@@ -31,6 +32,7 @@ pub mod vars;
 
 pub use diagnostics::{Severity, Style, render_diagnostic, render_error};
 pub use error::{Diagnostic, Error, ErrorCode, Location, Result};
+pub use front_matter::FrontMatter;
 pub use settings::Settings;
 pub use source_file::{SourceFile, Span};
 pub use sources::{SnippetSource, Sources, TemplateSource};

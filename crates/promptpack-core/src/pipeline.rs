@@ -50,10 +50,14 @@ pub fn compile(
     stages: Stages,
 ) -> Compiled {
     let mut errors = read_errors;
-    let (mut prompts, resolve_errors) = resolve_sources(&sources, settings);
-    errors.extend(resolve_errors);
+    let resolved = resolve_sources(&sources, settings);
+    errors.extend(resolved.errors);
+    let mut prompts = resolved.prompts;
     prompts.sort_by(|a, b| a.id.cmp(&b.id));
-    let warnings = lints(&sources, settings, stages);
+    let mut warnings = lints(&sources, settings, stages);
+    if stages.lint {
+        warnings.extend(resolved.warnings);
+    }
     Compiled {
         sources,
         prompts,

@@ -72,6 +72,22 @@ pub struct VarInfo {
     pub choices: Vec<String>,
     /// Its first use, for diagnostics.
     pub first_use: Location,
+    /// The first `{{name}}`, `{{#if name}}` and `{{#if name == "…"}}`, for
+    /// a diagnostic about one way of using it.
+    pub uses: VarUses,
+    /// The kind front matter declares, which overrides the inferred one.
+    pub declared: Option<VarKind>,
+}
+
+/// Where a variable is first used in each way.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VarUses {
+    /// The first `{{name}}`.
+    pub value: Option<Location>,
+    /// The first `{{#if name}}` (or `{{else if name}}`).
+    pub condition: Option<Location>,
+    /// The first comparison with a value.
+    pub compared: Option<Location>,
 }
 
 /// What a variable is, as the generated vars struct types it.
@@ -105,8 +121,12 @@ impl VarKind {
 }
 
 impl VarInfo {
-    /// How the templates use this variable decides its kind.
+    /// How the templates use this variable decides its kind, unless front
+    /// matter declares one.
     pub fn kind(&self) -> VarKind {
+        if let Some(declared) = self.declared {
+            return declared;
+        }
         if !self.choices.is_empty() {
             return if self.as_condition {
                 VarKind::OptionalChoice

@@ -3,7 +3,10 @@
 //! blocks into jumps. Knows nothing of files on disk.
 
 use crate::error::{Diagnostic, ErrorCode};
-use crate::program::{Op, Program, StableHasher, VarInfo, hash_program};
+use crate::front_matter::{
+    DeclaredVar, FileRole, FrontMatter, apply_contract, read_front_matter, unused_snippet_vars,
+};
+use crate::program::{Op, Program, StableHasher, VarInfo, VarUses, hash_program};
 use crate::settings::Settings;
 use crate::source_file::SourceFile;
 use crate::sources::Sources;
@@ -31,11 +34,14 @@ pub struct ResolvedPrompt {
     pub snippets: BTreeSet<String>,
     /// Stable content hash of the resolved parts.
     pub hash: u64,
+    /// The front matter of `system.md` and `user.md`, merged.
+    pub front_matter: FrontMatter,
 }
 
 struct ParsedSnippet<'a> {
     file: &'a SourceFile,
     parsed: Option<Parsed>,
+    front_matter: FrontMatter,
 }
 
 /// Resolves every template against the snippets. Returns the prompts that
@@ -67,13 +73,11 @@ pub fn resolve_with(
 /// [`resolve_with`] on what a reader read: an include of one of
 /// [`Sources::unreadable_snippets`] fails its template without being
 /// reported again as missing (the reader reported why it was not read).
-pub fn resolve_sources(
-    sources: &Sources,
-    settings: &Settings,
-) -> (Vec<ResolvedPrompt>, Vec<Diagnostic>) {
+/// Front matter warnings (unknown keys, unused declarations) are in
+/// [`Counted::warnings`].
+pub fn resolve_sources(sources: &Sources, settings: &Settings) -> Counted {
     let (templates, snippets) = (&sources.templates, &sources.snippets);
-    let counted = resolve_read(templates, snippets, &sources.unreadable_snippets, settings);
-    (counted.prompts, counted.errors)
+    resolve_read(templates, snippets, &sources.unreadable_snippets, settings)
 }
 
 /// What [`resolve_counting`] returns: [`resolve_with`]'s result and the
@@ -84,6 +88,9 @@ pub struct Counted {
     pub prompts: Vec<ResolvedPrompt>,
     /// Every problem found.
     pub errors: Vec<Diagnostic>,
+    /// What front matter warns of: unknown keys, declarations no template
+    /// uses.
+    pub warnings: Vec<Diagnostic>,
     /// The steps splicing took: one per item of a file walked, one per op
     /// copied from an earlier splice of the same snippet. Each part walks a
     /// file's items at most once (a snippet spliced again is copied from its
@@ -150,6 +157,7 @@ fn resolve_read(
         Ok::<Parsed, Vec<Diagnostic>>(parsed)
     };
     let mut errors = Vec::new();
+    let mut warnings = Vec::new();
     let mut by_name: HashMap<&str, ParsedSnippet<'_>> = HashMap::new();
     for s in snippets {
         if let Some(first) = by_name.get(s.name.as_str()) {
@@ -168,11 +176,18 @@ fn resolve_read(
             continue;
         }
         let parsed = parse(&s.file, delims).map_err(|e| errors.extend(e)).ok();
+        let read = read_front_matter(&s.file, FileRole::Snippet);
+        errors.extend(read.errors);
+        warnings.extend(read.warnings);
+        if let Some(parsed) = &parsed {
+            warnings.extend(unused_snippet_vars(&read.front_matter, parsed));
+        }
         by_name.insert(
             &s.name,
             ParsedSnippet {
                 file: &s.file,
                 parsed,
+                front_matter: read.front_matter,
             },
         );
     }
@@ -195,7 +210,13 @@ fn resolve_read(
         let mut builder = PromptBuilder::default();
         let mut ok = true;
         let mut parts = Vec::new();
+        let mut front_matter = FrontMatter::default();
         for file in std::iter::once(&t.system).chain(t.user.as_ref()) {
+            let read = read_front_matter(file, FileRole::Template);
+            ok &= read.errors.is_empty();
+            errors.extend(read.errors);
+            warnings.extend(read.warnings);
+            front_matter.merge(read.front_matter, &mut errors);
             let parsed = match parse(file, delims) {
                 Ok(p) => p,
                 Err(e) => {
@@ -243,6 +264,23 @@ fn resolve_read(
         // Resolved prompts are kept for as long as a library lives: give
         // back the room the buffers grew into (up to half their memory).
         vars.shrink_to_fit();
+        let snippet_vars: Vec<&DeclaredVar> = builder
+            .snippets
+            .iter()
+            .filter_map(|name| by_name.get(name.as_str()))
+            .flat_map(|s| s.front_matter.vars.iter().flatten())
+            .collect();
+        let errors_before = errors.len();
+        apply_contract(
+            &mut vars,
+            &front_matter,
+            &snippet_vars,
+            &mut errors,
+            &mut warnings,
+        );
+        if errors.len() > errors_before {
+            continue;
+        }
         prompts.push(ResolvedPrompt {
             id: t.id.clone(),
             system,
@@ -252,11 +290,13 @@ fn resolve_read(
             vars,
             snippets: builder.snippets,
             hash: hasher.finish(),
+            front_matter,
         });
     }
     Counted {
         prompts,
         errors,
+        warnings,
         steps,
     }
 }
@@ -430,10 +470,20 @@ impl PromptBuilder {
                 as_condition: false,
                 choices: Vec::new(),
                 first_use: file.location(name.span),
+                uses: VarUses::default(),
+                declared: None,
             });
             self.vars.len() - 1
         });
         let info = &mut self.vars[index];
+        let first = match usage {
+            Usage::Value => &mut info.uses.value,
+            Usage::Condition => &mut info.uses.condition,
+            Usage::Equals(_) => &mut info.uses.compared,
+        };
+        if first.is_none() {
+            *first = Some(file.location(name.span));
+        }
         match usage {
             Usage::Value => info.as_value = true,
             Usage::Condition => info.as_condition = true,

@@ -1,0 +1,229 @@
+//! A prompt's declared variables against what its templates do with them:
+//! names nobody declared, uses a declared kind forbids, declarations no
+//! template reaches, examples out of step with the variables.
+
+use super::{DeclaredKind, DeclaredVar, FrontMatter};
+use crate::error::{Diagnostic, ErrorCode, Location};
+use crate::program::{VarInfo, VarKind};
+use crate::similar::nearest;
+use crate::syntax::{Item, Parsed};
+use serde_json::Value;
+
+/// Checks `vars` (a resolved prompt's) against its `front_matter` and the
+/// declarations of the snippets it includes (`snippet_vars`), and gives
+/// each declared variable its declared kind. A prompt whose front matter
+/// declares `vars` has a contract: a name neither it nor an included
+/// snippet declares is `undeclared_var`.
+pub fn apply_contract(
+    vars: &mut [VarInfo],
+    front_matter: &FrontMatter,
+    snippet_vars: &[&DeclaredVar],
+    errors: &mut Vec<Diagnostic>,
+    warnings: &mut Vec<Diagnostic>,
+) {
+    let declared_names: Vec<&str> = front_matter
+        .vars
+        .iter()
+        .flatten()
+        .chain(snippet_vars.iter().copied())
+        .map(|v| v.name.as_str())
+        .collect();
+    for var in vars.iter_mut() {
+        let declaration = front_matter
+            .declared(&var.name)
+            .or_else(|| snippet_vars.iter().copied().find(|d| d.name == var.name));
+        match declaration {
+            None if front_matter.vars.is_some() => {
+                errors.push(undeclared(var, &declared_names));
+            }
+            None => {}
+            Some(declaration) => {
+                if let Some(kind) = declaration.kind {
+                    match contradiction(var, kind) {
+                        Some(mismatch) => errors.push(mismatch),
+                        None => var.declared = Some(kind.var_kind()),
+                    }
+                }
+            }
+        }
+    }
+    for declaration in front_matter.vars.iter().flatten() {
+        if !vars.iter().any(|v| v.name == declaration.name) {
+            warnings.push(unused(declaration, "no template of this prompt uses it"));
+        }
+    }
+    check_examples(vars, front_matter, errors);
+}
+
+/// Declarations of a snippet's front matter that the snippet's own tokens
+/// never use.
+pub fn unused_snippet_vars(front_matter: &FrontMatter, parsed: &Parsed) -> Vec<Diagnostic> {
+    let used = |name: &str| {
+        parsed.items.iter().any(|item| match item {
+            Item::Var(n) => n.name == name,
+            Item::If(c) | Item::ElseIf(c) => c.name.name == name,
+            _ => false,
+        })
+    };
+    front_matter
+        .vars
+        .iter()
+        .flatten()
+        .filter(|d| !used(&d.name))
+        .map(|d| unused(d, "this snippet does not use it"))
+        .collect()
+}
+
+fn unused(declaration: &DeclaredVar, why: &str) -> Diagnostic {
+    Diagnostic::new(
+        ErrorCode::UnusedVar,
+        format!("variable `{}` is declared but {why}", declaration.name),
+    )
+    .at(declaration.at.clone())
+    .with_help("remove the declaration, or use the variable")
+}
+
+fn undeclared(var: &VarInfo, declared: &[&str]) -> Diagnostic {
+    let help = match nearest(&var.name, declared.iter().copied(), 1).first() {
+        Some(near) => format!(
+            "did you mean `{near}`? Or declare `{}` under `vars:`",
+            var.name
+        ),
+        None => format!(
+            "declare `{}` under `vars:` in the prompt's front matter; this prompt declares its variables, so every name it uses must be there",
+            var.name
+        ),
+    };
+    Diagnostic::new(
+        ErrorCode::UndeclaredVar,
+        format!("`{}` is not declared in the front matter", var.name),
+    )
+    .at(var.first_use.clone())
+    .with_help(help)
+}
+
+/// The first use of `var` that its declared `kind` forbids.
+fn contradiction(var: &VarInfo, kind: DeclaredKind) -> Option<Diagnostic> {
+    let name = &var.name;
+    let (what, at, help): (&str, &Location, String) = match kind {
+        _ if var.uses.compared.is_some() => (
+            "compared with a value",
+            var.uses.compared.as_ref()?,
+            "a variable compared with values becomes an enum of them: declare it without `kind`"
+                .to_string(),
+        ),
+        DeclaredKind::Text => (
+            "tested with `#if`",
+            var.uses.condition.as_ref()?,
+            format!("declare it `optional` (`Option<&str>`) to print and test `{name}`"),
+        ),
+        DeclaredKind::Flag => (
+            "printed",
+            var.uses.value.as_ref()?,
+            format!("declare it `optional` (`Option<&str>`) to print and test `{name}`"),
+        ),
+        DeclaredKind::Optional => return None,
+    };
+    Some(
+        Diagnostic::new(
+            ErrorCode::KindMismatch,
+            format!(
+                "`{name}` is declared `{}` ({}) but {what} here",
+                kind.as_str(),
+                kind.var_kind().rust_type()
+            ),
+        )
+        .at(at.clone())
+        .with_help(help),
+    )
+}
+
+/// Every example value names a variable the prompt uses and fits its kind,
+/// so that examples stay in step with the templates.
+fn check_examples(vars: &[VarInfo], front_matter: &FrontMatter, errors: &mut Vec<Diagnostic>) {
+    let names: Vec<&str> = vars.iter().map(|v| v.name.as_str()).collect();
+    let declared_examples = front_matter
+        .vars
+        .iter()
+        .flatten()
+        .filter_map(|d| Some((d.name.as_str(), d.example.as_ref()?, &d.at)));
+    let set_examples = front_matter.examples.iter().flat_map(|example| {
+        example
+            .values
+            .iter()
+            .map(move |(name, value)| (name.as_str(), value, &example.at))
+    });
+    for (name, value, at) in declared_examples.chain(set_examples) {
+        let Some(var) = vars.iter().find(|v| v.name == name) else {
+            // A declaration nothing uses is already `unused_var`.
+            if front_matter.declared(name).is_none() {
+                let help = match nearest(name, names.iter().copied(), 1).first() {
+                    Some(near) => format!("did you mean `{near}`?"),
+                    None => "remove it from the example".to_string(),
+                };
+                errors.push(
+                    Diagnostic::new(
+                        ErrorCode::InvalidFrontMatter,
+                        format!("the example sets `{name}`, which no template of this prompt uses"),
+                    )
+                    .at(at.clone())
+                    .with_help(help),
+                );
+            }
+            continue;
+        };
+        if let Some(expected) = misfit(var, value) {
+            errors.push(
+                Diagnostic::new(
+                    ErrorCode::InvalidFrontMatter,
+                    format!(
+                        "the example value of `{name}` is {}, but `{name}` ({}) takes {expected}",
+                        describe(value),
+                        var.kind().rust_type()
+                    ),
+                )
+                .at(at.clone()),
+            );
+        }
+    }
+}
+
+/// What `var` takes, when `value` is not it.
+fn misfit(var: &VarInfo, value: &Value) -> Option<String> {
+    let choice = |value: &Value| match value {
+        Value::String(s) => var.choices.contains(s),
+        _ => false,
+    };
+    let fits = match var.kind() {
+        VarKind::Text => matches!(value, Value::String(_) | Value::Number(_)),
+        VarKind::Flag => matches!(value, Value::Bool(_)),
+        VarKind::Optional => matches!(value, Value::String(_) | Value::Number(_) | Value::Null),
+        VarKind::Choice => choice(value),
+        VarKind::OptionalChoice => value.is_null() || choice(value),
+    };
+    if fits {
+        return None;
+    }
+    Some(match var.kind() {
+        VarKind::Text => "a string".to_string(),
+        VarKind::Flag => "true or false".to_string(),
+        VarKind::Optional => "a string or null".to_string(),
+        VarKind::Choice | VarKind::OptionalChoice => {
+            let values: Vec<String> = var.choices.iter().map(|c| format!("\"{c}\"")).collect();
+            let null = if var.kind() == VarKind::OptionalChoice {
+                " or null"
+            } else {
+                ""
+            };
+            format!("one of {}{null}", values.join(", "))
+        }
+    })
+}
+
+fn describe(value: &Value) -> String {
+    match value {
+        Value::String(s) => format!("\"{}\"", s.chars().take(40).collect::<String>()),
+        Value::Null => "null".to_string(),
+        other => other.to_string().chars().take(40).collect(),
+    }
+}

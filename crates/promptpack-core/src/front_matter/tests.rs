@@ -1,0 +1,333 @@
+use super::*;
+use crate::resolve::resolve;
+use crate::syntax::Delimiters;
+use crate::{SnippetSource, TemplateSource};
+
+fn read(text: &str) -> Read {
+    read_front_matter(&SourceFile::new("t/system.md", text), FileRole::Template)
+}
+
+/// `code line:col` of each diagnostic.
+fn places(diagnostics: &[Diagnostic]) -> Vec<String> {
+    diagnostics
+        .iter()
+        .map(|d| {
+            let at = d.location.as_ref().expect("located");
+            format!("{} {}:{}", d.code, at.line(), at.column())
+        })
+        .collect()
+}
+
+#[test]
+fn a_file_without_front_matter_is_unchanged() {
+    for text in [
+        "Hello",
+        "--- not a block",
+        "---\n\n---\nblank first line: a thematic break",
+        "----\na: 1\n----\n",
+        " ---\na: 1\n---\n",
+        "text\n---\na: 1\n---\n",
+        "---\na: 1\nnever closed",
+    ] {
+        let file = SourceFile::new("a.md", text);
+        assert_eq!(file.front_matter(), None, "{text:?}");
+        assert_eq!(file.body(), text.trim(), "{text:?}");
+    }
+}
+
+#[test]
+fn the_block_is_cut_before_the_trim_and_lines_still_count() {
+    let file = SourceFile::new("a.md", "---\ndescription: Hi\n---\n\n  Hello {{x}}\n");
+    assert_eq!(file.body(), "Hello {{x}}");
+    assert_eq!(
+        file.slice(file.front_matter().expect("block")),
+        "description: Hi\n"
+    );
+    let at = file.location(file.body_span());
+    assert_eq!((at.line(), at.column()), (5, 3));
+    let crlf = SourceFile::new("a.md", "---\r\ndescription: Hi\r\n...\r\nBody");
+    assert_eq!(crlf.body(), "Body");
+}
+
+#[test]
+fn fields_are_read() {
+    let read = read(concat!(
+        "---\n",
+        "description: Greets a user\n",
+        "vars:\n",
+        "  name: Who is greeted\n",
+        "  formal: {kind: flag, description: Use the formal form, example: true}\n",
+        "  title:\n",
+        "    kind: optional\n",
+        "examples:\n",
+        "  basic: {name: Ada, formal: false}\n",
+        "  second: {name: Grace}\n",
+        "model: {name: gpt-4o, temperature: 0.2}\n",
+        "metadata: [1, two]\n",
+        "max_tokens: 800\n",
+        "---\n",
+        "Hi",
+    ));
+    assert!(read.errors.is_empty(), "{:?}", read.errors);
+    assert!(read.warnings.is_empty(), "{:?}", read.warnings);
+    let fm = read.front_matter;
+    assert_eq!(fm.description.as_deref(), Some("Greets a user"));
+    let vars = fm.vars.as_ref().expect("vars");
+    let summary: Vec<_> = vars
+        .iter()
+        .map(|v| {
+            (
+                v.name.as_str(),
+                v.kind,
+                v.description.as_deref(),
+                v.example.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("name", None, Some("Who is greeted"), None),
+            (
+                "formal",
+                Some(DeclaredKind::Flag),
+                Some("Use the formal form"),
+                Some(Value::Bool(true))
+            ),
+            ("title", Some(DeclaredKind::Optional), None, None),
+        ]
+    );
+    assert_eq!(vars[1].at.line(), 5);
+    let names: Vec<_> = fm.examples.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, ["basic", "second"]);
+    assert_eq!(fm.max_tokens, Some(800));
+    assert_eq!(
+        fm.settings_json().to_string(),
+        r#"{"model":{"name":"gpt-4o","temperature":0.2},"metadata":[1,"two"]}"#
+    );
+    let values = fm.example_values(None).expect("first example");
+    assert_eq!(
+        Value::Object(values).to_string(),
+        r#"{"formal":false,"name":"Ada"}"#
+    );
+    assert!(fm.example_values(Some("missing")).is_none());
+}
+
+#[test]
+fn problems_point_at_their_line_in_the_md_file() {
+    let cases: &[(&str, &[&str], &[&str])] = &[
+        ("---\na: [1\n---\n", &["invalid_front_matter 2:4"], &[]),
+        (
+            "---\ndescription: 3\n---\n",
+            &["invalid_front_matter 2:14"],
+            &[],
+        ),
+        ("---\ndescriptoin: x\n---\n", &[], &["unknown_key 2:1"]),
+        (
+            "---\nvars:\n  x: {kind: number}\n---\n",
+            &["invalid_front_matter 3:13"],
+            &[],
+        ),
+        (
+            "---\nvars:\n  x: {knd: flag}\n---\n",
+            &[],
+            &["unknown_key 3:7"],
+        ),
+        (
+            "---\nvars:\n  a-b: y\n---\n",
+            &["invalid_front_matter 3:3"],
+            &[],
+        ),
+        (
+            "---\nvars:\n  x: {kind: flag, example: yes please}\n---\n",
+            &["invalid_front_matter 3:28"],
+            &[],
+        ),
+        (
+            "---\nmax_tokens: -3\n---\n",
+            &["invalid_front_matter 2:13"],
+            &[],
+        ),
+        ("---\n- a\n---\n", &["invalid_front_matter 2:1"], &[]),
+        ("---\na: 1\na: 2\n---\n", &["invalid_front_matter 3:1"], &[]),
+    ];
+    for (text, errors, warnings) in cases {
+        let read = read(text);
+        assert_eq!(
+            places(&read.errors),
+            *errors,
+            "errors of {text:?}: {:?}",
+            read.errors
+        );
+        if read.errors.is_empty() || !warnings.is_empty() {
+            assert_eq!(places(&read.warnings), *warnings, "warnings of {text:?}");
+        }
+    }
+}
+
+#[test]
+fn an_unknown_key_names_the_nearest_known_one() {
+    let read = read("---\nmax_token: 3\n---\n");
+    let warning = &read.warnings[0];
+    assert_eq!(warning.help.as_deref(), Some("did you mean `max_tokens`?"));
+}
+
+#[test]
+fn a_yaml_bomb_is_refused_not_built() {
+    let mut text = String::from("---\na: &a [x, x, x, x, x, x, x, x, x, x]\n");
+    for level in 1..12 {
+        let prev = (b'a' + level - 1) as char;
+        let this = (b'a' + level) as char;
+        text.push_str(&format!("{this}: &{this} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n"));
+    }
+    text.push_str("---\n");
+    let read = read(&text);
+    assert_eq!(read.errors.len(), 1, "{:?}", read.warnings);
+    assert_eq!(read.errors[0].code, ErrorCode::InvalidFrontMatter);
+}
+
+fn resolve_one(system: &str, snippets: &[(&str, &str)]) -> (Vec<String>, Vec<String>) {
+    let templates = [TemplateSource {
+        id: "t".into(),
+        system: SourceFile::new("t/system.md", system),
+        user: None,
+    }];
+    let snippets: Vec<SnippetSource> = snippets
+        .iter()
+        .map(|(name, text)| SnippetSource {
+            name: (*name).into(),
+            file: SourceFile::new(format!("snippets/{name}.md"), *text),
+        })
+        .collect();
+    let counted = crate::resolve::resolve_counting(
+        &templates,
+        &snippets,
+        &crate::Settings {
+            delimiters: Delimiters::default(),
+            ..Default::default()
+        },
+    );
+    (places(&counted.errors), places(&counted.warnings))
+}
+
+#[test]
+fn a_contract_refuses_undeclared_names_and_contradicted_kinds() {
+    let head = "---\nvars:\n  name: text\n  formal: {kind: flag}\n  title: {kind: optional}\n  tone: {kind: text}\n---\n";
+    let cases: &[(&str, &[&str], &[&str])] = &[
+        (
+            "{{name}}{{#if formal}}{{title}}{{/if}}{{#if title}}{{/if}}{{tone}}",
+            &[],
+            &[],
+        ),
+        ("{{name}}{{nmae}}", &["undeclared_var 8:9"], &[]),
+        ("{{formal}}", &["kind_mismatch 8:1"], &[]),
+        ("{{#if tone}}x{{/if}}", &["kind_mismatch 8:1"], &[]),
+        (
+            "{{#if tone == \"warm\"}}x{{/if}}",
+            &["kind_mismatch 8:1"],
+            &[],
+        ),
+        (
+            "{{name}}",
+            &[],
+            &["unused_var 4:3", "unused_var 5:3", "unused_var 6:3"],
+        ),
+    ];
+    for (body, errors, warnings) in cases {
+        let (found_errors, found_warnings) = resolve_one(&format!("{head}{body}"), &[]);
+        assert_eq!(found_errors, *errors, "errors of {body:?}");
+        if errors.is_empty() {
+            assert_eq!(found_warnings, *warnings, "warnings of {body:?}");
+        }
+    }
+}
+
+#[test]
+fn a_declared_kind_overrides_inference_and_snippets_declare_their_own() {
+    let templates = [TemplateSource {
+        id: "t".into(),
+        system: SourceFile::new(
+            "t/system.md",
+            "---\nvars:\n  title: {kind: optional}\n---\n{{title}} {{snippet:sig}}",
+        ),
+        user: None,
+    }];
+    let snippets = [SnippetSource {
+        name: "sig".into(),
+        file: SourceFile::new(
+            "snippets/sig.md",
+            "---\nvars:\n  flagged: {kind: optional}\n---\n{{#if flagged}}!{{/if}}",
+        ),
+    }];
+    let (prompts, errors) = resolve(&templates, &snippets, &Delimiters::default());
+    assert!(errors.is_empty(), "{errors:?}");
+    let kinds: Vec<_> = prompts[0]
+        .vars
+        .iter()
+        .map(|v| (v.name.as_str(), v.kind()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [("title", VarKind::Optional), ("flagged", VarKind::Optional)]
+    );
+}
+
+#[test]
+fn examples_stay_in_step_with_the_variables() {
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "---\nexamples:\n  a: {name: Ada, on: true, role: x}\n---\n{{name}}{{#if on}}{{/if}}{{#if role == \"x\"}}{{/if}}",
+            &[],
+        ),
+        (
+            "---\nexamples:\n  a: {nme: Ada}\n---\n{{name}}",
+            &["invalid_front_matter 3:3"],
+        ),
+        (
+            "---\nexamples:\n  a: {on: 1}\n---\n{{#if on}}{{/if}}",
+            &["invalid_front_matter 3:3"],
+        ),
+        (
+            "---\nexamples:\n  a: {role: y}\n---\n{{#if role == \"x\"}}{{/if}}",
+            &["invalid_front_matter 3:3"],
+        ),
+    ];
+    for (text, errors) in cases {
+        let (found, _) = resolve_one(text, &[]);
+        assert_eq!(found, *errors, "{text:?}");
+    }
+}
+
+#[test]
+fn a_prompts_two_files_merge_and_a_field_set_twice_is_an_error() {
+    let templates = [TemplateSource {
+        id: "t".into(),
+        system: SourceFile::new(
+            "t/system.md",
+            "---\ndescription: A\nvars:\n  a: x\n---\n{{a}}",
+        ),
+        user: Some(SourceFile::new(
+            "t/user.md",
+            "---\ndescription: B\nvars:\n  b: y\n---\n{{b}}",
+        )),
+    }];
+    let (_, errors) = resolve(&templates, &[], &Delimiters::default());
+    assert_eq!(places(&errors), ["invalid_front_matter 2:1"]);
+    let templates = [TemplateSource {
+        user: Some(SourceFile::new(
+            "t/user.md",
+            "---\nvars:\n  b: y\n---\n{{b}}",
+        )),
+        ..templates[0].clone()
+    }];
+    let (prompts, errors) = resolve(&templates, &[], &Delimiters::default());
+    assert!(errors.is_empty(), "{errors:?}");
+    let declared: Vec<_> = prompts[0]
+        .front_matter
+        .vars
+        .iter()
+        .flatten()
+        .map(|v| v.name.as_str())
+        .collect();
+    assert_eq!(declared, ["a", "b"]);
+}
