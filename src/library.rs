@@ -3,6 +3,7 @@
 #[cfg(feature = "hot-reload")]
 use crate::reload::{WatchOptions, WatchedLibrary};
 use promptpack_core::error::{Diagnostic, Error, ErrorCode, Result};
+use promptpack_core::front_matter::FrontMatter;
 use promptpack_core::pipeline::{Compiled, Stages};
 use promptpack_core::program::{Op, Program};
 use promptpack_core::render::{Missing, MissingVars, measure_ops, render_ops, write_token};
@@ -178,6 +179,25 @@ impl Library {
     /// for logging which version of a prompt is deployed.
     pub fn hash(&self, id: &str) -> Option<u64> {
         self.get(id).map(|p| p.hash)
+    }
+
+    /// The front matter of prompt `id` (its `system.md` and `user.md`
+    /// merged): description, declared variables, examples, model settings,
+    /// budget. Empty for a prompt without front matter.
+    pub fn front_matter(&self, id: &str) -> Option<&FrontMatter> {
+        self.get(id).map(|p| &p.front_matter)
+    }
+
+    /// The front matter's `description` of prompt `id`.
+    pub fn description(&self, id: &str) -> Option<&str> {
+        self.get(id)?.front_matter.description.as_deref()
+    }
+
+    /// The front matter's `model`, `config` and `metadata` of prompt `id`,
+    /// those set, as one JSON object (empty when none is): the same object
+    /// the generated `PromptId::metadata()` holds as text.
+    pub fn metadata(&self, id: &str) -> Option<serde_json::Value> {
+        self.get(id).map(|p| p.front_matter.settings_json())
     }
 
     /// Every prompt as the pipeline resolved it, sorted by id.

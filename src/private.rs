@@ -49,6 +49,16 @@ pub struct PromptInfo {
     /// The system part, then the user part when there is one; empty where
     /// the parts render from straight-line code.
     pub parts: &'static [Part],
+    /// The front matter's `description`.
+    pub description: Option<&'static str>,
+    /// The front matter's `model`, `config` and `metadata` (those set), as
+    /// one JSON object's text.
+    pub metadata: &'static str,
+    /// The front matter's `max_tokens`.
+    pub max_tokens: Option<u64>,
+    /// The printable values (text, numbers) of the front matter's first
+    /// example, by variable name.
+    pub example: &'static [(&'static str, &'static str)],
 }
 
 impl PromptInfo {
@@ -102,6 +112,10 @@ pub const NO_FIELDS: PromptInfo = PromptInfo {
     conditions: &[],
     choices: &[],
     parts: &[],
+    description: None,
+    metadata: "{}",
+    max_tokens: None,
+    example: &[],
 };
 
 /// A prompt with a contract and nothing else, for tests of the dev path:
@@ -121,7 +135,7 @@ pub fn contract(id: &'static str, vars: &[DevVar]) -> PromptInfo {
         kinds: String::leak(kinds),
         conditions: &[],
         choices: Vec::leak(choices),
-        parts: &[],
+        ..NO_FIELDS
     }
 }
 

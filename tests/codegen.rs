@@ -84,3 +84,19 @@ fn collisions_and_bad_names_are_reported_together() {
 fn compared_variables_become_enums() {
     insta::assert_snapshot!(generate_case("choices").expect("generates"));
 }
+
+/// Front matter in the generated code: the description as rustdoc of the
+/// variant and the struct, and `description()`/`metadata()`/`max_tokens()`/
+/// `example()` in the prompt table; declared kinds as field types; field
+/// descriptions and examples as field rustdoc.
+#[test]
+fn front_matter_documents_and_types_the_prompt() {
+    let code = generate_case("contract").expect("generates");
+    assert!(
+        code.contains("/// Greets someone, declaring every variable it uses."),
+        "{code}"
+    );
+    assert!(code.contains("pub nickname: Option<&'a str>"), "{code}");
+    assert!(code.contains("pub formal: bool"), "{code}");
+    insta::assert_snapshot!(code);
+}

@@ -1016,6 +1016,7 @@ proptest! {
                     .collect(),
             ),
             parts: Vec::leak(parts),
+            ..promptpack::__private::NO_FIELDS
         };
         let tables = render_generated("t", &info, &value);
         prop_assert_eq!(&tables.system, &interpreted.system);

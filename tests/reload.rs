@@ -1211,7 +1211,16 @@ fn dev_render_edits_that_leave_the_compiled_contract_are_stale() {
     static TEACHER: [(&str, &str); 1] = [("role", "teacher")];
     static ADA: [(&str, &str); 1] = [("name", "Ada")];
     let (formal, role, name) = (&FORMAL_TRUE, &TEACHER, &ADA);
-    let cases: [StaleCase; 6] = [
+    let cases: [StaleCase; 7] = [
+        // An edit of front matter alone: the template still prints `name`,
+        // but now declares it optional, which the compiled `&str` is not.
+        (
+            NAME,
+            name,
+            "{{name}}",
+            "---\nvars:\n  name: {kind: optional}\n---\n{{name}}",
+            &["`name`", "as text (`&str`)"],
+        ),
         (
             FORMAL,
             formal,

@@ -201,7 +201,8 @@ macro_rules! snapshot_prompts {
             <$id>::conditions,
             <$id>::render_generated,
         )
-        .with_choices(<$id>::choices);
+        .with_choices(<$id>::choices)
+        .with_examples(<$id>::example);
         let options: $crate::testing::Snapshots = $options;
         let (open, close) = <$id>::DELIMITERS;
         let mut run = options

@@ -36,8 +36,13 @@ pub struct Prompts<Id: 'static> {
     pub(super) variables: fn(Id) -> &'static [&'static str],
     pub(super) conditions: fn(Id) -> &'static [&'static str],
     pub(super) choices: Option<ChoicesFn<Id>>,
+    pub(super) examples: Option<ExampleFn<Id>>,
     pub(super) render: RenderFn<Id>,
 }
+
+/// The values of a prompt's first front matter example, by variable name:
+/// the generated `PromptId::example`.
+pub type ExampleFn<Id> = fn(Id) -> &'static [(&'static str, &'static str)];
 
 /// A value for each compared variable of a prompt.
 pub(super) type Chosen = Vec<(&'static str, &'static str)>;
@@ -65,8 +70,17 @@ impl<Id: Copy + 'static> Prompts<Id> {
             variables,
             conditions,
             choices: None,
+            examples: None,
             render,
         }
+    }
+
+    /// The values of each prompt's first front matter example (the
+    /// generated `PromptId::example`): a snapshot renders them instead of
+    /// `‹name›` placeholders, so that it reads like a real prompt.
+    pub fn with_examples(mut self, examples: ExampleFn<Id>) -> Prompts<Id> {
+        self.examples = Some(examples);
+        self
     }
 
     /// The variables each prompt compares with values, and their values
@@ -105,6 +119,9 @@ pub struct Case<Id> {
     /// The variables whose value the test set with [`Snapshots::value`]
     /// rather than a `‹name›` placeholder, in the prompt's order.
     pub set_by_test: Vec<&'static str>,
+    /// The variables whose value came from the prompt's front matter
+    /// example (and not from the test), in the prompt's order.
+    pub from_example: Vec<&'static str>,
     /// The rendered `system.md`.
     pub system: String,
     /// The rendered `user.md`, when the prompt has one.
@@ -123,7 +140,8 @@ impl<Id> Case<Id> {
     /// ```
     /// let case = promptpack::testing::Case {
     ///     id: (), prompt: "greet", name: "greet".into(), on: vec![], off: vec![],
-    ///     choices: vec![], set_by_test: vec![], system: "Hi ‹name›.".into(), user: Some("Go.".into()),
+    ///     choices: vec![], set_by_test: vec![], from_example: vec![],
+    ///     system: "Hi ‹name›.".into(), user: Some("Go.".into()),
     ///     covers: vec![],
     /// };
     /// assert_eq!(case.snapshot(), "--- system.md ---\nHi ‹name›.\n\n--- user.md ---\nGo.\n");
@@ -145,12 +163,16 @@ impl<Id> Case<Id> {
     /// let mut case = promptpack::testing::Case {
     ///     id: (), prompt: "agent-system", name: "agent-system@hasTools".into(),
     ///     on: vec!["hasTools"], off: vec!["memory"], choices: vec![], set_by_test: vec!["toolList"],
-    ///     system: String::new(), user: None, covers: vec![],
+    ///     from_example: vec![], system: String::new(), user: None, covers: vec![],
     /// };
     /// assert_eq!(
     ///     case.description(),
     ///     "agent-system with hasTools on, memory off; values: ‹name› placeholders, toolList set by the test"
     /// );
+    /// case.from_example.push("agentName");
+    /// assert!(case.description().contains(
+    ///     "values: agentName from the example, others ‹name› placeholders, toolList set by the test"
+    /// ));
     /// case.covers.push("agent-system@hasTools+memory".into());
     /// assert!(case.description().ends_with(
     ///     "; also covers agent-system@hasTools+memory (identical text)"
@@ -174,7 +196,14 @@ impl<Id> Case<Id> {
             out.push_str(" with ");
             out.push_str(&conditions.join(", "));
         }
-        out.push_str("; values: ‹name› placeholders");
+        if self.from_example.is_empty() {
+            out.push_str("; values: ‹name› placeholders");
+        } else {
+            out.push_str(&format!(
+                "; values: {} from the example, others ‹name› placeholders",
+                self.from_example.join(", ")
+            ));
+        }
         if !self.set_by_test.is_empty() {
             out.push_str(&format!(
                 ", {} set by the test",
@@ -345,6 +374,13 @@ impl Snapshots {
             let variables = (prompts.variables)(id);
             let conditions = (prompts.conditions)(id);
             let choices = prompts.choices.map_or(&[][..], |choices| choices(id));
+            let example = prompts.examples.map_or(&[][..], |examples| examples(id));
+            let example_value = |name: &str| {
+                example
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, value)| *value)
+            };
             // Every combination of conditions with each compared variable
             // at its first value; then each other value alone, conditions
             // off.
@@ -380,10 +416,12 @@ impl Snapshots {
                     if is_off(name) || !(variables.contains(&name) || conditions.contains(&name)) {
                         return None;
                     }
+                    let from_example = || example_value(name).map(str::to_string);
                     Some(
                         self.values
                             .get(name)
                             .cloned()
+                            .or_else(from_example)
                             .unwrap_or_else(|| placeholder(name)),
                     )
                 };
@@ -407,6 +445,15 @@ impl Snapshots {
                         name.push_str(&format!("{var}={}", value.replace(' ', "_")));
                     }
                 }
+                let from_example: Vec<&'static str> = variables
+                    .iter()
+                    .copied()
+                    .filter(|v| {
+                        !self.values.contains_key(*v)
+                            && !chosen.iter().any(|(n, _)| n == v)
+                            && example_value(v).is_some()
+                    })
+                    .collect();
                 cases.push(Case {
                     id,
                     prompt,
@@ -419,6 +466,7 @@ impl Snapshots {
                         .copied()
                         .filter(|v| self.values.contains_key(*v))
                         .collect(),
+                    from_example,
                     system: rendered.system,
                     user: rendered.user,
                     covers: Vec::new(),

@@ -12,6 +12,7 @@ use crate::names::{Choice, Field, rust_names};
 use crate::renderer::render_fn;
 use crate::rust_source::{Source, doc_safe, fence_for, lit, text_lit};
 use promptpack_core::error::{Diagnostic, Error, ErrorCode, Location, Result};
+use promptpack_core::front_matter::DeclaredVar;
 use promptpack_core::program::{Op, Program, VarKind};
 use promptpack_core::resolve::ResolvedPrompt;
 use promptpack_core::sources::TemplateSource;
@@ -339,6 +340,10 @@ fn shared_items(
             Some(t) => part_paths(t),
             None => format!("`{}`", prompt.system_path),
         };
+        if let Some(description) = &prompt.front_matter.description {
+            out.doc(description);
+            out.line("///");
+        }
         out.doc(&format!("The `{}` prompt ({files}).", prompt.id));
         out.line(format!("{variant},"));
     }
@@ -383,6 +388,30 @@ fn shared_items(
         "The names of every variable the prompt uses, as written in\nits templates, in order of first use.",
         "variables(self) -> &'static [&'static str]",
         "variables",
+    );
+    table_fn(
+        &mut out,
+        "The front matter's `description`, when it has one.",
+        "description(self) -> Option<&'static str>",
+        "description",
+    );
+    table_fn(
+        &mut out,
+        "The front matter's `model`, `config` and `metadata`, those set,\nas the text of one JSON object (`{}` when none is): model\nsettings versioned with the prompt.",
+        "metadata(self) -> &'static str",
+        "metadata",
+    );
+    table_fn(
+        &mut out,
+        "The printable values (text and numbers) of the front matter's\nfirst example, by variable name: what snapshot tests render\ninstead of `‹name›` placeholders.",
+        "example(self) -> &'static [(&'static str, &'static str)]",
+        "example",
+    );
+    table_fn(
+        &mut out,
+        "The front matter's `max_tokens`: the prompt's token budget.",
+        "max_tokens(self) -> Option<u64>",
+        "max_tokens",
     );
     table_fn(
         &mut out,
@@ -513,10 +542,36 @@ fn prompt_info(prompt: &ResolvedPrompt, fields: &[Field], renderers: Renderers) 
         (Renderers::Tables, false) => "Self::__SYSTEM",
         (Renderers::Tables, true) => "Self::__SYSTEM, Self::__USER",
     };
+    let front_matter = &prompt.front_matter;
+    let description = match &front_matter.description {
+        Some(d) => format!("Some({})", lit(d)),
+        None => "None".to_string(),
+    };
+    let max_tokens = match front_matter.max_tokens {
+        Some(n) => format!("Some({n})"),
+        None => "None".to_string(),
+    };
+    let example = list(
+        front_matter
+            .example_values(None)
+            .unwrap_or_default()
+            .iter()
+            .filter(|(name, _)| fields.iter().any(|f| f.name == **name))
+            .filter_map(|(name, value)| {
+                let text = match value {
+                    serde_json::Value::String(s) => s.clone(),
+                    serde_json::Value::Number(n) => n.to_string(),
+                    _ => return None,
+                };
+                Some(format!("({}, {})", lit(name), lit(&text)))
+            })
+            .collect(),
+    );
     format!(
-        "__p::PromptInfo {{ id: {}, hash: Self::HASH, variables: &[{variables}], kinds: {}, conditions: &[{conditions}], choices: &[{choices}], parts: &[{parts}] }}",
+        "__p::PromptInfo {{ id: {}, hash: Self::HASH, variables: &[{variables}], kinds: {}, conditions: &[{conditions}], choices: &[{choices}], parts: &[{parts}], description: {description}, metadata: {}, max_tokens: {max_tokens}, example: &[{example}] }}",
         lit(&prompt.id),
-        lit(&kinds)
+        lit(&kinds),
+        lit(&front_matter.settings_json().to_string())
     )
 }
 
@@ -553,6 +608,27 @@ fn first_use(field: &Field, source: Option<&TemplateSource>) -> String {
     format!("{path}:{}:{}", loc.line(), loc.column())
 }
 
+/// What front matter says of a field: its description, its example.
+fn field_doc(out: &mut Source, declared: &DeclaredVar) {
+    if let Some(description) = &declared.description {
+        out.doc(description);
+        out.line("///");
+    }
+    if let Some(example) = &declared.example {
+        let shown = match example {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let fence = fence_for(&shown);
+        if shown.contains('\n') || shown.contains('`') {
+            out.doc(&format!("Example:\n\n{fence}text\n{shown}\n{fence}"));
+        } else {
+            out.doc(&format!("Example: `{shown}`."));
+        }
+        out.line("///");
+    }
+}
+
 /// The struct doc's view of one part: its path, then the file itself,
 /// fenced, through `include_str!` (the template is not copied into the
 /// generated code).
@@ -587,6 +663,10 @@ fn prompt_items(
         .any(|f| matches!(f.kind, VarKind::Text | VarKind::Optional));
     let (generics, anon) = if borrows { ("<'a>", "<'_>") } else { ("", "") };
 
+    if let Some(description) = &prompt.front_matter.description {
+        out.doc(description);
+        out.line("///");
+    }
     out.doc(&format!("Variables of the `{id}` prompt."));
     if let Some(t) = source {
         let folder = format!("{}/{}", dev.templates, t.id);
@@ -595,7 +675,7 @@ fn prompt_items(
             &mut out,
             t.system.path(),
             &format!("{folder}/system.md"),
-            t.system.body(),
+            t.system.text(),
         );
         if let Some(user) = &t.user {
             out.line("///");
@@ -603,7 +683,7 @@ fn prompt_items(
                 &mut out,
                 user.path(),
                 &format!("{folder}/user.md"),
-                user.body(),
+                user.text(),
             );
         }
     }
@@ -634,6 +714,9 @@ fn prompt_items(
         } else {
             format!(": {usage}")
         };
+        if let Some(declared) = prompt.front_matter.declared(&f.name) {
+            field_doc(&mut out, declared);
+        }
         out.doc(&format!(
             "`{}`{usage}, first at `{}`.",
             f.name,

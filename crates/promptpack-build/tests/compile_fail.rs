@@ -32,6 +32,13 @@ fn prompt_mistakes_do_not_compile() {
     std::fs::write(root.join("target/promptpack-ui/choices.rs"), code)
         .expect("write generated code");
 
+    // A prompt whose front matter declares its variables and their kinds.
+    let contract =
+        promptpack_build::Config::load(root.join("tests/codegen/contract")).expect("config");
+    let code = promptpack_build::generate_code(&contract).expect("contract generates");
+    std::fs::write(root.join("target/promptpack-ui/contract.rs"), code)
+        .expect("write generated code");
+
     let t = trybuild::TestCases::new();
     t.compile_fail("tests/ui/*.rs");
     t.pass("tests/ui-pass/*.rs");
