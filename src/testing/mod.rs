@@ -274,6 +274,46 @@ mod tests {
         assert!(fenced_code_blocks("``` a`b\n{{x}}").is_empty());
     }
 
+    /// Fences as CommonMark reads them, where a line-by-line scan of fence
+    /// lines goes wrong.
+    #[test]
+    fn fences_in_lists_and_quotes() {
+        let fenced = |text: &str| -> Vec<String> {
+            fenced_code_blocks(text)
+                .iter()
+                .map(|s| text[s.start..s.end].to_string())
+                .collect()
+        };
+        // Inside a list item a fence may be indented four spaces or more.
+        let text = "1. Reply as:\n\n    ```json\n    {\"a\": {{x}}}\n    ```\n{{y}}";
+        assert_eq!(fenced(text), ["    ```json\n    {\"a\": {{x}}}\n    ```\n"]);
+        // An unclosed fence in a list item or block quote ends with it, not
+        // with the text.
+        let text = "- ```\n  {{x}}\nplain {{y}}";
+        assert_eq!(fenced(text), ["- ```\n  {{x}}\n"]);
+        let text = "> ```\n> {{x}}\n\n{{y}}";
+        assert_eq!(fenced(text), ["> ```\n> {{x}}\n"]);
+        // A fence line indented past a list item's content is code, not a
+        // closing fence.
+        let text = "```\n{{x}}\n    ```\n{{y}}\n```\nafter";
+        assert_eq!(fenced(text).len(), 1);
+        assert!(fenced(text)[0].ends_with("{{y}}\n```\n"));
+        let check = Survivors::new().allow_fenced_code();
+        let left = |text: &str| -> Vec<String> {
+            check
+                .find(text)
+                .iter()
+                .map(|f| f.text(text).to_string())
+                .collect()
+        };
+        assert_eq!(left("- ```\n  {{x}}\nplain {{y}}"), ["{{y}}"]);
+        assert_eq!(left("> ~~~\n> {{x}}\n\n{{y}}"), ["{{y}}"]);
+        assert_eq!(
+            left("1. a\n\n    ```\n    {{x}}\n    ```\n{{y}}"),
+            ["{{y}}"]
+        );
+    }
+
     #[test]
     fn yaml_strings_as_insta_writes_them() {
         assert_eq!(yaml_string("tests/angle.rs"), "tests/angle.rs");

@@ -141,10 +141,11 @@ impl Survivors {
         self
     }
 
-    /// Allows every survivor that starts inside a Markdown fenced code block:
-    /// from a line of three or more backticks or tildes (indented by at most
-    /// three spaces) to the closing fence of the same character, at least as
-    /// long, or to the end of the text.
+    /// Allows every survivor that starts inside a Markdown fenced code block,
+    /// as CommonMark reads one: from a line of three or more backticks or
+    /// tildes (indented by at most three spaces, or inside a list item or
+    /// block quote) to the closing fence of the same character, at least as
+    /// long, or to the end of the text (or of the list item or block quote).
     #[must_use]
     pub fn allow_fenced_code(mut self) -> Survivors {
         self.allowances.fenced_code = true;
@@ -191,55 +192,36 @@ impl Survivors {
     }
 }
 
-/// The byte ranges of the Markdown fenced code blocks of `text`, fence lines
-/// included. An unclosed fence runs to the end.
+/// The byte ranges of the Markdown fenced code blocks of `text`, as
+/// CommonMark reads them, fence lines included (whole lines, so a survivor
+/// on a fence line is inside). An unclosed fence runs to the end of the
+/// text, or of the list item or block quote it is in.
 pub(super) fn fenced_code_blocks(text: &str) -> Vec<Span> {
-    let mut blocks = Vec::new();
-    // (fence character, fence length, where the block starts)
-    let mut open: Option<(char, usize, usize)> = None;
-    let mut line_start = 0;
-    for line in text.split_inclusive('\n') {
-        let line_end = line_start + line.len();
-        let content = line.trim_end_matches(['\n', '\r']);
-        let indent = content.len() - content.trim_start_matches(' ').len();
-        let fence = if indent <= 3 {
-            fence_run(&content[indent..])
-        } else {
-            None
-        };
-        match (open, fence) {
-            (None, Some((c, n, rest))) if c == '~' || !rest.contains('`') => {
-                open = Some((c, n, line_start));
+    use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag};
+    Parser::new(text)
+        .into_offset_iter()
+        .filter_map(|(event, range)| match event {
+            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(_))) => Some(range),
+            _ => None,
+        })
+        .map(|range| {
+            // pulldown-cmark's range starts at the fence, and stops before
+            // a closing fence's newline.
+            let start = text[..range.start].rfind('\n').map_or(0, |n| n + 1);
+            let rest = &text[range.end..];
+            let newline = if text[..range.end].ends_with('\n') {
+                0
+            } else if rest.starts_with("\r\n") {
+                2
+            } else {
+                usize::from(rest.starts_with('\n'))
+            };
+            Span {
+                start,
+                end: range.end + newline,
             }
-            (Some((c, n, start)), Some((c2, n2, rest)))
-                if c == c2 && n2 >= n && rest.trim().is_empty() =>
-            {
-                blocks.push(Span {
-                    start,
-                    end: line_end,
-                });
-                open = None;
-            }
-            _ => {}
-        }
-        line_start = line_end;
-    }
-    if let Some((_, _, start)) = open {
-        blocks.push(Span {
-            start,
-            end: text.len(),
-        });
-    }
-    blocks
-}
-
-/// A run of three or more backticks or tildes at the start of `line`: the
-/// character, the run's length and the rest of the line.
-pub(super) fn fence_run(line: &str) -> Option<(char, usize, &str)> {
-    let c = line.chars().next().filter(|c| matches!(c, '`' | '~'))?;
-    let rest = line.trim_start_matches(c);
-    let n = line.len() - rest.len();
-    (n >= 3).then_some((c, n, rest))
+        })
+        .collect()
 }
 
 /// The survivors a check found: a readable list when displayed, the findings

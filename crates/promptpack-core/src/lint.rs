@@ -1,6 +1,7 @@
 //! Warnings about prompt sources that load fine but are probably not what
-//! their author meant: near-miss tokens, unused snippets, empty and stray
-//! files, names off the conventions. Pure: works on [`Sources`] already read,
+//! their author meant: near-miss tokens, conditionals that cut a code fence
+//! in two, unused snippets, empty and stray files, names off the
+//! conventions. Pure: works on [`Sources`] already read,
 //! and on nothing else, so it runs even when the templates have errors.
 //!
 //! ```
@@ -29,8 +30,11 @@ use crate::syntax::{Delimiters, is_var_name};
 use heck::{ToKebabCase, ToLowerCamelCase};
 use std::collections::{HashMap, HashSet};
 
+mod fences;
+
 /// A lint is a [`Diagnostic`] with one of the lint codes of [`ErrorCode`]
-/// (`near_miss`, `unused_snippet`, `empty_file`, `stray_file`, `naming`),
+/// (`near_miss`, `broken_fence`, `unused_snippet`, `empty_file`,
+/// `stray_file`, `naming`),
 /// rendered as a warning.
 fn lint(code: ErrorCode, message: impl Into<String>, location: Location) -> Diagnostic {
     Diagnostic::new(code, message).at(location)
@@ -73,6 +77,7 @@ pub fn lint_sources(sources: &Sources, settings: &Settings) -> Vec<Diagnostic> {
             .zip(snippet_scans.iter().map(Vec::as_slice)),
     ) {
         near_misses(file, findings, delims, &mut lints);
+        fences::broken_fences(file, delims, &mut lints);
         if file.body().is_empty() {
             lints.push(empty_file(file));
         }
