@@ -17,7 +17,7 @@
 //! minimal failing input, which belongs in a fixture under `tests/inputs/`.
 
 use promptpack::{Delimiters, Diagnostic, Library, SnippetSource, SourceFile, TemplateSource};
-use promptpack_core::syntax::{Item, parse};
+use promptpack_core::syntax::{Include, Item, parse};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
@@ -136,7 +136,7 @@ fn check_parse(text: &str, delims: &Delimiters) -> Result<(), TestCaseError> {
             for item in &parsed.items {
                 let span = match item {
                     Item::Text(s) | Item::Else(s) | Item::EndIf(s) => *s,
-                    Item::Var(n) | Item::Snippet(n) => n.span,
+                    Item::Var(n) | Item::Snippet(Include { name: n, .. }) => n.span,
                     Item::If(c) | Item::ElseIf(c) => c.name.span,
                 };
                 prop_assert_eq!(span.start, at, "items must be contiguous");

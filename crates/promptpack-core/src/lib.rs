@@ -21,6 +21,7 @@ pub mod program;
 pub mod render;
 pub mod resolve;
 pub mod scan;
+pub mod sections;
 pub mod settings;
 pub mod similar;
 pub mod source_file;

@@ -444,13 +444,14 @@ mod tests {
             .collect()
     }
 
+    /// A section include is a use of its snippet.
     #[test]
     fn unused_snippets_follow_includes() {
         let sources = Sources {
-            templates: vec![template("a", "{{snippet:b}}")],
+            templates: vec![template("a", "{{snippet:b#x}}")],
             snippets: vec![
-                snippet("b", "{{snippet:c}}"),
-                snippet("c", "text"),
+                snippet("b", "# X\n{{snippet:c#y}}"),
+                snippet("c", "# Y\ntext"),
                 snippet("d", "text"),
             ],
             ..Sources::default()

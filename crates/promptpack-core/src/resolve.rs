@@ -7,11 +7,14 @@ use crate::front_matter::{
     DeclaredVar, FileRole, FrontMatter, apply_contract, read_front_matter, unused_snippet_vars,
 };
 use crate::program::{Op, Program, StableHasher, VarInfo, VarUses, hash_program};
+use crate::sections::Headings;
 use crate::settings::Settings;
 use crate::source_file::SourceFile;
 use crate::sources::Sources;
 pub use crate::sources::{SnippetSource, TemplateSource};
-use crate::syntax::{Condition, Delimiters, Item, Name, Parsed, parse, strip_standalone_tags};
+use crate::syntax::{
+    Condition, Delimiters, Include, Item, Name, Parsed, parse, strip_standalone_tags,
+};
 use std::collections::{BTreeSet, HashMap};
 use std::ops::Range;
 
@@ -108,12 +111,20 @@ impl Counted {
     /// input once (one step per byte and one per file), plus the ops of the
     /// programs made, plus [`MAX_EXPANDED_OPS`] for each part of a template
     /// that did not resolve (a part refused as `too_large` stops there).
+    /// A snippet counts once more for each heading level it has: its
+    /// sections of one level do not overlap, and each is walked at most
+    /// once per part, as the whole is.
     pub fn step_bound(&self, templates: &[TemplateSource], snippets: &[SnippetSource]) -> u64 {
+        let size = |f: &SourceFile| f.text().len() as u64 + 1;
         let input: u64 = templates
             .iter()
             .flat_map(|t| std::iter::once(&t.system).chain(&t.user))
-            .chain(snippets.iter().map(|s| &s.file))
-            .map(|f| f.text().len() as u64 + 1)
+            .map(size)
+            .chain(
+                snippets
+                    .iter()
+                    .map(|s| size(&s.file) * (1 + Headings::of(&s.file).levels() as u64)),
+            )
             .sum();
         let parts = |t: &TemplateSource| 1 + u64::from(t.user.is_some());
         let all_parts: u64 = templates.iter().map(parts).sum();
@@ -191,7 +202,8 @@ fn resolve_read(
             },
         );
     }
-    let usable = check_snippet_graph(snippets, &by_name, delims, unreadable, &mut errors);
+    let mut graph = SnippetGraph::new(&by_name, delims, unreadable);
+    graph.check_all(snippets, &parse, &mut errors);
 
     let mut prompts = Vec::new();
     let mut ids = BTreeSet::new();
@@ -225,19 +237,15 @@ fn resolve_read(
                     continue;
                 }
             };
-            for name in snippet_refs(&parsed) {
-                if !by_name.contains_key(name.name.as_str()) {
-                    if !unreadable.contains(&name.name) {
-                        errors.push(snippet_not_found(file, name, delims));
-                    }
-                    ok = false;
-                } else if !usable.contains(name.name.as_str()) {
-                    // The snippet's own problem is already reported.
+            for include in snippet_refs(&parsed) {
+                // A problem of what it includes is reported once, however
+                // many includes reach it.
+                if !graph.usable(file, include, &parse, &mut errors) {
                     ok = false;
                 }
             }
             if ok {
-                match builder.expand(file, &parsed, &by_name) {
+                match builder.expand(file, &parsed, &graph) {
                     Ok(program) => parts.push(program),
                     Err(e) => {
                         errors.push(*e);
@@ -301,9 +309,9 @@ fn resolve_read(
     }
 }
 
-fn snippet_refs(parsed: &Parsed) -> impl Iterator<Item = &Name> {
+fn snippet_refs(parsed: &Parsed) -> impl Iterator<Item = &Include> {
     parsed.items.iter().filter_map(|i| match i {
-        Item::Snippet(n) => Some(n),
+        Item::Snippet(include) => Some(include),
         _ => None,
     })
 }
@@ -325,63 +333,310 @@ fn snippet_not_found(file: &SourceFile, name: &Name, delims: &Delimiters) -> Dia
     ))
 }
 
-/// Reports missing includes and cycles among snippets, and returns the names
-/// of the snippets that can be spliced: parsed, and everything they include,
-/// transitively, exists, parses and is free of cycles.
-fn check_snippet_graph<'a>(
-    snippets: &'a [SnippetSource],
-    by_name: &HashMap<&'a str, ParsedSnippet<'a>>,
+/// The most headings [`section_not_found`] lists.
+const HEADINGS_LISTED: usize = 10;
+
+/// `section_not_found` for `include` in `file`, naming the headings that
+/// `snippet` (the file of the snippet it names) has, or the one meant when
+/// the section is a heading's text written as is (`Usage` for `usage`).
+fn section_not_found(
+    file: &SourceFile,
+    include: &Include,
+    snippet: &SourceFile,
+    headings: &Headings,
     delims: &Delimiters,
-    unreadable: &[String],
-    errors: &mut Vec<Diagnostic>,
-) -> BTreeSet<&'a str> {
-    #[derive(Clone, Copy, PartialEq)]
-    enum State {
-        Visiting,
-        Done(bool),
-    }
-    let mut state: HashMap<&str, State> = HashMap::new();
-    for root in snippets {
-        if state.contains_key(root.name.as_str()) {
-            continue;
+) -> Diagnostic {
+    let name = &include.name;
+    let section = include.section.as_deref().unwrap_or_default();
+    let meant = headings
+        .find(&crate::sections::slug(section))
+        .map(|i| headings.list[i].name());
+    let listed: Vec<String> = headings
+        .list
+        .iter()
+        .take(HEADINGS_LISTED)
+        .map(|h| format!("`{}`", h.name()))
+        .collect();
+    let help = match (meant, headings.list.len()) {
+        (Some(meant), _) => format!(
+            "write `{}snippet:{}#{meant}{}`: a heading is named by its slug, in lowercase, or its `{{#id}}`",
+            delims.open(),
+            name.name,
+            delims.close()
+        ),
+        (None, 0) => format!(
+            "{} has no headings: include it whole, or add a heading",
+            snippet.path()
+        ),
+        (None, n) if n > HEADINGS_LISTED => format!(
+            "the headings of {} are {} and {} more",
+            snippet.path(),
+            listed.join(", "),
+            n - HEADINGS_LISTED
+        ),
+        _ => format!(
+            "the headings of {} are {}",
+            snippet.path(),
+            listed.join(", ")
+        ),
+    };
+    Diagnostic::new(
+        ErrorCode::SectionNotFound,
+        format!(
+            "{}: snippet `{}` has no heading `{section}`",
+            file.slice(name.span),
+            name.name
+        ),
+    )
+    .at(file.location(name.span))
+    .with_help(help)
+}
+
+/// What an include splices: a whole snippet, or the section under one of
+/// its headings (by index, so that a heading's slug and its id are one
+/// target).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Target<'a> {
+    name: &'a str,
+    section: Option<usize>,
+}
+
+/// How a part of a file is parsed: the same way as every file.
+type Parse<'p> = &'p dyn Fn(&SourceFile, &Delimiters) -> Result<Parsed, Vec<Diagnostic>>;
+
+/// The sections of one snippet that includes name.
+struct Sections {
+    headings: Headings,
+    /// The heading each section name included names.
+    found: HashMap<String, usize>,
+    /// The sections included, parsed, by heading.
+    parsed: HashMap<usize, SectionFile>,
+}
+
+/// One section as a file of its own: the snippet's file narrowed to it.
+struct SectionFile {
+    file: SourceFile,
+    parsed: Option<Parsed>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum State {
+    Visiting,
+    Done(bool),
+}
+
+/// One file on the include chain of the graph check: the includes it
+/// makes, how many were followed, and whether all so far are usable.
+struct Frame<'a> {
+    target: Target<'a>,
+    file: SourceFile,
+    refs: Vec<Include>,
+    next: usize,
+    ok: bool,
+}
+
+/// The include graph: whole snippets and the sections included, as nodes.
+/// Reports missing snippets and sections and cycles, each once, and knows
+/// which targets can be spliced: parsed, and everything they include,
+/// transitively, exists, parses and is free of cycles. A section is parsed
+/// on its first include, with the snippet's headings found then.
+struct SnippetGraph<'s, 'a> {
+    snippets: &'s HashMap<&'a str, ParsedSnippet<'a>>,
+    sections: HashMap<&'a str, Sections>,
+    state: HashMap<Target<'a>, State>,
+    delims: &'s Delimiters,
+    unreadable: &'s [String],
+}
+
+impl<'s, 'a> SnippetGraph<'s, 'a> {
+    fn new(
+        snippets: &'s HashMap<&'a str, ParsedSnippet<'a>>,
+        delims: &'s Delimiters,
+        unreadable: &'s [String],
+    ) -> Self {
+        SnippetGraph {
+            snippets,
+            sections: HashMap::new(),
+            state: HashMap::new(),
+            delims,
+            unreadable,
         }
-        // Iterative depth-first search; the path is the include chain so far.
-        let mut path: Vec<(&str, Vec<&Name>, usize, bool)> = Vec::new();
-        let refs_of = |name: &str| -> Vec<&Name> {
-            by_name[name]
-                .parsed
-                .as_ref()
-                .map(|p| snippet_refs(p).collect())
-                .unwrap_or_default()
+    }
+
+    /// Checks every snippet, in order, and all it includes.
+    fn check_all(
+        &mut self,
+        snippets: &'a [SnippetSource],
+        parse: Parse<'_>,
+        errors: &mut Vec<Diagnostic>,
+    ) {
+        for root in snippets {
+            let root = Target {
+                name: root.name.as_str(),
+                section: None,
+            };
+            if !self.state.contains_key(&root) {
+                self.check(root, parse, errors);
+            }
+        }
+    }
+
+    /// Whether `include`, in `file`, can be spliced; reports what it finds
+    /// wrong that was not reported before.
+    fn usable(
+        &mut self,
+        file: &SourceFile,
+        include: &Include,
+        parse: Parse<'_>,
+        errors: &mut Vec<Diagnostic>,
+    ) -> bool {
+        self.target(file, include, parse, errors)
+            .is_some_and(|target| self.check(target, parse, errors))
+    }
+
+    /// The target of `include`, in `file`: reports a missing snippet (one
+    /// that was read) or section, and parses a section on its first include.
+    fn target(
+        &mut self,
+        file: &SourceFile,
+        include: &Include,
+        parse: Parse<'_>,
+        errors: &mut Vec<Diagnostic>,
+    ) -> Option<Target<'a>> {
+        let Some((&name, snippet)) = self.snippets.get_key_value(include.name.name.as_str()) else {
+            if !self.unreadable.contains(&include.name.name) {
+                errors.push(snippet_not_found(file, &include.name, self.delims));
+            }
+            return None;
         };
-        state.insert(&root.name, State::Visiting);
-        let ok = by_name[root.name.as_str()].parsed.is_some();
-        path.push((&root.name, refs_of(&root.name), 0, ok));
-        while let Some((current, refs, next, ok)) = path.last_mut() {
-            let Some(include) = refs.get(*next).copied() else {
-                let (name, _, _, ok) = path.pop().unwrap_or_default();
-                state.insert(name, State::Done(ok));
-                if let Some(parent) = path.last_mut() {
-                    parent.3 &= ok;
+        let Some(section) = &include.section else {
+            return Some(Target {
+                name,
+                section: None,
+            });
+        };
+        let sections = self.sections.entry(name).or_insert_with(|| Sections {
+            headings: Headings::of(snippet.file),
+            found: HashMap::new(),
+            parsed: HashMap::new(),
+        });
+        let Some(index) = sections.headings.find(section) else {
+            errors.push(section_not_found(
+                file,
+                include,
+                snippet.file,
+                &sections.headings,
+                self.delims,
+            ));
+            return None;
+        };
+        sections.found.insert(section.clone(), index);
+        sections.parsed.entry(index).or_insert_with(|| {
+            let file = snippet.file.with_body(sections.headings.list[index].section);
+            // A snippet that does not parse has been reported whole: its
+            // sections would only repeat that.
+            let heading = sections.headings.list[index].name();
+            let parsed = snippet.parsed.as_ref().and_then(|_| {
+                parse(&file, self.delims)
+                    .map_err(|found| {
+                        // The whole snippet parses: what is wrong is a block
+                        // that crosses the section's edge.
+                        errors.extend(found.into_iter().map(|e| {
+                            e.with_help(format!(
+                                "a section is parsed on its own: open and close each block within the section `{heading}` of snippet `{name}`"
+                            ))
+                        }));
+                    })
+                    .ok()
+            });
+            SectionFile { file, parsed }
+        });
+        Some(Target {
+            name,
+            section: Some(index),
+        })
+    }
+
+    /// The target an include already checked names, as [`SnippetGraph::target`]
+    /// found it.
+    fn find(&self, include: &Include) -> Option<Target<'a>> {
+        let (&name, _) = self.snippets.get_key_value(include.name.name.as_str())?;
+        let section = match &include.section {
+            Some(section) => Some(*self.sections.get(name)?.found.get(section)?),
+            None => None,
+        };
+        Some(Target { name, section })
+    }
+
+    /// The file of a target and its items, when it parsed.
+    fn node(&self, target: Target<'a>) -> (&SourceFile, Option<&Parsed>) {
+        let whole = &self.snippets[target.name];
+        match target
+            .section
+            .and_then(|i| self.sections.get(target.name)?.parsed.get(&i))
+        {
+            Some(section) => (&section.file, section.parsed.as_ref()),
+            None => (whole.file, whole.parsed.as_ref()),
+        }
+    }
+
+    /// How a cycle message names a target: `name` or `name#heading`.
+    fn label(&self, target: Target<'a>) -> String {
+        let heading = target
+            .section
+            .and_then(|i| self.sections.get(target.name)?.headings.list.get(i));
+        match heading {
+            Some(h) => format!("{}#{}", target.name, h.name()),
+            None => target.name.to_string(),
+        }
+    }
+
+    fn frame(&self, target: Target<'a>) -> Frame<'a> {
+        let (file, parsed) = self.node(target);
+        Frame {
+            target,
+            file: file.clone(),
+            refs: parsed
+                .map(|p| snippet_refs(p).cloned().collect())
+                .unwrap_or_default(),
+            next: 0,
+            ok: parsed.is_some(),
+        }
+    }
+
+    /// Whether `root` can be spliced: a depth-first search of what it
+    /// includes, reporting what is missing and every cycle met.
+    fn check(&mut self, root: Target<'a>, parse: Parse<'_>, errors: &mut Vec<Diagnostic>) -> bool {
+        if let Some(&State::Done(ok)) = self.state.get(&root) {
+            return ok;
+        }
+        self.state.insert(root, State::Visiting);
+        // The include chain so far.
+        let mut path = vec![self.frame(root)];
+        while let Some(frame) = path.last_mut() {
+            let Some(include) = frame.refs.get(frame.next).cloned() else {
+                if let Some(done) = path.pop() {
+                    self.state.insert(done.target, State::Done(done.ok));
+                    if let Some(parent) = path.last_mut() {
+                        parent.ok &= done.ok;
+                    }
                 }
                 continue;
             };
-            *next += 1;
-            let current: &str = current;
-            let file = by_name[current].file;
-            let Some((target, _)) = by_name.get_key_value(include.name.as_str()) else {
-                if !unreadable.contains(&include.name) {
-                    errors.push(snippet_not_found(file, include, delims));
-                }
-                *ok = false;
+            frame.next += 1;
+            let file = frame.file.clone();
+            let Some(target) = self.target(&file, &include, parse, errors) else {
+                frame.ok = false;
                 continue;
             };
-            match state.get(target) {
-                Some(State::Done(good)) => *ok &= *good,
+            match self.state.get(&target).copied() {
+                Some(State::Done(good)) => frame.ok &= good,
                 Some(State::Visiting) => {
-                    let from = path.iter().position(|p| p.0 == *target).unwrap_or(0);
-                    let mut cycle: Vec<&str> = path[from..].iter().map(|p| p.0).collect();
-                    cycle.push(target);
+                    frame.ok = false;
+                    let from = path.iter().position(|f| f.target == target).unwrap_or(0);
+                    let mut cycle: Vec<String> =
+                        path[from..].iter().map(|f| self.label(f.target)).collect();
+                    cycle.push(self.label(target));
                     errors.push(
                         Diagnostic::new(
                             ErrorCode::SnippetCycle,
@@ -390,26 +645,18 @@ fn check_snippet_graph<'a>(
                                 cycle.join(" -> ")
                             ),
                         )
-                        .at(file.location(include.span))
+                        .at(file.location(include.name.span))
                         .with_help("a snippet may not include itself, directly or through others"),
                     );
-                    if let Some(last) = path.last_mut() {
-                        last.3 = false;
-                    }
                 }
                 None => {
-                    state.insert(target, State::Visiting);
-                    let ok = by_name[*target].parsed.is_some();
-                    path.push((target, refs_of(target), 0, ok));
+                    self.state.insert(target, State::Visiting);
+                    path.push(self.frame(target));
                 }
             }
         }
+        self.state.get(&root) == Some(&State::Done(true))
     }
-    state
-        .into_iter()
-        .filter(|(_, s)| *s == State::Done(true))
-        .map(|(n, _)| n)
-        .collect()
 }
 
 /// How a template uses a variable.
@@ -454,11 +701,12 @@ struct Fragment {
 }
 
 /// A file being walked while a part is spliced: the items left, and for a
-/// snippet's first splice, its name and where its [`Fragment`] starts.
+/// snippet's (or section's) first splice, its target and where its
+/// [`Fragment`] starts.
 struct Walk<'a> {
     file: &'a SourceFile,
     items: &'a [Item],
-    first_splice: Option<(&'a str, usize, usize)>,
+    first_splice: Option<(Target<'a>, usize, usize)>,
 }
 
 impl PromptBuilder {
@@ -527,13 +775,13 @@ impl PromptBuilder {
         &mut self,
         file: &SourceFile,
         parsed: &Parsed,
-        snippets: &HashMap<&str, ParsedSnippet<'_>>,
+        snippets: &SnippetGraph<'_, '_>,
     ) -> Result<Program, Box<Diagnostic>> {
         let mut program = Program::default();
         let mut open_ifs: Vec<OpenIf> = Vec::new();
         // The snippets spliced into this part so far: what a splice added
         // depends on the program it went into, so each part has its own.
-        let mut fragments: HashMap<&str, Fragment> = HashMap::new();
+        let mut fragments: HashMap<Target<'_>, Fragment> = HashMap::new();
         let mut stack = vec![Walk {
             file,
             items: &parsed.items,
@@ -541,12 +789,12 @@ impl PromptBuilder {
         }];
         while let Some(walk) = stack.last_mut() {
             let Some((item, rest)) = walk.items.split_first() else {
-                if let Some((name, ops, text)) = walk.first_splice {
+                if let Some((target, ops, text)) = walk.first_splice {
                     let fragment = Fragment {
                         ops: ops..program.ops.len(),
                         text: text..program.text.len(),
                     };
-                    fragments.insert(name, fragment);
+                    fragments.insert(target, fragment);
                 }
                 stack.pop();
                 continue;
@@ -589,7 +837,8 @@ impl PromptBuilder {
                         }
                     }
                 }
-                Item::Snippet(name) => {
+                Item::Snippet(include) => {
+                    let name = &include.name;
                     // Snippets that include others more than once multiply:
                     // a short chain can expand past any memory. Stop there.
                     if program.text.len() > MAX_EXPANDED_TEXT
@@ -597,7 +846,10 @@ impl PromptBuilder {
                     {
                         return Err(Box::new(too_large(file, name)));
                     }
-                    if let Some(fragment) = fragments.get(name.name.as_str()) {
+                    let Some(target) = snippets.find(include) else {
+                        continue;
+                    };
+                    if let Some(fragment) = fragments.get(&target) {
                         let adds_text = program.text.len().saturating_add(fragment.text.len());
                         let adds_ops = program.ops.len().saturating_add(fragment.ops.len());
                         if adds_text > MAX_EXPANDED_TEXT || adds_ops > MAX_EXPANDED_OPS {
@@ -605,14 +857,13 @@ impl PromptBuilder {
                         }
                         self.steps += fragment.ops.len() as u64;
                         splice_again(&mut program, fragment);
-                    } else if let Some((key, snippet)) = snippets.get_key_value(name.name.as_str())
-                    {
+                    } else {
                         self.snippets.insert(name.name.clone());
-                        if let Some(parsed) = &snippet.parsed {
+                        if let (file, Some(parsed)) = snippets.node(target) {
                             stack.push(Walk {
-                                file: snippet.file,
+                                file,
                                 items: &parsed.items,
-                                first_splice: Some((key, program.ops.len(), program.text.len())),
+                                first_splice: Some((target, program.ops.len(), program.text.len())),
                             });
                         }
                     }
@@ -902,5 +1153,132 @@ mod tests {
         assert_eq!(spliced.hash, written.hash);
         let names = |p: &ResolvedPrompt| p.vars.iter().map(|v| v.name.clone()).collect::<Vec<_>>();
         assert_eq!(names(spliced), names(written));
+    }
+
+    fn rendered(prompt: &ResolvedPrompt) -> &str {
+        &prompt.system.text
+    }
+
+    /// A section and its whole snippet are two targets: neither's splice is
+    /// copied for the other, in either order; a heading's slug and its id
+    /// are one; the prompt's snippets name the snippet only.
+    #[test]
+    fn sections_splice_apart_from_their_snippet() {
+        let guide = "intro\n# Setup {#install}\nsteps\n## Detail\nd\n# Use\nuse";
+        let system = "{{snippet:g#setup}}|{{snippet:g}}|{{snippet:g#install}}|{{snippet:g#detail}}";
+        let counted = resolve_bounded(&[template(system, None)], &[snippet("g", guide)]);
+        assert!(counted.errors.is_empty(), "{:?}", counted.errors);
+        let prompt = &counted.prompts[0];
+        let whole = SourceFile::new("g.md", guide).body().to_string();
+        let want = format!("steps\n## Detail\nd|{whole}|steps\n## Detail\nd|d");
+        assert_eq!(rendered(prompt), want);
+        assert_eq!(prompt.snippets, BTreeSet::from(["g".to_string()]));
+    }
+
+    fn codes(counted: &Counted) -> Vec<(&str, String)> {
+        counted
+            .errors
+            .iter()
+            .map(|e| (e.code.as_str(), e.message.clone()))
+            .collect()
+    }
+
+    /// A section is its own node of the include graph: including another
+    /// section of its own snippet is no cycle, including itself (or a
+    /// section that includes it back) is.
+    #[test]
+    fn section_cycles_are_real_cycles() {
+        let fine = "# A\n{{snippet:s#b}}\n# B\nb";
+        let counted = resolve_bounded(
+            &[template("{{snippet:s#a}}{{snippet:s}}", None)],
+            &[snippet("s", fine)],
+        );
+        assert!(counted.errors.is_empty(), "{:?}", counted.errors);
+        assert_eq!(rendered(&counted.prompts[0]), "b# A\nb\n# B\nb");
+
+        let itself = "# A\nx {{snippet:s#a}}";
+        let counted = resolve_bounded(
+            &[template("{{snippet:s#a}}", None)],
+            &[snippet("s", itself)],
+        );
+        assert_eq!(
+            codes(&counted),
+            [(
+                "snippet_cycle",
+                "snippets include each other in a cycle: s#a -> s#a".to_string()
+            )]
+        );
+
+        let through = "# A\n{{snippet:t}}";
+        let back = "{{snippet:s#a}}";
+        let counted = resolve_bounded(
+            &[template("{{snippet:s#a}}", None)],
+            &[snippet("s", through), snippet("t", back)],
+        );
+        let found = codes(&counted);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].0, "snippet_cycle");
+        assert!(counted.prompts.is_empty());
+    }
+
+    /// A missing section fails its template once, located at the include,
+    /// naming the headings there are (at most ten of them).
+    #[test]
+    fn a_missing_section_names_the_headings() {
+        let many: String = (0..12).map(|i| format!("# H{i}\nx\n")).collect();
+        let snippets = [snippet("many", &many), snippet("none", "no headings")];
+        let system = "a {{snippet:many#h99}}\n{{snippet:none#x}} {{snippet:many#h99}}";
+        let counted = resolve_bounded(&[template(system, None)], &snippets);
+        let help: Vec<(String, usize, usize)> = counted
+            .errors
+            .iter()
+            .map(|e| {
+                let at = e.location.as_ref().map(|l| (l.line(), l.column()));
+                assert_eq!(e.code.as_str(), "section_not_found");
+                let (line, column) = at.unwrap_or_default();
+                (e.help.clone().unwrap_or_default(), line, column)
+            })
+            .collect();
+        let listed = (0..10)
+            .map(|i| format!("`h{i}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        assert_eq!(
+            help,
+            [
+                (
+                    format!("the headings of snippets/many.md are {listed} and 2 more"),
+                    1,
+                    3
+                ),
+                (
+                    "snippets/none.md has no headings: include it whole, or add a heading"
+                        .to_string(),
+                    2,
+                    1
+                ),
+                (
+                    format!("the headings of snippets/many.md are {listed} and 2 more"),
+                    2,
+                    20
+                ),
+            ]
+        );
+        assert!(counted.prompts.is_empty());
+    }
+
+    /// Nested sections overlap, so one part may walk a snippet once per
+    /// heading level and once whole, but no more: a section included again
+    /// is copied, as a snippet is, and the work stays within the bound.
+    #[test]
+    fn nested_sections_stay_within_the_bound() {
+        let nested: String = (1..=6)
+            .map(|l| format!("{} L{l}\n{}\n", "#".repeat(l), "{{snippet:e}}".repeat(200)))
+            .collect();
+        let once: String = (1..=6).map(|l| format!("{{{{snippet:s#l{l}}}}}")).collect();
+        let system = once.repeat(200) + "{{snippet:s}}";
+        let snippets = [snippet("s", &nested), snippet("e", "")];
+        let counted = resolve_bounded(&[template(&system, Some(&system))], &snippets);
+        assert!(counted.errors.is_empty(), "{:?}", counted.errors);
     }
 }

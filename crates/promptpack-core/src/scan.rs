@@ -30,7 +30,7 @@ use crate::syntax::{Delimiters, Token, classify, is_snippet_name, is_var_name, t
 pub enum FindingKind {
     /// A variable token, `{{name}}`.
     Var,
-    /// A snippet include, `{{snippet:name}}`.
+    /// A snippet include, `{{snippet:name}}` or `{{snippet:name#heading}}`.
     Snippet,
     /// A block opening, `{{#if name}}` or `{{#if name == "value"}}`.
     If,
@@ -43,6 +43,10 @@ pub enum FindingKind {
     /// `{{snippet:../x}}`: a snippet name with path characters. Not literal
     /// text: the parser rejects it as `invalid_snippet_name`.
     InvalidSnippetPath,
+    /// `{{snippet:name#Some Heading}}`: a section named by something no
+    /// heading's slug or id is. Not literal text: the parser rejects it as
+    /// `invalid_snippet_name`.
+    InvalidSection,
     /// A malformed comparison or `else if`: `{{#if role == teacher}}`. Not
     /// literal text: the parser rejects it as `invalid_condition`.
     InvalidCondition,
@@ -85,12 +89,14 @@ impl FindingKind {
 
     /// Whether this is brace syntax that is not a token and reaches the
     /// output literally ([`FindingKind::InvalidSnippetPath`] is neither: the
-    /// parser rejects it).
+    /// parser rejects it, as it does the other invalid kinds).
     pub const fn is_near_miss(self) -> bool {
         !self.is_token()
             && !matches!(
                 self,
-                FindingKind::InvalidSnippetPath | FindingKind::InvalidCondition
+                FindingKind::InvalidSnippetPath
+                    | FindingKind::InvalidSection
+                    | FindingKind::InvalidCondition
             )
     }
 
@@ -105,6 +111,7 @@ impl FindingKind {
             FindingKind::Else => "else token",
             FindingKind::EndIf => "/if token",
             FindingKind::InvalidSnippetPath => "snippet token with a path",
+            FindingKind::InvalidSection => "snippet token with a malformed section",
             FindingKind::Spaced => "near-miss: spaces inside the delimiters",
             FindingKind::SnippetSyntax => "near-miss: malformed snippet include",
             FindingKind::UnknownBlock => "near-miss: a block promptpack does not have",
@@ -126,6 +133,7 @@ impl FindingKind {
             FindingKind::Else => "else",
             FindingKind::EndIf => "end_if",
             FindingKind::InvalidSnippetPath => "invalid_snippet_path",
+            FindingKind::InvalidSection => "invalid_section",
             FindingKind::Spaced => "spaced",
             FindingKind::SnippetSyntax => "snippet_syntax",
             FindingKind::UnknownBlock => "unknown_block",
@@ -164,12 +172,15 @@ impl Finding {
 
     /// The name a token carries, given the text that was scanned: the
     /// variable of `{{name}}` and `{{#if name}}`, the snippet of
-    /// `{{snippet:name}}`. `None` for other kinds.
+    /// `{{snippet:name}}` and of `{{snippet:name#heading}}`. `None` for other
+    /// kinds.
     pub fn name<'t>(&self, text: &'t str) -> Option<&'t str> {
         let inner = text.get(self.inner.start..self.inner.end)?;
         match self.kind {
             FindingKind::Var => Some(inner),
-            FindingKind::Snippet => inner.strip_prefix("snippet:"),
+            FindingKind::Snippet => inner
+                .strip_prefix("snippet:")
+                .map(|target| target.split_once('#').map_or(target, |(name, _)| name)),
             FindingKind::If | FindingKind::ElseIf => inner
                 .strip_prefix("#if ")
                 .or_else(|| inner.strip_prefix("else if "))
@@ -425,8 +436,9 @@ impl<'a> Scanner<'a> {
 fn token_kind(token: Token<'_>) -> FindingKind {
     match token {
         Token::Var(_) => FindingKind::Var,
-        Token::Snippet(_) => FindingKind::Snippet,
+        Token::Snippet(..) => FindingKind::Snippet,
         Token::BadSnippet(_) => FindingKind::InvalidSnippetPath,
+        Token::BadSection(..) => FindingKind::InvalidSection,
         Token::If(_) => FindingKind::If,
         Token::ElseIf(_) => FindingKind::ElseIf,
         Token::BadCondition(..) => FindingKind::InvalidCondition,
@@ -478,7 +490,7 @@ mod tests {
     #[test]
     fn finds_every_token_form() {
         use FindingKind::*;
-        let text = "{{a}} {{snippet:b-c}} {{#if d}}x{{else}}y{{/if}}";
+        let text = "{{a}} {{snippet:b-c}} {{#if d}}x{{else}}y{{/if}} {{snippet:e#über-f}}";
         assert_eq!(
             kinds(text),
             [
@@ -486,12 +498,16 @@ mod tests {
                 (Snippet, "{{snippet:b-c}}"),
                 (If, "{{#if d}}"),
                 (Else, "{{else}}"),
-                (EndIf, "{{/if}}")
+                (EndIf, "{{/if}}"),
+                (Snippet, "{{snippet:e#über-f}}")
             ]
         );
         let found = find_tokens(text, &Delimiters::default());
         let names: Vec<_> = found.iter().map(|f| f.name(text)).collect();
-        assert_eq!(names, [Some("a"), Some("b-c"), Some("d"), None, None]);
+        assert_eq!(
+            names,
+            [Some("a"), Some("b-c"), Some("d"), None, None, Some("e")]
+        );
     }
 
     #[test]
@@ -516,6 +532,10 @@ mod tests {
             ("{{}}", OtherBraces, None),
             ("{{> partial}}", OtherBraces, None),
             ("{{snippet:../x}}", InvalidSnippetPath, None),
+            ("{{snippet:x#Two Words}}", InvalidSection, None),
+            ("{{snippet:x#}}", InvalidSection, None),
+            ("{{é}}", InvalidName, None),
+            ("{{#if a == \"é\"}}", UnknownBlock, None),
         ];
         for (text, kind, suggestion) in cases {
             let found = find_tokens(text, &Delimiters::default());

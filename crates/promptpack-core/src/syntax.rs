@@ -70,6 +70,16 @@ pub struct Name {
     pub span: Span,
 }
 
+/// A snippet include: `{{snippet:name}}`, or `{{snippet:name#heading}}`
+/// for the section under one heading of the snippet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Include {
+    /// The snippet, with the span of the whole token.
+    pub name: Name,
+    /// For a section include, the heading's slug or explicit id.
+    pub section: Option<String>,
+}
+
 /// What an `{{#if}}` or `{{else if}}` tests: a variable's truthiness, or
 /// whether its value is a given text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,8 +97,8 @@ pub enum Item {
     Text(Span),
     /// `{{name}}`.
     Var(Name),
-    /// `{{snippet:name}}`.
-    Snippet(Name),
+    /// `{{snippet:name}}` or `{{snippet:name#heading}}`.
+    Snippet(Include),
     /// `{{#if name}}` or `{{#if name == "value"}}`.
     If(Condition),
     /// `{{else if name}}` or `{{else if name == "value"}}`: the `{{else}}`
@@ -115,8 +125,12 @@ pub fn is_name_char(c: char) -> bool {
 }
 
 /// Characters that may appear between the delimiters of some token form.
+/// Letters beyond ASCII are for section names only (a heading's slug keeps
+/// them); [`classify`] finds no other token that holds one.
 pub(crate) fn is_token_char(c: char) -> bool {
-    is_name_char(c) || matches!(c, ':' | '#' | '/' | ' ' | '-' | '.' | '\\' | '=' | '"')
+    is_name_char(c)
+        || matches!(c, ':' | '#' | '/' | ' ' | '-' | '.' | '\\' | '=' | '"')
+        || (!c.is_ascii() && c.is_alphanumeric())
 }
 
 /// Characters of a compared value: `"teacher"`, `"gpt-4o"`, `"high school"`.
@@ -135,11 +149,23 @@ pub fn is_snippet_name(s: &str) -> bool {
     chars.next().is_some_and(is_name_char) && chars.all(|c| is_name_char(c) || c == '-')
 }
 
+/// Whether `s` can name a section: what a heading's slug or explicit id
+/// holds, letters (of any script), digits, `-` and `_`.
+pub fn is_section_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_'))
+}
+
 /// A token form, with the name it holds.
 pub(crate) enum Token<'a> {
     Var(&'a str),
-    Snippet(&'a str),
+    /// The snippet and, for a section include, the section.
+    Snippet(&'a str, Option<&'a str>),
     BadSnippet(&'a str),
+    /// A valid snippet name with a `#` and something no heading is named
+    /// by after it: the name and that something.
+    BadSection(&'a str, &'a str),
     If(Test<'a>),
     ElseIf(Test<'a>),
     /// A condition that is neither a name nor `name == "value"`, with what
@@ -200,15 +226,12 @@ pub(crate) fn classify(inner: &str) -> Option<Token<'_>> {
     if is_var_name(inner) {
         return Some(Token::Var(inner));
     }
-    if let Some(name) = inner.strip_prefix("snippet:") {
-        if is_snippet_name(name) {
-            return Some(Token::Snippet(name));
-        }
-        // A name with path characters would reach outside the snippets folder;
-        // that is never a typo to pass through silently.
-        if name.contains(['/', '\\', '.']) && !name.contains(char::is_whitespace) {
-            return Some(Token::BadSnippet(name));
-        }
+    if let Some(target) = inner.strip_prefix("snippet:") {
+        return snippet_token(target);
+    }
+    // Before sections no token held such a letter: any but a section
+    // include that does stays text, as it was.
+    if !inner.is_ascii() {
         return None;
     }
     if let Some(rest) = inner.strip_prefix("#if ") {
@@ -229,6 +252,29 @@ pub(crate) fn classify(inner: &str) -> Option<Token<'_>> {
         });
     }
     (inner == "/if").then_some(Token::EndIf)
+}
+
+/// The snippet include whose target (what follows `snippet:`) is `target`.
+fn snippet_token(target: &str) -> Option<Token<'_>> {
+    let (name, section) = match target.split_once('#') {
+        Some((name, section)) => (name, Some(section)),
+        None => (target, None),
+    };
+    if is_snippet_name(name) {
+        return Some(match section {
+            Some(s) if !is_section_name(s) => Token::BadSection(name, s),
+            _ => Token::Snippet(name, section),
+        });
+    }
+    if !target.is_ascii() {
+        return None;
+    }
+    // A name with path characters would reach outside the snippets folder;
+    // that is never a typo to pass through silently.
+    if target.contains(['/', '\\', '.']) && !target.contains(char::is_whitespace) {
+        return Some(Token::BadSnippet(target));
+    }
+    None
 }
 
 /// A token found at an opening delimiter by [`token_at`].
@@ -356,6 +402,37 @@ pub fn strip_standalone_tags(file: &SourceFile, parsed: &mut Parsed) {
     parsed.items = kept;
 }
 
+/// `invalid_snippet_name` for `{{snippet:name#section}}` whose section is
+/// no heading's slug or id: most likely the heading's text, whose slug the
+/// help then offers.
+fn bad_section(
+    file: &SourceFile,
+    span: Span,
+    name: &str,
+    section: &str,
+    delims: &Delimiters,
+) -> Diagnostic {
+    let slug = crate::sections::slug(section);
+    let help = if is_section_name(&slug) && slug != section {
+        format!(
+            "name the heading by its slug: `{}snippet:{name}#{slug}{}`",
+            delims.open(),
+            delims.close()
+        )
+    } else {
+        "a section is named by its heading's slug (lowercase letters, digits, `-` and `_`) or its `{#id}`".to_string()
+    };
+    Diagnostic::new(
+        ErrorCode::InvalidSnippetName,
+        format!(
+            "{}: section {section:?} is not a heading's slug or id",
+            file.slice(span)
+        ),
+    )
+    .at(file.location(span))
+    .with_help(help)
+}
+
 /// Parses the trimmed body of `file` into items, checking that blocks balance.
 /// Every problem found is returned; on any, the items are not to be used.
 pub fn parse(file: &SourceFile, delims: &Delimiters) -> Result<Parsed, Vec<Diagnostic>> {
@@ -390,7 +467,13 @@ pub fn parse(file: &SourceFile, delims: &Delimiters) -> Result<Parsed, Vec<Diagn
         };
         match token {
             Token::Var(n) => items.push(Item::Var(name(n))),
-            Token::Snippet(n) => items.push(Item::Snippet(name(n))),
+            Token::Snippet(n, section) => items.push(Item::Snippet(Include {
+                name: name(n),
+                section: section.map(str::to_string),
+            })),
+            Token::BadSection(n, section) => {
+                errors.push(bad_section(file, span, n, section, delims));
+            }
             Token::BadSnippet(n) => errors.push(
                 Diagnostic::new(
                     ErrorCode::InvalidSnippetName,

@@ -177,7 +177,7 @@ fn snippet_refs(file: &SourceFile, delims: &Delimiters) -> Vec<String> {
             .items
             .into_iter()
             .filter_map(|i| match i {
-                Item::Snippet(n) => Some(n.name),
+                Item::Snippet(include) => Some(include.name.name),
                 _ => None,
             })
             .collect(),

@@ -6,7 +6,9 @@
 use crate::case::Case;
 use promptpack_core::resolve::{MAX_EXPANDED_OPS, resolve_counting};
 use promptpack_core::source_file::SourceFile;
-use promptpack_core::syntax::{Item, Parsed, is_snippet_name, is_var_name};
+use promptpack_core::syntax::{
+    Include, Item, Parsed, is_section_name, is_snippet_name, is_var_name,
+};
 use promptpack_core::{Diagnostic, ErrorCode, Settings};
 use std::collections::HashMap;
 
@@ -57,7 +59,7 @@ pub fn check_parsed(file: &SourceFile, parsed: &Parsed) {
     for item in &parsed.items {
         let span = match item {
             Item::Text(s) | Item::Else(s) | Item::EndIf(s) => *s,
-            Item::Var(n) | Item::Snippet(n) => n.span,
+            Item::Var(n) | Item::Snippet(Include { name: n, .. }) => n.span,
             Item::If(c) | Item::ElseIf(c) => c.name.span,
         };
         assert_eq!(span.start, at, "items must be contiguous");
@@ -68,8 +70,11 @@ pub fn check_parsed(file: &SourceFile, parsed: &Parsed) {
             Item::EndIf(_) => depth = depth.checked_sub(1).expect("balanced"),
             Item::Else(_) | Item::ElseIf(_) => assert!(depth > 0, "else outside a block"),
             Item::Var(n) => assert!(is_var_name(&n.name), "bad variable name {:?}", n.name),
-            Item::Snippet(n) => {
+            Item::Snippet(Include { name: n, section }) => {
                 assert!(is_snippet_name(&n.name), "bad snippet name {:?}", n.name);
+                if let Some(section) = section {
+                    assert!(is_section_name(section), "bad section {section:?}");
+                }
             }
             Item::Text(_) => {}
         }

@@ -17,10 +17,13 @@
 //! no value is falsy (and not missing); `#if name == "value"` keeps its
 //! first branch when the value is there and renders as exactly `value`;
 //! `else if` is an `else` holding a block; a snippet token splices the
-//! snippet's tree in. Only what is reached counts: a variable in a branch
+//! snippet's tree in, a section include (`{{snippet:name#heading}}`) the
+//! tree of the section (found by the library's `sections`, tested apart).
+//! Only what is reached counts: a variable in a branch
 //! not taken is never missing.
 
 use promptpack_core::SnippetSource;
+use promptpack_core::sections::Headings;
 use promptpack_core::source_file::SourceFile;
 use promptpack_core::syntax::{Delimiters, Item, parse};
 use promptpack_core::value::{is_truthy, write_value};
@@ -34,7 +37,8 @@ pub enum Node {
     Text(String),
     /// A value token, `{{name}}`.
     Var(String),
-    /// A snippet token, `{{snippet:name}}`.
+    /// A snippet token, `{{snippet:name}}`, or `{{snippet:name#heading}}`
+    /// (holding `name#heading`).
     Snippet(String),
     /// A block, `{{#if name}}then{{else}}otherwise{{/if}}`, or
     /// `{{#if name == "value"}}…`. (`{{else if …}}` reads as an `else`
@@ -51,7 +55,8 @@ pub enum Node {
     },
 }
 
-/// The snippets a tree may include, by name.
+/// The snippets a tree may include, by name, and their sections, by
+/// `name#slug` and `name#id`.
 pub type SnippetTrees = HashMap<String, Vec<Node>>;
 
 /// What a reference render gives: the text, and the variables a value token
@@ -151,7 +156,10 @@ pub fn tree(file: &SourceFile, delims: &Delimiters) -> Option<Vec<Node>> {
         let node = match item {
             Item::Text(span) => Node::Text(file.slice(*span).to_string()),
             Item::Var(n) => Node::Var(n.name.clone()),
-            Item::Snippet(n) => Node::Snippet(n.name.clone()),
+            Item::Snippet(include) => Node::Snippet(match &include.section {
+                Some(section) => format!("{}#{section}", include.name.name),
+                None => include.name.name.clone(),
+            }),
             Item::If(c) => {
                 open.push(Open {
                     name: c.name.name.clone(),
@@ -216,16 +224,30 @@ pub fn tree(file: &SourceFile, delims: &Delimiters) -> Option<Vec<Node>> {
 }
 
 /// The trees of `snippets`, by name: for each name its first file, as the
-/// library takes it. A snippet that does not parse is left out (a template
-/// the library accepted cannot include it).
+/// library takes it, and each section of it. A snippet or section that does
+/// not parse is left out (a template the library accepted cannot include
+/// it).
 pub fn snippet_trees(snippets: &[SnippetSource], delims: &Delimiters) -> SnippetTrees {
     let mut trees = SnippetTrees::new();
     let mut seen = std::collections::HashSet::new();
     for s in snippets {
-        if seen.insert(s.name.as_str())
-            && let Some(nodes) = tree(&s.file, delims)
-        {
-            trees.insert(s.name.clone(), nodes);
+        if !seen.insert(s.name.as_str()) {
+            continue;
+        }
+        let Some(nodes) = tree(&s.file, delims) else {
+            continue;
+        };
+        trees.insert(s.name.clone(), nodes);
+        let headings = Headings::of(&s.file).list;
+        // An explicit id names its heading before any slug does.
+        let ids = headings.iter().filter_map(|h| Some((h, h.id.as_ref()?)));
+        for (heading, name) in ids.chain(headings.iter().map(|h| (h, &h.slug))) {
+            let key = format!("{}#{name}", s.name);
+            if !trees.contains_key(&key)
+                && let Some(nodes) = tree(&s.file.with_body(heading.section), delims)
+            {
+                trees.insert(key, nodes);
+            }
         }
     }
     trees

@@ -359,7 +359,8 @@ fn render_items(items: &[Item], flat: &Flat, range: Range<usize>, out: &mut Stri
 fn item_start(item: &Item) -> usize {
     match item {
         Item::Text(span) | Item::Else(span) | Item::EndIf(span) => span.start,
-        Item::Var(name) | Item::Snippet(name) => name.span.start,
+        Item::Var(name) => name.span.start,
+        Item::Snippet(include) => include.name.span.start,
         Item::If(cond) | Item::ElseIf(cond) => cond.name.span.start,
     }
 }
