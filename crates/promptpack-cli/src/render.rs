@@ -75,30 +75,35 @@ pub(crate) struct Rendered {
 /// Renders `args.id` from `library` with the values the arguments give;
 /// `command` (`render`, `watch`) is named in the warnings' suggestions.
 pub(crate) fn render(library: &Library, args: &RenderArgs, command: &str) -> Rendered {
-    let given = values(args);
+    let failed = |e: Error| Rendered {
+        warnings: Vec::new(),
+        result: Err(e),
+    };
+    let given = match values(args) {
+        Ok(given) => given,
+        Err(e) => return failed(e),
+    };
     let resolved = library.resolved(&args.id);
-    let vars = given.and_then(|given| match (resolved, &args.example) {
-        (Some(prompt), Some(name)) => {
-            let mut vars = example_values(prompt, name)?;
-            vars.extend(given.clone());
-            Ok((given, vars))
-        }
-        _ => Ok((given.clone(), given)),
-    });
-    let (given, vars) = match vars {
-        Ok(vars) => vars,
-        Err(e) => {
-            return Rendered {
-                warnings: Vec::new(),
-                result: Err(e),
-            };
-        }
+    // An unknown id is left to the render, which names the ids there are.
+    let example = match (resolved, &args.example) {
+        (Some(prompt), Some(name)) => match example_values(prompt, name) {
+            Ok(example) => Some(example),
+            Err(e) => return failed(e),
+        },
+        _ => None,
     };
     // Only what the command line gave is warned about: an example's values
     // are checked against the prompt's variables where they are written.
     let warnings = resolved
         .map(|prompt| value_warnings(prompt, args, &given, command))
         .unwrap_or_default();
+    let vars = match example {
+        Some(mut vars) => {
+            vars.extend(given);
+            vars
+        }
+        None => given,
+    };
     let result = if args.lenient {
         library.build_prompt_lenient(&args.id, &vars)
     } else {
