@@ -9,7 +9,7 @@ use super::prelude::*;
 /// assert_eq!(promptpack::testing::placeholder("agentName"), "‹agentName›");
 /// ```
 pub fn placeholder(name: &str) -> String {
-    format!("‹{name}›")
+    promptpack_core::vars::placeholder(name)
 }
 
 /// The render function of a generated `PromptId`

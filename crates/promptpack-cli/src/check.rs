@@ -1,8 +1,10 @@
 //! `promptpack check`: every error and every lint, then a summary line.
 
 use crate::Folders;
+use crate::budget::token_range;
+use crate::tokens::{Counter, Encoding};
 use clap::Args;
-use promptpack::{Diagnostic, Severity, Style};
+use promptpack::{Config, Diagnostic, ErrorCode, Library, Location, Severity, Style};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -12,6 +14,9 @@ pub(crate) struct CheckArgs {
     /// Fail (exit 1) on warnings too.
     #[arg(long)]
     deny_warnings: bool,
+    /// The encoding `max_tokens` budgets are counted in.
+    #[arg(long, value_enum, default_value_t)]
+    tokenizer: Encoding,
     #[command(flatten)]
     folders: Folders,
 }
@@ -24,12 +29,17 @@ pub(crate) fn run(args: &CheckArgs, style: Style) -> ExitCode {
             // Everything the build checks, so that a tree `check` accepts
             // is a tree `cargo build` accepts.
             let report = promptpack_build::check(&config);
-            (
-                report.errors,
-                report.warnings,
-                report.prompts,
-                report.snippets,
-            )
+            let mut errors = report.errors;
+            let mut lints = report.warnings;
+            // Budgets are counted on a tree that loads: a broken one has no
+            // renders to count.
+            if errors.is_empty() {
+                match over_budget(&config, args.tokenizer) {
+                    Ok(found) => lints.extend(found),
+                    Err(e) => errors.extend(e.into_diagnostics()),
+                }
+            }
+            (errors, lints, report.prompts, report.snippets)
         }
     };
     errors.sort_by_key(place);
@@ -51,6 +61,52 @@ pub(crate) fn run(args: &CheckArgs, style: Style) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// An `over_budget` lint for each prompt whose longest combination of
+/// conditions renders more tokens than its `max_tokens`. The tokenizer is
+/// loaded only when some prompt has a budget.
+fn over_budget(config: &Config, encoding: Encoding) -> Result<Vec<Diagnostic>, promptpack::Error> {
+    let library = Library::load_config(config)?;
+    let counter = Counter::new(encoding);
+    let mut lints = Vec::new();
+    for prompt in library.prompts() {
+        let Some(budget) = prompt.front_matter.max_tokens else {
+            continue;
+        };
+        let range = token_range(&library, prompt, &|text| counter.count(text))?;
+        let longest = &range.longest;
+        if longest.tokens as u64 <= budget {
+            continue;
+        }
+        let at = prompt
+            .front_matter
+            .location_of("max_tokens")
+            .cloned()
+            .unwrap_or_else(|| Location::file(prompt.system_path.clone()));
+        let found = if range.exact {
+            "its longest combination of conditions"
+        } else {
+            "the longest combination of conditions a search found"
+        };
+        let message = format!(
+            "`{}` renders {} tokens ({}), over its max_tokens of {budget}, with {found}: {}",
+            prompt.id,
+            longest.tokens,
+            encoding.name(),
+            longest.describe(),
+        );
+        let help = format!(
+            "shorten the text those conditions bring in, or raise max_tokens to at least {}",
+            longest.tokens
+        );
+        lints.push(
+            Diagnostic::new(ErrorCode::OverBudget, message)
+                .at(at)
+                .with_help(help),
+        );
+    }
+    Ok(lints)
 }
 
 /// Sort key: file, line, column; diagnostics without a place come first.

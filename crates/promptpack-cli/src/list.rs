@@ -1,8 +1,10 @@
 //! `promptpack list`: what every prompt needs and includes.
 
+use crate::budget::{TokenRange, token_range};
+use crate::tokens::{Counter, Encoding};
 use crate::{Folders, hex};
 use clap::Args;
-use promptpack::{Library, Style};
+use promptpack::{Error, Library, Style};
 use promptpack_core::program::{VarInfo, VarKind};
 use promptpack_core::resolve::ResolvedPrompt;
 use serde_json::json;
@@ -15,6 +17,9 @@ pub(crate) struct ListArgs {
     /// Print a JSON array instead of text.
     #[arg(long)]
     json: bool,
+    /// The encoding token counts are in.
+    #[arg(long, value_enum, default_value_t)]
+    tokenizer: Encoding,
     #[command(flatten)]
     folders: Folders,
 }
@@ -25,14 +30,34 @@ pub(crate) fn run(args: &ListArgs, style: Style) -> ExitCode {
         Ok(library) => library,
         Err(e) => return crate::fail(&e, style),
     };
-    let prompts = library.prompts();
+    let counter = Counter::new(args.tokenizer);
+    let counted: Result<Vec<(&ResolvedPrompt, TokenRange)>, Error> = library
+        .prompts()
+        .iter()
+        .map(|prompt| {
+            let range = token_range(&library, prompt, &|text| counter.count(text))?;
+            Ok((prompt, range))
+        })
+        .collect();
+    let counted = match counted {
+        Ok(counted) => counted,
+        Err(e) => return crate::fail(&e, style),
+    };
+    let encoding = counter.encoding();
     let text = if args.json {
-        let list: Vec<serde_json::Value> = prompts.iter().map(to_json).collect();
+        let list: Vec<serde_json::Value> = counted
+            .iter()
+            .map(|(prompt, range)| to_json(prompt, range, encoding))
+            .collect();
         let mut text = serde_json::to_string_pretty(&list).unwrap_or_default();
         text.push('\n');
         text
     } else {
-        prompts.iter().map(to_text).collect::<Vec<_>>().join("\n")
+        counted
+            .iter()
+            .map(|(prompt, range)| to_text(prompt, range, encoding))
+            .collect::<Vec<_>>()
+            .join("\n")
     };
     crate::print_out(&text, style)
 }
@@ -74,7 +99,39 @@ fn size(prompt: &ResolvedPrompt) -> usize {
     prompt.system.text.len() + prompt.user.as_ref().map_or(0, |u| u.text.len())
 }
 
-fn to_text(prompt: &ResolvedPrompt) -> String {
+/// The token line: `MIN–MAX (encoding)`, one number when they are equal;
+/// when not every combination was counted, `≤MIN–≥MAX`, since the shortest
+/// may be shorter and the longest longer than those the search found.
+fn shown_tokens(range: &TokenRange, encoding: Encoding, budget: Option<u64>) -> String {
+    let (min, max) = (range.shortest.tokens, range.longest.tokens);
+    let mut notes = vec![encoding.name().to_string()];
+    if let Some(budget) = budget {
+        notes.push(format!("max_tokens {budget}"));
+    }
+    let counts = if !range.exact {
+        notes.push(format!(
+            "estimated from some of {} combinations",
+            shown_combinations(range.combinations)
+        ));
+        format!("≤{min}–≥{max}")
+    } else if min == max {
+        min.to_string()
+    } else {
+        format!("{min}–{max}")
+    };
+    format!("{counts} ({})", notes.join("; "))
+}
+
+/// A number of combinations; past what a `u128` holds, a bound.
+fn shown_combinations(n: u128) -> String {
+    if n == u128::MAX {
+        "over 2^127".to_string()
+    } else {
+        n.to_string()
+    }
+}
+
+fn to_text(prompt: &ResolvedPrompt, range: &TokenRange, encoding: Encoding) -> String {
     let or_none = |items: Vec<String>| {
         if items.is_empty() {
             "-".to_string()
@@ -90,17 +147,30 @@ fn to_text(prompt: &ResolvedPrompt) -> String {
     let conditions = conditions(prompt).into_iter().map(String::from).collect();
     let snippets = prompt.snippets.iter().cloned().collect();
     let mut out = String::new();
-    let _ = writeln!(out, "{}", prompt.id);
+    match &prompt.front_matter.description {
+        Some(description) => {
+            let _ = writeln!(out, "{} — {description}", prompt.id);
+        }
+        None => {
+            let _ = writeln!(out, "{}", prompt.id);
+        }
+    }
     let _ = writeln!(out, "  parts:      {}", parts(prompt).join(", "));
     let _ = writeln!(out, "  variables:  {}", or_none(vars));
     let _ = writeln!(out, "  conditions: {}", or_none(conditions));
     let _ = writeln!(out, "  snippets:   {}", or_none(snippets));
     let _ = writeln!(out, "  size:       {} bytes", size(prompt));
+    let budget = prompt.front_matter.max_tokens;
+    let _ = writeln!(
+        out,
+        "  tokens:     {}",
+        shown_tokens(range, encoding, budget)
+    );
     let _ = writeln!(out, "  hash:       {}", hex(prompt.hash));
     out
 }
 
-fn to_json(prompt: &ResolvedPrompt) -> serde_json::Value {
+fn to_json(prompt: &ResolvedPrompt, range: &TokenRange, encoding: Encoding) -> serde_json::Value {
     let vars: Vec<serde_json::Value> = prompt
         .vars
         .iter()
@@ -122,5 +192,15 @@ fn to_json(prompt: &ResolvedPrompt) -> serde_json::Value {
         "snippets": prompt.snippets,
         "size": size(prompt),
         "hash": hex(prompt.hash),
+        "description": prompt.front_matter.description,
+        "max_tokens": prompt.front_matter.max_tokens,
+        "tokens": {
+            "min": range.shortest.tokens,
+            "max": range.longest.tokens,
+            "exact": range.exact,
+            "tokenizer": encoding.name(),
+            "shortest": range.shortest.values,
+            "longest": range.longest.values,
+        },
     })
 }

@@ -3,10 +3,12 @@
 //! Built on promptpack's public API only. Exit codes: 0 when all is well,
 //! 1 when the prompts (or the values given) have errors, 2 on a usage error.
 
+mod budget;
 mod check;
 mod init;
 mod list;
 mod render;
+mod tokens;
 mod watch;
 
 use clap::{Args, Parser, Subcommand};

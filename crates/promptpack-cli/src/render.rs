@@ -25,6 +25,10 @@ pub(crate) struct RenderArgs {
     /// (`-` reads standard input); UTF-8, with or without a byte order mark.
     #[arg(long = "vars", value_name = "FILE.json")]
     pub(crate) vars_file: Option<PathBuf>,
+    /// Start from the values of the prompt's example set NAME (its front
+    /// matter's `examples`); --vars and --var override them.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) example: Option<String>,
     /// Leave a token without a value in place instead of failing.
     #[arg(long)]
     pub(crate) lenient: bool,
@@ -71,25 +75,85 @@ pub(crate) struct Rendered {
 /// Renders `args.id` from `library` with the values the arguments give;
 /// `command` (`render`, `watch`) is named in the warnings' suggestions.
 pub(crate) fn render(library: &Library, args: &RenderArgs, command: &str) -> Rendered {
-    let vars = match values(args) {
-        Ok(vars) => vars,
-        Err(e) => {
-            return Rendered {
-                warnings: Vec::new(),
-                result: Err(e),
-            };
-        }
+    let failed = |e: Error| Rendered {
+        warnings: Vec::new(),
+        result: Err(e),
     };
-    let warnings = library
-        .resolved(&args.id)
-        .map(|prompt| value_warnings(prompt, args, &vars, command))
+    let given = match values(args) {
+        Ok(given) => given,
+        Err(e) => return failed(e),
+    };
+    let resolved = library.resolved(&args.id);
+    // An unknown id is left to the render, which names the ids there are.
+    let example = match (resolved, &args.example) {
+        (Some(prompt), Some(name)) => match example_values(prompt, name) {
+            Ok(example) => Some(example),
+            Err(e) => return failed(e),
+        },
+        _ => None,
+    };
+    // Only what the command line gave is warned about: an example's values
+    // are checked against the prompt's variables where they are written.
+    let warnings = resolved
+        .map(|prompt| value_warnings(prompt, args, &given, command))
         .unwrap_or_default();
+    let vars = match example {
+        Some(mut vars) => {
+            vars.extend(given);
+            vars
+        }
+        None => given,
+    };
     let result = if args.lenient {
         library.build_prompt_lenient(&args.id, &vars)
     } else {
         library.build_prompt(&args.id, &vars)
     };
     Rendered { warnings, result }
+}
+
+/// The values of `prompt`'s example set `name`, or an error naming the sets
+/// it has.
+fn example_values(
+    prompt: &ResolvedPrompt,
+    name: &str,
+) -> Result<serde_json::Map<String, serde_json::Value>, Error> {
+    if let Some(values) = prompt.front_matter.example_values(Some(name)) {
+        return Ok(values);
+    }
+    let names: Vec<String> = prompt
+        .front_matter
+        .examples
+        .iter()
+        .map(|e| format!("`{}`", e.name))
+        .collect();
+    let (message, help) = if names.is_empty() {
+        (
+            format!(
+                "prompt `{}` has no examples, so none named `{name}`",
+                prompt.id
+            ),
+            "name sets of values under `examples:` in the prompt's front matter".to_string(),
+        )
+    } else {
+        let near = closest(
+            name,
+            prompt.front_matter.examples.iter().map(|e| e.name.as_str()),
+        );
+        let message = match near {
+            Some(near) => format!(
+                "prompt `{}` has no example named `{name}`; did you mean `{near}`?",
+                prompt.id
+            ),
+            None => format!("prompt `{}` has no example named `{name}`", prompt.id),
+        };
+        (message, format!("its examples: {}", names.join(", ")))
+    };
+    // The values asked for do not exist: `invalid_vars` is the code of
+    // values a render cannot use, as a `--vars` file that is no object.
+    Err(Error::from(
+        Diagnostic::new(ErrorCode::InvalidVars, message).with_help(help),
+    ))
 }
 
 /// What the values given will not do as they seem to: in strict mode, a name

@@ -147,6 +147,89 @@ case!(
     ]
 );
 case!(list_json, ["list", "--json", "--root", "tests/cli/clean"]);
+// Front matter: descriptions, budgets, examples. `tutor` has a flag and a
+// choice (shortest < longest, and over its budget at the longest);
+// `greeting` has no conditions (one count) and a declared var's example;
+// `plain` has no front matter.
+case!(
+    list_front_matter,
+    ["list", "--root", "tests/cli/front-matter"]
+);
+case!(
+    list_front_matter_json,
+    ["list", "--json", "--root", "tests/cli/front-matter"]
+);
+case!(
+    list_front_matter_cl100k,
+    [
+        "list",
+        "--tokenizer",
+        "cl100k_base",
+        "--root",
+        "tests/cli/front-matter",
+    ]
+);
+case!(
+    check_over_budget,
+    ["check", "--root", "tests/cli/front-matter"]
+);
+case!(
+    check_over_budget_denied,
+    [
+        "check",
+        "--deny-warnings",
+        "--root",
+        "tests/cli/front-matter"
+    ]
+);
+case!(
+    render_example,
+    [
+        "render",
+        "tutor",
+        "--example",
+        "fractions",
+        "--root",
+        "tests/cli/front-matter",
+    ]
+);
+case!(
+    render_example_vars_override,
+    [
+        "render",
+        "tutor",
+        "--example",
+        "fractions",
+        "--vars",
+        "tests/cli/front-matter/override.json",
+        "--var",
+        "question=Why?",
+        "--root",
+        "tests/cli/front-matter",
+    ]
+);
+case!(
+    render_example_unknown,
+    [
+        "render",
+        "tutor",
+        "--example",
+        "fraction",
+        "--root",
+        "tests/cli/front-matter",
+    ]
+);
+case!(
+    render_example_without_examples,
+    [
+        "render",
+        "greeting",
+        "--example",
+        "basic",
+        "--root",
+        "tests/cli/front-matter",
+    ]
+);
 case!(list_broken, ["list", "--root", "tests/cli/broken"]);
 case!(
     render_var,

@@ -6,6 +6,12 @@ use crate::value::ValueRef;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::BuildHasher;
 
+/// The stand-in value of variable `name` where no value is given: `‹name›`,
+/// as snapshot tests and the CLI's token counts render a prompt with.
+pub fn placeholder(name: &str) -> String {
+    format!("‹{name}›")
+}
+
 /// A set of named values for a render.
 ///
 /// Implemented for JSON objects, maps of strings and maps of JSON values, and

@@ -269,6 +269,14 @@ impl FrontMatter {
         self.keys.extend(keys);
     }
 
+    /// Where field `key` (`max_tokens`, `description`…) is set, if it is.
+    pub fn location_of(&self, key: &str) -> Option<&Location> {
+        self.keys
+            .iter()
+            .find(|(field, _)| field.key() == key)
+            .map(|(_, at)| at)
+    }
+
     /// The declaration of `name`, if any.
     pub fn declared(&self, name: &str) -> Option<&DeclaredVar> {
         self.vars.as_ref()?.iter().find(|v| v.name == name)
@@ -544,13 +552,13 @@ impl Reader<'_> {
         kind: Option<DeclaredKind>,
         value: &Node,
     ) -> Option<Value> {
-        let fits = match (&value.value, kind) {
-            (Yaml::Seq(_) | Yaml::Map(_), _) => false,
-            (Yaml::Bool(_), Some(DeclaredKind::Text)) => false,
-            (Yaml::Null, Some(DeclaredKind::Text | DeclaredKind::Flag)) => false,
-            (Yaml::String(_) | Yaml::Number(_), Some(DeclaredKind::Flag)) => false,
-            _ => true,
-        };
+        let fits = !matches!(
+            (&value.value, kind),
+            (Yaml::Seq(_) | Yaml::Map(_), _)
+                | (Yaml::Bool(_), Some(DeclaredKind::Text))
+                | (Yaml::Null, Some(DeclaredKind::Text | DeclaredKind::Flag))
+                | (Yaml::String(_) | Yaml::Number(_), Some(DeclaredKind::Flag))
+        );
         if fits {
             return Some(value.value.to_json());
         }
