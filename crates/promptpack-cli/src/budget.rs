@@ -3,8 +3,8 @@
 //! holds against `max_tokens`.
 //!
 //! Each condition variable is an axis of settings: a flag false or true, an
-//! optional unset or set, a compared variable at none of its values or at
-//! each one. The other values are the prompt's first example's, or `‹name›`
+//! optional unset or set, a compared variable at each of its values (and,
+//! when it is also tested for truth, at none of them). The other values are the prompt's first example's, or `‹name›`
 //! placeholders. Up to [`EXACT_LIMIT`] combinations, every one is counted;
 //! past that, a bounded local search finds a short one and a long one,
 //! which the result marks as not exact.
@@ -156,7 +156,14 @@ fn axes(prompt: &ResolvedPrompt, base: &Map<String, Value>) -> Vec<Axis> {
                     .unwrap_or_else(|| Value::String(placeholder(&var.name)));
                 vec![None, Some(set)]
             }
-            VarKind::Choice | VarKind::OptionalChoice => std::iter::once(None)
+            // The vars struct of a plain choice always holds one of its
+            // values: "none of them" is a render no compiled program makes.
+            VarKind::Choice => var
+                .choices
+                .iter()
+                .map(|c| Some(Value::String(c.clone())))
+                .collect(),
+            VarKind::OptionalChoice => std::iter::once(None)
                 .chain(var.choices.iter().map(|c| Some(Value::String(c.clone()))))
                 .collect(),
         };
@@ -348,18 +355,19 @@ mod tests {
     #[test]
     fn flags_and_a_choice_give_the_shortest_and_longest_exactly() {
         // Off: "a" (1 word). `long` adds 3 words, `short` 1; `role` adds
-        // 2 words as "x", 4 as "y", nothing as neither.
+        // 2 words as "x", 4 as "y". A plain choice always has one of its
+        // values (its enum has no "none"), so the shortest has "x".
         let range = range(
             "a {{#if long}}b c d{{/if}} {{#if short}}e{{/if}} \
              {{#if role == \"x\"}}f g{{else if role == \"y\"}}h i j k{{/if}}",
         );
         assert!(range.exact);
-        assert_eq!(range.combinations, 2 * 2 * 3);
-        assert_eq!(range.shortest.tokens, 1);
+        assert_eq!(range.combinations, 2 * 2 * 2);
+        assert_eq!(range.shortest.tokens, 1 + 2);
         assert_eq!(range.longest.tokens, 1 + 3 + 1 + 4);
         assert_eq!(
             Value::Object(range.shortest.values.clone()),
-            serde_json::json!({"long": false, "short": false, "role": null})
+            serde_json::json!({"long": false, "short": false, "role": "x"})
         );
         assert_eq!(
             Value::Object(range.longest.values.clone()),
@@ -371,8 +379,12 @@ mod tests {
         );
         assert_eq!(
             range.shortest.describe(),
-            "long=false, short=false, role unset"
+            "long=false, short=false, role=\"x\""
         );
+        // Also tested for truth: an `Option` of the enum, so `None` counts.
+        let optional = self::range("a {{#if role}}b{{/if}}{{#if role == \"x\"}} c d{{/if}}");
+        assert_eq!(optional.combinations, 2);
+        assert_eq!((optional.shortest.tokens, optional.longest.tokens), (1, 4));
     }
 
     #[test]
