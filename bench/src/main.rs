@@ -1283,9 +1283,38 @@ fn synthetic_prompt(rng: &mut Rng, i: usize) -> String {
     s
 }
 
+/// A front matter block for synthetic prompt `i`: a description, every
+/// variable a synthetic prompt may use declared (with kinds and examples),
+/// an example set, model settings and a budget — about 700 bytes of YAML.
+fn synthetic_front_matter(i: usize) -> String {
+    let mut s = format!("---\ndescription: Synthetic prompt {i}, for the build-script bench.\nvars:\n");
+    s.push_str("  agentName: {description: The agent's name., example: Ada}\n");
+    s.push_str("  userName: {description: Who the agent works with., example: Grace}\n");
+    for v in 0..6 {
+        s.push_str(&format!(
+            "  var_{v}: {{kind: text, description: Value {v} of the prompt., example: value {v}}}\n"
+        ));
+    }
+    for f in 0..4 {
+        s.push_str(&format!(
+            "  flag_{f}: {{kind: flag, description: Whether part {f} is shown.}}\n"
+        ));
+    }
+    s.push_str("examples:\n  basic: {agentName: Ada, userName: Grace, var_0: zero}\n");
+    s.push_str("model: {name: some-model, temperature: 0.2, stop: [\"\\n\\n\"]}\n");
+    s.push_str("max_tokens: 4000\n---\n");
+    s
+}
+
 /// Writes `prompts` synthetic prompts (and the snippets they include) under
 /// `root`; returns the bytes of template text written.
 fn write_synthetic(root: &Path, prompts: usize) -> std::io::Result<u64> {
+    write_synthetic_with(root, prompts, false)
+}
+
+/// [`write_synthetic`], each prompt with a front matter block when
+/// `front_matter` is set (the same template text after it).
+fn write_synthetic_with(root: &Path, prompts: usize, front_matter: bool) -> std::io::Result<u64> {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut bytes = 0u64;
     std::fs::create_dir_all(root.join("snippets"))?;
@@ -1304,7 +1333,10 @@ fn write_synthetic(root: &Path, prompts: usize) -> std::io::Result<u64> {
     for i in 0..prompts {
         let dir = root.join("templates").join(format!("prompt-{i:05}"));
         std::fs::create_dir_all(&dir)?;
-        let text = synthetic_prompt(&mut rng, i);
+        let mut text = synthetic_prompt(&mut rng, i);
+        if front_matter {
+            text.insert_str(0, &synthetic_front_matter(i));
+        }
         bytes += text.len() as u64;
         std::fs::write(dir.join("system.md"), text)?;
     }
@@ -1350,13 +1382,17 @@ fn codegen_section(mode: &Mode) -> String {
          `build::generate_code(&Config)` is everything `build::compile_config` does but the \
          writes to `OUT_DIR`: read + check + resolve + lint + codegen. `codegen::generate` is \
          the code generator alone, on prompts already resolved. The output is the generated \
-         code ÷ the template and snippet bytes on disk. Median of several runs; ms (ms per \
-         prompt).\n\n\
-         | prompts | `generate_code` | `codegen::generate` | output | ÷ templates |\n\
-         |---:|---:|---:|---:|---:|\n",
+         code ÷ the template and snippet bytes on disk. \"with front matter\": the same prompts, \
+         each with a ~700-byte front matter block (description, 12 declared variables with kinds, \
+         descriptions and examples, an example set, model settings, a budget) through \
+         `generate_code`. Median of several runs; ms (ms per prompt).\n\n\
+         | prompts | `generate_code` | with front matter | `codegen::generate` | output | ÷ templates |\n\
+         |---:|---:|---:|---:|---:|---:|\n",
     );
     let mut per_prompt: Vec<(usize, f64)> = Vec::new();
+    let mut front_matter_per_prompt: Vec<(usize, f64)> = Vec::new();
     let mut build_1000 = f64::NAN;
+    let mut front_matter_1000 = f64::NAN;
     for (prompts, samples) in [(10, 21), (100, 7), (1_000, 3)] {
         let samples = if mode.quick {
             (samples / 4).max(1)
@@ -1398,14 +1434,25 @@ fn codegen_section(mode: &Mode) -> String {
             let codegen = time_ms(samples, || {
                 black_box(generate().expect("generated once"));
             });
+            let with_front_matter = Scratch::new(&format!("codegen-fm-{prompts}"));
+            write_synthetic_with(&with_front_matter.0, prompts, true)
+                .map_err(|e| format!("writing {}: {e}", with_front_matter.0.display()))?;
+            let fm_config = promptpack::Config::new(&with_front_matter.0);
+            promptpack_build::generate_code(&fm_config).map_err(err)?;
+            let front_matter = time_ms(samples, || {
+                black_box(promptpack_build::generate_code(black_box(&fm_config)).expect("ran once"));
+            });
             let cell = |ms: f64| format!("{ms:.1} ({:.2})", ms / prompts as f64);
             per_prompt.push((prompts, codegen / prompts as f64));
+            front_matter_per_prompt.push((prompts, front_matter / prompts as f64));
             if prompts == 1_000 {
                 build_1000 = full;
+                front_matter_1000 = front_matter;
             }
             Ok(format!(
-                "| {prompts} | {} | {} | {:.1} MB | {:.2} |\n",
+                "| {prompts} | {} | {} | {} | {:.1} MB | {:.2} |\n",
                 cell(full),
+                cell(front_matter),
                 cell(codegen),
                 code.len() as f64 / 1e6,
                 code.len() as f64 / template_bytes as f64
@@ -1414,7 +1461,7 @@ fn codegen_section(mode: &Mode) -> String {
         match result {
             Ok(row) => out.push_str(&row),
             Err(e) => out.push_str(&format!(
-                "| {prompts} | FAILED: {} | | | |\n",
+                "| {prompts} | FAILED: {} | | | | |\n",
                 escape_cell(&e)
             )),
         }
@@ -1425,6 +1472,18 @@ fn codegen_section(mode: &Mode) -> String {
              (1.00 = linear growth). 1,000 prompts through the build script's path \
              (`generate_code`): {build_1000:.0} ms (target ≤ 1,000 ms).\n",
             last / first,
+        ));
+    }
+    if let (Some(&(_, first)), Some(&(n, last))) = (
+        front_matter_per_prompt.first(),
+        front_matter_per_prompt.last(),
+    ) {
+        out.push_str(&format!(
+            "With front matter: per-prompt `generate_code` cost at {n} prompts is {:.2}× that \
+             at 10 (1.00 = linear); 1,000 prompts: {front_matter_1000:.0} ms, {:.2}× without \
+             (target ≤ 1,000 ms).\n",
+            last / first,
+            front_matter_1000 / build_1000,
         ));
     }
     out

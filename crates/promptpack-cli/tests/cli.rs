@@ -118,7 +118,10 @@ case!(list_clean, ["list", "--root", "tests/cli/clean"]);
 // The repository's own sample prompts: descriptions from their front matter,
 // token counts of their shortest and longest combinations.
 case!(list_sample_prompts, ["list", "--root", "../.."]);
-case!(list_sample_prompts_json, ["list", "--json", "--root", "../.."]);
+case!(
+    list_sample_prompts_json,
+    ["list", "--json", "--root", "../.."]
+);
 case!(list_choices, ["list", "--root", "tests/cli/choices"]);
 case!(
     list_choices_json,

@@ -347,8 +347,21 @@ fn front_matter_block(text: &str) -> Option<(Span, usize)> {
     if first_line.trim_end_matches(['\n', '\r', ' ', '\t']) != "---" {
         return None;
     }
+    // A block ends at its first closing line, so the parser needs the text
+    // up to that line only: a long prompt after it is not parsed twice.
+    let mut candidate_end = text.len();
+    let mut at = first_line.len();
+    for line in text[at..].split_inclusive('\n') {
+        at += line.len();
+        let bare = line.trim_end_matches(['\n', '\r', ' ', '\t']);
+        if bare == "---" || bare == "..." {
+            candidate_end = at;
+            break;
+        }
+    }
+    let head = &text[..candidate_end];
     let mut events =
-        Parser::new_ext(text, Options::ENABLE_YAML_STYLE_METADATA_BLOCKS).into_offset_iter();
+        Parser::new_ext(head, Options::ENABLE_YAML_STYLE_METADATA_BLOCKS).into_offset_iter();
     let (Event::Start(Tag::MetadataBlock(MetadataBlockKind::YamlStyle)), block) = events.next()?
     else {
         return None;
@@ -374,7 +387,7 @@ fn front_matter_block(text: &str) -> Option<(Span, usize)> {
         start: first_line.len(),
         end: first_line.len(),
     });
-    Some((yaml, block.end.min(text.len())))
+    Some((yaml, block.end.min(head.len())))
 }
 
 /// The characters JavaScript's `trim()` removes: its WhiteSpace and

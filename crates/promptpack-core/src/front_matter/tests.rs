@@ -331,3 +331,52 @@ fn a_prompts_two_files_merge_and_a_field_set_twice_is_an_error() {
         .collect();
     assert_eq!(declared, ["a", "b"]);
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Lines a front matter block and the text around it are made of:
+    /// fences, YAML of every shape (flow, block, anchors, bad indentation)
+    /// and template text.
+    fn line() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("---".to_string()),
+            Just("...".to_string()),
+            Just(String::new()),
+            "[a-z_]{1,8}: [a-zA-Z0-9 {}\\[\\],:&*\"'-]{0,20}",
+            "  [a-z_]{1,8}: [a-zA-Z0-9 {}\\[\\],:\"-]{0,20}",
+            "- [a-z0-9{}\\[\\]]{0,10}",
+            "[ -~]{0,30}",
+            "\\{\\{[a-z#/ =\"]{0,12}\\}\\}",
+        ]
+    }
+
+    proptest! {
+        /// Whatever a file says, reading its front matter never panics,
+        /// the block and the body stay inside the text in order, a file
+        /// that does not start with a `---` line has no block, and every
+        /// problem is located inside the file.
+        #[test]
+        fn any_file_reads_without_panicking(lines in proptest::collection::vec(line(), 0..14), crlf in any::<bool>()) {
+            let text = lines.join(if crlf { "\r\n" } else { "\n" });
+            let file = SourceFile::new("t/system.md", text.clone());
+            let body = file.body_span();
+            prop_assert!(body.start <= body.end && body.end <= text.len());
+            match file.front_matter() {
+                Some(yaml) => {
+                    prop_assert!(text.starts_with("---"));
+                    prop_assert!(yaml.start <= yaml.end && yaml.end <= body.start);
+                }
+                None => prop_assert_eq!(file.body(), text.trim_matches(crate::source_file::is_js_whitespace)),
+            }
+            for role in [FileRole::Template, FileRole::Snippet] {
+                let read = read_front_matter(&file, role);
+                for d in read.errors.iter().chain(&read.warnings) {
+                    let at = d.location.as_ref().expect("located");
+                    prop_assert!(at.line() >= 1 && at.line() <= text.lines().count().max(1) + 1, "{d}");
+                }
+            }
+        }
+    }
+}

@@ -183,6 +183,7 @@ pub(crate) fn parse_yaml(file: &SourceFile, yaml: Span) -> Result<Node, Diagnost
     // YAML 1.2's booleans only: `no`, `on` or `y` (a country, a key, a
     // letter) stay text instead of turning into true or false.
     options.strict_booleans = true;
+    options.with_snippet = false;
     let places = Places { text, base: yaml };
     match serde_saphyr::from_str_with_options::<Raw>(text, options) {
         Ok(raw) => Ok(places.node(raw)),
