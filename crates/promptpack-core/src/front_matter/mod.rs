@@ -433,19 +433,22 @@ impl Reader<'_> {
         }
     }
 
-    fn vars(&mut self, value: &Node) -> Vec<DeclaredVar> {
-        let pairs = match &value.value {
+    /// The pairs of a field that holds a map (none when it is empty, as
+    /// `vars:` alone is); anything else is an error saying what it must be.
+    fn map_field<'n>(&mut self, value: &'n Node, what_it_is: &str) -> &'n [(Node, Node)] {
+        match &value.value {
             Yaml::Map(pairs) => pairs,
-            Yaml::Null => return Vec::new(),
+            Yaml::Null => &[],
             other => {
                 let found = other.kind_name();
-                self.error(
-                    value,
-                    format!("`vars` is a map of variable names, found {found}"),
-                );
-                return Vec::new();
+                self.error(value, format!("{what_it_is}, found {found}"));
+                &[]
             }
-        };
+        }
+    }
+
+    fn vars(&mut self, value: &Node) -> Vec<DeclaredVar> {
+        let pairs = self.map_field(value, "`vars` is a map of variable names");
         let mut vars = Vec::new();
         for (key, declaration) in pairs {
             let name = key.value.key_text();
@@ -578,20 +581,10 @@ impl Reader<'_> {
     }
 
     fn examples(&mut self, value: &Node) -> Vec<Example> {
-        let pairs = match &value.value {
-            Yaml::Map(pairs) => pairs,
-            Yaml::Null => return Vec::new(),
-            other => {
-                let found = other.kind_name();
-                self.error(
-                    value,
-                    format!(
-                        "`examples` is a map of named sets of values (`basic: {{name: Ada}}`), found {found}"
-                    ),
-                );
-                return Vec::new();
-            }
-        };
+        let pairs = self.map_field(
+            value,
+            "`examples` is a map of named sets of values (`basic: {name: Ada}`)",
+        );
         let mut examples = Vec::new();
         for (key, set) in pairs {
             let name = key.value.key_text();
