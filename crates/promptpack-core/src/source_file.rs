@@ -342,6 +342,19 @@ pub fn invalid_utf8(path: &str, bytes: &[u8], valid_up_to: usize, what: &str) ->
 /// ends. Only a first line of `---` can start one, so other files never pay
 /// for the Markdown parser.
 fn front_matter_block(text: &str) -> Option<(Span, usize)> {
+    // A file saved with a byte order mark (it is trimmed away like
+    // whitespace) may still start with a block after it.
+    let bom = if text.starts_with(BOM) { BOM.len() } else { 0 };
+    let (yaml, end) = block_at_start(&text[bom..])?;
+    let yaml = Span {
+        start: yaml.start + bom,
+        end: yaml.end + bom,
+    };
+    Some((yaml, end + bom))
+}
+
+/// [`front_matter_block`] of a text that starts where the block would.
+fn block_at_start(text: &str) -> Option<(Span, usize)> {
     use pulldown_cmark::{Event, MetadataBlockKind, Options, Parser, Tag, TagEnd};
     let first_line = text.split_inclusive('\n').next()?;
     if first_line.trim_end_matches(['\n', '\r', ' ', '\t']) != "---" {

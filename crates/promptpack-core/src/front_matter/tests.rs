@@ -47,6 +47,12 @@ fn the_block_is_cut_before_the_trim_and_lines_still_count() {
     assert_eq!((at.line(), at.column()), (5, 3));
     let crlf = SourceFile::new("a.md", "---\r\ndescription: Hi\r\n...\r\nBody");
     assert_eq!(crlf.body(), "Body");
+    let bom = SourceFile::new("a.md", "\u{FEFF}---\ndescription: Hi\n---\nBody");
+    assert_eq!(bom.body(), "Body");
+    assert_eq!(
+        bom.slice(bom.front_matter().expect("block after a BOM")),
+        "description: Hi\n"
+    );
 }
 
 #[test]
