@@ -6,10 +6,10 @@
 //! the body; this module reads the YAML, field by field, into a
 //! [`FrontMatter`], every problem located at its line in the `.md` file.
 
-mod contract;
+mod declared;
 mod yaml;
 
-pub use contract::{apply_contract, unused_snippet_vars};
+pub use declared::{apply_contract, unused_snippet_vars};
 
 use crate::error::{Diagnostic, ErrorCode, Location};
 use crate::program::VarKind;
