@@ -2,6 +2,7 @@
 //! may change in any release.
 
 use crate::library::Prompt;
+use promptpack_core::contract::{PromptContract, VarContract};
 use promptpack_core::error::{Error, ErrorCode, Result};
 use promptpack_core::value::ValueRef;
 use promptpack_core::vars::{VarNames, Vars};
@@ -90,16 +91,21 @@ impl PromptInfo {
             })
     }
 
-    /// Field `name` of the compiled vars struct, when it has one: its kind
-    /// and choice values.
-    pub fn field(&self, name: &str) -> Option<DevVar> {
-        let i = self.variables.iter().position(|&v| v == name)?;
-        let name = self.variables[i];
-        Some(DevVar {
-            name,
-            kind: self.kind(i),
-            values: self.values_of(name),
-        })
+    /// The contract of the compiled vars struct, for the checks that also
+    /// judge text from elsewhere against a contract read from JSON.
+    pub fn contract(&self) -> PromptContract {
+        PromptContract {
+            variables: self
+                .variables
+                .iter()
+                .enumerate()
+                .map(|(i, &name)| VarContract {
+                    name: name.to_string(),
+                    kind: self.kind(i),
+                    values: self.values_of(name).iter().map(|v| v.to_string()).collect(),
+                })
+                .collect(),
+        }
     }
 }
 

@@ -958,8 +958,10 @@ fn dev_render_follows_the_files() {
     let error = render("p").expect_err("stale");
     assert_eq!(error.code(), ErrorCode::StaleBuild, "{error}");
     let message = error.to_string();
+    // One diagnostic per new variable, each naming its own.
+    assert_eq!(error.diagnostics().len(), 2, "{message}");
     assert!(
-        message.contains("`title`, `surname`") && message.contains("rebuild"),
+        message.contains("`title`") && message.contains("`surname`") && message.contains("rebuild"),
         "{message}"
     );
     assert_eq!(

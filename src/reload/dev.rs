@@ -6,8 +6,8 @@ use super::options::WatchOptions;
 use super::shared::ConfigSource;
 use crate::__private::{DevSource, NO_FIELDS, PromptInfo};
 use crate::library::{Library, Prompt};
+use promptpack_core::contract::check;
 use promptpack_core::error::{Diagnostic, Error, ErrorCode, Result};
-use promptpack_core::program::VarKind;
 use promptpack_core::vars::Vars;
 use promptpack_load::Config;
 use std::collections::HashMap;
@@ -35,75 +35,16 @@ pub(super) fn contract<'s>(source: &'s DevSource, id: &str) -> &'s PromptInfo {
 }
 
 /// `stale_build` when prompt `id` on disk leaves the contract of its
-/// compiled vars struct, one diagnostic per variable at its first use: a
-/// variable the struct lacks (it would render as missing), a variable whose
-/// kind changed (a flag printed would render `true`, a new condition on text
-/// would test the text), or a value compared with that the compiled enum
-/// lacks (the struct could never hold it: the branch would be dead). Any of
-/// these renders something the edited template does not mean.
+/// compiled vars struct: [`promptpack_core::contract::check`]'s rules, one
+/// diagnostic per variable at its first use, each a render the struct cannot
+/// express as the edited template means it.
 pub(super) fn stale_build(library: &Library, id: &str, contract: &PromptInfo) -> Option<Error> {
     let prompt = library.get(id)?;
+    // The common case told in one pass, without building the contract.
     if contract.fits_in_order(&prompt.vars) {
         return None;
     }
-    let new: Vec<String> = prompt
-        .vars
-        .iter()
-        .filter(|v| contract.field(&v.name).is_none())
-        .map(|v| format!("`{}`", v.name))
-        .collect();
-    let new = new.join(", ");
-    let diagnostics = prompt.vars.iter().filter_map(|var| {
-        let kind = var.kind();
-        let message = match contract.field(&var.name) {
-            None => format!(
-                "prompt `{id}` on disk now needs variable(s) {new}, which the compiled vars struct lacks: rebuild"
-            ),
-            Some(compiled) if compiled.kind != kind => format!(
-                "prompt `{id}` on disk now uses `{}` as {}, but the compiled vars struct has it as {}: rebuild",
-                var.name,
-                describe(kind),
-                describe(compiled.kind)
-            ),
-            Some(compiled) => {
-                let lacking: Vec<String> = var
-                    .choices
-                    .iter()
-                    .filter(|v| !compiled.values.contains(&v.as_str()))
-                    .map(|v| format!("{v:?}"))
-                    .collect();
-                if lacking.is_empty() {
-                    return None;
-                }
-                format!(
-                    "prompt `{id}` on disk now compares `{}` with {}, which its compiled enum lacks: rebuild",
-                    var.name,
-                    lacking.join(", ")
-                )
-            }
-        };
-        Some(
-            Diagnostic::new(ErrorCode::StaleBuild, message)
-                .at(var.first_use.clone())
-                .with_help(
-                    "run `cargo build` so that the build script regenerates the vars struct, \
-                     or undo the edit",
-                ),
-        )
-    });
-    Error::from_diagnostics(diagnostics.collect())
-}
-
-/// A kind as the vars struct types it.
-fn describe(kind: VarKind) -> String {
-    let what = match kind {
-        VarKind::Text => "text",
-        VarKind::Flag => "a condition",
-        VarKind::Optional => "text and a condition",
-        VarKind::Choice => "a choice",
-        VarKind::OptionalChoice => "a choice and a condition",
-    };
-    format!("{what} (`{}`)", kind.rust_type())
+    Error::from_diagnostics(check(prompt, &contract.contract(), ErrorCode::StaleBuild))
 }
 
 /// An id the compiled code knows but the files on disk no longer have.

@@ -59,6 +59,10 @@ pub enum ErrorCode {
     WrongVars,
     /// A template edited in dev needs a variable the compiled struct does not have.
     StaleBuild,
+    /// A prompt the compiled program cannot render: it needs a variable the
+    /// program's vars struct lacks, uses one with another kind, compares one
+    /// with a value its enum lacks, or has an id the program does not know.
+    ContractViolation,
     /// The file watcher could not be set up or failed.
     Watch,
     /// A template that expands, snippets spliced in, past a size limit.
@@ -126,6 +130,7 @@ impl ErrorCode {
             ErrorCode::InvalidVars => "invalid_vars",
             ErrorCode::WrongVars => "wrong_vars",
             ErrorCode::StaleBuild => "stale_build",
+            ErrorCode::ContractViolation => "contract_violation",
             ErrorCode::Watch => "watch",
             ErrorCode::TooLarge => "too_large",
             ErrorCode::InvalidFrontMatter => "invalid_front_matter",

@@ -9,6 +9,7 @@
 //! promptpack's `unstable-machinery` feature.
 #![warn(missing_docs)]
 
+pub mod contract;
 pub mod diagnostics;
 pub mod error;
 pub mod front_matter;

@@ -91,7 +91,12 @@ pub struct VarUses {
 }
 
 /// What a variable is, as the generated vars struct types it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+///
+/// Serialized as `text`, `flag`, `optional`, `choice` or `optional_choice`:
+/// the names of the contract file, which other builds read, so they never
+/// change with the variants' Rust names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum VarKind {
     /// Only `{{x}}`: text, `&str`.
     Text,

@@ -1,0 +1,297 @@
+//! The contract of a compiled program: for each prompt id, the variables of
+//! its generated vars struct and their kinds. A template is only safe to
+//! render with that struct when it fits the contract, so text that did not
+//! come from the build (a catalog version, an edit on disk in dev) is
+//! checked against it here, with one set of rules for every caller.
+
+use crate::error::{Diagnostic, Error, ErrorCode, Location};
+use crate::program::{VarInfo, VarKind};
+use crate::resolve::ResolvedPrompt;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The version of [`Contract`]'s JSON shape. A reader meets files written
+/// by other builds of promptpack; it bumps whenever a field changes meaning,
+/// so that an old file is refused rather than misread.
+pub const FORMAT: u32 = 1;
+
+/// How many fields the help of a contract diagnostic lists before it counts
+/// the rest, so that its size is bounded whatever the struct's.
+const LISTED_FIELDS: usize = 12;
+
+/// The contract of a compiled program: every prompt id with the fields of
+/// its vars struct.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Contract {
+    /// The version of this shape, [`FORMAT`] when written.
+    pub format: u32,
+    /// Every prompt, by id (a `BTreeMap`, so the JSON lists them sorted and
+    /// the same program always writes the same bytes).
+    pub prompts: BTreeMap<String, PromptContract>,
+}
+
+/// The vars struct of one prompt.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PromptContract {
+    /// The struct's fields, in order of first use, as it declares them.
+    pub variables: Vec<VarContract>,
+}
+
+/// One field of a vars struct.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VarContract {
+    /// The variable's name in the templates (`agentName`, not the field's
+    /// `agent_name`): what a template must use.
+    pub name: String,
+    /// How the struct types it: `text`, `flag`, `optional`, `choice` or
+    /// `optional_choice`.
+    pub kind: VarKind,
+    /// For a choice, the values of its generated enum; empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<String>,
+}
+
+impl Contract {
+    /// The contract of the program generated from `prompts`.
+    pub fn of(prompts: &[ResolvedPrompt]) -> Contract {
+        Contract {
+            format: FORMAT,
+            prompts: prompts
+                .iter()
+                .map(|p| (p.id.clone(), PromptContract::of(p)))
+                .collect(),
+        }
+    }
+
+    /// The contract as pretty-printed JSON with a final newline: the text of
+    /// the file the build writes and `promptpack contract` prints.
+    pub fn to_json(&self) -> String {
+        // Strings, numbers and maps with string keys only: serializing
+        // cannot fail.
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+}
+
+impl PromptContract {
+    /// The vars struct generated for `prompt`.
+    pub fn of(prompt: &ResolvedPrompt) -> PromptContract {
+        PromptContract {
+            variables: prompt
+                .vars
+                .iter()
+                .map(|var| VarContract {
+                    name: var.name.clone(),
+                    kind: var.kind(),
+                    values: var.choices.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Field `name`, when the struct has one.
+    pub fn variable(&self, name: &str) -> Option<&VarContract> {
+        self.variables.iter().find(|v| v.name == name)
+    }
+}
+
+/// Every way `prompt` leaves the vars struct `compiled`, as diagnostics of
+/// `code`, one per variable at its first use: a variable the struct lacks
+/// (it would render as missing), a variable whose kind changed (a flag
+/// printed would render `true`, a new condition on text would test the
+/// text), or a value compared with that the struct's enum lacks (the struct
+/// could never hold it: the branch would be dead). Fields the prompt no
+/// longer uses, and values it no longer compares with, never block: the
+/// struct still supplies them and nothing renders differently.
+///
+/// `code` is [`ErrorCode::StaleBuild`] for an edit on disk in dev, whose
+/// fix is a rebuild; any other code words the problem as a version the
+/// program cannot serve ([`ErrorCode::ContractViolation`]).
+pub fn check(
+    prompt: &ResolvedPrompt,
+    compiled: &PromptContract,
+    code: ErrorCode,
+) -> Vec<Diagnostic> {
+    let wording = Wording::for_code(code);
+    let help = wording.help(compiled);
+    prompt
+        .vars
+        .iter()
+        .filter_map(|var| {
+            let message = problem(&prompt.id, var, compiled, &wording)?;
+            Some(
+                Diagnostic::new(code, message)
+                    .at(var.first_use.clone())
+                    .with_help(help.clone()),
+            )
+        })
+        .collect()
+}
+
+/// [`check`] of every prompt against its vars struct in `contract`, as
+/// [`ErrorCode::ContractViolation`]; a prompt the program does not have at
+/// all is one too, since it has no typed API to render it with.
+pub fn check_all(prompts: &[ResolvedPrompt], contract: &Contract) -> Vec<Diagnostic> {
+    let mut diagnostics = Vec::new();
+    for prompt in prompts {
+        match contract.prompts.get(&prompt.id) {
+            Some(compiled) => {
+                diagnostics.extend(check(prompt, compiled, ErrorCode::ContractViolation));
+            }
+            None => diagnostics.push(unknown_prompt(prompt, contract)),
+        }
+    }
+    diagnostics
+}
+
+/// The diagnostic of a prompt id the program lacks, its help the ids the
+/// program has (bounded as `unknown_prompt`'s).
+fn unknown_prompt(prompt: &ResolvedPrompt, contract: &Contract) -> Diagnostic {
+    let known = Error::unknown_prompt(&prompt.id, contract.prompts.keys().map(String::as_str))
+        .into_diagnostics()
+        .into_iter()
+        .find_map(|d| d.help)
+        .unwrap_or_default();
+    Diagnostic::new(
+        ErrorCode::ContractViolation,
+        format!(
+            "the program has no prompt `{}`: it has no vars struct to render it with",
+            prompt.id
+        ),
+    )
+    .at(Location::file(prompt.system_path.clone()))
+    .with_help(format!(
+        "{known}; a new prompt needs a rebuild of the program before it can be served"
+    ))
+}
+
+/// What `var` needs that `compiled` does not give, as a sentence; `None`
+/// when the struct serves it as it is.
+fn problem(
+    id: &str,
+    var: &VarInfo,
+    compiled: &PromptContract,
+    wording: &Wording,
+) -> Option<String> {
+    let Wording {
+        prompt,
+        structure,
+        fix,
+        ..
+    } = wording;
+    let kind = var.kind();
+    let Some(field) = compiled.variable(&var.name) else {
+        return Some(format!(
+            "prompt `{id}`{prompt} needs variable `{}`, which {structure} lacks{fix}",
+            var.name
+        ));
+    };
+    if field.kind != kind {
+        return Some(format!(
+            "prompt `{id}`{prompt} uses `{}` as {}, but {structure} has it as {}{fix}",
+            var.name,
+            describe(kind),
+            describe(field.kind)
+        ));
+    }
+    let lacking: Vec<String> = var
+        .choices
+        .iter()
+        .filter(|value| !field.values.contains(value))
+        .map(|value| format!("{value:?}"))
+        .collect();
+    if lacking.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "prompt `{id}`{prompt} compares `{}` with {}, which {structure}'s enum lacks{fix}",
+        var.name,
+        lacking.join(", ")
+    ))
+}
+
+/// A kind as the vars struct types it.
+fn describe(kind: VarKind) -> String {
+    let what = match kind {
+        VarKind::Text => "text",
+        VarKind::Flag => "a condition",
+        VarKind::Optional => "text and a condition",
+        VarKind::Choice => "a choice",
+        VarKind::OptionalChoice => "a choice and a condition",
+    };
+    format!("{what} (`{}`)", kind.rust_type())
+}
+
+/// The words of a contract diagnostic, which differ with who meets it: a
+/// developer whose edit on disk outran the build, or an operator whose
+/// version the program cannot serve.
+struct Wording {
+    /// After the prompt's id: where the text is.
+    prompt: &'static str,
+    /// The struct, as the reader knows it.
+    structure: &'static str,
+    /// After the message.
+    fix: &'static str,
+    /// After the fields, in the help.
+    remedy: &'static str,
+}
+
+impl Wording {
+    fn for_code(code: ErrorCode) -> Wording {
+        if code == ErrorCode::StaleBuild {
+            Wording {
+                prompt: " on disk now",
+                structure: "the compiled vars struct",
+                fix: ": rebuild",
+                remedy: "run `cargo build` so that the build script regenerates the vars struct, \
+                         or undo the edit",
+            }
+        } else {
+            Wording {
+                prompt: "",
+                structure: "the program's vars struct",
+                fix: "",
+                remedy: "change the prompt to fit them, or rebuild the program from it",
+            }
+        }
+    }
+
+    /// The help: the fields `compiled` has (the first few, then how many
+    /// more), then the remedy.
+    fn help(&self, compiled: &PromptContract) -> String {
+        let fields = &compiled.variables;
+        let mut listed: Vec<String> = fields
+            .iter()
+            .take(LISTED_FIELDS)
+            .map(|field| {
+                let values = field
+                    .values
+                    .iter()
+                    .map(|v| format!("{v:?}"))
+                    .collect::<Vec<_>>()
+                    .join(" | ");
+                match field.kind {
+                    VarKind::Choice => format!("`{}` (enum of {values})", field.name),
+                    VarKind::OptionalChoice => {
+                        format!("`{}` (Option<enum of {values}>)", field.name)
+                    }
+                    kind => format!("`{}` (`{}`)", field.name, kind.rust_type()),
+                }
+            })
+            .collect();
+        if fields.len() > LISTED_FIELDS {
+            listed.push(format!("and {} more", fields.len() - LISTED_FIELDS));
+        }
+        let has = if listed.is_empty() {
+            "no fields".to_string()
+        } else {
+            format!("the fields {}", listed.join(", "))
+        };
+        let structure = self.structure;
+        format!("{structure} has {has}; {}", self.remedy)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,248 @@
+use super::*;
+use crate::resolve::resolve;
+use crate::source_file::SourceFile;
+use crate::sources::TemplateSource;
+use crate::syntax::Delimiters;
+
+/// The prompts of `templates` (id, system text), resolved; a test input
+/// that does not resolve fails the test.
+fn prompts(templates: &[(&str, &str)]) -> Vec<ResolvedPrompt> {
+    let sources: Vec<TemplateSource> = templates
+        .iter()
+        .map(|(id, system)| TemplateSource {
+            id: id.to_string(),
+            system: SourceFile::new(format!("templates/{id}/system.md"), *system),
+            user: None,
+        })
+        .collect();
+    let (prompts, errors) = resolve(&sources, &[], &Delimiters::default());
+    assert!(errors.is_empty(), "{errors:?}");
+    prompts
+}
+
+/// Prompt `p` of `system`.
+fn prompt(system: &str) -> ResolvedPrompt {
+    prompts(&[("p", system)]).remove(0)
+}
+
+/// A vars struct of `fields` (name, kind, values).
+fn compiled(fields: &[(&str, VarKind, &[&str])]) -> PromptContract {
+    PromptContract {
+        variables: fields
+            .iter()
+            .map(|(name, kind, values)| VarContract {
+                name: name.to_string(),
+                kind: *kind,
+                values: values.iter().map(|v| v.to_string()).collect(),
+            })
+            .collect(),
+    }
+}
+
+const ROLE: &[&str] = &["teacher", "student"];
+
+#[test]
+fn a_new_variable_is_a_violation_at_its_first_use() {
+    let found = check(
+        &prompt("Hi {{name}}, {{vip}}"),
+        &compiled(&[("name", VarKind::Text, &[])]),
+        ErrorCode::ContractViolation,
+    );
+    assert_eq!(found.len(), 1, "{found:?}");
+    let d = &found[0];
+    assert_eq!(d.code, ErrorCode::ContractViolation);
+    assert_eq!(
+        d.message,
+        "prompt `p` needs variable `vip`, which the program's vars struct lacks"
+    );
+    let at = d.location.as_ref().expect("located");
+    assert_eq!(
+        (at.path(), at.line(), at.column()),
+        ("templates/p/system.md", 1, 14)
+    );
+    let help = d.help.as_deref().unwrap_or("");
+    assert!(help.contains("the fields `name` (`&str`)"), "{help}");
+}
+
+#[test]
+fn a_flag_printed_as_text_is_a_violation() {
+    let found = check(
+        &prompt("formal={{formal}}"),
+        &compiled(&[("formal", VarKind::Flag, &[])]),
+        ErrorCode::ContractViolation,
+    );
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(
+        found[0].message,
+        "prompt `p` uses `formal` as text (`&str`), but the program's vars struct has it as a condition (`bool`)"
+    );
+}
+
+#[test]
+fn text_tested_as_a_condition_is_a_violation() {
+    let found = check(
+        &prompt("{{#if name}}Dear{{/if}}"),
+        &compiled(&[("name", VarKind::Text, &[])]),
+        ErrorCode::ContractViolation,
+    );
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0]
+            .message
+            .contains("uses `name` as a condition (`bool`), but the program's vars struct has it as text (`&str`)"),
+        "{}",
+        found[0].message
+    );
+}
+
+#[test]
+fn a_value_the_enum_lacks_is_a_violation() {
+    let found = check(
+        &prompt("{{#if role == \"teacher\"}}T{{else if role == \"admin\"}}A{{/if}}"),
+        &compiled(&[("role", VarKind::Choice, ROLE)]),
+        ErrorCode::ContractViolation,
+    );
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(
+        found[0].message,
+        "prompt `p` compares `role` with \"admin\", which the program's vars struct's enum lacks"
+    );
+    let help = found[0].help.as_deref().unwrap_or("");
+    assert!(
+        help.contains("`role` (enum of \"teacher\" | \"student\")"),
+        "{help}"
+    );
+}
+
+#[test]
+fn fewer_values_and_unused_fields_fit() {
+    let fields = compiled(&[
+        ("role", VarKind::Choice, ROLE),
+        ("name", VarKind::Text, &[]),
+        ("formal", VarKind::Flag, &[]),
+    ]);
+    for system in [
+        "{{#if role == \"teacher\"}}T{{/if}}",
+        "{{name}}",
+        "",
+        "{{#if formal}}Dear {{/if}}{{name}}",
+    ] {
+        let found = check(&prompt(system), &fields, ErrorCode::ContractViolation);
+        assert!(found.is_empty(), "{system}: {found:?}");
+    }
+}
+
+#[test]
+fn one_diagnostic_per_variable() {
+    let found = check(
+        &prompt("{{a}}{{b}}{{#if c}}{{/if}}"),
+        &compiled(&[("c", VarKind::Text, &[])]),
+        ErrorCode::ContractViolation,
+    );
+    let messages: Vec<&str> = found.iter().map(|d| d.message.as_str()).collect();
+    assert_eq!(messages.len(), 3, "{messages:?}");
+    assert!(messages[0].contains("`a`") && messages[1].contains("`b`"));
+    assert!(messages[2].contains("`c`"), "{messages:?}");
+}
+
+#[test]
+fn a_stale_build_is_worded_for_a_rebuild() {
+    let found = check(&prompt("{{vip}}"), &compiled(&[]), ErrorCode::StaleBuild);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].code, ErrorCode::StaleBuild);
+    assert_eq!(
+        found[0].message,
+        "prompt `p` on disk now needs variable `vip`, which the compiled vars struct lacks: rebuild"
+    );
+    let help = found[0].help.as_deref().unwrap_or("");
+    assert!(
+        help.starts_with("the compiled vars struct has no fields; run `cargo build`"),
+        "{help}"
+    );
+}
+
+#[test]
+fn the_help_lists_a_bounded_number_of_fields() {
+    let names: Vec<String> = (0..20).map(|i| format!("v{i}")).collect();
+    let fields: Vec<(&str, VarKind, &[&str])> = names
+        .iter()
+        .map(|n| (n.as_str(), VarKind::Text, &[] as &[&str]))
+        .collect();
+    let found = check(
+        &prompt("{{new}}"),
+        &compiled(&fields),
+        ErrorCode::ContractViolation,
+    );
+    let help = found[0].help.as_deref().unwrap_or("");
+    assert!(help.contains("`v11` (`&str`), and 8 more;"), "{help}");
+    assert!(!help.contains("`v12`"), "{help}");
+}
+
+#[test]
+fn a_prompt_the_program_lacks_is_a_violation() {
+    let contract = Contract::of(&prompts(&[("a", "{{x}}")]));
+    let found = check_all(&prompts(&[("a", "{{x}}"), ("b", "hi")]), &contract);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].code, ErrorCode::ContractViolation);
+    assert_eq!(
+        found[0].message,
+        "the program has no prompt `b`: it has no vars struct to render it with"
+    );
+    assert_eq!(
+        found[0].location.as_ref().map(|l| l.path()),
+        Some("templates/b/system.md")
+    );
+    let help = found[0].help.as_deref().unwrap_or("");
+    assert!(help.starts_with("the prompts are: a;"), "{help}");
+}
+
+#[test]
+fn check_all_reports_each_prompts_problems() {
+    let contract = Contract::of(&prompts(&[("a", "{{x}}"), ("b", "{{y}}")]));
+    assert!(check_all(&prompts(&[("a", "{{x}}"), ("b", "{{y}}")]), &contract).is_empty());
+    let found = check_all(
+        &prompts(&[("a", "{{x}}{{z}}"), ("b", "{{#if y}}{{/if}}")]),
+        &contract,
+    );
+    let messages: Vec<&str> = found.iter().map(|d| d.message.as_str()).collect();
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert!(messages[0].contains("`z`"), "{messages:?}");
+    assert!(messages[1].contains("prompt `b` uses `y`"), "{messages:?}");
+}
+
+/// Every kind, and a prompt without variables.
+fn sample() -> Contract {
+    Contract::of(&prompts(&[
+        (
+            "greet",
+            "{{#if formal}}Dear {{/if}}{{name}}{{#if title}} {{title}}{{/if}}\n\
+             {{#if role == \"teacher\"}}T{{else if role == \"student\"}}S{{/if}}\n\
+             {{#if mood}}{{#if mood == \"calm\"}}C{{/if}}{{/if}}",
+        ),
+        ("about", "No variables."),
+    ]))
+}
+
+#[test]
+fn the_json_shape_is_pinned() {
+    insta::assert_snapshot!(sample().to_json());
+}
+
+#[test]
+fn the_json_reads_back_to_the_same_contract() {
+    let contract = sample();
+    let read: Contract = serde_json::from_str(&contract.to_json()).expect("valid JSON");
+    assert_eq!(read, contract);
+    assert_eq!(read.format, FORMAT);
+    assert_eq!(
+        read.prompts.keys().collect::<Vec<_>>(),
+        ["about", "greet"],
+        "sorted by id"
+    );
+}
+
+#[test]
+fn an_unknown_kind_is_refused() {
+    let text = r#"{"format":1,"prompts":{"p":{"variables":[{"name":"x","kind":"number"}]}}}"#;
+    assert!(serde_json::from_str::<Contract>(text).is_err());
+}
