@@ -35,6 +35,11 @@
 //!
 //! `[build] warnings = false` in `promptpack.toml`, or
 //! [`Config::with_build_warnings`]`(false)`, turns them off.
+//!
+//! Beside the code, [`compile`] writes the program's [`Contract`] (every
+//! prompt id with the variables of its vars struct and their kinds) as
+//! [`CONTRACT_FILE`] in `OUT_DIR`; [`contract`] gives tools the same value
+//! without a build.
 
 #![warn(missing_docs)]
 
@@ -49,6 +54,7 @@ mod rust_source;
 mod warnings;
 
 use codegen::{DevPaths, Generated, Renderers, generate_parts};
+pub use promptpack_core::contract::Contract;
 use promptpack_core::diagnostics::{Style, render_error};
 pub use promptpack_core::error::{Diagnostic, Error, ErrorCode, Location, Result};
 pub use promptpack_load::{CONFIG_FILE, Config};
@@ -59,6 +65,11 @@ use std::path::{Path, PathBuf};
 
 /// The file, in `OUT_DIR`, that [`include_prompts!`](https://docs.rs/promptpack/latest/promptpack/macro.include_prompts.html) includes.
 pub const GENERATED_FILE: &str = "promptpack_prompts.rs";
+
+/// The file, in `OUT_DIR`, that holds the compiled program's [`Contract`]
+/// as JSON ([`Contract::to_json`]): what text from outside the build (a
+/// catalog version) must fit before this program may render it.
+pub const CONTRACT_FILE: &str = "promptpack_contract.json";
 
 /// The prompts failed to compile. Every problem was already printed
 /// rustc-style on stderr, which cargo shows for a failed build script; this
@@ -117,6 +128,9 @@ pub fn compile() -> Result<(), BuildError> {
 /// prompt, or from one the prompt had at the last build and lost: a rename
 /// that changes a field of the vars struct, which rustc then reports without
 /// naming the template. The last build's names are kept in `OUT_DIR`.
+///
+/// The program's [`Contract`] is written to [`CONTRACT_FILE`] in `OUT_DIR`,
+/// like the code only when it changed.
 pub fn compile_config(config: &Config) -> Result<(), BuildError> {
     let out_dir = env_path("OUT_DIR")?;
     for path in watched_paths(config) {
@@ -142,6 +156,8 @@ pub fn compile_config(config: &Config) -> Result<(), BuildError> {
     let folder = format!("{PROMPT_FOLDER}/{:016x}", tree.finish());
     let (main, files) = finish(code).map_err(report)?.into_files(&folder);
     write_files(&out_dir, &folder, &main, &files).map_err(report)?;
+    let contract = Contract::of(&compiled.prompts);
+    write_if_changed(&out_dir.join(CONTRACT_FILE), &contract.to_json()).map_err(report)?;
     // Only a hint for the next run's warnings: failing to keep it fails nothing.
     let record = NameRecord::next(&compiled.prompts, previous.as_ref());
     let _ = write_if_changed(&names, &record.render());
@@ -153,6 +169,16 @@ pub fn compile_config(config: &Config) -> Result<(), BuildError> {
 /// path.
 pub fn generate_code(config: &Config) -> Result<String> {
     generate_code_as(config, Renderers::StraightLine)
+}
+
+/// The [`Contract`] of the program [`compile_config`] would generate from
+/// the prompts `config` points at, without writing anything: what
+/// [`CONTRACT_FILE`] holds after that build. Fails with every error the
+/// build would fail with, since such a tree has no program.
+pub fn contract(config: &Config) -> Result<Contract> {
+    let Checked { compiled, .. } = checked(config, &[Renderers::StraightLine]);
+    let compiled = compiled.into_result()?;
+    Ok(Contract::of(&compiled.prompts))
 }
 
 /// [`generate_code`] with the parts rendered as `renderers` says.

@@ -5,6 +5,7 @@
 
 mod budget;
 mod check;
+mod contract;
 mod init;
 mod list;
 mod render;
@@ -33,6 +34,9 @@ enum Command {
     Check(check::CheckArgs),
     /// List every prompt: parts, variables and their types, snippets, size, hash.
     List(list::ListArgs),
+    /// Print the contract of the program the prompts compile to: every
+    /// prompt id with its variables and their kinds, as JSON.
+    Contract(contract::ContractArgs),
     /// Render one prompt: the system part, then the user part.
     Render(render::RenderArgs),
     /// Render one prompt again on every change to the prompt folder.
@@ -103,6 +107,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check(args) => check::run(&args, style),
         Command::List(args) => list::run(&args, style),
+        Command::Contract(args) => contract::run(&args, style),
         Command::Render(args) => render::run(&args, style),
         Command::Watch(args) => watch::run(&args, style),
         Command::Init(args) => init::run(&args, style),

@@ -118,6 +118,8 @@ case!(list_clean, ["list", "--root", "tests/cli/clean"]);
 // The repository's own sample prompts: descriptions from their front matter,
 // token counts of their shortest and longest combinations.
 case!(list_sample_prompts, ["list", "--root", "../.."]);
+case!(contract_sample_prompts, ["contract", "--root", "../.."]);
+case!(contract_broken, ["contract", "--root", "tests/cli/broken"]);
 case!(
     list_sample_prompts_json,
     ["list", "--json", "--root", "../.."]
