@@ -44,7 +44,7 @@ fn compile_config_writes_the_contract() {
         String::from_utf8_lossy(&child.stderr)
     );
     let text = std::fs::read_to_string(out.path().join(CONTRACT_FILE)).expect("written");
-    let written: Contract = serde_json::from_str(&text).expect("valid JSON");
+    let written = Contract::from_json("promptpack_contract.json", &text).expect("a contract");
     let config = Config::load(root.path()).expect("config");
     let expected = promptpack_build::contract(&config).expect("a contract");
     assert_eq!(written, expected);

@@ -63,6 +63,30 @@ impl Contract {
         }
     }
 
+    /// Reads a contract file's text (`path` names it in errors). Text that
+    /// is not a contract, or one of another [`FORMAT`] (written by a build
+    /// of promptpack whose fields may mean something else), is
+    /// `invalid_config`: checking against a misread contract would let a
+    /// version through that the program cannot render.
+    pub fn from_json(path: &str, text: &str) -> Result<Contract, Error> {
+        let contract: Contract = serde_json::from_str(text).map_err(|e| {
+            Error::new(
+                ErrorCode::InvalidConfig,
+                format!("{path} is not a promptpack contract: {e}"),
+            )
+        })?;
+        if contract.format != FORMAT {
+            return Err(Error::new(
+                ErrorCode::InvalidConfig,
+                format!(
+                    "{path} is a contract of format {}, and this promptpack reads format {FORMAT}: write it again with `promptpack contract` of this version",
+                    contract.format
+                ),
+            ));
+        }
+        Ok(contract)
+    }
+
     /// The contract as pretty-printed JSON with a final newline: the text of
     /// the file the build writes and `promptpack contract` prints.
     pub fn to_json(&self) -> String {

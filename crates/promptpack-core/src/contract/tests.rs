@@ -231,7 +231,7 @@ fn the_json_shape_is_pinned() {
 #[test]
 fn the_json_reads_back_to_the_same_contract() {
     let contract = sample();
-    let read: Contract = serde_json::from_str(&contract.to_json()).expect("valid JSON");
+    let read = Contract::from_json("contract.json", &contract.to_json()).expect("a contract");
     assert_eq!(read, contract);
     assert_eq!(read.format, FORMAT);
     assert_eq!(
@@ -245,4 +245,21 @@ fn the_json_reads_back_to_the_same_contract() {
 fn an_unknown_kind_is_refused() {
     let text = r#"{"format":1,"prompts":{"p":{"variables":[{"name":"x","kind":"number"}]}}}"#;
     assert!(serde_json::from_str::<Contract>(text).is_err());
+}
+
+#[test]
+fn a_contract_of_another_format_or_not_a_contract_is_refused() {
+    let other = r#"{"format": 2, "prompts": {}}"#;
+    let error = Contract::from_json("old.json", other).expect_err("format 2");
+    assert_eq!(error.code(), ErrorCode::InvalidConfig);
+    assert!(error.to_string().contains("format 2"), "{error}");
+    let error = Contract::from_json("x.json", "[1, 2]").expect_err("not a contract");
+    assert!(
+        error
+            .to_string()
+            .contains("x.json is not a promptpack contract"),
+        "{error}"
+    );
+    let current = format!(r#"{{"format": {FORMAT}, "prompts": {{}}}}"#);
+    assert!(Contract::from_json("new.json", &current).is_ok());
 }
