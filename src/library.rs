@@ -126,6 +126,14 @@ impl Library {
         Library::from_resolved(compiled.prompts, delimiters)
     }
 
+    /// A library of prompts that were already resolved without error (as
+    /// `promptpack_build::check` reports them), with the delimiters they
+    /// were parsed with: no reading, no parsing.
+    #[cfg(feature = "unstable-machinery")]
+    pub fn from_resolved_prompts(prompts: Vec<ResolvedPrompt>, delimiters: Delimiters) -> Library {
+        Library::from_resolved(prompts, delimiters)
+    }
+
     /// A library of prompts that were already resolved without error.
     pub(crate) fn from_resolved(
         mut prompts: Vec<ResolvedPrompt>,

@@ -78,7 +78,9 @@ impl PromptInfo {
 
     /// Whether `vars` (a prompt's variables on disk) are the struct's fields
     /// in order, each of the same kind, comparing only with values its enum
-    /// has: the dev path's common case, told in one pass.
+    /// has: the dev path's common case, told in one pass (before the full
+    /// [`check`](promptpack_core::contract::check), which builds a contract).
+    #[cfg(feature = "hot-reload")]
     pub(crate) fn fits_in_order(&self, vars: &[promptpack_core::program::VarInfo]) -> bool {
         vars.len() == self.variables.len()
             && vars.iter().enumerate().all(|(i, var)| {

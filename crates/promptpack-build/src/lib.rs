@@ -228,6 +228,9 @@ pub struct Report {
     pub errors: Vec<Diagnostic>,
     /// Every lint: things that build but are probably mistakes.
     pub warnings: Vec<Diagnostic>,
+    /// The prompts that resolved, sorted by id, for a tool that goes on
+    /// with them (token counts) without reading the tree again.
+    pub resolved: Vec<promptpack_core::resolve::ResolvedPrompt>,
 }
 
 /// Everything the build checks, without writing anything: the load
@@ -246,6 +249,7 @@ pub fn check(config: &Config) -> Report {
         snippets: compiled.sources.snippets.len(),
         errors: compiled.errors,
         warnings: compiled.warnings,
+        resolved: compiled.prompts,
     }
 }
 

@@ -4,7 +4,7 @@ use crate::Folders;
 use crate::budget::token_range;
 use crate::tokens::{Counter, Encoding};
 use clap::Args;
-use promptpack::{Config, Diagnostic, ErrorCode, Library, Location, Severity, Style};
+use promptpack::{Diagnostic, ErrorCode, Library, Location, Severity, Style};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -31,10 +31,20 @@ pub(crate) fn run(args: &CheckArgs, style: Style) -> ExitCode {
             let report = promptpack_build::check(&config);
             let mut errors = report.errors;
             let mut lints = report.warnings;
-            // Budgets are counted on a tree that loads: a broken one has no
-            // renders to count.
-            if errors.is_empty() {
-                match over_budget(&config, args.tokenizer) {
+            // Budgets are counted on a tree that loads (a broken one has no
+            // renders to count), from the prompts the check resolved: the
+            // tree is not read again, and the tokenizer loads only when some
+            // prompt has a budget.
+            let budgeted = report
+                .resolved
+                .iter()
+                .any(|p| p.front_matter.max_tokens.is_some());
+            if errors.is_empty() && budgeted {
+                let library = Library::from_resolved_prompts(
+                    report.resolved,
+                    config.delimiters_ref().clone(),
+                );
+                match over_budget(&library, args.tokenizer) {
                     Ok(found) => lints.extend(found),
                     Err(e) => errors.extend(e.into_diagnostics()),
                 }
@@ -63,18 +73,19 @@ pub(crate) fn run(args: &CheckArgs, style: Style) -> ExitCode {
     }
 }
 
-/// An `over_budget` lint for each prompt whose longest combination of
-/// conditions renders more tokens than its `max_tokens`. The tokenizer is
-/// loaded only when some prompt has a budget.
-fn over_budget(config: &Config, encoding: Encoding) -> Result<Vec<Diagnostic>, promptpack::Error> {
-    let library = Library::load_config(config)?;
+/// An `over_budget` lint for each prompt of `library` whose longest
+/// combination of conditions renders more tokens than its `max_tokens`.
+fn over_budget(
+    library: &Library,
+    encoding: Encoding,
+) -> Result<Vec<Diagnostic>, promptpack::Error> {
     let counter = Counter::new(encoding);
     let mut lints = Vec::new();
     for prompt in library.prompts() {
         let Some(budget) = prompt.front_matter.max_tokens else {
             continue;
         };
-        let range = token_range(&library, prompt, &|text| counter.count(text))?;
+        let range = token_range(library, prompt, &|text| counter.count(text))?;
         let longest = &range.longest;
         if longest.tokens as u64 <= budget {
             continue;

@@ -5,7 +5,6 @@ use crate::tokens::{Counter, Encoding};
 use crate::{Folders, hex};
 use clap::Args;
 use promptpack::{Error, Library, Style};
-use promptpack_core::program::{VarInfo, VarKind};
 use promptpack_core::resolve::ResolvedPrompt;
 use serde_json::json;
 use std::fmt::Write as _;
@@ -60,21 +59,6 @@ pub(crate) fn run(args: &ListArgs, style: Style) -> ExitCode {
             .join("\n")
     };
     crate::print_out(&text, style)
-}
-
-/// The field type a variable gets; for a choice, its values.
-fn shown_type(var: &VarInfo) -> String {
-    let values = var
-        .choices
-        .iter()
-        .map(|c| format!("{c:?}"))
-        .collect::<Vec<_>>()
-        .join(" | ");
-    match var.kind() {
-        VarKind::Choice => format!("enum of {values}"),
-        VarKind::OptionalChoice => format!("Option<enum of {values}>"),
-        kind => kind.rust_type().to_string(),
-    }
 }
 
 fn parts(prompt: &ResolvedPrompt) -> Vec<&'static str> {
@@ -142,7 +126,7 @@ fn to_text(prompt: &ResolvedPrompt, range: &TokenRange, encoding: Encoding) -> S
     let vars = prompt
         .vars
         .iter()
-        .map(|v| format!("{}: {}", v.name, shown_type(v)))
+        .map(|v| format!("{}: {}", v.name, v.kind().shown_type(&v.choices)))
         .collect();
     let conditions = conditions(prompt).into_iter().map(String::from).collect();
     let snippets = prompt.snippets.iter().cloned().collect();

@@ -289,18 +289,12 @@ impl Wording {
             .iter()
             .take(LISTED_FIELDS)
             .map(|field| {
-                let values = field
-                    .values
-                    .iter()
-                    .map(|v| format!("{v:?}"))
-                    .collect::<Vec<_>>()
-                    .join(" | ");
+                let shown = field.kind.shown_type(&field.values);
                 match field.kind {
-                    VarKind::Choice => format!("`{}` (enum of {values})", field.name),
-                    VarKind::OptionalChoice => {
-                        format!("`{}` (Option<enum of {values}>)", field.name)
+                    VarKind::Choice | VarKind::OptionalChoice => {
+                        format!("`{}` ({shown})", field.name)
                     }
-                    kind => format!("`{}` (`{}`)", field.name, kind.rust_type()),
+                    _ => format!("`{}` (`{shown}`)", field.name),
                 }
             })
             .collect();

@@ -125,6 +125,26 @@ impl VarKind {
     }
 }
 
+impl VarKind {
+    /// The field type as the house shows it to people (`list`, contract
+    /// diagnostics): the Rust type, and for a compared variable its values
+    /// (`enum of "teacher" | "student"`).
+    pub fn shown_type(self, values: &[String]) -> String {
+        let values = || {
+            values
+                .iter()
+                .map(|v| format!("{v:?}"))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        };
+        match self {
+            VarKind::Choice => format!("enum of {}", values()),
+            VarKind::OptionalChoice => format!("Option<enum of {}>", values()),
+            kind => kind.rust_type().to_string(),
+        }
+    }
+}
+
 impl VarInfo {
     /// How the templates use this variable decides its kind, unless front
     /// matter declares one.
