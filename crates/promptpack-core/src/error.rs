@@ -67,6 +67,23 @@ pub enum ErrorCode {
     Watch,
     /// A template that expands, snippets spliced in, past a size limit.
     TooLarge,
+    /// Catalog: no such prompt, snippet, version or label, or the prompt is
+    /// deleted (a deleted prompt does not resolve).
+    NotFound,
+    /// Catalog: a prompt or snippet with this id already exists.
+    AlreadyExists,
+    /// Catalog: a request that cannot be carried out as asked (an empty id,
+    /// a label named `latest`, version 0, a cursor that is not one).
+    InvalidRequest,
+    /// Catalog: the database has no promptpack schema (run `promptpack
+    /// catalog init`), a schema newer than this promptpack knows, or the
+    /// file is not a database at all.
+    NotConfigured,
+    /// Catalog: the store cannot be reached, or a read or write failed.
+    Unavailable,
+    /// Catalog: `upgrade` would mint a version identical to the current one:
+    /// every snippet it pins is at its newest revision.
+    PinsCurrent,
     /// A front matter block that is not valid YAML, or a field of it with
     /// the wrong shape (`vars: 3`, `kind: number`, an example value that
     /// does not fit its variable).
@@ -133,6 +150,12 @@ impl ErrorCode {
             ErrorCode::ContractViolation => "contract_violation",
             ErrorCode::Watch => "watch",
             ErrorCode::TooLarge => "too_large",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::AlreadyExists => "already_exists",
+            ErrorCode::InvalidRequest => "invalid_request",
+            ErrorCode::NotConfigured => "not_configured",
+            ErrorCode::Unavailable => "unavailable",
+            ErrorCode::PinsCurrent => "pins_current",
             ErrorCode::InvalidFrontMatter => "invalid_front_matter",
             ErrorCode::UndeclaredVar => "undeclared_var",
             ErrorCode::KindMismatch => "kind_mismatch",

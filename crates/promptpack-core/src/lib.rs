@@ -18,6 +18,7 @@ mod json;
 #[cfg(feature = "lint")]
 pub mod lint;
 pub mod pipeline;
+pub mod print;
 pub mod program;
 pub mod render;
 pub mod resolve;

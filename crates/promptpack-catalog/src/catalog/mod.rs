@@ -1,0 +1,502 @@
+//! [`Catalog`]: every operation of the catalog, each one transaction of
+//! the store.
+
+mod migrate;
+pub(crate) mod rows;
+
+use crate::compile::{SnippetText, check_snippet, compile_draft, sources, text_hash};
+use crate::diff::unified_diff;
+use crate::model::{
+    AuditEntry, Draft, History, Listed, Page, Pin, PromptEntry, Selector, SnippetRevision, Version,
+};
+use crate::store::{Store, Tx};
+use promptpack_core::contract::Contract;
+use promptpack_core::syntax::is_snippet_name;
+use promptpack_core::{Error, ErrorCode, Settings, Sources};
+
+/// How many prompts [`Catalog::list`] gives at most per page.
+pub const MAX_PAGE: u32 = 1000;
+
+/// A connection to a catalog: SQLite (`sqlite:PATH`, the default) or
+/// PostgreSQL (`postgres://…`). Every method is one transaction: it reads
+/// one snapshot, or writes all it changes or nothing.
+pub struct Catalog {
+    store: Store,
+    settings: Settings,
+    author: String,
+    before_commit: Option<Box<dyn FnMut() + Send>>,
+}
+
+impl std::fmt::Debug for Catalog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Catalog")
+            .field("store", &self.store.kind())
+            .field("author", &self.author)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Catalog {
+    /// Connects to the catalog at `url` and brings its schema up to date
+    /// (creating it on first use). A SQLite file and its folder are created
+    /// when missing.
+    ///
+    /// # Errors
+    /// `unavailable` when the store cannot be reached; `not_configured` when
+    /// the file is not a database or its schema is newer than this
+    /// promptpack knows; `invalid_request` for a URL that names no store.
+    pub fn open(url: &str) -> Result<Catalog, Error> {
+        let mut catalog = Catalog::connect_unchecked(url)?;
+        migrate::migrate(&mut catalog.store)?;
+        Ok(catalog)
+    }
+
+    /// Connects to the catalog at `url`, changing nothing: `not_configured`
+    /// unless it holds this promptpack's schema already. For readers, such
+    /// as a service that follows a label.
+    ///
+    /// # Errors
+    /// As [`Catalog::open`]; `not_configured` also when the schema was
+    /// never applied, or is older.
+    pub fn connect(url: &str) -> Result<Catalog, Error> {
+        let mut catalog = Catalog::connect_unchecked(url)?;
+        migrate::check_schema(&mut catalog.store)?;
+        Ok(catalog)
+    }
+
+    fn connect_unchecked(url: &str) -> Result<Catalog, Error> {
+        Ok(Catalog {
+            store: Store::connect(url)?,
+            settings: Settings::default(),
+            author: default_author(),
+            before_commit: None,
+        })
+    }
+
+    /// Applies the schema's migrations that the database lacks (what
+    /// [`Catalog::open`] does already); the schema version after.
+    ///
+    /// # Errors
+    /// As [`Catalog::open`].
+    pub fn init(&mut self) -> Result<i64, Error> {
+        migrate::migrate(&mut self.store)
+    }
+
+    /// The same catalog, recording `author` on what it writes (by default
+    /// `$PROMPTPACK_AUTHOR`, else `$USER`, else `unknown`).
+    pub fn with_author(mut self, author: impl Into<String>) -> Catalog {
+        self.author = author.into();
+        self
+    }
+
+    /// Who the writes are recorded as.
+    pub fn author(&self) -> &str {
+        &self.author
+    }
+
+    /// Which store this is: `sqlite` or `postgres`.
+    pub fn store_kind(&self) -> &'static str {
+        self.store.kind()
+    }
+
+    /// Runs `hook` inside every publish's write transaction, after all its
+    /// writes and before the commit. For fault tests: a publisher killed
+    /// there must leave nothing behind.
+    #[doc(hidden)]
+    pub fn before_commit(&mut self, hook: Box<dyn FnMut() + Send>) {
+        self.before_commit = Some(hook);
+    }
+
+    /// Adds prompt `id` (a template folder name: letters, digits, `_` and
+    /// `-`) with no version yet. `name` defaults to the id.
+    ///
+    /// # Errors
+    /// `invalid_request` for an id that is not one; `already_exists` when
+    /// the catalog has it, deleted or not.
+    pub fn create(
+        &mut self,
+        id: &str,
+        name: Option<&str>,
+        description: Option<&str>,
+    ) -> Result<PromptEntry, Error> {
+        check_name("prompt id", id)?;
+        let (name, description) = (name.unwrap_or(id), description.unwrap_or(""));
+        let author = self.author.clone();
+        self.store
+            .write(&mut |tx| rows::insert_prompt(tx, id, name, description, &author))
+    }
+
+    /// Publishes `draft` as the next version of prompt `id`: checked inside
+    /// the write transaction with the build's own pipeline, against the
+    /// newest revision of every snippet (which the version pins) and, when
+    /// given, the program's `contract`.
+    ///
+    /// # Errors
+    /// Every parse, resolve and front matter error of the draft, with its
+    /// code and location in `templates/<id>/…`; `contract_violation` for a
+    /// variable the program does not supply or types otherwise;
+    /// `not_found` for a missing or deleted prompt. Nothing is written.
+    pub fn publish(
+        &mut self,
+        id: &str,
+        draft: &Draft,
+        contract: Option<&Contract>,
+    ) -> Result<Version, Error> {
+        let Catalog {
+            store,
+            settings,
+            author,
+            before_commit,
+        } = self;
+        store.write(&mut |tx| {
+            rows::live_prompt(tx, id, true)?;
+            let snippets = rows::current_snippets(tx)?;
+            let compiled = compile_draft(id, draft, &snippets, settings, contract)?;
+            let version = rows::insert_version(tx, id, draft, &compiled, author)?;
+            if let Some(hook) = before_commit.as_mut() {
+                hook();
+            }
+            Ok(version)
+        })
+    }
+
+    /// Publishes `text` as the next revision of snippet `name` (its first
+    /// when new). No published prompt version changes: each keeps the
+    /// revision it pins until [`Catalog::upgrade`] mints a new one.
+    ///
+    /// # Errors
+    /// `invalid_request` for a name that is not one; every parse error of
+    /// the text, and `snippet_not_found` for a snippet it includes that the
+    /// catalog lacks, located in `snippets/<name>.md`.
+    pub fn publish_snippet(
+        &mut self,
+        name: &str,
+        text: &str,
+        message: &str,
+    ) -> Result<SnippetRevision, Error> {
+        check_name("snippet name", name)?;
+        let Catalog {
+            store,
+            settings,
+            author,
+            ..
+        } = self;
+        let hash = text_hash(text);
+        store.write(&mut |tx| {
+            let others = rows::current_snippets(tx)?;
+            check_snippet(name, text, &others, settings)?;
+            rows::insert_snippet_revision(tx, name, text, &hash, author, message)
+        })
+    }
+
+    /// A version of prompt `id`: its newest, number N, or the one a label
+    /// points at.
+    ///
+    /// # Errors
+    /// `not_found` when the prompt is missing or deleted, or has no such
+    /// version or label.
+    pub fn get(&mut self, id: &str, selector: &Selector) -> Result<Version, Error> {
+        self.store.read(&mut |tx| select(tx, id, selector))
+    }
+
+    /// Prompt `id`, deleted or not, without its versions.
+    ///
+    /// # Errors
+    /// `not_found` when the catalog has no such prompt.
+    pub fn prompt(&mut self, id: &str) -> Result<PromptEntry, Error> {
+        self.store
+            .read(&mut |tx| rows::prompt(tx, id, false)?.ok_or_else(|| rows::no_prompt(id)))
+    }
+
+    /// Revision `revision` of snippet `name`, or its newest when `None`.
+    ///
+    /// # Errors
+    /// `not_found` when there is no such snippet or revision.
+    pub fn snippet(&mut self, name: &str, revision: Option<u32>) -> Result<SnippetRevision, Error> {
+        self.store.read(&mut |tx| {
+            rows::snippet_revision(tx, name, revision)?.ok_or_else(|| {
+                let which = revision.map_or(String::new(), |r| format!(" revision {r}"));
+                Error::new(
+                    ErrorCode::NotFound,
+                    format!("the catalog has no snippet `{name}`{which}"),
+                )
+            })
+        })
+    }
+
+    /// The live prompts and their current versions, by id: at most `limit`
+    /// (1 to [`MAX_PAGE`]) after `cursor` (the previous page's
+    /// [`Page::next_cursor`]; `None` for the first page).
+    ///
+    /// # Errors
+    /// `invalid_request` for a limit out of range.
+    pub fn list(&mut self, limit: u32, cursor: Option<&str>) -> Result<Page, Error> {
+        if limit == 0 || limit > MAX_PAGE {
+            return Err(Error::new(
+                ErrorCode::InvalidRequest,
+                format!("a page holds 1 to {MAX_PAGE} prompts, not {limit}"),
+            ));
+        }
+        let cursor = cursor.unwrap_or("");
+        let mut found = self
+            .store
+            .read(&mut |tx| rows::live_prompts(tx, cursor, i64::from(limit) + 1))?;
+        let more = found.len() > limit as usize;
+        found.truncate(limit as usize);
+        let next_cursor = more
+            .then(|| found.last().map(|(p, _)| p.id.clone()))
+            .flatten();
+        let prompts = found
+            .into_iter()
+            .map(|(prompt, current)| Listed { prompt, current })
+            .collect();
+        Ok(Page {
+            prompts,
+            next_cursor,
+        })
+    }
+
+    /// Prompt `id`'s versions, labels and audit history. Deleted prompts
+    /// have one too: the audit outlives them.
+    ///
+    /// # Errors
+    /// `not_found` when the catalog never had the prompt.
+    pub fn history(&mut self, id: &str) -> Result<History, Error> {
+        self.store.read(&mut |tx| {
+            let prompt = rows::prompt(tx, id, false)?.ok_or_else(|| rows::no_prompt(id))?;
+            let mut labels = vec![("latest".to_string(), prompt.latest_version)];
+            labels.extend(rows::labels(tx, id)?);
+            Ok(History {
+                versions: rows::versions(tx, id)?,
+                audit: rows::audit_history(tx, id)?,
+                labels,
+                prompt,
+            })
+        })
+    }
+
+    /// A unified diff of the resolved texts of two versions of prompt `id`
+    /// (`system.md`, then `user.md`); empty when they render the same.
+    ///
+    /// # Errors
+    /// As [`Catalog::get`], for either version.
+    pub fn diff(&mut self, id: &str, from: &Selector, to: &Selector) -> Result<String, Error> {
+        let (a, b) = self
+            .store
+            .read(&mut |tx| Ok((select(tx, id, from)?, select(tx, id, to)?)))?;
+        Ok(unified_diff(&a, &b))
+    }
+
+    /// Points `label` of prompt `id` at `version`, recording the move in the
+    /// audit history. Rolling back is moving a label back.
+    ///
+    /// # Errors
+    /// `invalid_request` for `latest` (kept automatically) or a label that
+    /// is not a name; `not_found` for a missing or deleted prompt or a
+    /// version it does not have.
+    pub fn set_label(&mut self, id: &str, label: &str, version: u32) -> Result<AuditEntry, Error> {
+        check_name("label", label)?;
+        if label == "latest" {
+            return Err(Error::new(
+                ErrorCode::InvalidRequest,
+                "`latest` moves by itself to each new version: label another name",
+            ));
+        }
+        let author = self.author.clone();
+        self.store.write(&mut |tx| {
+            let prompt = rows::live_prompt(tx, id, true)?;
+            if version == 0 || version > prompt.latest_version {
+                return Err(no_version(id, version, prompt.latest_version));
+            }
+            rows::move_label(tx, id, label, version, &author)
+        })
+    }
+
+    /// Soft-deletes prompt `id`: it no longer resolves or lists, and its
+    /// rows stay for the audit.
+    ///
+    /// # Errors
+    /// `not_found` when it is missing or deleted already.
+    pub fn delete(&mut self, id: &str) -> Result<(), Error> {
+        let author = self.author.clone();
+        self.store.write(&mut |tx| {
+            rows::live_prompt(tx, id, true)?;
+            rows::set_deleted(tx, id, true, &author)
+        })
+    }
+
+    /// Undoes [`Catalog::delete`].
+    ///
+    /// # Errors
+    /// `not_found` when the catalog has no such prompt; `invalid_request`
+    /// when it is not deleted.
+    pub fn restore(&mut self, id: &str) -> Result<(), Error> {
+        let author = self.author.clone();
+        self.store.write(&mut |tx| {
+            let prompt = rows::prompt(tx, id, true)?.ok_or_else(|| rows::no_prompt(id))?;
+            if !prompt.deleted {
+                return Err(Error::new(
+                    ErrorCode::InvalidRequest,
+                    format!("prompt `{id}` is not deleted"),
+                ));
+            }
+            rows::set_deleted(tx, id, false, &author)
+        })
+    }
+
+    /// Mints the next version of prompt `id` from its newest one, with
+    /// every snippet it includes at its newest revision: the same text,
+    /// new pins. Checked as a publish is.
+    ///
+    /// # Errors
+    /// `pins_current` when every pin is current already (nothing would
+    /// change); as [`Catalog::publish`] otherwise.
+    pub fn upgrade(&mut self, id: &str, contract: Option<&Contract>) -> Result<Version, Error> {
+        let Catalog {
+            store,
+            settings,
+            author,
+            before_commit,
+        } = self;
+        store.write(&mut |tx| {
+            let prompt = rows::live_prompt(tx, id, true)?;
+            let current = rows::version(tx, id, prompt.latest_version)?
+                .ok_or_else(|| no_version(id, prompt.latest_version, prompt.latest_version))?;
+            let snippets = rows::current_snippets(tx)?;
+            let mut draft = Draft {
+                system: current.system.clone(),
+                user: current.user.clone(),
+                message: String::new(),
+            };
+            let compiled = compile_draft(id, &draft, &snippets, settings, contract)?;
+            if compiled.pins == current.pins {
+                return Err(Error::new(
+                    ErrorCode::PinsCurrent,
+                    format!(
+                        "version {} of `{id}` pins the newest revision of every snippet it includes: an upgrade would change nothing",
+                        current.version
+                    ),
+                ));
+            }
+            draft.message = upgrade_message(&current.pins, &compiled.pins);
+            let version = rows::insert_version(tx, id, &draft, &compiled, author)?;
+            if let Some(hook) = before_commit.as_mut() {
+                hook();
+            }
+            Ok(version)
+        })
+    }
+
+    /// The sources `version` renders from: its text and the snippet
+    /// revisions it pins, ready for the pipeline (`templates/<id>/…`,
+    /// `snippets/<name>.md`).
+    ///
+    /// # Errors
+    /// `not_found` when a pinned revision is missing (a catalog edited by
+    /// hand).
+    pub fn sources(&mut self, version: &Version) -> Result<Sources, Error> {
+        let snippets = self.pinned_snippets(&version.pins)?;
+        Ok(sources(
+            &version.prompt_id,
+            &version.system,
+            version.user.as_deref(),
+            &snippets,
+        ))
+    }
+
+    pub(crate) fn pinned_snippets(&mut self, pins: &[Pin]) -> Result<Vec<SnippetText>, Error> {
+        self.store.read(&mut |tx| {
+            pins.iter()
+                .map(|pin| {
+                    let revision = rows::snippet_revision(tx, &pin.snippet, Some(pin.revision))?
+                        .ok_or_else(|| {
+                            Error::new(
+                                ErrorCode::NotFound,
+                                format!(
+                                    "the catalog has no revision {} of snippet `{}`",
+                                    pin.revision, pin.snippet
+                                ),
+                            )
+                        })?;
+                    Ok(SnippetText {
+                        name: revision.name,
+                        revision: revision.revision,
+                        text: revision.text,
+                    })
+                })
+                .collect()
+        })
+    }
+
+    pub(crate) fn parts(&mut self) -> (&mut Store, &Settings, &str) {
+        (&mut self.store, &self.settings, &self.author)
+    }
+}
+
+/// The version `selector` names.
+fn select(tx: &mut dyn Tx, id: &str, selector: &Selector) -> Result<Version, Error> {
+    let prompt = rows::live_prompt(tx, id, false)?;
+    let number = match selector {
+        Selector::Latest => prompt.latest_version,
+        Selector::Version(n) => *n,
+        Selector::Label(label) if label == "latest" => prompt.latest_version,
+        Selector::Label(label) => rows::label(tx, id, label)?.ok_or_else(|| {
+            Error::new(
+                ErrorCode::NotFound,
+                format!("prompt `{id}` has no label `{label}`"),
+            )
+        })?,
+    };
+    rows::version(tx, id, number)?.ok_or_else(|| no_version(id, number, prompt.latest_version))
+}
+
+fn no_version(id: &str, version: u32, latest: u32) -> Error {
+    let has = match latest {
+        0 => "none yet: publish one first".to_string(),
+        1 => "only version 1".to_string(),
+        n => format!("versions 1 to {n}"),
+    };
+    Error::new(
+        ErrorCode::NotFound,
+        format!("prompt `{id}` has no version {version} ({has})"),
+    )
+}
+
+fn upgrade_message(from: &[Pin], to: &[Pin]) -> String {
+    let moves: Vec<String> = to
+        .iter()
+        .filter_map(|pin| {
+            let old = from.iter().find(|p| p.snippet == pin.snippet);
+            match old {
+                Some(old) if old.revision == pin.revision => None,
+                Some(old) => Some(format!(
+                    "{} {} → {}",
+                    pin.snippet, old.revision, pin.revision
+                )),
+                None => Some(format!("{} → {}", pin.snippet, pin.revision)),
+            }
+        })
+        .collect();
+    format!("upgrade pins: {}", moves.join(", "))
+}
+
+/// Ids, snippet names and labels: a template folder's name.
+pub(crate) fn check_name(what: &str, name: &str) -> Result<(), Error> {
+    if is_snippet_name(name) && name.len() <= 200 {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorCode::InvalidRequest,
+        format!(
+            "`{}` is not a valid {what}: use up to 200 letters, digits, `_` and `-`, not starting with `-`",
+            promptpack_core::diagnostics::escape_controls(name)
+        ),
+    ))
+}
+
+fn default_author() -> String {
+    ["PROMPTPACK_AUTHOR", "USER", "USERNAME"]
+        .iter()
+        .find_map(|key| std::env::var(key).ok().filter(|v| !v.trim().is_empty()))
+        .unwrap_or_else(|| "unknown".to_string())
+}

@@ -1,0 +1,489 @@
+//! The catalog's statements, each a function over a transaction, and the
+//! conversions of their rows into the model. Written once for both stores.
+
+use crate::compile::{Compiled, SnippetText};
+use crate::model::{
+    AuditEntry, Draft, Pin, PromptEntry, SnippetRevision, Timestamp, Version, VersionSummary,
+};
+use crate::store::{Param, Row, Tx};
+use promptpack_core::{Error, ErrorCode};
+
+const PROMPT_COLUMNS: &str = "id, name, description, deleted, latest_version, created_at";
+
+fn number(value: i64, what: &str) -> Result<u32, Error> {
+    u32::try_from(value).map_err(|_| {
+        Error::new(
+            ErrorCode::NotConfigured,
+            format!("the catalog holds {what} {value}, which is not a version number"),
+        )
+    })
+}
+
+fn prompt_entry(row: &Row) -> Result<PromptEntry, Error> {
+    Ok(PromptEntry {
+        id: row.text(0)?,
+        name: row.text(1)?,
+        description: row.text(2)?,
+        deleted: row.int(3)? != 0,
+        latest_version: number(row.int(4)?, "latest version")?,
+        created_at: Timestamp(row.int(5)?),
+    })
+}
+
+/// Prompt `id`, deleted or not; locked for the rest of a write transaction
+/// when `lock`.
+pub(crate) fn prompt(tx: &mut dyn Tx, id: &str, lock: bool) -> Result<Option<PromptEntry>, Error> {
+    let lock = if lock { tx.for_update() } else { "" };
+    let sql = format!("SELECT {PROMPT_COLUMNS} FROM prompts WHERE id = $1{lock}");
+    tx.query_opt(&sql, &[Param::Text(id)])?
+        .map(|row| prompt_entry(&row))
+        .transpose()
+}
+
+/// Prompt `id`, which must exist and not be deleted.
+pub(crate) fn live_prompt(tx: &mut dyn Tx, id: &str, lock: bool) -> Result<PromptEntry, Error> {
+    match prompt(tx, id, lock)? {
+        Some(prompt) if !prompt.deleted => Ok(prompt),
+        Some(_) => Err(Error::new(
+            ErrorCode::NotFound,
+            format!("prompt `{id}` is deleted (`promptpack catalog restore {id}` brings it back)"),
+        )),
+        None => Err(no_prompt(id)),
+    }
+}
+
+pub(crate) fn no_prompt(id: &str) -> Error {
+    Error::new(
+        ErrorCode::NotFound,
+        format!(
+            "the catalog has no prompt `{id}` (`promptpack catalog import` or `create` adds one)"
+        ),
+    )
+}
+
+/// Live prompts after `cursor`, by id, at most `limit`, with their latest
+/// version.
+pub(crate) fn live_prompts(
+    tx: &mut dyn Tx,
+    cursor: &str,
+    limit: i64,
+) -> Result<Vec<(PromptEntry, Option<VersionSummary>)>, Error> {
+    let sql = "SELECT p.id, p.name, p.description, p.deleted, p.latest_version, p.created_at, \
+               v.version, v.content_hash, v.author, v.message, v.created_at \
+               FROM prompts p LEFT JOIN prompt_versions v \
+               ON v.prompt_id = p.id AND v.version = p.latest_version \
+               WHERE p.deleted = 0 AND p.id > $1 ORDER BY p.id LIMIT $2";
+    tx.query(sql, &[Param::Text(cursor), Param::Int(limit)])?
+        .iter()
+        .map(|row| {
+            let prompt = prompt_entry(row)?;
+            let current = match row.opt_int(6)? {
+                Some(version) => Some(VersionSummary {
+                    version: number(version, "version")?,
+                    content_hash: row.text(7)?,
+                    author: row.text(8)?,
+                    message: row.text(9)?,
+                    created_at: Timestamp(row.int(10)?),
+                }),
+                None => None,
+            };
+            Ok((prompt, current))
+        })
+        .collect()
+}
+
+/// Version `version` of prompt `id`, with its pins.
+pub(crate) fn version(tx: &mut dyn Tx, id: &str, version: u32) -> Result<Option<Version>, Error> {
+    let sql = "SELECT system_text, user_text, front_matter, resolved_system, resolved_user, \
+               content_hash, author, message, created_at \
+               FROM prompt_versions WHERE prompt_id = $1 AND version = $2";
+    let params = [Param::Text(id), Param::Int(version.into())];
+    let Some(row) = tx.query_opt(sql, &params)? else {
+        return Ok(None);
+    };
+    let front_matter = serde_json::from_str(&row.text(2)?).map_err(|e| {
+        Error::new(
+            ErrorCode::NotConfigured,
+            format!("the front matter of `{id}` version {version} in the catalog is not JSON: {e}"),
+        )
+    })?;
+    Ok(Some(Version {
+        prompt_id: id.to_string(),
+        version,
+        system: row.text(0)?,
+        user: row.opt_text(1)?,
+        front_matter,
+        pins: pins(tx, id, version)?,
+        resolved_system: row.text(3)?,
+        resolved_user: row.opt_text(4)?,
+        content_hash: row.text(5)?,
+        author: row.text(6)?,
+        message: row.text(7)?,
+        created_at: Timestamp(row.int(8)?),
+    }))
+}
+
+fn pins(tx: &mut dyn Tx, id: &str, version: u32) -> Result<Vec<Pin>, Error> {
+    let sql = "SELECT snippet, revision FROM version_pins \
+               WHERE prompt_id = $1 AND version = $2 ORDER BY snippet";
+    tx.query(sql, &[Param::Text(id), Param::Int(version.into())])?
+        .iter()
+        .map(|row| {
+            Ok(Pin {
+                snippet: row.text(0)?,
+                revision: number(row.int(1)?, "snippet revision")?,
+            })
+        })
+        .collect()
+}
+
+/// Every version of prompt `id`, newest first, without texts.
+pub(crate) fn versions(tx: &mut dyn Tx, id: &str) -> Result<Vec<VersionSummary>, Error> {
+    let sql = "SELECT version, content_hash, author, message, created_at \
+               FROM prompt_versions WHERE prompt_id = $1 ORDER BY version DESC";
+    tx.query(sql, &[Param::Text(id)])?
+        .iter()
+        .map(|row| {
+            Ok(VersionSummary {
+                version: number(row.int(0)?, "version")?,
+                content_hash: row.text(1)?,
+                author: row.text(2)?,
+                message: row.text(3)?,
+                created_at: Timestamp(row.int(4)?),
+            })
+        })
+        .collect()
+}
+
+/// The version label `label` of prompt `id` points at.
+pub(crate) fn label(tx: &mut dyn Tx, id: &str, label: &str) -> Result<Option<u32>, Error> {
+    let sql = "SELECT version FROM labels WHERE prompt_id = $1 AND label = $2";
+    tx.query_opt(sql, &[Param::Text(id), Param::Text(label)])?
+        .map(|row| number(row.int(0)?, "label version"))
+        .transpose()
+}
+
+/// Every label of prompt `id` but `latest`, by name.
+pub(crate) fn labels(tx: &mut dyn Tx, id: &str) -> Result<Vec<(String, u32)>, Error> {
+    let sql = "SELECT label, version FROM labels WHERE prompt_id = $1 ORDER BY label";
+    tx.query(sql, &[Param::Text(id)])?
+        .iter()
+        .map(|row| Ok((row.text(0)?, number(row.int(1)?, "label version")?)))
+        .collect()
+}
+
+/// Points `label` of prompt `id` at `version` and records the move.
+pub(crate) fn move_label(
+    tx: &mut dyn Tx,
+    id: &str,
+    name: &str,
+    version: u32,
+    author: &str,
+) -> Result<AuditEntry, Error> {
+    let from = label(tx, id, name)?;
+    let sql = "INSERT INTO labels (prompt_id, label, version) VALUES ($1, $2, $3) \
+               ON CONFLICT (prompt_id, label) DO UPDATE SET version = excluded.version";
+    tx.execute(
+        sql,
+        &[
+            Param::Text(id),
+            Param::Text(name),
+            Param::Int(version.into()),
+        ],
+    )?;
+    audit(tx, id, "label", Some(name), from, Some(version), author)
+}
+
+/// Appends an entry to the audit history of prompt `id`.
+pub(crate) fn audit(
+    tx: &mut dyn Tx,
+    id: &str,
+    action: &str,
+    label: Option<&str>,
+    from_version: Option<u32>,
+    to_version: Option<u32>,
+    author: &str,
+) -> Result<AuditEntry, Error> {
+    let created_at = Timestamp::now();
+    let sql = "INSERT INTO audit (prompt_id, action, label, from_version, to_version, author, created_at) \
+               VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING seq";
+    let row = tx.query_opt(
+        sql,
+        &[
+            Param::Text(id),
+            Param::Text(action),
+            Param::OptText(label),
+            Param::OptInt(from_version.map(i64::from)),
+            Param::OptInt(to_version.map(i64::from)),
+            Param::Text(author),
+            Param::Int(created_at.0),
+        ],
+    )?;
+    let seq = row.map(|row| row.int(0)).transpose()?.unwrap_or_default();
+    Ok(AuditEntry {
+        seq,
+        action: action.to_string(),
+        label: label.map(str::to_string),
+        from_version,
+        to_version,
+        author: author.to_string(),
+        created_at,
+    })
+}
+
+/// The audit history of prompt `id`, oldest first.
+pub(crate) fn audit_history(tx: &mut dyn Tx, id: &str) -> Result<Vec<AuditEntry>, Error> {
+    let sql = "SELECT seq, action, label, from_version, to_version, author, created_at \
+               FROM audit WHERE prompt_id = $1 ORDER BY seq";
+    tx.query(sql, &[Param::Text(id)])?
+        .iter()
+        .map(|row| {
+            let version = |index: usize| -> Result<Option<u32>, Error> {
+                row.opt_int(index)?
+                    .map(|v| number(v, "version"))
+                    .transpose()
+            };
+            Ok(AuditEntry {
+                seq: row.int(0)?,
+                action: row.text(1)?,
+                label: row.opt_text(2)?,
+                from_version: version(3)?,
+                to_version: version(4)?,
+                author: row.text(5)?,
+                created_at: Timestamp(row.int(6)?),
+            })
+        })
+        .collect()
+}
+
+/// The newest revision of every snippet.
+pub(crate) fn current_snippets(tx: &mut dyn Tx) -> Result<Vec<SnippetText>, Error> {
+    let sql = "SELECT r.name, r.revision, r.text FROM snippets s \
+               JOIN snippet_revisions r ON r.name = s.name AND r.revision = s.latest_revision \
+               ORDER BY s.name";
+    tx.query(sql, &[])?
+        .iter()
+        .map(|row| {
+            Ok(SnippetText {
+                name: row.text(0)?,
+                revision: number(row.int(1)?, "snippet revision")?,
+                text: row.text(2)?,
+            })
+        })
+        .collect()
+}
+
+/// Revision `revision` of snippet `name`; its newest when `None`.
+pub(crate) fn snippet_revision(
+    tx: &mut dyn Tx,
+    name: &str,
+    revision: Option<u32>,
+) -> Result<Option<SnippetRevision>, Error> {
+    let (sql, params) = match revision {
+        Some(revision) => (
+            "SELECT revision, text, content_hash, author, message, created_at \
+             FROM snippet_revisions WHERE name = $1 AND revision = $2",
+            vec![Param::Text(name), Param::Int(revision.into())],
+        ),
+        None => (
+            "SELECT r.revision, r.text, r.content_hash, r.author, r.message, r.created_at \
+             FROM snippets s JOIN snippet_revisions r \
+             ON r.name = s.name AND r.revision = s.latest_revision WHERE s.name = $1",
+            vec![Param::Text(name)],
+        ),
+    };
+    tx.query_opt(sql, &params)?
+        .map(|row| {
+            Ok(SnippetRevision {
+                name: name.to_string(),
+                revision: number(row.int(0)?, "snippet revision")?,
+                text: row.text(1)?,
+                content_hash: row.text(2)?,
+                author: row.text(3)?,
+                message: row.text(4)?,
+                created_at: Timestamp(row.int(5)?),
+            })
+        })
+        .transpose()
+}
+
+/// Appends revision N+1 of snippet `name` (creating the snippet at its
+/// first revision) and returns it. The snippet's row is locked until the
+/// transaction ends, so that concurrent publishers take turns.
+pub(crate) fn insert_snippet_revision(
+    tx: &mut dyn Tx,
+    name: &str,
+    text: &str,
+    content_hash: &str,
+    author: &str,
+    message: &str,
+) -> Result<SnippetRevision, Error> {
+    let created_at = Timestamp::now();
+    tx.execute(
+        "INSERT INTO snippets (name, latest_revision, created_at) VALUES ($1, 0, $2) \
+         ON CONFLICT (name) DO NOTHING",
+        &[Param::Text(name), Param::Int(created_at.0)],
+    )?;
+    let row = tx.query_opt(
+        "UPDATE snippets SET latest_revision = latest_revision + 1 WHERE name = $1 \
+         RETURNING latest_revision",
+        &[Param::Text(name)],
+    )?;
+    let revision = match row {
+        Some(row) => number(row.int(0)?, "snippet revision")?,
+        None => {
+            return Err(Error::new(
+                ErrorCode::Unavailable,
+                format!("snippet `{name}` vanished mid-write"),
+            ));
+        }
+    };
+    tx.execute(
+        "INSERT INTO snippet_revisions (name, revision, text, content_hash, author, message, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        &[
+            Param::Text(name),
+            Param::Int(revision.into()),
+            Param::Text(text),
+            Param::Text(content_hash),
+            Param::Text(author),
+            Param::Text(message),
+            Param::Int(created_at.0),
+        ],
+    )?;
+    Ok(SnippetRevision {
+        name: name.to_string(),
+        revision,
+        text: text.to_string(),
+        content_hash: content_hash.to_string(),
+        author: author.to_string(),
+        message: message.to_string(),
+        created_at,
+    })
+}
+
+/// Appends version N+1 of prompt `id`, which the caller has locked, and
+/// returns it. The number comes from the prompt's row, incremented in the
+/// same transaction: a rolled-back publish leaves no gap.
+pub(crate) fn insert_version(
+    tx: &mut dyn Tx,
+    id: &str,
+    draft: &Draft,
+    compiled: &Compiled,
+    author: &str,
+) -> Result<Version, Error> {
+    let created_at = Timestamp::now();
+    let row = tx.query_opt(
+        "UPDATE prompts SET latest_version = latest_version + 1, \
+         description = COALESCE($2, description) WHERE id = $1 RETURNING latest_version",
+        &[
+            Param::Text(id),
+            Param::OptText(compiled.description.as_deref()),
+        ],
+    )?;
+    let version = match row {
+        Some(row) => number(row.int(0)?, "version")?,
+        None => return Err(no_prompt(id)),
+    };
+    let front_matter = compiled.front_matter.to_string();
+    tx.execute(
+        "INSERT INTO prompt_versions (prompt_id, version, system_text, user_text, front_matter, \
+         resolved_system, resolved_user, content_hash, author, message, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+        &[
+            Param::Text(id),
+            Param::Int(version.into()),
+            Param::Text(&draft.system),
+            Param::OptText(draft.user.as_deref()),
+            Param::Text(&front_matter),
+            Param::Text(&compiled.resolved_system),
+            Param::OptText(compiled.resolved_user.as_deref()),
+            Param::Text(&compiled.content_hash),
+            Param::Text(author),
+            Param::Text(&draft.message),
+            Param::Int(created_at.0),
+        ],
+    )?;
+    for pin in &compiled.pins {
+        tx.execute(
+            "INSERT INTO version_pins (prompt_id, version, snippet, revision) VALUES ($1, $2, $3, $4)",
+            &[
+                Param::Text(id),
+                Param::Int(version.into()),
+                Param::Text(&pin.snippet),
+                Param::Int(pin.revision.into()),
+            ],
+        )?;
+    }
+    Ok(Version {
+        prompt_id: id.to_string(),
+        version,
+        system: draft.system.clone(),
+        user: draft.user.clone(),
+        front_matter: compiled.front_matter.clone(),
+        pins: compiled.pins.clone(),
+        resolved_system: compiled.resolved_system.clone(),
+        resolved_user: compiled.resolved_user.clone(),
+        content_hash: compiled.content_hash.clone(),
+        author: author.to_string(),
+        message: draft.message.clone(),
+        created_at,
+    })
+}
+
+/// Adds prompt `id`; `already_exists` when there is one, deleted or not.
+pub(crate) fn insert_prompt(
+    tx: &mut dyn Tx,
+    id: &str,
+    name: &str,
+    description: &str,
+    author: &str,
+) -> Result<PromptEntry, Error> {
+    let created_at = Timestamp::now();
+    let added = tx.execute(
+        "INSERT INTO prompts (id, name, description, deleted, latest_version, created_at) \
+         VALUES ($1, $2, $3, 0, 0, $4) ON CONFLICT (id) DO NOTHING",
+        &[
+            Param::Text(id),
+            Param::Text(name),
+            Param::Text(description),
+            Param::Int(created_at.0),
+        ],
+    )?;
+    if added == 0 {
+        let deleted = prompt(tx, id, false)?.is_some_and(|p| p.deleted);
+        let hint = if deleted {
+            format!(" (deleted: `promptpack catalog restore {id}` brings it back)")
+        } else {
+            String::new()
+        };
+        return Err(Error::new(
+            ErrorCode::AlreadyExists,
+            format!("the catalog has a prompt `{id}` already{hint}"),
+        ));
+    }
+    audit(tx, id, "create", None, None, None, author)?;
+    Ok(PromptEntry {
+        id: id.to_string(),
+        name: name.to_string(),
+        description: description.to_string(),
+        deleted: false,
+        latest_version: 0,
+        created_at,
+    })
+}
+
+/// Sets prompt `id`'s soft-delete flag and records it.
+pub(crate) fn set_deleted(
+    tx: &mut dyn Tx,
+    id: &str,
+    deleted: bool,
+    author: &str,
+) -> Result<(), Error> {
+    tx.execute(
+        "UPDATE prompts SET deleted = $2 WHERE id = $1",
+        &[Param::Text(id), Param::Int(deleted.into())],
+    )?;
+    let action = if deleted { "delete" } else { "restore" };
+    audit(tx, id, action, None, None, None, author).map(|_| ())
+}

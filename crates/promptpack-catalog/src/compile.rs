@@ -1,0 +1,270 @@
+//! A draft and the catalog's snippets through the same pipeline as the
+//! build (parse, resolve, front matter, contract), into what a version
+//! stores: its pins, its resolved text and the hash of that text. Pure: the
+//! caller reads the snippets inside its write transaction and writes what
+//! comes out, or nothing when this refuses.
+
+use promptpack_core::contract::{Contract, check_all};
+use promptpack_core::pipeline::{Stages, compile};
+use promptpack_core::print::template_text;
+use promptpack_core::resolve::ResolvedPrompt;
+use promptpack_core::{
+    Error, ErrorCode, Settings, SnippetSource, SourceFile, Sources, TemplateSource,
+};
+use sha2::{Digest, Sha256};
+
+use crate::model::{Draft, Pin};
+
+/// A snippet at one revision, as the catalog holds it.
+#[derive(Debug, Clone)]
+pub(crate) struct SnippetText {
+    pub name: String,
+    pub revision: u32,
+    pub text: String,
+}
+
+/// What a version stores beyond its draft.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Compiled {
+    pub pins: Vec<Pin>,
+    pub resolved_system: String,
+    pub resolved_user: Option<String>,
+    pub content_hash: String,
+    pub front_matter: serde_json::Value,
+    pub description: Option<String>,
+}
+
+/// The paths diagnostics name: those of the files the version would be
+/// exported to, so that a location reads as it would in an editor.
+pub(crate) fn system_path(id: &str) -> String {
+    format!("templates/{id}/system.md")
+}
+
+pub(crate) fn user_path(id: &str) -> String {
+    format!("templates/{id}/user.md")
+}
+
+pub(crate) fn snippet_path(name: &str) -> String {
+    format!("snippets/{name}.md")
+}
+
+/// The sources of prompt `id` with `system`/`user` and `snippets`.
+pub(crate) fn sources(
+    id: &str,
+    system: &str,
+    user: Option<&str>,
+    snippets: &[SnippetText],
+) -> Sources {
+    Sources {
+        templates: vec![TemplateSource {
+            id: id.to_string(),
+            system: SourceFile::new(system_path(id), system),
+            user: user.map(|text| SourceFile::new(user_path(id), text)),
+        }],
+        snippets: snippets
+            .iter()
+            .map(|s| SnippetSource {
+                name: s.name.clone(),
+                file: SourceFile::new(snippet_path(&s.name), s.text.as_str()),
+            })
+            .collect(),
+        ..Sources::default()
+    }
+}
+
+/// Checks `draft` of prompt `id` against `snippets` (the newest revision of
+/// each) and, when given, the program's `contract`; every parse, resolve,
+/// front matter and contract error at once, as one [`Error`].
+pub(crate) fn compile_draft(
+    id: &str,
+    draft: &Draft,
+    snippets: &[SnippetText],
+    settings: &Settings,
+    contract: Option<&Contract>,
+) -> Result<Compiled, Error> {
+    let sources = sources(id, &draft.system, draft.user.as_deref(), snippets);
+    let compiled = compile(sources, Vec::new(), settings, Stages::default()).into_result()?;
+    let Some(prompt) = compiled.prompts.into_iter().find(|p| p.id == id) else {
+        return Err(Error::new(
+            ErrorCode::InvalidRequest,
+            format!("prompt `{id}` did not resolve"),
+        ));
+    };
+    if let Some(contract) = contract
+        && let Some(error) =
+            Error::from_diagnostics(check_all(std::slice::from_ref(&prompt), contract))
+    {
+        return Err(error);
+    }
+    Ok(describe(&prompt, snippets, settings))
+}
+
+/// Checks a snippet text on its own: it must parse, and what it includes
+/// must be in `others` (the newest revision of every other snippet).
+pub(crate) fn check_snippet(
+    name: &str,
+    text: &str,
+    others: &[SnippetText],
+    settings: &Settings,
+) -> Result<(), Error> {
+    let mut snippets: Vec<SnippetText> =
+        others.iter().filter(|s| s.name != name).cloned().collect();
+    snippets.push(SnippetText {
+        name: name.to_string(),
+        revision: 0,
+        text: text.to_string(),
+    });
+    // A template holding only the include: resolving it parses the snippet
+    // and everything it includes, with the build's own checks.
+    let include = format!(
+        "{}snippet:{name}{}",
+        settings.delimiters.open(),
+        settings.delimiters.close()
+    );
+    let sources = sources("snippet-check", &include, None, &snippets);
+    compile(sources, Vec::new(), settings, Stages::default())
+        .into_result()
+        .map(|_| ())
+}
+
+fn describe(prompt: &ResolvedPrompt, snippets: &[SnippetText], settings: &Settings) -> Compiled {
+    let pins = prompt
+        .snippets
+        .iter()
+        .filter_map(|name| {
+            let snippet = snippets.iter().find(|s| &s.name == name)?;
+            Some(Pin {
+                snippet: name.clone(),
+                revision: snippet.revision,
+            })
+        })
+        .collect();
+    let delimiters = &settings.delimiters;
+    let resolved_system = template_text(&prompt.system, &prompt.vars, delimiters);
+    let resolved_user = prompt
+        .user
+        .as_ref()
+        .map(|user| template_text(user, &prompt.vars, delimiters));
+    let content_hash = content_hash(&resolved_system, resolved_user.as_deref());
+    let front = &prompt.front_matter;
+    let mut front_matter = front.settings_json();
+    if let Some(object) = front_matter.as_object_mut() {
+        if let Some(description) = &front.description {
+            object.insert("description".into(), description.clone().into());
+        }
+        if let Some(max_tokens) = front.max_tokens {
+            object.insert("max_tokens".into(), max_tokens.into());
+        }
+    }
+    Compiled {
+        pins,
+        resolved_system,
+        resolved_user,
+        content_hash,
+        front_matter,
+        description: front.description.clone(),
+    }
+}
+
+/// The content hash of a version: SHA-256, as lowercase hex, of its
+/// resolved system text, followed, when it has a user part, by a NUL byte
+/// and the resolved user text. Two versions have the same hash exactly when
+/// they render the same text.
+pub fn content_hash(resolved_system: &str, resolved_user: Option<&str>) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(resolved_system.as_bytes());
+    if let Some(user) = resolved_user {
+        hasher.update([0u8]);
+        hasher.update(user.as_bytes());
+    }
+    hex(&hasher.finalize())
+}
+
+/// SHA-256 of `text`, lowercase hex: a snippet revision's hash.
+pub(crate) fn text_hash(text: &str) -> String {
+    hex(&Sha256::digest(text.as_bytes()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        let _ = write!(out, "{byte:02x}");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn draft(system: &str) -> Draft {
+        Draft {
+            system: system.into(),
+            ..Draft::default()
+        }
+    }
+
+    fn snippet(name: &str, revision: u32, text: &str) -> SnippetText {
+        SnippetText {
+            name: name.into(),
+            revision,
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn a_version_pins_every_snippet_it_reaches() {
+        let snippets = [
+            snippet("a", 3, "A {{snippet:b}}"),
+            snippet("b", 7, "B {{x}}"),
+            snippet("unused", 1, "U"),
+        ];
+        let compiled = compile_draft(
+            "p",
+            &draft("{{snippet:a}}!"),
+            &snippets,
+            &Settings::default(),
+            None,
+        )
+        .map_err(|e| e.to_string());
+        let compiled = compiled.unwrap_or_else(|e| panic!("{e}"));
+        let pins: Vec<(&str, u32)> = compiled
+            .pins
+            .iter()
+            .map(|p| (p.snippet.as_str(), p.revision))
+            .collect();
+        assert_eq!(pins, [("a", 3), ("b", 7)]);
+        assert_eq!(compiled.resolved_system, "A B {{x}}!");
+        assert_eq!(compiled.content_hash, content_hash("A B {{x}}!", None));
+    }
+
+    #[test]
+    fn the_hash_tells_a_user_part_from_none() {
+        let sha_of_abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+        assert_eq!(content_hash("abc", None), sha_of_abc);
+        assert_ne!(content_hash("abc", Some("")), sha_of_abc);
+        assert_ne!(content_hash("ab", Some("c")), content_hash("abc", None));
+    }
+
+    #[test]
+    fn errors_are_located_in_the_files_a_version_exports_to() {
+        let error = compile_draft(
+            "p",
+            &draft("Hi\n{{#if x}}"),
+            &[],
+            &Settings::default(),
+            None,
+        )
+        .err()
+        .map(|e| e.into_diagnostics());
+        let diagnostics = error.unwrap_or_default();
+        assert_eq!(diagnostics.len(), 1);
+        assert_eq!(diagnostics[0].code, ErrorCode::UnclosedBlock);
+        let location = diagnostics[0]
+            .location
+            .as_ref()
+            .map(|l| (l.path().to_string(), l.line()));
+        assert_eq!(location, Some(("templates/p/system.md".to_string(), 2)));
+    }
+}

@@ -1,0 +1,45 @@
+//! Unified diffs of two versions' resolved texts, with `similar`.
+
+use crate::model::Version;
+use similar::TextDiff;
+
+/// The diff from `a` to `b`: `system.md`, then `user.md` when either has
+/// one; empty when both render the same text.
+pub(crate) fn unified_diff(a: &Version, b: &Version) -> String {
+    let mut out = String::new();
+    let part =
+        |version: &Version, file: &str| format!("{}@{}/{file}", version.prompt_id, version.version);
+    out.push_str(&file_diff(
+        &a.resolved_system,
+        &b.resolved_system,
+        &part(a, "system.md"),
+        &part(b, "system.md"),
+    ));
+    if a.resolved_user.is_some() || b.resolved_user.is_some() {
+        out.push_str(&file_diff(
+            a.resolved_user.as_deref().unwrap_or(""),
+            b.resolved_user.as_deref().unwrap_or(""),
+            &part(a, "user.md"),
+            &part(b, "user.md"),
+        ));
+    }
+    out
+}
+
+fn file_diff(old: &str, new: &str, old_name: &str, new_name: &str) -> String {
+    if old == new {
+        return String::new();
+    }
+    let diff = TextDiff::from_lines(old, new);
+    let mut text = diff
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{old_name}"), &format!("b/{new_name}"))
+        .to_string();
+    // A file that does not end in a newline leaves the diff's last line
+    // open; the next file's header must start on a line of its own.
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text
+}

@@ -1,0 +1,237 @@
+//! What the catalog holds and returns: prompts, versions, snippet
+//! revisions, labels and the audit history.
+
+use serde::{Serialize, Serializer};
+use std::fmt;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// A moment, as milliseconds since the Unix epoch (what the stores keep).
+/// Displays and serializes as RFC 3339 (`2026-12-02T01:37:23.123Z`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp(pub i64);
+
+impl Timestamp {
+    /// Now, by this machine's clock.
+    pub fn now() -> Timestamp {
+        let since = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        Timestamp(i64::try_from(since.as_millis()).unwrap_or(i64::MAX))
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let millis = u64::try_from(self.0).unwrap_or(0);
+        let at = UNIX_EPOCH + Duration::from_millis(millis);
+        write!(f, "{}", humantime::format_rfc3339_millis(at))
+    }
+}
+
+impl Serialize for Timestamp {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// Which version of a prompt to read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selector {
+    /// The newest version (the `latest` label, kept automatically).
+    Latest,
+    /// Version N.
+    Version(u32),
+    /// The version a label points at.
+    Label(String),
+}
+
+impl fmt::Display for Selector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Selector::Latest => f.write_str("latest"),
+            Selector::Version(n) => write!(f, "version {n}"),
+            Selector::Label(label) => write!(f, "label `{label}`"),
+        }
+    }
+}
+
+/// A prompt of the catalog, addressed by its id (the template folder name).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PromptEntry {
+    /// The id: `agent-system`.
+    pub id: String,
+    /// A human name; the id unless set at `create`.
+    pub name: String,
+    /// What it is for: from `create`, or the front matter's `description`
+    /// of its latest version.
+    pub description: String,
+    /// Soft-deleted: its rows stay for the audit, and it does not resolve.
+    pub deleted: bool,
+    /// Its newest version number; 0 before the first publish.
+    pub latest_version: u32,
+    /// When it was created.
+    pub created_at: Timestamp,
+}
+
+/// A snippet revision a version renders with.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Pin {
+    /// The snippet's name.
+    pub snippet: String,
+    /// Its revision.
+    pub revision: u32,
+}
+
+/// One version of a prompt. Never changes after it is written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Version {
+    /// The prompt's id.
+    pub prompt_id: String,
+    /// Its number: 1, 2, … with no gaps.
+    pub version: u32,
+    /// `system.md`, verbatim (front matter included).
+    pub system: String,
+    /// `user.md`, verbatim, when the prompt has one.
+    pub user: Option<String>,
+    /// The front matter of both parts, merged, as JSON (`{}` when none).
+    pub front_matter: serde_json::Value,
+    /// Every snippet it includes, directly or not, at the revision it
+    /// renders with.
+    pub pins: Vec<Pin>,
+    /// The text its system part renders: snippets spliced in, front matter
+    /// and trimming applied, tokens in canonical form.
+    pub resolved_system: String,
+    /// The same for the user part.
+    pub resolved_user: Option<String>,
+    /// SHA-256 of the resolved text, lowercase hex: see
+    /// [`content_hash`](crate::content_hash).
+    pub content_hash: String,
+    /// Who published it.
+    pub author: String,
+    /// Why.
+    pub message: String,
+    /// When.
+    pub created_at: Timestamp,
+}
+
+/// A version without its texts: a line of a prompt's history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct VersionSummary {
+    /// Its number.
+    pub version: u32,
+    /// SHA-256 of its resolved text.
+    pub content_hash: String,
+    /// Who published it.
+    pub author: String,
+    /// Why.
+    pub message: String,
+    /// When.
+    pub created_at: Timestamp,
+}
+
+/// One revision of a snippet. Never changes after it is written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SnippetRevision {
+    /// The snippet's name (`snippets/<name>.md`).
+    pub name: String,
+    /// Its number: 1, 2, … with no gaps.
+    pub revision: u32,
+    /// The file, verbatim.
+    pub text: String,
+    /// SHA-256 of the text, lowercase hex.
+    pub content_hash: String,
+    /// Who published it.
+    pub author: String,
+    /// Why.
+    pub message: String,
+    /// When.
+    pub created_at: Timestamp,
+}
+
+/// An entry of a prompt's audit history: a label moved, the prompt created,
+/// deleted or restored. (Versions are their own record.)
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AuditEntry {
+    /// Its place in the catalog's history: later entries have larger ones.
+    pub seq: i64,
+    /// `create`, `label`, `delete` or `restore`.
+    pub action: String,
+    /// The label moved, for `label`.
+    pub label: Option<String>,
+    /// Where the label pointed before; `None` when it is new.
+    pub from_version: Option<u32>,
+    /// Where it points now.
+    pub to_version: Option<u32>,
+    /// Who did it.
+    pub author: String,
+    /// When.
+    pub created_at: Timestamp,
+}
+
+/// A prompt's history: its versions, newest first, its labels and every
+/// move of them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct History {
+    /// The prompt.
+    pub prompt: PromptEntry,
+    /// Every version, newest first.
+    pub versions: Vec<VersionSummary>,
+    /// Every label and the version it points at, by name (`latest` too).
+    pub labels: Vec<(String, u32)>,
+    /// The audit history, oldest first.
+    pub audit: Vec<AuditEntry>,
+}
+
+/// A line of [`Catalog::list`](crate::Catalog::list): a live prompt and its
+/// current version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Listed {
+    /// The prompt.
+    pub prompt: PromptEntry,
+    /// Its latest version, `None` before the first publish.
+    pub current: Option<VersionSummary>,
+}
+
+/// A page of [`Catalog::list`](crate::Catalog::list).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Page {
+    /// The prompts of this page, by id.
+    pub prompts: Vec<Listed>,
+    /// Give it to the next call for the page after this one; `None` on the
+    /// last page.
+    pub next_cursor: Option<String>,
+}
+
+/// The text of a new version: `system.md` and the optional `user.md`,
+/// verbatim, and why it is published.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Draft {
+    /// `system.md`.
+    pub system: String,
+    /// `user.md`, when there is one.
+    pub user: Option<String>,
+    /// The commit message of the version.
+    pub message: String,
+}
+
+/// What [`Catalog::import`](crate::Catalog::import) did with each prompt
+/// and snippet of the tree.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct ImportReport {
+    /// Every prompt of the tree: its id and the version it is at now, and
+    /// whether that version is new (`false`: the tree matched it already).
+    pub prompts: Vec<Imported>,
+    /// Every snippet of the tree, the same way.
+    pub snippets: Vec<Imported>,
+}
+
+/// One prompt or snippet of an import.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Imported {
+    /// Its id or name.
+    pub name: String,
+    /// The version or revision it is at after the import.
+    pub version: u32,
+    /// Whether the import wrote it.
+    pub written: bool,
+}

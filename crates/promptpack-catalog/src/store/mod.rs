@@ -1,0 +1,284 @@
+//! The two stores behind one interface: a connection that runs a closure in
+//! a read or a write transaction, and a transaction that runs SQL. The
+//! catalog's statements are written once, with `$1`-style parameters, over
+//! a schema both databases share; each backend maps its own values, errors
+//! and locking onto these.
+
+use promptpack_core::{Error, ErrorCode};
+
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(feature = "sqlite")]
+mod sqlite;
+
+/// One migration: the schema version it brings the database to, and its SQL.
+pub(crate) struct Migration {
+    pub version: i64,
+    pub sql: &'static str,
+}
+
+/// A parameter of a statement.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Param<'a> {
+    Text(&'a str),
+    OptText(Option<&'a str>),
+    Int(i64),
+    OptInt(Option<i64>),
+}
+
+/// One value of a result row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Cell {
+    Null,
+    Int(i64),
+    Text(String),
+}
+
+/// A result row, read by column index in the order the `SELECT` names them.
+#[derive(Debug, Clone)]
+pub(crate) struct Row(pub Vec<Cell>);
+
+impl Row {
+    fn cell(&self, index: usize) -> Result<&Cell, Error> {
+        self.0
+            .get(index)
+            .ok_or_else(|| schema_mismatch(index, "a column"))
+    }
+
+    pub fn text(&self, index: usize) -> Result<String, Error> {
+        match self.cell(index)? {
+            Cell::Text(text) => Ok(text.clone()),
+            _ => Err(schema_mismatch(index, "text")),
+        }
+    }
+
+    pub fn opt_text(&self, index: usize) -> Result<Option<String>, Error> {
+        match self.cell(index)? {
+            Cell::Null => Ok(None),
+            Cell::Text(text) => Ok(Some(text.clone())),
+            Cell::Int(_) => Err(schema_mismatch(index, "text or NULL")),
+        }
+    }
+
+    pub fn int(&self, index: usize) -> Result<i64, Error> {
+        match self.cell(index)? {
+            Cell::Int(value) => Ok(*value),
+            _ => Err(schema_mismatch(index, "an integer")),
+        }
+    }
+
+    pub fn opt_int(&self, index: usize) -> Result<Option<i64>, Error> {
+        match self.cell(index)? {
+            Cell::Null => Ok(None),
+            Cell::Int(value) => Ok(Some(*value)),
+            Cell::Text(_) => Err(schema_mismatch(index, "an integer or NULL")),
+        }
+    }
+}
+
+fn schema_mismatch(index: usize, wanted: &str) -> Error {
+    Error::new(
+        ErrorCode::NotConfigured,
+        format!(
+            "column {index} of a catalog row is not {wanted}: the database's schema is not the one this promptpack writes"
+        ),
+    )
+}
+
+/// Which SQL the store speaks where the two differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+/// A transaction. Statements use `$1`, `$2`, … for parameters.
+pub(crate) trait Tx {
+    /// Rows of a query.
+    fn query(&mut self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>, Error>;
+    /// Runs a statement; the number of rows it changed.
+    fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64, Error>;
+    /// Which SQL this store speaks.
+    fn dialect(&self) -> Dialect;
+}
+
+impl dyn Tx + '_ {
+    /// The one row a query must return, or `None`.
+    pub fn query_opt(&mut self, sql: &str, params: &[Param<'_>]) -> Result<Option<Row>, Error> {
+        Ok(self.query(sql, params)?.into_iter().next())
+    }
+
+    /// `SELECT … FOR UPDATE` where the store locks rows (PostgreSQL); SQLite
+    /// holds the whole database for a write transaction already.
+    pub fn for_update(&self) -> &'static str {
+        match self.dialect() {
+            Dialect::Postgres => " FOR UPDATE",
+            Dialect::Sqlite => "",
+        }
+    }
+}
+
+/// A connection to one of the stores.
+pub(crate) enum Store {
+    #[cfg(feature = "sqlite")]
+    Sqlite(sqlite::SqliteStore),
+    #[cfg(feature = "postgres")]
+    Postgres(postgres::PostgresStore),
+}
+
+/// The closure a transaction runs.
+pub(crate) type Work<'w, T> = &'w mut dyn FnMut(&mut dyn Tx) -> Result<T, Error>;
+
+impl Store {
+    /// Connects to `url`: `sqlite:PATH` (or a path), `postgres://…` or
+    /// `postgresql://…`.
+    pub fn connect(url: &str) -> Result<Store, Error> {
+        match StoreUrl::parse(url)? {
+            #[cfg(feature = "sqlite")]
+            StoreUrl::Sqlite(path) => Ok(Store::Sqlite(sqlite::SqliteStore::open(&path)?)),
+            #[cfg(feature = "postgres")]
+            StoreUrl::Postgres(url) => Ok(Store::Postgres(postgres::PostgresStore::connect(&url)?)),
+        }
+    }
+
+    /// Runs `work` in a transaction that sees one snapshot and writes nothing.
+    pub fn read<T>(&mut self, work: Work<'_, T>) -> Result<T, Error> {
+        match self {
+            #[cfg(feature = "sqlite")]
+            Store::Sqlite(store) => store.transaction(false, work),
+            #[cfg(feature = "postgres")]
+            Store::Postgres(store) => store.transaction(false, work),
+        }
+    }
+
+    /// Runs `work` in a write transaction, committed only when it returns
+    /// `Ok`: a catalog write is all or nothing. Writers to one prompt are
+    /// serialized by the database (SQLite's write lock, PostgreSQL's row
+    /// locks), so that two never compute the same version number.
+    pub fn write<T>(&mut self, work: Work<'_, T>) -> Result<T, Error> {
+        match self {
+            #[cfg(feature = "sqlite")]
+            Store::Sqlite(store) => store.transaction(true, work),
+            #[cfg(feature = "postgres")]
+            Store::Postgres(store) => store.transaction(true, work),
+        }
+    }
+
+    /// The store's migrations, in order.
+    pub fn migrations(&self) -> &'static [Migration] {
+        match self {
+            #[cfg(feature = "sqlite")]
+            Store::Sqlite(_) => sqlite::MIGRATIONS,
+            #[cfg(feature = "postgres")]
+            Store::Postgres(_) => postgres::MIGRATIONS,
+        }
+    }
+
+    /// A statement that makes concurrent first uses of an empty database
+    /// apply the migrations one after the other (PostgreSQL's transaction
+    /// advisory lock; SQLite's write transaction is exclusive already).
+    pub fn migration_lock(&self) -> Option<&'static str> {
+        match self {
+            #[cfg(feature = "sqlite")]
+            Store::Sqlite(_) => None,
+            #[cfg(feature = "postgres")]
+            Store::Postgres(_) => Some("SELECT pg_advisory_xact_lock(7325163)"),
+        }
+    }
+
+    /// Which store this is, for messages: `sqlite` or `postgres`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            #[cfg(feature = "sqlite")]
+            Store::Sqlite(_) => "sqlite",
+            #[cfg(feature = "postgres")]
+            Store::Postgres(_) => "postgres",
+        }
+    }
+}
+
+/// A store URL, parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum StoreUrl {
+    #[cfg(feature = "sqlite")]
+    Sqlite(std::path::PathBuf),
+    #[cfg(feature = "postgres")]
+    Postgres(String),
+}
+
+impl StoreUrl {
+    /// `sqlite:PATH`, `sqlite://PATH`, `postgres://…`, `postgresql://…`; a
+    /// bare path is a SQLite file.
+    pub fn parse(url: &str) -> Result<StoreUrl, Error> {
+        if url.trim().is_empty() {
+            return Err(Error::new(
+                ErrorCode::InvalidRequest,
+                "the catalog URL is empty: give `sqlite:PATH` or `postgres://…`",
+            ));
+        }
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            #[cfg(feature = "postgres")]
+            return Ok(StoreUrl::Postgres(url.to_string()));
+            #[cfg(not(feature = "postgres"))]
+            return Err(Error::new(
+                ErrorCode::InvalidRequest,
+                "this promptpack was built without PostgreSQL: enable promptpack-catalog's `postgres` feature",
+            ));
+        }
+        let path = url
+            .strip_prefix("sqlite://")
+            .or_else(|| url.strip_prefix("sqlite:"))
+            .unwrap_or(url);
+        if let Some((scheme, _)) = path.split_once("://") {
+            return Err(Error::new(
+                ErrorCode::InvalidRequest,
+                format!(
+                    "`{scheme}://` is not a catalog store: give `sqlite:PATH` or `postgres://…`"
+                ),
+            ));
+        }
+        #[cfg(feature = "sqlite")]
+        return Ok(StoreUrl::Sqlite(std::path::PathBuf::from(path)));
+        #[cfg(not(feature = "sqlite"))]
+        return Err(Error::new(
+            ErrorCode::InvalidRequest,
+            format!(
+                "`{path}` would be a SQLite catalog, and this promptpack was built without SQLite: enable promptpack-catalog's `sqlite` feature"
+            ),
+        ));
+    }
+}
+
+/// `$1`, `$2`, … as SQLite's numbered `?1`, `?2`, …: a numbered parameter
+/// binds by its number, whatever the order it appears in.
+#[cfg(feature = "sqlite")]
+pub(crate) fn numbered_parameters(sql: &str) -> std::borrow::Cow<'_, str> {
+    if sql.contains('$') {
+        std::borrow::Cow::Owned(sql.replace('$', "?"))
+    } else {
+        std::borrow::Cow::Borrowed(sql)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_name_their_store() {
+        #[cfg(feature = "sqlite")]
+        {
+            let path = |p: &str| StoreUrl::Sqlite(std::path::PathBuf::from(p));
+            assert_eq!(StoreUrl::parse("sqlite:a/b.db").ok(), Some(path("a/b.db")));
+            assert_eq!(
+                StoreUrl::parse("sqlite:///tmp/x.db").ok(),
+                Some(path("/tmp/x.db"))
+            );
+            assert_eq!(StoreUrl::parse("cat.db").ok(), Some(path("cat.db")));
+        }
+        for bad in ["", "  ", "mysql://h/db"] {
+            let error = StoreUrl::parse(bad).err().map(|e| e.code());
+            assert_eq!(error, Some(ErrorCode::InvalidRequest), "{bad:?}");
+        }
+    }
+}

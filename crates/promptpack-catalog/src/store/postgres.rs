@@ -1,0 +1,168 @@
+//! The shared store: PostgreSQL through the synchronous `postgres` client.
+//! Writers to one prompt are serialized by a row lock on the prompt
+//! (`SELECT … FOR UPDATE`), so version numbers have no gaps and no repeats
+//! however many instances publish at once.
+
+use super::{Cell, Dialect, Migration, Param, Row, Tx, Work};
+use postgres::types::{ToSql, Type};
+use postgres::{Client, IsolationLevel, NoTls};
+use promptpack_core::{Error, ErrorCode};
+
+pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    sql: include_str!("../../migrations/postgres/0001_catalog.sql"),
+}];
+
+pub(crate) struct PostgresStore {
+    client: Client,
+    shown: String,
+}
+
+impl PostgresStore {
+    pub fn connect(url: &str) -> Result<PostgresStore, Error> {
+        let shown = without_password(url);
+        let client = Client::connect(url, NoTls).map_err(|e| store_error(&shown, &e))?;
+        Ok(PostgresStore { client, shown })
+    }
+
+    pub fn transaction<T>(&mut self, write: bool, work: Work<'_, T>) -> Result<T, Error> {
+        let shown = self.shown.clone();
+        let fail = |e: postgres::Error| store_error(&shown, &e);
+        let mut builder = self.client.build_transaction();
+        if !write {
+            // One snapshot for every statement of a read.
+            builder = builder
+                .read_only(true)
+                .isolation_level(IsolationLevel::RepeatableRead);
+        }
+        let transaction = builder.start().map_err(fail)?;
+        let mut tx = PostgresTx {
+            transaction,
+            shown: &shown,
+        };
+        let value = work(&mut tx)?;
+        tx.transaction.commit().map_err(fail)?;
+        Ok(value)
+    }
+}
+
+struct PostgresTx<'t> {
+    transaction: postgres::Transaction<'t>,
+    shown: &'t str,
+}
+
+fn bind<'a>(params: &'a [Param<'a>]) -> Vec<&'a (dyn ToSql + Sync)> {
+    params
+        .iter()
+        .map(|param| -> &(dyn ToSql + Sync) {
+            match param {
+                Param::Text(text) => text,
+                Param::OptText(text) => text,
+                Param::Int(value) => value,
+                Param::OptInt(value) => value,
+            }
+        })
+        .collect()
+}
+
+impl Tx for PostgresTx<'_> {
+    fn query(&mut self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>, Error> {
+        let shown = self.shown;
+        let fail = |e: postgres::Error| store_error(shown, &e);
+        let rows = self.transaction.query(sql, &bind(params)).map_err(fail)?;
+        let mut out = Vec::with_capacity(rows.len());
+        for row in rows {
+            let mut cells = Vec::with_capacity(row.len());
+            for (index, column) in row.columns().iter().enumerate() {
+                let cell = match *column.type_() {
+                    Type::INT8 => row
+                        .try_get::<_, Option<i64>>(index)
+                        .map(|v| v.map(Cell::Int)),
+                    Type::INT4 => row
+                        .try_get::<_, Option<i32>>(index)
+                        .map(|v| v.map(|v| Cell::Int(v.into()))),
+                    Type::BOOL => row
+                        .try_get::<_, Option<bool>>(index)
+                        .map(|v| v.map(|v| Cell::Int(v.into()))),
+                    _ => row
+                        .try_get::<_, Option<String>>(index)
+                        .map(|v| v.map(Cell::Text)),
+                };
+                cells.push(cell.map_err(fail)?.unwrap_or(Cell::Null));
+            }
+            out.push(Row(cells));
+        }
+        Ok(out)
+    }
+
+    fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64, Error> {
+        let shown = self.shown;
+        if params.is_empty() && !sql.contains("$1") {
+            // Migrations: several statements in one text.
+            self.transaction
+                .batch_execute(sql)
+                .map_err(|e| store_error(shown, &e))?;
+            return Ok(0);
+        }
+        self.transaction
+            .execute(sql, &bind(params))
+            .map_err(|e| store_error(shown, &e))
+    }
+
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
+    }
+}
+
+/// A PostgreSQL error as the catalog's: a missing table is
+/// `not_configured`, a duplicate key `already_exists`, anything else
+/// (refused connection, lost server, a failed statement) `unavailable`.
+fn store_error(shown: &str, error: &postgres::Error) -> Error {
+    use postgres::error::SqlState;
+    let code = match error.code() {
+        Some(state) if *state == SqlState::UNDEFINED_TABLE => ErrorCode::NotConfigured,
+        Some(state) if *state == SqlState::UNIQUE_VIOLATION => ErrorCode::AlreadyExists,
+        _ => ErrorCode::Unavailable,
+    };
+    let hint = if code == ErrorCode::NotConfigured {
+        ": the catalog's schema is not applied (run `promptpack catalog init`)"
+    } else {
+        ""
+    };
+    // The client's Display of a server error is only "db error": the
+    // server's own message says what went wrong.
+    let detail = match error.as_db_error() {
+        Some(db) => db.message().to_string(),
+        None => error.to_string(),
+    };
+    Error::new(code, format!("catalog {shown}: {detail}{hint}"))
+}
+
+/// The URL without its password, for messages.
+fn without_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let (authority, tail) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    match authority.rsplit_once('@') {
+        Some((user, host)) => {
+            let user = user.split_once(':').map_or(user, |(name, _)| name);
+            format!("{scheme}://{user}@{host}{tail}")
+        }
+        None => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_password;
+
+    #[test]
+    fn passwords_stay_out_of_messages() {
+        assert_eq!(
+            without_password("postgres://ada:secret@db:5432/cat"),
+            "postgres://ada@db:5432/cat"
+        );
+        assert_eq!(without_password("postgres://db/cat"), "postgres://db/cat");
+    }
+}
