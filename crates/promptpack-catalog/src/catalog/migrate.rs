@@ -14,7 +14,7 @@ pub(crate) fn migrate(store: &mut Store) -> Result<i64, Error> {
     let latest = migrations.last().map_or(0, |m| m.version);
     store.write(&mut |tx| {
         if let Some(lock) = lock {
-            tx.query(lock, &[])?;
+            tx.execute(lock, &[])?;
         }
         tx.execute(SCHEMA_TABLE, &[])?;
         let current = applied(tx)?;

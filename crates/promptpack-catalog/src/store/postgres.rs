@@ -131,9 +131,10 @@ fn store_error(shown: &str, error: &postgres::Error) -> Error {
     };
     // The client's Display of a server error is only "db error": the
     // server's own message says what went wrong.
-    let detail = match error.as_db_error() {
-        Some(db) => db.message().to_string(),
-        None => error.to_string(),
+    let detail = match (error.as_db_error(), std::error::Error::source(error)) {
+        (Some(db), _) => db.message().to_string(),
+        (None, Some(source)) => format!("{error}: {source}"),
+        (None, None) => error.to_string(),
     };
     Error::new(code, format!("catalog {shown}: {detail}{hint}"))
 }

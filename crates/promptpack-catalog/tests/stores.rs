@@ -1,0 +1,688 @@
+//! The store suite: every case runs against SQLite and against a real
+//! PostgreSQL server, through the same [`Catalog`] API.
+
+mod support;
+
+use promptpack_catalog::{Catalog, Contract, Draft, ErrorCode, Selector, content_hash};
+use support::{TestStore, code, draft, write_tree};
+
+every_store!(
+    versions_are_numbered_and_never_change,
+    labels_move_by_explicit_calls_and_every_move_is_audited,
+    published_versions_keep_their_snippet_revisions,
+    upgrade_moves_pins_and_refuses_when_current,
+    refused_publishes_write_nothing,
+    contract_violations_name_the_variable_and_the_fields,
+    deleted_prompts_do_not_resolve_and_keep_their_history,
+    list_pages_through_live_prompts_by_id,
+    diff_is_a_unified_diff_of_the_resolved_texts,
+    import_writes_changed_prompts_verbatim_and_export_gives_them_back,
+    a_broken_tree_imports_nothing,
+    the_schema_is_applied_once_and_checked,
+    snippet_revisions_are_checked_and_append_only,
+);
+
+fn versions_are_numbered_and_never_change(store: &TestStore) {
+    let mut catalog = store.open();
+    catalog
+        .create("greeter", Some("Greeter"), Some("says hello"))
+        .expect("create");
+    for n in 1..=3 {
+        let version = catalog
+            .publish("greeter", &draft(&format!("Hello {{{{name}}}} #{n}")), None)
+            .expect("publish");
+        assert_eq!(version.version, n);
+    }
+    let second = catalog.get("greeter", &Selector::Version(2)).expect("v2");
+    assert_eq!(second.system, "Hello {{name}} #2");
+    assert_eq!(second.resolved_system, "Hello {{name}} #2");
+    assert_eq!(second.content_hash, content_hash("Hello {{name}} #2", None));
+    assert_eq!(second.author, "test");
+    let latest = catalog.get("greeter", &Selector::Latest).expect("latest");
+    assert_eq!(latest.version, 3);
+    assert_eq!(
+        catalog
+            .get("greeter", &Selector::Label("latest".into()))
+            .expect("label latest")
+            .version,
+        3
+    );
+    assert_eq!(
+        code(catalog.get("greeter", &Selector::Version(4))),
+        ErrorCode::NotFound
+    );
+    assert_eq!(
+        code(catalog.get("greeter", &Selector::Version(0))),
+        ErrorCode::NotFound
+    );
+    let history = catalog.history("greeter").expect("history");
+    let numbers: Vec<u32> = history.versions.iter().map(|v| v.version).collect();
+    assert_eq!(numbers, [3, 2, 1]);
+    assert_eq!(history.prompt.name, "Greeter");
+    assert_eq!(history.labels, [("latest".to_string(), 3)]);
+
+    // No statement rewrites a version, not even one written by hand.
+    let before = store.footprint();
+    for sql in [
+        "UPDATE prompt_versions SET system_text = 'x' WHERE version = 2",
+        "DELETE FROM prompt_versions WHERE version = 2",
+        "DELETE FROM audit",
+    ] {
+        let refused = store.raw(sql).expect_err(sql);
+        assert!(refused.contains("append-only"), "{sql}: {refused}");
+    }
+    assert_eq!(store.footprint(), before);
+    assert_eq!(
+        catalog
+            .get("greeter", &Selector::Version(2))
+            .expect("v2")
+            .system,
+        "Hello {{name}} #2"
+    );
+}
+
+fn labels_move_by_explicit_calls_and_every_move_is_audited(store: &TestStore) {
+    let mut catalog = store.open();
+    catalog.create("p", None, None).expect("create");
+    for text in ["one", "two", "three"] {
+        catalog.publish("p", &draft(text), None).expect("publish");
+    }
+    let production = Selector::Label("production".into());
+    assert_eq!(code(catalog.get("p", &production)), ErrorCode::NotFound);
+    let first = catalog.set_label("p", "production", 1).expect("label");
+    assert_eq!((first.from_version, first.to_version), (None, Some(1)));
+    catalog.set_label("p", "production", 3).expect("move");
+    assert_eq!(catalog.get("p", &production).expect("get").system, "three");
+    // Rolling back is moving the label back.
+    catalog.set_label("p", "production", 2).expect("roll back");
+    assert_eq!(catalog.get("p", &production).expect("get").system, "two");
+    catalog.set_label("p", "staging", 3).expect("staging");
+
+    let before = store.footprint();
+    assert_eq!(
+        code(catalog.set_label("p", "latest", 1)),
+        ErrorCode::InvalidRequest
+    );
+    assert_eq!(
+        code(catalog.set_label("p", "production", 4)),
+        ErrorCode::NotFound
+    );
+    assert_eq!(
+        code(catalog.set_label("p", "production", 0)),
+        ErrorCode::NotFound
+    );
+    assert_eq!(
+        code(catalog.set_label("p", "bad label", 1)),
+        ErrorCode::InvalidRequest
+    );
+    assert_eq!(
+        code(catalog.set_label("nope", "production", 1)),
+        ErrorCode::NotFound
+    );
+    assert_eq!(store.footprint(), before);
+
+    let history = catalog.history("p").expect("history");
+    let moves: Vec<(String, Option<u32>, Option<u32>)> = history
+        .audit
+        .iter()
+        .filter(|e| e.action == "label")
+        .map(|e| {
+            (
+                e.label.clone().unwrap_or_default(),
+                e.from_version,
+                e.to_version,
+            )
+        })
+        .collect();
+    assert_eq!(
+        moves,
+        [
+            ("production".into(), None, Some(1)),
+            ("production".into(), Some(1), Some(3)),
+            ("production".into(), Some(3), Some(2)),
+            ("staging".into(), None, Some(3)),
+        ]
+    );
+    assert!(history.audit.windows(2).all(|w| w[0].seq < w[1].seq));
+    assert_eq!(
+        history.labels,
+        [
+            ("latest".to_string(), 3),
+            ("production".to_string(), 2),
+            ("staging".to_string(), 3)
+        ]
+    );
+}
+
+fn published_versions_keep_their_snippet_revisions(store: &TestStore) {
+    let mut catalog = store.open();
+    catalog
+        .publish_snippet("tone", "Be brief.", "tone 1")
+        .expect("snippet");
+    catalog
+        .publish_snippet("rules", "Rules: {{snippet:tone}}", "rules 1")
+        .expect("snippet");
+    catalog.create("agent", None, None).expect("create");
+    let v1 = catalog
+        .publish("agent", &draft("{{snippet:rules}} Hi {{name}}."), None)
+        .expect("publish");
+    let pins: Vec<(String, u32)> = v1
+        .pins
+        .iter()
+        .map(|p| (p.snippet.clone(), p.revision))
+        .collect();
+    assert_eq!(pins, [("rules".into(), 1), ("tone".into(), 1)]);
+    assert_eq!(v1.resolved_system, "Rules: Be brief. Hi {{name}}.");
+
+    let tone2 = catalog
+        .publish_snippet("tone", "Be thorough.", "tone 2")
+        .expect("snippet");
+    assert_eq!(tone2.revision, 2);
+    // The published version still renders what it rendered.
+    let again = catalog.get("agent", &Selector::Version(1)).expect("v1");
+    assert_eq!(again, v1);
+    let sources = catalog.sources(&again).expect("sources");
+    let tone = sources
+        .snippets
+        .iter()
+        .find(|s| s.name == "tone")
+        .expect("tone");
+    assert_eq!(tone.file.text(), "Be brief.");
+    assert_eq!(
+        catalog.snippet("tone", Some(1)).expect("rev 1").text,
+        "Be brief."
+    );
+    assert_eq!(catalog.snippet("tone", None).expect("newest").revision, 2);
+    assert_eq!(code(catalog.snippet("tone", Some(3))), ErrorCode::NotFound);
+
+    // A new version pins the newest revisions.
+    let v2 = catalog
+        .publish("agent", &draft("{{snippet:rules}} Hi {{name}}."), None)
+        .expect("publish");
+    assert_eq!(v2.resolved_system, "Rules: Be thorough. Hi {{name}}.");
+    assert_ne!(v2.content_hash, v1.content_hash);
+}
+
+fn upgrade_moves_pins_and_refuses_when_current(store: &TestStore) {
+    let mut catalog = store.open();
+    catalog
+        .publish_snippet("tone", "Be brief.", "tone 1")
+        .expect("snippet");
+    catalog.create("agent", None, None).expect("create");
+    catalog
+        .publish("agent", &draft("A {{snippet:tone}}"), None)
+        .expect("publish");
+    let before = store.footprint();
+    assert_eq!(code(catalog.upgrade("agent", None)), ErrorCode::PinsCurrent);
+    assert_eq!(store.footprint(), before);
+
+    catalog
+        .publish_snippet("tone", "Be kind.", "tone 2")
+        .expect("snippet");
+    let upgraded = catalog.upgrade("agent", None).expect("upgrade");
+    assert_eq!(upgraded.version, 2);
+    assert_eq!(upgraded.system, "A {{snippet:tone}}");
+    assert_eq!(upgraded.resolved_system, "A Be kind.");
+    assert_eq!(upgraded.message, "upgrade pins: tone 1 → 2");
+    assert_eq!(upgraded.pins[0].revision, 2);
+    assert_eq!(code(catalog.upgrade("agent", None)), ErrorCode::PinsCurrent);
+
+    // A snippet revision that breaks the prompt cannot be upgraded to.
+    catalog
+        .publish_snippet("tone", "{{#if x}}open", "tone 3")
+        .expect_err("unclosed");
+    catalog
+        .publish_snippet("tone", "{{x}}", "tone 3")
+        .expect("snippet");
+    let contract = Contract::from_json(
+        "contract.json",
+        r#"{"format": 1, "prompts": {"agent": {"variables": []}}}"#,
+    )
+    .expect("contract");
+    let before = store.footprint();
+    assert_eq!(
+        code(catalog.upgrade("agent", Some(&contract))),
+        ErrorCode::ContractViolation
+    );
+    assert_eq!(store.footprint(), before);
+}
+
+fn refused_publishes_write_nothing(store: &TestStore) {
+    let mut catalog = store.open();
+    catalog.create("p", None, None).expect("create");
+    catalog.publish("p", &draft("fine"), None).expect("publish");
+    let before = store.footprint();
+    let cases: [(&str, Option<&str>, ErrorCode, &str, usize); 6] = [
+        (
+            "Hi\n{{#if x}}",
+            None,
+            ErrorCode::UnclosedBlock,
+            "templates/p/system.md",
+            2,
+        ),
+        (
+            "{{/if}}",
+            None,
+            ErrorCode::StrayClose,
+            "templates/p/system.md",
+            1,
+        ),
+        (
+            "ok",
+            Some("\n\n{{snippet:missing}}"),
+            ErrorCode::SnippetNotFound,
+            "templates/p/user.md",
+            3,
+        ),
+        (
+            "{{#if role == teacher}}x{{/if}}",
+            None,
+            ErrorCode::InvalidCondition,
+            "templates/p/system.md",
+            1,
+        ),
+        (
+            "---\nvars: 3\n---\nx",
+            None,
+            ErrorCode::InvalidFrontMatter,
+            "templates/p/system.md",
+            2,
+        ),
+        (
+            "---\nvars:\n  a: the a\n---\n{{b}}",
+            None,
+            ErrorCode::UndeclaredVar,
+            "templates/p/system.md",
+            5,
+        ),
+    ];
+    for (system, user, want, path, line) in cases {
+        let draft = Draft {
+            system: system.into(),
+            user: user.map(str::to_string),
+            message: "bad".into(),
+        };
+        let error = catalog.publish("p", &draft, None).expect_err(system);
+        let first = &error.diagnostics()[0];
+        assert_eq!(first.code, want, "{system}: {error}");
+        let location = first.location.as_ref().expect("a location");
+        assert_eq!((location.path(), location.line()), (path, line), "{system}");
+        assert_eq!(store.footprint(), before, "{system}");
+    }
+    assert_eq!(
+        code(catalog.publish("nope", &draft("x"), None)),
+        ErrorCode::NotFound
+    );
+    assert_eq!(
+        code(catalog.create("bad id", None, None)),
+        ErrorCode::InvalidRequest
+    );
+    assert_eq!(
+        code(catalog.create("../up", None, None)),
+        ErrorCode::InvalidRequest
+    );
+    assert_eq!(
+        code(catalog.create("p", None, None)),
+        ErrorCode::AlreadyExists
+    );
+    assert_eq!(code(catalog.list(0, None)), ErrorCode::InvalidRequest);
+    assert_eq!(store.footprint(), before);
+    assert_eq!(
+        catalog.get("p", &Selector::Latest).expect("latest").version,
+        1
+    );
+}
+
+fn contract_violations_name_the_variable_and_the_fields(store: &TestStore) {
+    let mut catalog = store.open();
+    catalog.create("agent", None, None).expect("create");
+    let contract = Contract::from_json(
+        "contract.json",
+        r#"{"format": 1, "prompts": {"agent": {"variables": [
+            {"name": "name", "kind": "text"}, {"name": "verbose", "kind": "flag"}]}}}"#,
+    )
+    .expect("contract");
+    // Unused fields never block.
+    catalog
+        .publish("agent", &draft("Hi {{name}}."), Some(&contract))
+        .expect("fits");
+    let before = store.footprint();
+    let error = catalog
+        .publish(
+            "agent",
+            &draft("Hi {{name}}.\nTone: {{tone}}"),
+            Some(&contract),
+        )
+        .expect_err("tone is not in the program");
+    let first = &error.diagnostics()[0];
+    assert_eq!(first.code, ErrorCode::ContractViolation);
+    assert!(first.message.contains("tone"), "{}", first.message);
+    let location = first.location.as_ref().expect("a location");
+    assert_eq!(
+        (location.path(), location.line(), location.column()),
+        ("templates/agent/system.md", 2, 7)
+    );
+    let help = first.help.clone().unwrap_or_default();
+    assert!(help.contains("name") && help.contains("verbose"), "{help}");
+
+    let kind = catalog
+        .publish("agent", &draft("{{verbose}}"), Some(&contract))
+        .expect_err("a flag printed");
+    assert_eq!(kind.code(), ErrorCode::ContractViolation);
+    catalog.create("other", None, None).expect("create");
+    let unknown = catalog
+        .publish("other", &draft("x"), Some(&contract))
+        .expect_err("not in the program");
+    assert_eq!(unknown.code(), ErrorCode::ContractViolation);
+    assert_eq!(store.footprint()[1], before[1]);
+}
+
+fn deleted_prompts_do_not_resolve_and_keep_their_history(store: &TestStore) {
+    let mut catalog = store.open();
+    catalog.create("gone", None, None).expect("create");
+    catalog.create("kept", None, None).expect("create");
+    catalog
+        .publish("gone", &draft("bye"), None)
+        .expect("publish");
+    catalog.set_label("gone", "production", 1).expect("label");
+    catalog.delete("gone").expect("delete");
+
+    assert_eq!(
+        code(catalog.get("gone", &Selector::Latest)),
+        ErrorCode::NotFound
+    );
+    assert_eq!(
+        code(catalog.get("gone", &Selector::Label("production".into()))),
+        ErrorCode::NotFound
+    );
+    assert_eq!(
+        code(catalog.publish("gone", &draft("again"), None)),
+        ErrorCode::NotFound
+    );
+    assert_eq!(
+        code(catalog.set_label("gone", "production", 1)),
+        ErrorCode::NotFound
+    );
+    assert_eq!(code(catalog.delete("gone")), ErrorCode::NotFound);
+    assert_eq!(
+        code(catalog.create("gone", None, None)),
+        ErrorCode::AlreadyExists
+    );
+    assert_eq!(code(catalog.restore("kept")), ErrorCode::InvalidRequest);
+    let listed: Vec<String> = catalog
+        .list(10, None)
+        .expect("list")
+        .prompts
+        .into_iter()
+        .map(|l| l.prompt.id)
+        .collect();
+    assert_eq!(listed, ["kept"]);
+    let history = catalog.history("gone").expect("the audit outlives it");
+    assert!(history.prompt.deleted);
+    assert_eq!(history.versions.len(), 1);
+    let actions: Vec<&str> = history.audit.iter().map(|e| e.action.as_str()).collect();
+    assert_eq!(actions, ["create", "label", "delete"]);
+
+    catalog.restore("gone").expect("restore");
+    assert_eq!(
+        catalog
+            .get("gone", &Selector::Label("production".into()))
+            .expect("back")
+            .system,
+        "bye"
+    );
+    assert_eq!(code(catalog.history("never")), ErrorCode::NotFound);
+}
+
+fn list_pages_through_live_prompts_by_id(store: &TestStore) {
+    let mut catalog = store.open();
+    // Bytewise order on both stores: upper case before `_` before lower case.
+    let mut ids: Vec<String> = (0..23).map(|n| format!("p{n:02}")).collect();
+    ids.extend(["B", "_x", "a-b", "a_b", "ab"].map(String::from));
+    for id in &ids {
+        catalog.create(id, None, None).expect("create");
+    }
+    for id in ids.iter().step_by(2) {
+        catalog.publish(id, &draft(id), None).expect("publish");
+    }
+    ids.sort();
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let page = catalog.list(10, cursor.as_deref()).expect("page");
+        pages += 1;
+        assert!(page.prompts.len() <= 10);
+        seen.extend(page.prompts.iter().map(|l| l.prompt.id.clone()));
+        for listed in &page.prompts {
+            let published = listed.prompt.latest_version > 0;
+            assert_eq!(listed.current.is_some(), published, "{}", listed.prompt.id);
+        }
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(pages, 3);
+    assert_eq!(seen, ids);
+    let exact = catalog.list(28, None).expect("all");
+    assert_eq!((exact.prompts.len(), exact.next_cursor), (28, None));
+}
+
+fn diff_is_a_unified_diff_of_the_resolved_texts(store: &TestStore) {
+    let mut catalog = store.open();
+    catalog.create("p", None, None).expect("create");
+    let one = Draft {
+        system: "line one\nline two\nline three\n".into(),
+        user: Some("ask {{q}}".into()),
+        message: "v1".into(),
+    };
+    let two = Draft {
+        system: "line one\nline 2\nline three\n".into(),
+        ..one.clone()
+    };
+    catalog.publish("p", &one, None).expect("v1");
+    catalog.publish("p", &two, None).expect("v2");
+    catalog.publish("p", &one, None).expect("v3");
+    catalog.set_label("p", "production", 1).expect("label");
+    let diff = catalog
+        .diff("p", &Selector::Version(1), &Selector::Version(2))
+        .expect("diff");
+    assert_eq!(
+        diff,
+        "--- a/p@1/system.md\n+++ b/p@2/system.md\n@@ -1,3 +1,3 @@\n line one\n-line two\n+line 2\n line three\n\\ No newline at end of file\n"
+    );
+    let same = catalog
+        .diff(
+            "p",
+            &Selector::Label("production".into()),
+            &Selector::Latest,
+        )
+        .expect("diff");
+    assert_eq!(same, "");
+    assert_eq!(
+        code(catalog.diff("p", &Selector::Version(1), &Selector::Version(9))),
+        ErrorCode::NotFound
+    );
+}
+
+fn sample_tree(root: &std::path::Path) {
+    write_tree(
+        root,
+        &[
+            (
+                "templates/agent/system.md",
+                "---\ndescription: The agent.\nvars:\n  name: who\n  q: the question\n---\nYou are {{name}}.\r\n{{snippet:rules}}\n",
+            ),
+            ("templates/agent/user.md", "\u{feff}Question: {{q}}"),
+            ("templates/plain/system.md", "Plain {{snippet:tone}}"),
+            ("snippets/rules.md", "Rules:\n{{snippet:tone}}\n"),
+            ("snippets/tone.md", "Be brief."),
+        ],
+    );
+}
+
+fn import_writes_changed_prompts_verbatim_and_export_gives_them_back(store: &TestStore) {
+    let tree = tempfile::tempdir().expect("tree");
+    sample_tree(tree.path());
+    let mut catalog = store.open();
+    let first = catalog.import(tree.path(), "import", None).expect("import");
+    let written = |items: &[promptpack_catalog::Imported]| -> Vec<(String, u32, bool)> {
+        items
+            .iter()
+            .map(|i| (i.name.clone(), i.version, i.written))
+            .collect()
+    };
+    assert_eq!(
+        written(&first.prompts),
+        [("agent".into(), 1, true), ("plain".into(), 1, true)]
+    );
+    assert_eq!(
+        written(&first.snippets),
+        [("rules".into(), 1, true), ("tone".into(), 1, true)]
+    );
+    let agent = catalog.get("agent", &Selector::Latest).expect("agent");
+    assert_eq!(
+        agent.system,
+        "---\ndescription: The agent.\nvars:\n  name: who\n  q: the question\n---\nYou are {{name}}.\r\n{{snippet:rules}}\n"
+    );
+    assert_eq!(agent.user.as_deref(), Some("\u{feff}Question: {{q}}"));
+    assert_eq!(agent.front_matter["description"], "The agent.");
+    assert_eq!(
+        catalog.prompt("agent").expect("prompt").description,
+        "The agent."
+    );
+
+    // Again: nothing changed, nothing written.
+    let before = store.footprint();
+    let again = catalog.import(tree.path(), "import", None).expect("import");
+    assert!(
+        again
+            .prompts
+            .iter()
+            .chain(&again.snippets)
+            .all(|i| !i.written)
+    );
+    assert_eq!(store.footprint(), before);
+
+    // A snippet edit: a new revision, and new versions of both prompts that
+    // reach it (their pins change); nothing else.
+    write_tree(tree.path(), &[("snippets/tone.md", "Be kind.")]);
+    let third = catalog.import(tree.path(), "tone", None).expect("import");
+    assert_eq!(
+        written(&third.prompts),
+        [("agent".into(), 2, true), ("plain".into(), 2, true)]
+    );
+    assert_eq!(
+        written(&third.snippets),
+        [("rules".into(), 1, false), ("tone".into(), 2, true)]
+    );
+
+    let out = tempfile::tempdir().expect("out");
+    let files = catalog
+        .export("agent", &Selector::Latest, out.path())
+        .expect("export");
+    assert_eq!(files.len(), 4);
+    for file in [
+        "templates/agent/system.md",
+        "templates/agent/user.md",
+        "snippets/rules.md",
+        "snippets/tone.md",
+    ] {
+        let exported = std::fs::read(out.path().join(file)).expect(file);
+        let source = std::fs::read(tree.path().join(file)).expect(file);
+        assert_eq!(exported, source, "{file}");
+    }
+    // Version 1 pins the old tone: exporting it over the new one is refused,
+    // and leaves every file as it was.
+    let refused = catalog.export("agent", &Selector::Version(1), out.path());
+    assert_eq!(code(refused), ErrorCode::AlreadyExists);
+    let tone = std::fs::read_to_string(out.path().join("snippets/tone.md")).expect("tone");
+    assert_eq!(tone, "Be kind.");
+}
+
+fn a_broken_tree_imports_nothing(store: &TestStore) {
+    let tree = tempfile::tempdir().expect("tree");
+    sample_tree(tree.path());
+    write_tree(
+        tree.path(),
+        &[("templates/broken/system.md", "{{#if x}}never closed")],
+    );
+    let mut catalog = store.open();
+    let before = store.footprint();
+    let error = catalog
+        .import(tree.path(), "import", None)
+        .expect_err("broken");
+    assert_eq!(error.code(), ErrorCode::UnclosedBlock);
+    assert_eq!(store.footprint(), before);
+
+    // A tree that compiles but breaks the program's contract: nothing either.
+    std::fs::remove_dir_all(tree.path().join("templates/broken")).expect("remove");
+    let contract = Contract::from_json(
+        "contract.json",
+        r#"{"format": 1, "prompts": {"agent": {"variables": [{"name": "name", "kind": "text"}]},
+            "plain": {"variables": []}}}"#,
+    )
+    .expect("contract");
+    let error = catalog
+        .import(tree.path(), "import", Some(&contract))
+        .expect_err("q is not in the program");
+    assert_eq!(error.code(), ErrorCode::ContractViolation);
+    assert_eq!(store.footprint(), before);
+}
+
+fn the_schema_is_applied_once_and_checked(store: &TestStore) {
+    let unready = Catalog::connect(&store.url).expect_err("no schema yet");
+    assert_eq!(unready.code(), ErrorCode::NotConfigured, "{unready}");
+    let mut catalog = store.open();
+    assert_eq!(catalog.init().expect("init again"), 1);
+    Catalog::connect(&store.url).expect("schema applied");
+    assert_eq!(store.count("SELECT COUNT(*) FROM promptpack_schema"), 1);
+    store
+        .raw("INSERT INTO promptpack_schema (version) VALUES (99)")
+        .expect("a newer schema");
+    for result in [Catalog::open(&store.url), Catalog::connect(&store.url)] {
+        let error = result.expect_err("newer schema");
+        assert_eq!(error.code(), ErrorCode::NotConfigured);
+        assert!(error.to_string().contains("newer"), "{error}");
+    }
+}
+
+fn snippet_revisions_are_checked_and_append_only(store: &TestStore) {
+    let mut catalog = store.open();
+    let before = store.footprint();
+    let error = catalog
+        .publish_snippet("rules", "a\n{{#if x}}", "bad")
+        .expect_err("unclosed");
+    let first = &error.diagnostics()[0];
+    assert_eq!(first.code, ErrorCode::UnclosedBlock);
+    let location = first.location.as_ref().expect("a location");
+    assert_eq!((location.path(), location.line()), ("snippets/rules.md", 2));
+    assert_eq!(
+        code(catalog.publish_snippet("rules", "{{snippet:missing}}", "bad")),
+        ErrorCode::SnippetNotFound
+    );
+    assert_eq!(
+        code(catalog.publish_snippet("a/b", "x", "bad")),
+        ErrorCode::InvalidRequest
+    );
+    assert_eq!(store.footprint(), before);
+    for n in 1..=3 {
+        let revision = catalog
+            .publish_snippet("rules", &format!("rule {n}"), "ok")
+            .expect("snippet");
+        assert_eq!(revision.revision, n);
+    }
+    // A snippet may not include itself, through another or directly.
+    catalog
+        .publish_snippet("other", "{{snippet:rules}}", "ok")
+        .expect("other");
+    assert_eq!(
+        code(catalog.publish_snippet("rules", "{{snippet:other}}", "cycle")),
+        ErrorCode::SnippetCycle
+    );
+    let refused = store
+        .raw("UPDATE snippet_revisions SET text = 'x'")
+        .expect_err("append-only");
+    assert!(refused.contains("append-only"), "{refused}");
+}
