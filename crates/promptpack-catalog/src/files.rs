@@ -47,6 +47,7 @@ impl Catalog {
             let mut report = ImportReport::default();
             for snippet in &tree.sources.snippets {
                 let text = snippet.file.text();
+                rows::lock_snippet(tx, &snippet.name)?;
                 let current = rows::snippet_revision(tx, &snippet.name, None)?;
                 let imported = match current {
                     Some(current) if current.text == text => Imported {
@@ -75,10 +76,8 @@ impl Catalog {
             let snippets = rows::current_snippets(tx)?;
             for template in &tree.sources.templates {
                 let id = template.id.as_str();
-                let prompt = match rows::prompt(tx, id, true)? {
-                    Some(prompt) => prompt,
-                    None => rows::insert_prompt(tx, id, id, "", author)?,
-                };
+                rows::insert_prompt(tx, id, id, "", author)?;
+                let prompt = rows::prompt(tx, id, true)?.ok_or_else(|| rows::no_prompt(id))?;
                 if prompt.deleted {
                     return Err(Error::new(
                         ErrorCode::NotFound,

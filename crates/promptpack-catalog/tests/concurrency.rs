@@ -127,3 +127,54 @@ fn sqlite_no_label_move_is_lost() {
 fn postgres_no_label_move_is_lost() {
     no_label_move_is_lost(Kind::Postgres);
 }
+
+fn concurrent_imports_of_one_tree_write_it_once(kind: Kind) {
+    let store = TestStore::of(kind, "imports");
+    let tree = tempfile::tempdir().expect("tree");
+    support::write_tree(
+        tree.path(),
+        &[
+            ("templates/a/system.md", "A {{snippet:tone}}"),
+            ("templates/b/system.md", "B {{x}}"),
+            ("snippets/tone.md", "Be brief."),
+        ],
+    );
+    store.open();
+    const IMPORTERS: usize = 4;
+    let barrier = Arc::new(Barrier::new(IMPORTERS));
+    let importers: Vec<_> = (0..IMPORTERS)
+        .map(|_| {
+            let url = store.url.clone();
+            let root = tree.path().to_path_buf();
+            let barrier = Arc::clone(&barrier);
+            std::thread::spawn(move || {
+                let mut catalog = promptpack_catalog::Catalog::open(&url).expect("open");
+                barrier.wait();
+                catalog.import(&root, "import", None).expect("import")
+            })
+        })
+        .collect();
+    let mut writes = 0;
+    for importer in importers {
+        let report = importer.join().expect("an importer");
+        writes += report
+            .prompts
+            .iter()
+            .chain(&report.snippets)
+            .filter(|i| i.written)
+            .count();
+    }
+    // One importer wrote each prompt and the snippet; the others found them.
+    assert_eq!(writes, 3);
+    assert_eq!(store.footprint(), [2, 2, 1, 1, 1, 0, 2]);
+}
+
+#[test]
+fn sqlite_concurrent_imports_of_one_tree_write_it_once() {
+    concurrent_imports_of_one_tree_write_it_once(Kind::Sqlite);
+}
+
+#[test]
+fn postgres_concurrent_imports_of_one_tree_write_it_once() {
+    concurrent_imports_of_one_tree_write_it_once(Kind::Postgres);
+}

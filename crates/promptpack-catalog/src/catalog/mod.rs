@@ -122,8 +122,12 @@ impl Catalog {
         check_name("prompt id", id)?;
         let (name, description) = (name.unwrap_or(id), description.unwrap_or(""));
         let author = self.author.clone();
-        self.store
-            .write(&mut |tx| rows::insert_prompt(tx, id, name, description, &author))
+        self.store.write(
+            &mut |tx| match rows::insert_prompt(tx, id, name, description, &author)? {
+                Some(prompt) => Ok(prompt),
+                None => Err(rows::prompt_exists(tx, id)?),
+            },
+        )
     }
 
     /// Publishes `draft` as the next version of prompt `id`: checked inside

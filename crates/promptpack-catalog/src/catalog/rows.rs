@@ -307,6 +307,24 @@ pub(crate) fn snippet_revision(
         .transpose()
 }
 
+/// Adds snippet `name` with no revision unless it exists, and locks its row
+/// until the transaction ends, so that a writer reading its newest revision
+/// next reads one no other writer is replacing. The time it is now.
+pub(crate) fn lock_snippet(tx: &mut dyn Tx, name: &str) -> Result<Timestamp, Error> {
+    let now = Timestamp::now();
+    tx.execute(
+        "INSERT INTO snippets (name, latest_revision, created_at) VALUES ($1, 0, $2) \
+         ON CONFLICT (name) DO NOTHING",
+        &[Param::Text(name), Param::Int(now.0)],
+    )?;
+    let lock = tx.for_update();
+    tx.query(
+        &format!("SELECT latest_revision FROM snippets WHERE name = $1{lock}"),
+        &[Param::Text(name)],
+    )?;
+    Ok(now)
+}
+
 /// Appends revision N+1 of snippet `name` (creating the snippet at its
 /// first revision) and returns it. The snippet's row is locked until the
 /// transaction ends, so that concurrent publishers take turns.
@@ -318,12 +336,7 @@ pub(crate) fn insert_snippet_revision(
     author: &str,
     message: &str,
 ) -> Result<SnippetRevision, Error> {
-    let created_at = Timestamp::now();
-    tx.execute(
-        "INSERT INTO snippets (name, latest_revision, created_at) VALUES ($1, 0, $2) \
-         ON CONFLICT (name) DO NOTHING",
-        &[Param::Text(name), Param::Int(created_at.0)],
-    )?;
+    let created_at = lock_snippet(tx, name)?;
     let row = tx.query_opt(
         "UPDATE snippets SET latest_revision = latest_revision + 1 WHERE name = $1 \
          RETURNING latest_revision",
@@ -431,14 +444,16 @@ pub(crate) fn insert_version(
     })
 }
 
-/// Adds prompt `id`; `already_exists` when there is one, deleted or not.
+/// Adds prompt `id` unless the catalog has one, deleted or not: the new
+/// prompt, or `None` when there was one. A concurrent writer adding the
+/// same id waits for this one and then finds it there.
 pub(crate) fn insert_prompt(
     tx: &mut dyn Tx,
     id: &str,
     name: &str,
     description: &str,
     author: &str,
-) -> Result<PromptEntry, Error> {
+) -> Result<Option<PromptEntry>, Error> {
     let created_at = Timestamp::now();
     let added = tx.execute(
         "INSERT INTO prompts (id, name, description, deleted, latest_version, created_at) \
@@ -451,26 +466,32 @@ pub(crate) fn insert_prompt(
         ],
     )?;
     if added == 0 {
-        let deleted = prompt(tx, id, false)?.is_some_and(|p| p.deleted);
-        let hint = if deleted {
-            format!(" (deleted: `promptpack catalog restore {id}` brings it back)")
-        } else {
-            String::new()
-        };
-        return Err(Error::new(
-            ErrorCode::AlreadyExists,
-            format!("the catalog has a prompt `{id}` already{hint}"),
-        ));
+        return Ok(None);
     }
     audit(tx, id, "create", None, None, None, author)?;
-    Ok(PromptEntry {
+    Ok(Some(PromptEntry {
         id: id.to_string(),
         name: name.to_string(),
         description: description.to_string(),
         deleted: false,
         latest_version: 0,
         created_at,
-    })
+    }))
+}
+
+/// `already_exists` for prompt `id`, saying how to bring it back when it
+/// is deleted.
+pub(crate) fn prompt_exists(tx: &mut dyn Tx, id: &str) -> Result<Error, Error> {
+    let deleted = prompt(tx, id, false)?.is_some_and(|p| p.deleted);
+    let hint = if deleted {
+        format!(" (deleted: `promptpack catalog restore {id}` brings it back)")
+    } else {
+        String::new()
+    };
+    Ok(Error::new(
+        ErrorCode::AlreadyExists,
+        format!("the catalog has a prompt `{id}` already{hint}"),
+    ))
 }
 
 /// Sets prompt `id`'s soft-delete flag and records it.
