@@ -72,16 +72,16 @@ pub(crate) fn sources(
     }
 }
 
-/// Checks `draft` of prompt `id` against `snippets` (the newest revision of
-/// each) and, when given, the program's `contract`; every parse, resolve,
+/// Checks `draft` of prompt `id`, in its syntax, against `snippets` (the
+/// newest revision of each) and, when given, the program's `contract`; every parse, resolve,
 /// front matter and contract error at once, as one [`Error`].
 pub(crate) fn compile_draft(
     id: &str,
     draft: &Draft,
     snippets: &[SnippetText],
-    settings: &Settings,
     contract: Option<&Contract>,
 ) -> Result<Compiled, Error> {
+    let settings = &draft.syntax.settings()?;
     let sources = sources(id, &draft.system, draft.user.as_deref(), snippets);
     let compiled = compile(sources, Vec::new(), settings, Stages::default()).into_result()?;
     let Some(prompt) = compiled.prompts.into_iter().find(|p| p.id == id) else {
@@ -220,14 +220,8 @@ mod tests {
             snippet("b", 7, "B {{x}}"),
             snippet("unused", 1, "U"),
         ];
-        let compiled = compile_draft(
-            "p",
-            &draft("{{snippet:a}}!"),
-            &snippets,
-            &Settings::default(),
-            None,
-        )
-        .map_err(|e| e.to_string());
+        let compiled = compile_draft("p", &draft("{{snippet:a}}!"), &snippets, None)
+            .map_err(|e| e.to_string());
         let compiled = compiled.unwrap_or_else(|e| panic!("{e}"));
         let pins: Vec<(&str, u32)> = compiled
             .pins
@@ -249,15 +243,9 @@ mod tests {
 
     #[test]
     fn errors_are_located_in_the_files_a_version_exports_to() {
-        let error = compile_draft(
-            "p",
-            &draft("Hi\n{{#if x}}"),
-            &[],
-            &Settings::default(),
-            None,
-        )
-        .err()
-        .map(|e| e.into_diagnostics());
+        let error = compile_draft("p", &draft("Hi\n{{#if x}}"), &[], None)
+            .err()
+            .map(|e| e.into_diagnostics());
         let diagnostics = error.unwrap_or_default();
         assert_eq!(diagnostics.len(), 1);
         assert_eq!(diagnostics[0].code, ErrorCode::UnclosedBlock);

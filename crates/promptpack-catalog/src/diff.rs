@@ -34,6 +34,9 @@ fn file_diff(old: &str, new: &str, old_name: &str, new_name: &str) -> String {
     let mut text = diff
         .unified_diff()
         .context_radius(3)
+        // Resolved texts are trimmed: nearly every one ends without a
+        // newline, and saying so on every diff is noise.
+        .missing_newline_hint(false)
         .header(&format!("a/{old_name}"), &format!("b/{new_name}"))
         .to_string();
     // A file that does not end in a newline leaves the diff's last line

@@ -4,10 +4,10 @@
 
 use crate::catalog::{Catalog, rows};
 use crate::compile::{Compiled, compile_draft, snippet_path, text_hash};
-use crate::model::{Draft, ImportReport, Imported, Selector, Version};
+use crate::model::{Draft, ImportReport, Imported, Selector, Syntax, Version};
 use promptpack_core::contract::Contract;
 use promptpack_core::pipeline::Stages;
-use promptpack_core::{Error, ErrorCode, Settings};
+use promptpack_core::{Error, ErrorCode};
 use promptpack_load::Config;
 use std::path::{Path, PathBuf};
 
@@ -22,9 +22,8 @@ impl Catalog {
     /// # Errors
     /// Every error `promptpack check` reports for the tree, and
     /// `contract_violation` against `contract`, with nothing written;
-    /// `invalid_request` for a tree with other delimiters than `{{ }}` or
-    /// standalone tags (the catalog holds the default syntax); `not_found`
-    /// for a prompt of the tree deleted in the catalog.
+    /// `not_found` for a prompt of the tree deleted in the catalog. Each
+    /// version keeps the tree's syntax (delimiters, standalone tags).
     pub fn import(
         &mut self,
         root: &Path,
@@ -32,17 +31,9 @@ impl Catalog {
         contract: Option<&Contract>,
     ) -> Result<ImportReport, Error> {
         let config = Config::load(root)?;
-        if config.settings() != &Settings::default() {
-            return Err(Error::new(
-                ErrorCode::InvalidRequest,
-                format!(
-                    "{} sets other delimiters or standalone tags: the catalog holds prompts in the default syntax",
-                    root.join(promptpack_load::CONFIG_FILE).display()
-                ),
-            ));
-        }
+        let syntax = Syntax::of(config.settings());
         let tree = promptpack_load::load(&config, Stages::default()).into_result()?;
-        let (store, settings, author) = self.parts();
+        let (store, author) = self.parts();
         store.write(&mut |tx| {
             let mut report = ImportReport::default();
             for snippet in &tree.sources.snippets {
@@ -90,8 +81,9 @@ impl Catalog {
                     system: template.system.text().to_string(),
                     user: template.user.as_ref().map(|u| u.text().to_string()),
                     message: message.to_string(),
+                    syntax: syntax.clone(),
                 };
-                let compiled = compile_draft(id, &draft, &snippets, settings, contract)?;
+                let compiled = compile_draft(id, &draft, &snippets, contract)?;
                 let latest = rows::version(tx, id, prompt.latest_version)?;
                 let imported = match latest {
                     Some(latest) if unchanged(&latest, &draft, &compiled) => Imported {
@@ -163,7 +155,10 @@ impl Catalog {
 }
 
 fn unchanged(latest: &Version, draft: &Draft, compiled: &Compiled) -> bool {
-    latest.system == draft.system && latest.user == draft.user && latest.pins == compiled.pins
+    latest.system == draft.system
+        && latest.user == draft.user
+        && latest.syntax == draft.syntax
+        && latest.pins == compiled.pins
 }
 
 /// Writes `text` to `path` through a temporary file renamed over it, so

@@ -40,6 +40,7 @@
 //!     system: "Hello {{name}}. {{snippet:tone}}".into(),
 //!     user: None,
 //!     message: "first version".into(),
+//!     ..Draft::default()
 //! };
 //! let v1 = catalog.publish("greeter", &draft, None)?;
 //! assert_eq!(v1.version, 1);
@@ -64,10 +65,10 @@ pub use catalog::{Catalog, MAX_PAGE};
 pub use compile::content_hash;
 pub use model::{
     AuditEntry, Draft, History, ImportReport, Imported, Listed, Page, Pin, PromptEntry, Selector,
-    SnippetRevision, Timestamp, Version, VersionSummary,
+    SnippetRevision, Syntax, Timestamp, Version, VersionSummary,
 };
 pub use promptpack_core::contract::Contract;
-pub use promptpack_core::{Error, ErrorCode};
+pub use promptpack_core::{Error, ErrorCode, Settings};
 
 /// Where the embedded catalog lives, relative to the prompt root, when no
 /// URL is given: `.promptpack/catalog.db`.

@@ -1,6 +1,7 @@
 //! What the catalog holds and returns: prompts, versions, snippet
 //! revisions, labels and the audit history.
 
+use promptpack_core::{Delimiters, Error, Settings};
 use serde::{Serialize, Serializer};
 use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -31,6 +32,49 @@ impl fmt::Display for Timestamp {
 impl Serialize for Timestamp {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(self)
+    }
+}
+
+/// The syntax a version is written in: its token delimiters and whether
+/// standalone block lines disappear (`promptpack.toml`'s `[delimiters]` and
+/// `standalone_tags`). A version renders under the syntax it was published
+/// with, whatever the tree's configuration says later.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Syntax {
+    /// The opening delimiter, `{{` by default.
+    pub open: String,
+    /// The closing delimiter, `}}` by default.
+    pub close: String,
+    /// Whether a line holding only a block tag disappears with its newline.
+    pub standalone_tags: bool,
+}
+
+impl Default for Syntax {
+    fn default() -> Syntax {
+        Syntax::of(&Settings::default())
+    }
+}
+
+impl Syntax {
+    /// The syntax of `settings`.
+    pub fn of(settings: &Settings) -> Syntax {
+        Syntax {
+            open: settings.delimiters.open().to_string(),
+            close: settings.delimiters.close().to_string(),
+            standalone_tags: settings.standalone_tags,
+        }
+    }
+
+    /// The language settings to read a version with.
+    ///
+    /// # Errors
+    /// `invalid_config` for delimiters the language refuses.
+    pub fn settings(&self) -> Result<Settings, Error> {
+        Ok(Settings {
+            delimiters: Delimiters::new(&self.open, &self.close)?,
+            standalone_tags: self.standalone_tags,
+            ..Settings::default()
+        })
     }
 }
 
@@ -95,6 +139,8 @@ pub struct Version {
     pub user: Option<String>,
     /// The front matter of both parts, merged, as JSON (`{}` when none).
     pub front_matter: serde_json::Value,
+    /// The syntax it is written in.
+    pub syntax: Syntax,
     /// Every snippet it includes, directly or not, at the revision it
     /// renders with.
     pub pins: Vec<Pin>,
@@ -212,6 +258,8 @@ pub struct Draft {
     pub user: Option<String>,
     /// The commit message of the version.
     pub message: String,
+    /// The syntax it is written in (the tree's `promptpack.toml`).
+    pub syntax: Syntax,
 }
 
 /// What [`Catalog::import`](crate::Catalog::import) did with each prompt

@@ -3,7 +3,7 @@
 
 mod support;
 
-use promptpack_catalog::{Catalog, Contract, Draft, ErrorCode, Selector, content_hash};
+use promptpack_catalog::{Catalog, Contract, Draft, ErrorCode, Selector, Syntax, content_hash};
 use support::{TestStore, code, draft, write_tree};
 
 every_store!(
@@ -20,6 +20,8 @@ every_store!(
     a_broken_tree_imports_nothing,
     the_schema_is_applied_once_and_checked,
     snippet_revisions_are_checked_and_append_only,
+    a_version_keeps_the_syntax_it_was_written_in,
+    publish_or_create_creates_only_what_it_publishes,
 );
 
 fn versions_are_numbered_and_never_change(store: &TestStore) {
@@ -301,6 +303,7 @@ fn refused_publishes_write_nothing(store: &TestStore) {
             system: system.into(),
             user: user.map(str::to_string),
             message: "bad".into(),
+            ..Draft::default()
         };
         let error = catalog.publish("p", &draft, None).expect_err(system);
         let first = &error.diagnostics()[0];
@@ -476,6 +479,7 @@ fn diff_is_a_unified_diff_of_the_resolved_texts(store: &TestStore) {
         system: "line one\nline two\nline three\n".into(),
         user: Some("ask {{q}}".into()),
         message: "v1".into(),
+        ..Draft::default()
     };
     let two = Draft {
         system: "line one\nline 2\nline three\n".into(),
@@ -490,7 +494,7 @@ fn diff_is_a_unified_diff_of_the_resolved_texts(store: &TestStore) {
         .expect("diff");
     assert_eq!(
         diff,
-        "--- a/p@1/system.md\n+++ b/p@2/system.md\n@@ -1,3 +1,3 @@\n line one\n-line two\n+line 2\n line three\n\\ No newline at end of file\n"
+        "--- a/p@1/system.md\n+++ b/p@2/system.md\n@@ -1,3 +1,3 @@\n line one\n-line two\n+line 2\n line three\n"
     );
     let same = catalog
         .diff(
@@ -685,4 +689,100 @@ fn snippet_revisions_are_checked_and_append_only(store: &TestStore) {
         .raw("UPDATE snippet_revisions SET text = 'x'")
         .expect_err("append-only");
     assert!(refused.contains("append-only"), "{refused}");
+}
+
+fn a_version_keeps_the_syntax_it_was_written_in(store: &TestStore) {
+    let tree = tempfile::tempdir().expect("tree");
+    write_tree(
+        tree.path(),
+        &[
+            (
+                "promptpack.toml",
+                "[syntax]\nstandalone_tags = true\n[delimiters]\nopen = \"<<\"\nclose = \">>\"\n",
+            ),
+            (
+                "templates/angle/system.md",
+                "Hi <<name>>.\n<<#if formal>>\nDear sir.\n<</if>>\n<<snippet:sign>>",
+            ),
+            ("snippets/sign.md", "-- <<signer>>"),
+        ],
+    );
+    let mut catalog = store.open();
+    catalog.import(tree.path(), "angle", None).expect("import");
+    let version = catalog.get("angle", &Selector::Latest).expect("angle");
+    let syntax = Syntax {
+        open: "<<".into(),
+        close: ">>".into(),
+        standalone_tags: true,
+    };
+    assert_eq!(version.syntax, syntax);
+    // Standalone tag lines are gone; tokens print in the version's own syntax.
+    assert_eq!(
+        version.resolved_system,
+        "Hi <<name>>.\n<<#if formal>>Dear sir.\n<</if>>-- <<signer>>"
+    );
+    // Importing the same files under the default syntax is a new version:
+    // they read otherwise.
+    std::fs::remove_file(tree.path().join("promptpack.toml")).expect("remove");
+    let report = catalog
+        .import(tree.path(), "default syntax", None)
+        .expect("import");
+    assert!(report.prompts[0].written);
+    let default = catalog.get("angle", &Selector::Latest).expect("v2");
+    assert_eq!(default.syntax, Syntax::default());
+    assert_eq!(default.resolved_system, default.system);
+
+    // Snippets are checked in the catalog's syntax.
+    let mut angled = store
+        .open()
+        .with_settings(syntax.settings().expect("settings"));
+    angled
+        .publish_snippet("sign", "-- <<#if x>>", "unclosed")
+        .expect_err("unclosed");
+    angled
+        .publish_snippet("sign", "-- <<who>>", "angled")
+        .expect("angled");
+}
+
+fn publish_or_create_creates_only_what_it_publishes(store: &TestStore) {
+    let mut catalog = store.open();
+    let before = store.footprint();
+    assert_eq!(
+        code(catalog.publish_or_create("fresh", &draft("{{#if x}}"), None)),
+        ErrorCode::UnclosedBlock
+    );
+    assert_eq!(
+        code(catalog.publish_or_create("bad id", &draft("x"), None)),
+        ErrorCode::InvalidRequest
+    );
+    assert_eq!(
+        store.footprint(),
+        before,
+        "a refused draft leaves no prompt behind"
+    );
+    let (first, created) = catalog
+        .publish_or_create("fresh", &draft("one"), None)
+        .expect("new");
+    assert_eq!((first.version, created), (1, true));
+    let (second, created) = catalog
+        .publish_or_create("fresh", &draft("two"), None)
+        .expect("next");
+    assert_eq!((second.version, created), (2, false));
+    catalog.delete("fresh").expect("delete");
+    assert_eq!(
+        code(catalog.publish_or_create("fresh", &draft("three"), None)),
+        ErrorCode::NotFound
+    );
+
+    // The same snippet text twice is one revision.
+    let one = catalog
+        .publish_snippet("tone", "Be brief.", "one")
+        .expect("snippet");
+    let again = catalog
+        .publish_snippet("tone", "Be brief.", "again")
+        .expect("snippet");
+    assert_eq!(
+        (one.revision, again.revision, again.message.as_str()),
+        (1, 1, "one")
+    );
 }

@@ -4,6 +4,7 @@
 //! 1 when the prompts (or the values given) have errors, 2 on a usage error.
 
 mod budget;
+mod catalog;
 mod check;
 mod contract;
 mod init;
@@ -44,6 +45,9 @@ enum Command {
     /// Create a prompt folder: promptpack.toml, a sample prompt and a snippet
     /// (with --cargo, also the build script and the dependencies).
     Init(init::InitArgs),
+    /// Keep prompts in a versioned catalog (SQLite or PostgreSQL): import,
+    /// publish, label, diff, roll back.
+    Catalog(catalog::CatalogArgs),
 }
 
 /// Where the prompts are: the options every subcommand takes.
@@ -111,6 +115,7 @@ fn main() -> ExitCode {
         Command::Render(args) => render::run(&args, style),
         Command::Watch(args) => watch::run(&args, style),
         Command::Init(args) => init::run(&args, style),
+        Command::Catalog(args) => catalog::run(&args, style),
     }
 }
 

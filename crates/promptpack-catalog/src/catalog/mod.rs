@@ -89,6 +89,14 @@ impl Catalog {
         self
     }
 
+    /// The same catalog, checking snippets in the syntax of `settings`
+    /// (the tree's `promptpack.toml`) instead of the default one. Prompt
+    /// versions carry their own ([`Draft::syntax`]).
+    pub fn with_settings(mut self, settings: Settings) -> Catalog {
+        self.settings = settings;
+        self
+    }
+
     /// Who the writes are recorded as.
     pub fn author(&self) -> &str {
         &self.author
@@ -131,9 +139,9 @@ impl Catalog {
     }
 
     /// Publishes `draft` as the next version of prompt `id`: checked inside
-    /// the write transaction with the build's own pipeline, against the
-    /// newest revision of every snippet (which the version pins) and, when
-    /// given, the program's `contract`.
+    /// the write transaction with the build's own pipeline, in the draft's
+    /// syntax, against the newest revision of every snippet (which the
+    /// version pins) and, when given, the program's `contract`.
     ///
     /// # Errors
     /// Every parse, resolve and front matter error of the draft, with its
@@ -146,27 +154,60 @@ impl Catalog {
         draft: &Draft,
         contract: Option<&Contract>,
     ) -> Result<Version, Error> {
+        self.publish_version(id, draft, contract, false)
+            .map(|(version, _)| version)
+    }
+
+    /// [`Catalog::publish`], creating prompt `id` first when the catalog
+    /// does not have it, in the same transaction: a refused draft leaves no
+    /// empty prompt behind. Also says whether the prompt is new.
+    ///
+    /// # Errors
+    /// As [`Catalog::publish`]; `invalid_request` for an id that is not
+    /// one; `not_found` for a deleted prompt.
+    pub fn publish_or_create(
+        &mut self,
+        id: &str,
+        draft: &Draft,
+        contract: Option<&Contract>,
+    ) -> Result<(Version, bool), Error> {
+        check_name("prompt id", id)?;
+        self.publish_version(id, draft, contract, true)
+    }
+
+    fn publish_version(
+        &mut self,
+        id: &str,
+        draft: &Draft,
+        contract: Option<&Contract>,
+        create: bool,
+    ) -> Result<(Version, bool), Error> {
         let Catalog {
             store,
-            settings,
             author,
             before_commit,
+            ..
         } = self;
         store.write(&mut |tx| {
+            let created = create && rows::insert_prompt(tx, id, id, "", author)?.is_some();
             rows::live_prompt(tx, id, true)?;
             let snippets = rows::current_snippets(tx)?;
-            let compiled = compile_draft(id, draft, &snippets, settings, contract)?;
+            let compiled = compile_draft(id, draft, &snippets, contract)?;
             let version = rows::insert_version(tx, id, draft, &compiled, author)?;
             if let Some(hook) = before_commit.as_mut() {
                 hook();
             }
-            Ok(version)
+            Ok((version, created))
         })
     }
 
     /// Publishes `text` as the next revision of snippet `name` (its first
-    /// when new). No published prompt version changes: each keeps the
-    /// revision it pins until [`Catalog::upgrade`] mints a new one.
+    /// when new), checked in the catalog's syntax
+    /// ([`Catalog::with_settings`]). No published prompt version changes:
+    /// each keeps the revision it pins until [`Catalog::upgrade`] mints a
+    /// new one. When `text` is the newest revision's text already, nothing
+    /// is written and that revision is returned (a second one would only
+    /// make `upgrade` mint versions that render the same).
     ///
     /// # Errors
     /// `invalid_request` for a name that is not one; every parse error of
@@ -187,6 +228,12 @@ impl Catalog {
         } = self;
         let hash = text_hash(text);
         store.write(&mut |tx| {
+            rows::lock_snippet(tx, name)?;
+            if let Some(newest) = rows::snippet_revision(tx, name, None)?
+                && newest.text == text
+            {
+                return Ok(newest);
+            }
             let others = rows::current_snippets(tx)?;
             check_snippet(name, text, &others, settings)?;
             rows::insert_snippet_revision(tx, name, text, &hash, author, message)
@@ -358,9 +405,9 @@ impl Catalog {
     pub fn upgrade(&mut self, id: &str, contract: Option<&Contract>) -> Result<Version, Error> {
         let Catalog {
             store,
-            settings,
             author,
             before_commit,
+            ..
         } = self;
         store.write(&mut |tx| {
             let prompt = rows::live_prompt(tx, id, true)?;
@@ -371,8 +418,9 @@ impl Catalog {
                 system: current.system.clone(),
                 user: current.user.clone(),
                 message: String::new(),
+                syntax: current.syntax.clone(),
             };
-            let compiled = compile_draft(id, &draft, &snippets, settings, contract)?;
+            let compiled = compile_draft(id, &draft, &snippets, contract)?;
             if compiled.pins == current.pins {
                 return Err(Error::new(
                     ErrorCode::PinsCurrent,
@@ -432,8 +480,8 @@ impl Catalog {
         })
     }
 
-    pub(crate) fn parts(&mut self) -> (&mut Store, &Settings, &str) {
-        (&mut self.store, &self.settings, &self.author)
+    pub(crate) fn parts(&mut self) -> (&mut Store, &str) {
+        (&mut self.store, &self.author)
     }
 }
 

@@ -3,7 +3,8 @@
 
 use crate::compile::{Compiled, SnippetText};
 use crate::model::{
-    AuditEntry, Draft, Pin, PromptEntry, SnippetRevision, Timestamp, Version, VersionSummary,
+    AuditEntry, Draft, Pin, PromptEntry, SnippetRevision, Syntax, Timestamp, Version,
+    VersionSummary,
 };
 use crate::store::{Param, Row, Tx};
 use promptpack_core::{Error, ErrorCode};
@@ -95,7 +96,8 @@ pub(crate) fn live_prompts(
 /// Version `version` of prompt `id`, with its pins.
 pub(crate) fn version(tx: &mut dyn Tx, id: &str, version: u32) -> Result<Option<Version>, Error> {
     let sql = "SELECT system_text, user_text, front_matter, resolved_system, resolved_user, \
-               content_hash, author, message, created_at \
+               content_hash, author, message, created_at, \
+               delimiter_open, delimiter_close, standalone_tags \
                FROM prompt_versions WHERE prompt_id = $1 AND version = $2";
     let params = [Param::Text(id), Param::Int(version.into())];
     let Some(row) = tx.query_opt(sql, &params)? else {
@@ -113,6 +115,11 @@ pub(crate) fn version(tx: &mut dyn Tx, id: &str, version: u32) -> Result<Option<
         system: row.text(0)?,
         user: row.opt_text(1)?,
         front_matter,
+        syntax: Syntax {
+            open: row.text(9)?,
+            close: row.text(10)?,
+            standalone_tags: row.int(11)? != 0,
+        },
         pins: pins(tx, id, version)?,
         resolved_system: row.text(3)?,
         resolved_user: row.opt_text(4)?,
@@ -401,8 +408,9 @@ pub(crate) fn insert_version(
     let front_matter = compiled.front_matter.to_string();
     tx.execute(
         "INSERT INTO prompt_versions (prompt_id, version, system_text, user_text, front_matter, \
-         resolved_system, resolved_user, content_hash, author, message, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+         resolved_system, resolved_user, content_hash, author, message, created_at, \
+         delimiter_open, delimiter_close, standalone_tags) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
         &[
             Param::Text(id),
             Param::Int(version.into()),
@@ -415,6 +423,9 @@ pub(crate) fn insert_version(
             Param::Text(author),
             Param::Text(&draft.message),
             Param::Int(created_at.0),
+            Param::Text(&draft.syntax.open),
+            Param::Text(&draft.syntax.close),
+            Param::Int(draft.syntax.standalone_tags.into()),
         ],
     )?;
     for pin in &compiled.pins {
@@ -434,6 +445,7 @@ pub(crate) fn insert_version(
         system: draft.system.clone(),
         user: draft.user.clone(),
         front_matter: compiled.front_matter.clone(),
+        syntax: draft.syntax.clone(),
         pins: compiled.pins.clone(),
         resolved_system: compiled.resolved_system.clone(),
         resolved_user: compiled.resolved_user.clone(),

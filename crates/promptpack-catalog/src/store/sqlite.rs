@@ -181,7 +181,7 @@ fn store_error(path: &str, error: &rusqlite::Error) -> Error {
         ErrorCode::NotConfigured if error.to_string().contains("no such table") => {
             ": the catalog's schema is not applied (run `promptpack catalog init`)"
         }
-        ErrorCode::NotConfigured => ": it is not a SQLite database",
+        ErrorCode::NotConfigured => " (give the path of a catalog, or of a file to create)",
         _ => "",
     };
     Error::new(code, format!("catalog {path}: {error}{hint}"))

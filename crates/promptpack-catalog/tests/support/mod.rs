@@ -124,6 +124,7 @@ pub fn draft(system: &str) -> Draft {
         system: system.to_string(),
         user: None,
         message: format!("publish {}", system.len()),
+        ..Draft::default()
     }
 }
 

@@ -1,0 +1,464 @@
+//! `promptpack catalog`: prompts kept in a versioned catalog (SQLite or
+//! PostgreSQL), through promptpack-catalog: import a tree, publish a
+//! prompt or a snippet, read, list, diff, label, delete, restore, upgrade
+//! and export.
+
+mod output;
+mod tree;
+
+use crate::{Folders, usage_error};
+use clap::{Args, Subcommand};
+use promptpack::{Error, ErrorCode, Style};
+use promptpack_catalog::{Catalog, Contract, DEFAULT_SQLITE_PATH, Selector};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Options of `promptpack catalog`.
+#[derive(Debug, Args)]
+pub(crate) struct CatalogArgs {
+    /// The catalog: `sqlite:PATH` or `postgres://user@host/db`; its schema is
+    /// created on first use [default: sqlite:ROOT/.promptpack/catalog.db].
+    #[arg(
+        long,
+        global = true,
+        env = "PROMPTPACK_DB",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
+    db: Option<String>,
+    /// Who the writes are recorded as [default: $PROMPTPACK_AUTHOR, else
+    /// $USER].
+    #[arg(long, global = true, value_name = "NAME")]
+    author: Option<String>,
+    /// The prompt root: where the default catalog is, and the tree import,
+    /// publish and snippet read unless given --from [default: found as for
+    /// the other commands].
+    #[arg(long, global = true, value_name = "ROOT")]
+    root: Option<PathBuf>,
+    /// Print JSON instead of text.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: CatalogCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum CatalogCommand {
+    /// Apply the catalog's schema; print the store and the schema version.
+    ///
+    /// Every other command applies it on first use too.
+    Init,
+    /// Import a prompt tree: a new version of each prompt that changed.
+    ///
+    /// Each prompt whose files differ from its newest version becomes its
+    /// next version (a new prompt is created), each snippet whose text
+    /// differs its next revision; all or nothing. Prints `new vN` or
+    /// `unchanged vN` for each.
+    Import(TreeArgs),
+    /// Publish one template of a tree as the next version of its prompt.
+    ///
+    /// Reads ROOT/templates/ID/system.md and user.md verbatim, checks them
+    /// against the catalog's snippets (and the contract, when given), and
+    /// creates prompt ID first when the catalog lacks it.
+    Publish(PublishArgs),
+    /// Publish one snippet of a tree as its next revision.
+    ///
+    /// Reads ROOT/snippets/NAME.md; no revision is written when it holds
+    /// the newest revision's text. Published versions keep the revision
+    /// they pin until `upgrade`.
+    Snippet(SnippetArgs),
+    /// Print a version: a header, then system.md and user.md verbatim.
+    #[command(disable_version_flag = true)]
+    Get(GetArgs),
+    /// List the prompts: id, current version, hash and description.
+    List(ListArgs),
+    /// Print a prompt's versions (newest first), labels and audit history.
+    History(IdArgs),
+    /// Print the unified diff of two versions (nothing when they are the same).
+    ///
+    /// Compares what the versions render (snippets spliced in). Prints
+    /// nothing when that is the same, and exits 0 whether they differ or
+    /// not.
+    Diff(DiffArgs),
+    /// Point a label at a version; rolling back is moving it back.
+    Label(LabelArgs),
+    /// Soft-delete a prompt: it no longer resolves or lists.
+    ///
+    /// Its versions and audit history stay; `restore` brings it back.
+    Delete(IdArgs),
+    /// Bring back a deleted prompt.
+    Restore(IdArgs),
+    /// Publish a prompt's newest version again with the newest snippets.
+    ///
+    /// The same text, with every snippet it includes pinned at its newest
+    /// revision; refused (`pins_current`) when that changes nothing.
+    Upgrade(UpgradeArgs),
+    /// Write a version's files into a prompt tree at DIR.
+    ///
+    /// templates/ID/system.md, user.md and the snippet revisions it pins,
+    /// byte for byte. A file there already must hold the same text.
+    #[command(disable_version_flag = true)]
+    Export(ExportArgs),
+}
+
+/// Where a command reads a prompt tree, and why it writes.
+#[derive(Debug, Args)]
+struct TreeArgs {
+    /// The prompt tree to read [default: ROOT].
+    #[arg(long, value_name = "ROOT")]
+    from: Option<PathBuf>,
+    /// A contract file (what `promptpack contract` prints): refuse what the
+    /// program could not render.
+    #[arg(long, value_name = "FILE")]
+    contract: Option<PathBuf>,
+    /// The message recorded with each new version.
+    #[arg(long, short, value_name = "M", default_value = "")]
+    message: String,
+}
+
+#[derive(Debug, Args)]
+struct PublishArgs {
+    /// The prompt id: its folder under templates/.
+    id: String,
+    #[command(flatten)]
+    tree: TreeArgs,
+}
+
+#[derive(Debug, Args)]
+struct SnippetArgs {
+    /// The snippet: snippets/NAME.md.
+    name: String,
+    /// The prompt tree to read [default: ROOT].
+    #[arg(long, value_name = "ROOT")]
+    from: Option<PathBuf>,
+    /// The message recorded with the revision.
+    #[arg(long, short, value_name = "M", default_value = "")]
+    message: String,
+}
+
+/// Which version: the newest unless told.
+#[derive(Debug, Args)]
+struct Which {
+    /// Version N.
+    #[arg(long = "version", value_name = "N", conflicts_with = "label", value_parser = parse_version)]
+    version: Option<u32>,
+    /// The version label L points at.
+    #[arg(long, value_name = "L")]
+    label: Option<String>,
+}
+
+impl Which {
+    fn selector(&self) -> Selector {
+        match (&self.version, &self.label) {
+            (Some(n), _) => Selector::Version(*n),
+            (None, Some(label)) => Selector::Label(label.clone()),
+            (None, None) => Selector::Latest,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+struct GetArgs {
+    /// The prompt id.
+    id: String,
+    #[command(flatten)]
+    which: Which,
+}
+
+#[derive(Debug, Args)]
+struct ListArgs {
+    /// At most this many prompts (1 to 1000).
+    #[arg(long, value_name = "N", default_value_t = 100,
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(promptpack_catalog::MAX_PAGE)))]
+    limit: u32,
+    /// Start after this prompt id: the `next` cursor of the page before.
+    #[arg(long, value_name = "C")]
+    cursor: Option<String>,
+}
+
+#[derive(Debug, Args)]
+struct IdArgs {
+    /// The prompt id.
+    id: String,
+}
+
+#[derive(Debug, Args)]
+struct DiffArgs {
+    /// The prompt id.
+    id: String,
+    /// From: `N`, `vN`, `latest` or a label.
+    a: String,
+    /// To: `N`, `vN`, `latest` or a label.
+    b: String,
+}
+
+#[derive(Debug, Args)]
+struct LabelArgs {
+    /// The prompt id.
+    id: String,
+    /// The label: letters, digits, `_` and `-` (not `latest`, which follows
+    /// each new version by itself).
+    label: String,
+    /// The version it points at from now on: `N` or `vN`.
+    #[arg(value_name = "VERSION", value_parser = parse_version)]
+    to: u32,
+}
+
+#[derive(Debug, Args)]
+struct UpgradeArgs {
+    /// The prompt id.
+    id: String,
+    /// A contract file (what `promptpack contract` prints): refuse what the
+    /// program could not render.
+    #[arg(long, value_name = "FILE")]
+    contract: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+struct ExportArgs {
+    /// The prompt id.
+    id: String,
+    #[command(flatten)]
+    which: Which,
+    /// The prompt tree to write into (created when missing); a file there
+    /// already must hold the same text.
+    dir: PathBuf,
+}
+
+/// A version number as given: `N` or `vN`, from 1.
+fn parse_version(text: &str) -> Result<u32, String> {
+    let digits = text.strip_prefix('v').unwrap_or(text);
+    match digits.parse::<u32>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!(
+            "`{text}` is not a version number: give N or vN, from 1"
+        )),
+    }
+}
+
+/// A version as `diff` takes it: `N` or `vN`, `latest`, else a label.
+fn parse_selector(text: &str) -> Selector {
+    if text == "latest" {
+        return Selector::Latest;
+    }
+    let digits = text.strip_prefix('v').unwrap_or(text);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        // Past u32: no such version, said by the catalog.
+        return Selector::Version(digits.parse().unwrap_or(u32::MAX));
+    }
+    Selector::Label(text.to_string())
+}
+
+/// Runs a `catalog` subcommand: its output on stdout, or its error on
+/// stderr and exit code 1.
+pub(crate) fn run(args: &CatalogArgs, style: Style) -> ExitCode {
+    match execute(args) {
+        Ok(text) => crate::print_out(&text, style),
+        Err(e) => crate::fail(&e, style),
+    }
+}
+
+/// What the command prints, or why it failed.
+fn execute(args: &CatalogArgs) -> Result<String, Error> {
+    let mut catalog = open(args)?;
+    let json = args.json;
+    match &args.command {
+        CatalogCommand::Init => {
+            let schema = catalog.init()?;
+            let store = catalog.store_kind();
+            Ok(if json {
+                to_json(&serde_json::json!({"store": store, "schema_version": schema}))
+            } else {
+                format!("{store} catalog at schema version {schema}\n")
+            })
+        }
+        CatalogCommand::Import(tree) => {
+            let contract = read_contract(tree.contract.as_deref())?;
+            let root = args.folders(tree.from.as_deref()).root();
+            let report = catalog.import(&root, &tree.message, contract.as_ref())?;
+            Ok(if json {
+                to_json(&report)
+            } else {
+                output::import(&report)
+            })
+        }
+        CatalogCommand::Publish(publish) => {
+            let tree = &publish.tree;
+            let contract = read_contract(tree.contract.as_deref())?;
+            let config = args.folders(tree.from.as_deref()).config()?;
+            let draft = tree::template(&config, &publish.id, &tree.message)?;
+            let (version, created) =
+                catalog.publish_or_create(&publish.id, &draft, contract.as_ref())?;
+            Ok(if json {
+                to_json(&serde_json::json!({"created": created, "version": version}))
+            } else {
+                output::published(&version, created)
+            })
+        }
+        CatalogCommand::Snippet(snippet) => {
+            let config = args.folders(snippet.from.as_deref()).config()?;
+            let text = tree::snippet(&config, &snippet.name)?;
+            // Checked in the tree's syntax, as its templates read it.
+            let mut catalog = catalog.with_settings(config.settings().clone());
+            // As `import` does: the text of the newest revision already is
+            // no new revision (which `upgrade` would then pin for nothing).
+            let newest = match catalog.snippet(&snippet.name, None) {
+                Ok(newest) => Some(newest),
+                Err(e) if e.code() == ErrorCode::NotFound => None,
+                Err(e) => return Err(e),
+            };
+            let (revision, written) = match newest {
+                Some(newest) if newest.text == text => (newest, false),
+                _ => (
+                    catalog.publish_snippet(&snippet.name, &text, &snippet.message)?,
+                    true,
+                ),
+            };
+            Ok(if json {
+                to_json(&serde_json::json!({"written": written, "revision": revision}))
+            } else {
+                output::snippet(&revision, written)
+            })
+        }
+        CatalogCommand::Get(get) => {
+            let version = catalog.get(&get.id, &get.which.selector())?;
+            Ok(if json {
+                to_json(&version)
+            } else {
+                output::version(&version)
+            })
+        }
+        CatalogCommand::List(list) => {
+            let page = catalog.list(list.limit, list.cursor.as_deref())?;
+            Ok(if json {
+                to_json(&page)
+            } else {
+                output::page(&page)
+            })
+        }
+        CatalogCommand::History(IdArgs { id }) => {
+            let history = catalog.history(id)?;
+            Ok(if json {
+                to_json(&history)
+            } else {
+                output::history(&history)
+            })
+        }
+        CatalogCommand::Diff(diff) => {
+            let text =
+                catalog.diff(&diff.id, &parse_selector(&diff.a), &parse_selector(&diff.b))?;
+            Ok(if json {
+                to_json(&serde_json::json!({
+                    "id": diff.id,
+                    "from": diff.a,
+                    "to": diff.b,
+                    "identical": text.is_empty(),
+                    "diff": text,
+                }))
+            } else {
+                text
+            })
+        }
+        CatalogCommand::Label(label) => {
+            let entry = catalog.set_label(&label.id, &label.label, label.to)?;
+            Ok(if json {
+                to_json(&entry)
+            } else {
+                output::label_move(&entry)
+            })
+        }
+        CatalogCommand::Delete(IdArgs { id }) => {
+            catalog.delete(id)?;
+            let prompt = catalog.prompt(id)?;
+            Ok(if json {
+                to_json(&prompt)
+            } else {
+                format!("deleted {id} (`promptpack catalog restore {id}` brings it back)\n")
+            })
+        }
+        CatalogCommand::Restore(IdArgs { id }) => {
+            catalog.restore(id)?;
+            let prompt = catalog.prompt(id)?;
+            Ok(if json {
+                to_json(&prompt)
+            } else {
+                format!("restored {id} at v{}\n", prompt.latest_version)
+            })
+        }
+        CatalogCommand::Upgrade(upgrade) => {
+            let contract = read_contract(upgrade.contract.as_deref())?;
+            let version = catalog.upgrade(&upgrade.id, contract.as_ref())?;
+            Ok(if json {
+                to_json(&version)
+            } else {
+                output::upgraded(&version)
+            })
+        }
+        CatalogCommand::Export(export) => {
+            let files = catalog.export(&export.id, &export.which.selector(), &export.dir)?;
+            Ok(if json {
+                to_json(&serde_json::json!({ "files": files }))
+            } else {
+                output::files(&files)
+            })
+        }
+    }
+}
+
+impl CatalogArgs {
+    /// The prompt root's options, as the other commands take them: `root`
+    /// (`--from` of the subcommand, else `--root`), found when not given.
+    fn folders(&self, from: Option<&Path>) -> Folders {
+        Folders {
+            root: from.map(Path::to_path_buf).or_else(|| self.root.clone()),
+            templates: None,
+            snippets: None,
+            delimiters: None,
+        }
+    }
+
+    /// `--db`, `$PROMPTPACK_DB`, else the SQLite file under the root.
+    fn url(&self) -> String {
+        match &self.db {
+            Some(url) => url.clone(),
+            None => {
+                let root = self.folders(None).root();
+                format!("sqlite:{}", root.join(DEFAULT_SQLITE_PATH).display())
+            }
+        }
+    }
+}
+
+/// The catalog, its schema brought up to date, writing as `--author`.
+fn open(args: &CatalogArgs) -> Result<Catalog, Error> {
+    let catalog = Catalog::open(&args.url())?;
+    Ok(match &args.author {
+        Some(author) => catalog.with_author(author),
+        None => catalog,
+    })
+}
+
+/// The contract file at `path`, when one is given.
+fn read_contract(path: Option<&Path>) -> Result<Option<Contract>, Error> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        usage_error(
+            ErrorCode::Io,
+            format!("cannot read the contract file {shown}: {e}"),
+        )
+    })?;
+    Contract::from_json(&shown, &text).map(Some)
+}
+
+/// `value` as pretty JSON and a newline.
+fn to_json(value: &impl Serialize) -> String {
+    // The model's types and `json!` values: strings, numbers, maps with
+    // string keys; serializing cannot fail.
+    let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
+    text.push('\n');
+    text
+}
