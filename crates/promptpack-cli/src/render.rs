@@ -398,7 +398,7 @@ fn offset_of(text: &str, line: usize, column: usize) -> usize {
 }
 
 /// Parses `NAME=VALUE` (the value may hold `=` and be empty).
-fn parse_var(arg: &str) -> Result<(String, String), String> {
+pub(crate) fn parse_var(arg: &str) -> Result<(String, String), String> {
     match arg.split_once('=') {
         Some((name, value)) if !name.is_empty() => Ok((name.to_string(), value.to_string())),
         _ => Err(format!("expected NAME=VALUE, got `{arg}`")),

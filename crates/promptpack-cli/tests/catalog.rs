@@ -541,8 +541,8 @@ fn help_of_every_subcommand() {
     let out = scene.bare(&["catalog", "--help"]);
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     for command in [
-        "init", "import", "publish", "snippet", "get", "list", "history", "diff", "label",
-        "delete", "restore", "upgrade", "export",
+        "init", "import", "publish", "snippet", "get", "render", "list", "history", "diff",
+        "label", "delete", "restore", "upgrade", "export",
     ] {
         let help = scene.bare(&["catalog", command, "--help"]);
         assert_eq!(help.code, Some(0), "{command}: {}", help.stderr);
@@ -574,4 +574,53 @@ fn postgres_flow() {
         "# every `catalog` command also gets --db postgres://…",
     );
     snapshot("postgres_flow", &out);
+}
+
+/// `render` of a version: its files and pinned snippets, with values as
+/// `promptpack render` takes them; a missing value is `missing_var` at its
+/// place in the version's file.
+#[test]
+fn render_a_version() {
+    let scene = Scene::new();
+    scene.catalog(&["import", "--from", "TMP/tree"]);
+    scene.catalog(&["label", "greet", "production", "1"]);
+    let out = scene.play(&[
+        Run(&[
+            "render",
+            "greet",
+            "--label",
+            "production",
+            "--var",
+            "agentName=Ada",
+            "--var",
+            "userName=Grace",
+            "--var",
+            "formal=yes",
+        ]),
+        Run(&[
+            "render",
+            "greet",
+            "--version",
+            "1",
+            "--var",
+            "agentName=Ada",
+        ]),
+        Run(&[
+            "render",
+            "greet",
+            "--label",
+            "staging",
+            "--var",
+            "agentName=Ada",
+        ]),
+        Run(&[
+            "--json",
+            "render",
+            "greet",
+            "--var",
+            "agentName=Ada",
+            "--lenient",
+        ]),
+    ]);
+    snapshot("render_a_version", &out);
 }

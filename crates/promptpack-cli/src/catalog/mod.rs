@@ -4,6 +4,7 @@
 //! and export.
 
 mod output;
+mod render;
 mod tree;
 
 use crate::{Folders, usage_error};
@@ -71,6 +72,12 @@ enum CatalogCommand {
     /// Print a version: a header, then system.md and user.md verbatim.
     #[command(disable_version_flag = true)]
     Get(GetArgs),
+    /// Render a version with values, as `promptpack render` renders a tree.
+    ///
+    /// Renders the version's files with the snippet revisions it pins, in
+    /// its own syntax; stderr names the version and its content hash.
+    #[command(disable_version_flag = true)]
+    Render(render::RenderArgs),
     /// List the prompts: id, current version, hash and description.
     List(ListArgs),
     /// Print a prompt's versions (newest first), labels and audit history.
@@ -139,7 +146,7 @@ struct SnippetArgs {
 
 /// Which version: the newest unless told.
 #[derive(Debug, Args)]
-struct Which {
+pub(super) struct Which {
     /// Version N.
     #[arg(long = "version", value_name = "N", conflicts_with = "label", value_parser = parse_version)]
     version: Option<u32>,
@@ -149,7 +156,7 @@ struct Which {
 }
 
 impl Which {
-    fn selector(&self) -> Selector {
+    pub(super) fn selector(&self) -> Selector {
         match (&self.version, &self.label) {
             (Some(n), _) => Selector::Version(*n),
             (None, Some(label)) => Selector::Label(label.clone()),
@@ -253,14 +260,14 @@ fn parse_selector(text: &str) -> Selector {
 /// Runs a `catalog` subcommand: its output on stdout, or its error on
 /// stderr and exit code 1.
 pub(crate) fn run(args: &CatalogArgs, style: Style) -> ExitCode {
-    match execute(args) {
+    match execute(args, style) {
         Ok(text) => crate::print_out(&text, style),
         Err(e) => crate::fail(&e, style),
     }
 }
 
 /// What the command prints, or why it failed.
-fn execute(args: &CatalogArgs) -> Result<String, Error> {
+fn execute(args: &CatalogArgs, style: Style) -> Result<String, Error> {
     let mut catalog = open(args)?;
     let json = args.json;
     match &args.command {
@@ -321,6 +328,7 @@ fn execute(args: &CatalogArgs) -> Result<String, Error> {
                 output::snippet(&revision, written)
             })
         }
+        CatalogCommand::Render(render) => render::execute(&mut catalog, render, json, style),
         CatalogCommand::Get(get) => {
             let version = catalog.get(&get.id, &get.which.selector())?;
             Ok(if json {
