@@ -193,10 +193,7 @@ impl Catalog {
             rows::live_prompt(tx, id, true)?;
             let snippets = rows::current_snippets(tx)?;
             let compiled = compile_draft(id, draft, &snippets, contract)?;
-            let version = rows::insert_version(tx, id, draft, &compiled, author)?;
-            if let Some(hook) = before_commit.as_mut() {
-                hook();
-            }
+            let version = insert_version(tx, id, draft, &compiled, author, before_commit)?;
             Ok((version, created))
         })
     }
@@ -431,11 +428,7 @@ impl Catalog {
                 ));
             }
             draft.message = upgrade_message(&current.pins, &compiled.pins);
-            let version = rows::insert_version(tx, id, &draft, &compiled, author)?;
-            if let Some(hook) = before_commit.as_mut() {
-                hook();
-            }
-            Ok(version)
+            insert_version(tx, id, &draft, &compiled, author, before_commit)
         })
     }
 
@@ -483,6 +476,23 @@ impl Catalog {
     pub(crate) fn parts(&mut self) -> (&mut Store, &str) {
         (&mut self.store, &self.author)
     }
+}
+
+/// Writes the version and runs the fault tests' hook, if any, before the
+/// transaction commits.
+fn insert_version(
+    tx: &mut dyn Tx,
+    id: &str,
+    draft: &Draft,
+    compiled: &crate::compile::Compiled,
+    author: &str,
+    before_commit: &mut Option<Box<dyn FnMut() + Send>>,
+) -> Result<Version, Error> {
+    let version = rows::insert_version(tx, id, draft, compiled, author)?;
+    if let Some(hook) = before_commit.as_mut() {
+        hook();
+    }
+    Ok(version)
 }
 
 /// The version `selector` names.
