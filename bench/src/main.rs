@@ -16,8 +16,10 @@
 //! bound; loading and rendering the conformance corpus
 //! (`PROMPTPACK_CONFORMANCE_DIR`, default `../shared/conformance/openmaic`);
 //! the memory of loading 10,000 synthetic prompts; the build-script cost of
-//! 10, 100 and 1,000 of them; and the latency of hot reload.
+//! 10, 100 and 1,000 of them; the latency of hot reload; and the catalog's
+//! latency and growth on SQLite and PostgreSQL (`catalog.rs`).
 
+mod catalog;
 mod choice;
 mod translate;
 
@@ -1289,7 +1291,8 @@ fn synthetic_prompt(rng: &mut Rng, i: usize) -> String {
 /// model settings and a budget — about 600 bytes of YAML. Only used names
 /// are declared, so that the build reports no `unused_var` warnings.
 fn synthetic_front_matter(i: usize, body: &str) -> String {
-    let mut s = format!("---\ndescription: Synthetic prompt {i}, for the build-script bench.\nvars:\n");
+    let mut s =
+        format!("---\ndescription: Synthetic prompt {i}, for the build-script bench.\nvars:\n");
     s.push_str("  agentName: {description: The agent's name., example: Ada}\n");
     s.push_str("  userName: {description: Who the agent works with., example: Grace}\n");
     for v in (0..6).filter(|v| body.contains(&format!("{{{{var_{v}}}}}"))) {
@@ -1443,7 +1446,9 @@ fn codegen_section(mode: &Mode) -> String {
             let fm_config = promptpack::Config::new(&with_front_matter.0);
             promptpack_build::generate_code(&fm_config).map_err(err)?;
             let front_matter = time_ms(samples, || {
-                black_box(promptpack_build::generate_code(black_box(&fm_config)).expect("ran once"));
+                black_box(
+                    promptpack_build::generate_code(black_box(&fm_config)).expect("ran once"),
+                );
             });
             let cell = |ms: f64| format!("{ms:.1} ({:.2})", ms / prompts as f64);
             per_prompt.push((prompts, codegen / prompts as f64));
@@ -1642,7 +1647,7 @@ usage: promptpack-bench [--quick] [--only SECTION[,SECTION…]]
        promptpack-bench --profile CONTENDER [RENDERS]
 
   --quick      10 rounds of ~2 ms batches instead of 100 of ~20 ms, fewer samples elsewhere
-  --only       run only these sections: render, choice, corpus, memory, codegen, reload
+  --only       run only these sections: render, choice, corpus, memory, codegen, reload, catalog
   --profile    render the first contender whose name contains CONTENDER RENDERS times
                (default 10000) inside `profile_batch`, untimed, and exit; for
                valgrind --tool=callgrind --toggle-collect='*profile_batch*'
@@ -1650,7 +1655,9 @@ usage: promptpack-bench [--quick] [--only SECTION[,SECTION…]]
 Run it through cargo: cargo run --release --manifest-path bench/Cargo.toml -- [ARGS]";
 
 /// The sections of the report, in order.
-const SECTIONS: [&str; 6] = ["render", "choice", "corpus", "memory", "codegen", "reload"];
+const SECTIONS: [&str; 7] = [
+    "render", "choice", "corpus", "memory", "codegen", "reload", "catalog",
+];
 
 /// What the command line asked for.
 enum Command {
@@ -1780,5 +1787,8 @@ fn main() {
     }
     if mode.wants("reload") {
         println!("{}", reload_section(&mode));
+    }
+    if mode.wants("catalog") {
+        println!("{}", catalog::section(mode.quick));
     }
 }

@@ -65,10 +65,18 @@ impl Catalog {
                 report.snippets.push(imported);
             }
             let snippets = rows::current_snippets(tx)?;
+            let mut created = 0;
             for template in &tree.sources.templates {
                 let id = template.id.as_str();
-                rows::insert_prompt(tx, id, id, "", author)?;
-                let prompt = rows::prompt(tx, id, true)?.ok_or_else(|| rows::no_prompt(id))?;
+                let prompt = match rows::prompt(tx, id, true)? {
+                    Some(prompt) => prompt,
+                    None => {
+                        // Another importer may be adding it: the insert
+                        // waits for it, and then the prompt is there.
+                        created += usize::from(rows::insert_prompt(tx, id, id, "", author)?.is_some());
+                        rows::prompt(tx, id, true)?.ok_or_else(|| rows::no_prompt(id))?
+                    }
+                };
                 if prompt.deleted {
                     return Err(Error::new(
                         ErrorCode::NotFound,
@@ -101,6 +109,9 @@ impl Catalog {
                     }
                 };
                 report.prompts.push(imported);
+            }
+            if created >= REFRESH_STATISTICS_AFTER {
+                tx.refresh_statistics()?;
             }
             Ok(report)
         })
@@ -153,6 +164,11 @@ impl Catalog {
         Ok(files.into_iter().map(|(path, _)| path).collect())
     }
 }
+
+/// How many new prompts make an import refresh the planner's statistics:
+/// PostgreSQL plans `list` from them, and before autovacuum counts a large
+/// import it takes the tables for nearly empty and scans every prompt.
+const REFRESH_STATISTICS_AFTER: usize = 100;
 
 fn unchanged(latest: &Version, draft: &Draft, compiled: &Compiled) -> bool {
     latest.system == draft.system

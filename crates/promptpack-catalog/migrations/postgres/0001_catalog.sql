@@ -45,6 +45,11 @@ CREATE TABLE prompt_versions (
     PRIMARY KEY (prompt_id, version)
 );
 
+-- A prompt's history reads these small columns of every version; the
+-- texts before them would otherwise take it through overflow pages.
+CREATE INDEX prompt_versions_summary
+    ON prompt_versions (prompt_id, version, content_hash, author, message, created_at);
+
 CREATE TABLE version_pins (
     prompt_id TEXT COLLATE "C" NOT NULL,
     version BIGINT NOT NULL,

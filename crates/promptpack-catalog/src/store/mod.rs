@@ -108,6 +108,18 @@ impl dyn Tx + '_ {
         Ok(self.query(sql, params)?.into_iter().next())
     }
 
+    /// Brings the query planner's statistics up to date after many rows
+    /// were added at once (PostgreSQL's `ANALYZE`; SQLite plans these
+    /// queries from its indexes alone).
+    pub fn refresh_statistics(&mut self) -> Result<(), Error> {
+        match self.dialect() {
+            Dialect::Postgres => self
+                .execute("ANALYZE prompts, prompt_versions, labels", &[])
+                .map(|_| ()),
+            Dialect::Sqlite => Ok(()),
+        }
+    }
+
     /// `SELECT … FOR UPDATE` where the store locks rows (PostgreSQL); SQLite
     /// holds the whole database for a write transaction already.
     pub fn for_update(&self) -> &'static str {

@@ -5,8 +5,9 @@
 
 use super::{Cell, Dialect, Migration, Param, Row, Tx, Work};
 use postgres::types::{ToSql, Type};
-use postgres::{Client, IsolationLevel, NoTls};
+use postgres::{Client, IsolationLevel, NoTls, Statement};
 use promptpack_core::{Error, ErrorCode};
+use std::collections::HashMap;
 
 pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
     version: 1,
@@ -16,19 +17,32 @@ pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
 pub(crate) struct PostgresStore {
     client: Client,
     shown: String,
+    /// Every statement prepared on this connection, by its text: the
+    /// catalog runs a dozen statements over and over, and preparing one
+    /// each time costs a round trip and a parse. Prepared statements
+    /// outlive the transaction they were prepared in.
+    statements: HashMap<String, Statement>,
 }
 
 impl PostgresStore {
     pub fn connect(url: &str) -> Result<PostgresStore, Error> {
         let shown = without_password(url);
         let client = Client::connect(url, NoTls).map_err(|e| store_error(&shown, &e))?;
-        Ok(PostgresStore { client, shown })
+        Ok(PostgresStore {
+            client,
+            shown,
+            statements: HashMap::new(),
+        })
     }
 
     pub fn transaction<T>(&mut self, write: bool, work: Work<'_, T>) -> Result<T, Error> {
-        let shown = self.shown.clone();
-        let fail = |e: postgres::Error| store_error(&shown, &e);
-        let mut builder = self.client.build_transaction();
+        let PostgresStore {
+            client,
+            shown,
+            statements,
+        } = self;
+        let fail = |e: postgres::Error| store_error(shown, &e);
+        let mut builder = client.build_transaction();
         if !write {
             // One snapshot for every statement of a read.
             builder = builder
@@ -38,7 +52,8 @@ impl PostgresStore {
         let transaction = builder.start().map_err(fail)?;
         let mut tx = PostgresTx {
             transaction,
-            shown: &shown,
+            shown,
+            statements,
         };
         let value = work(&mut tx)?;
         tx.transaction.commit().map_err(fail)?;
@@ -49,6 +64,19 @@ impl PostgresStore {
 struct PostgresTx<'t> {
     transaction: postgres::Transaction<'t>,
     shown: &'t str,
+    statements: &'t mut HashMap<String, Statement>,
+}
+
+impl PostgresTx<'_> {
+    /// The statement of `sql`, prepared once per connection.
+    fn prepared(&mut self, sql: &str) -> Result<Statement, postgres::Error> {
+        if let Some(statement) = self.statements.get(sql) {
+            return Ok(statement.clone());
+        }
+        let statement = self.transaction.prepare(sql)?;
+        self.statements.insert(sql.to_string(), statement.clone());
+        Ok(statement)
+    }
 }
 
 fn bind<'a>(params: &'a [Param<'a>]) -> Vec<&'a (dyn ToSql + Sync)> {
@@ -69,7 +97,11 @@ impl Tx for PostgresTx<'_> {
     fn query(&mut self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>, Error> {
         let shown = self.shown;
         let fail = |e: postgres::Error| store_error(shown, &e);
-        let rows = self.transaction.query(sql, &bind(params)).map_err(fail)?;
+        let statement = self.prepared(sql).map_err(fail)?;
+        let rows = self
+            .transaction
+            .query(&statement, &bind(params))
+            .map_err(fail)?;
         let mut out = Vec::with_capacity(rows.len());
         for row in rows {
             let mut cells = Vec::with_capacity(row.len());
@@ -104,8 +136,9 @@ impl Tx for PostgresTx<'_> {
                 .map_err(|e| store_error(shown, &e))?;
             return Ok(0);
         }
+        let statement = self.prepared(sql).map_err(|e| store_error(shown, &e))?;
         self.transaction
-            .execute(sql, &bind(params))
+            .execute(&statement, &bind(params))
             .map_err(|e| store_error(shown, &e))
     }
 
