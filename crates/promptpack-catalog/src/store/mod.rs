@@ -135,7 +135,9 @@ pub(crate) enum Store {
     #[cfg(feature = "sqlite")]
     Sqlite(sqlite::SqliteStore),
     #[cfg(feature = "postgres")]
-    Postgres(postgres::PostgresStore),
+    // Boxed: the client and its prepared statements are several times the
+    // size of a SQLite connection.
+    Postgres(Box<postgres::PostgresStore>),
 }
 
 /// The closure a transaction runs.
@@ -149,7 +151,9 @@ impl Store {
             #[cfg(feature = "sqlite")]
             StoreUrl::Sqlite(path) => Ok(Store::Sqlite(sqlite::SqliteStore::open(&path)?)),
             #[cfg(feature = "postgres")]
-            StoreUrl::Postgres(url) => Ok(Store::Postgres(postgres::PostgresStore::connect(&url)?)),
+            StoreUrl::Postgres(url) => Ok(Store::Postgres(Box::new(
+                postgres::PostgresStore::connect(&url)?,
+            ))),
         }
     }
 
