@@ -917,10 +917,10 @@ pub fn section(quick: bool) -> String {
         ));
     }
     out.push_str(
-        "\nPostgreSQL round trips: the catalog sends each statement as text, prepared and then \
-         executed (two round trips); `get` is BEGIN, 4 statements and COMMIT (10 round trips), \
-         `publish` BEGIN, 5 statements and COMMIT (12). The raw baselines are prepared once: the \
-         SELECT is 1 round trip, the INSERT 3 (BEGIN, INSERT, COMMIT).\n",
+        "\nPostgreSQL round trips: the catalog prepares each statement once per connection; \
+         `get` is BEGIN, 4 statements and COMMIT (6 round trips), `publish` BEGIN, 5 statements \
+         and COMMIT (7). The raw baselines are prepared once too: the SELECT is 1 round trip, the \
+         INSERT 3 (BEGIN, INSERT, COMMIT).\n",
     );
 
     out.push_str(&format!(
