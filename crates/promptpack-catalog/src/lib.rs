@@ -64,8 +64,8 @@ mod store;
 pub use catalog::{Catalog, MAX_PAGE};
 pub use compile::content_hash;
 pub use model::{
-    AuditEntry, Draft, History, ImportReport, Imported, Listed, Page, Pin, PromptEntry, Selector,
-    SnippetRevision, Syntax, Timestamp, Version, VersionSummary,
+    Arm, AuditEntry, Draft, History, ImportReport, Imported, Listed, Page, Pin, PromptEntry,
+    Selector, SnippetRevision, Syntax, Timestamp, Version, VersionSummary,
 };
 pub use promptpack_core::contract::Contract;
 pub use promptpack_core::{Error, ErrorCode, Settings};

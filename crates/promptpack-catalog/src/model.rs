@@ -194,20 +194,32 @@ pub struct SnippetRevision {
     pub created_at: Timestamp,
 }
 
-/// An entry of a prompt's audit history: a label moved, the prompt created,
-/// deleted or restored. (Versions are their own record.)
+/// One arm of a label: a version and its weight. A split label has two or
+/// more; a service picks one per caller in proportion to the weights.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Arm {
+    /// The version.
+    pub version: u32,
+    /// Its weight, relative to the other arms' (90 and 10, or 9 and 1).
+    pub weight: u32,
+}
+
+/// An entry of a prompt's audit history: a label moved or split, the
+/// prompt created, deleted or restored. (Versions are their own record.)
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AuditEntry {
     /// Its place in the catalog's history: later entries have larger ones.
     pub seq: i64,
-    /// `create`, `label`, `delete` or `restore`.
+    /// `create`, `label`, `split`, `delete` or `restore`.
     pub action: String,
     /// The label moved, for `label`.
     pub label: Option<String>,
     /// Where the label pointed before; `None` when it is new.
     pub from_version: Option<u32>,
-    /// Where it points now.
+    /// Where it points now (a split label: its heaviest arm).
     pub to_version: Option<u32>,
+    /// The arms a `split` set; empty otherwise.
+    pub arms: Vec<Arm>,
     /// Who did it.
     pub author: String,
     /// When.

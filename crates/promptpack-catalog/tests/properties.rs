@@ -86,8 +86,7 @@ proptest! {
         let store = TestStore::sqlite();
         let mut catalog = store.open();
         let ids = ["a", "b", "c"];
-        // id → (versions' texts, labels, deleted)
-        let mut model: BTreeMap<&str, (Vec<String>, BTreeMap<String, u32>, bool)> = BTreeMap::new();
+        let mut model: Model<'_> = BTreeMap::new();
         for (step, (operation, which, number)) in operations.into_iter().enumerate() {
             let id = ids[which];
             match operation {
@@ -145,6 +144,8 @@ proptest! {
     }
 }
 
+/// Each prompt of the model: its versions' texts, its labels, and whether
+/// it is deleted.
 type Model<'a> = BTreeMap<&'a str, (Vec<String>, BTreeMap<String, u32>, bool)>;
 
 fn check_against_model(catalog: &mut Catalog, model: &Model<'_>) -> Result<(), TestCaseError> {

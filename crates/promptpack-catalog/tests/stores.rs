@@ -3,7 +3,9 @@
 
 mod support;
 
-use promptpack_catalog::{Catalog, Contract, Draft, ErrorCode, Selector, Syntax, content_hash};
+use promptpack_catalog::{
+    Arm, Catalog, Contract, Draft, ErrorCode, Selector, Syntax, content_hash,
+};
 use support::{TestStore, code, draft, write_tree};
 
 every_store!(
@@ -22,6 +24,8 @@ every_store!(
     snippet_revisions_are_checked_and_append_only,
     a_version_keeps_the_syntax_it_was_written_in,
     publish_or_create_creates_only_what_it_publishes,
+    a_label_splits_over_weighted_versions,
+    a_catalog_of_the_first_schema_is_migrated,
 );
 
 fn versions_are_numbered_and_never_change(store: &TestStore) {
@@ -639,9 +643,9 @@ fn the_schema_is_applied_once_and_checked(store: &TestStore) {
     let unready = Catalog::connect(&store.url).expect_err("no schema yet");
     assert_eq!(unready.code(), ErrorCode::NotConfigured, "{unready}");
     let mut catalog = store.open();
-    assert_eq!(catalog.init().expect("init again"), 1);
+    assert_eq!(catalog.init().expect("init again"), 2);
     Catalog::connect(&store.url).expect("schema applied");
-    assert_eq!(store.count("SELECT COUNT(*) FROM promptpack_schema"), 1);
+    assert_eq!(store.count("SELECT COUNT(*) FROM promptpack_schema"), 2);
     store
         .raw("INSERT INTO promptpack_schema (version) VALUES (99)")
         .expect("a newer schema");
@@ -785,4 +789,127 @@ fn publish_or_create_creates_only_what_it_publishes(store: &TestStore) {
         (one.revision, again.revision, again.message.as_str()),
         (1, 1, "one")
     );
+}
+
+fn a_label_splits_over_weighted_versions(store: &TestStore) {
+    let mut catalog = store.open();
+    catalog.create("p", None, None).expect("create");
+    for text in ["one", "two", "three"] {
+        catalog.publish("p", &draft(text), None).expect("publish");
+    }
+    catalog.set_label("p", "production", 1).expect("label");
+    let arm = |version, weight| Arm { version, weight };
+    let split = catalog
+        .split_label("p", "production", &[arm(3, 10), arm(2, 90)])
+        .expect("split");
+    assert_eq!(
+        (split.action.as_str(), split.from_version, split.to_version),
+        ("split", Some(1), Some(2))
+    );
+    assert_eq!(split.arms, [arm(2, 90), arm(3, 10)]);
+    assert_eq!(
+        catalog.label_arms("p", "production").expect("arms"),
+        [arm(2, 90), arm(3, 10)]
+    );
+    // `get` by the label reads its heaviest arm.
+    assert_eq!(
+        catalog
+            .get("p", &Selector::Label("production".into()))
+            .expect("get")
+            .version,
+        2
+    );
+
+    let before = store.footprint();
+    for bad in [
+        vec![],
+        vec![arm(1, 0), arm(2, 1)],
+        vec![arm(1, 5), arm(1, 5)],
+        vec![arm(1, 600_000), arm(2, 600_000)],
+        (1..=17).map(|v| arm(v, 1)).collect(),
+    ] {
+        assert_eq!(
+            code(catalog.split_label("p", "production", &bad)),
+            ErrorCode::InvalidRequest,
+            "{bad:?}"
+        );
+    }
+    assert_eq!(
+        code(catalog.split_label("p", "latest", &[arm(1, 1), arm(2, 1)])),
+        ErrorCode::InvalidRequest
+    );
+    assert_eq!(
+        code(catalog.split_label("p", "production", &[arm(1, 1), arm(4, 1)])),
+        ErrorCode::NotFound
+    );
+    assert_eq!(store.footprint(), before);
+
+    // A plain move ends the split; the audit keeps both.
+    catalog.set_label("p", "production", 3).expect("move");
+    assert_eq!(
+        catalog.label_arms("p", "production").expect("arms"),
+        [arm(3, 1)]
+    );
+    assert_eq!(
+        catalog.label_arms("p", "latest").expect("arms"),
+        [arm(3, 1)]
+    );
+    assert_eq!(
+        code(catalog.label_arms("p", "staging")),
+        ErrorCode::NotFound
+    );
+    let history = catalog.history("p").expect("history");
+    let actions: Vec<(&str, Vec<Arm>)> = history
+        .audit
+        .iter()
+        .map(|e| (e.action.as_str(), e.arms.clone()))
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            ("create", vec![]),
+            ("label", vec![]),
+            ("split", vec![arm(2, 90), arm(3, 10)]),
+            ("label", vec![])
+        ]
+    );
+}
+
+fn a_catalog_of_the_first_schema_is_migrated(store: &TestStore) {
+    // A catalog written by a promptpack that knew only migration 1.
+    let mut catalog = store.open();
+    catalog.create("p", None, None).expect("create");
+    catalog.publish("p", &draft("one"), None).expect("publish");
+    catalog.set_label("p", "production", 1).expect("label");
+    store
+        .raw("DROP TABLE label_arms; ALTER TABLE audit DROP COLUMN arms; DELETE FROM promptpack_schema WHERE version = 2")
+        .expect("back to the first schema");
+    let error = Catalog::connect(&store.url).expect_err("older schema");
+    assert_eq!(error.code(), ErrorCode::NotConfigured);
+    assert!(error.to_string().contains("older"), "{error}");
+    let mut migrated = store.open();
+    assert_eq!(
+        migrated
+            .get("p", &Selector::Label("production".into()))
+            .expect("kept")
+            .system,
+        "one"
+    );
+    migrated
+        .split_label(
+            "p",
+            "production",
+            &[
+                Arm {
+                    version: 1,
+                    weight: 1,
+                },
+                Arm {
+                    version: 1,
+                    weight: 2,
+                },
+            ],
+        )
+        .expect_err("a version twice");
+    assert_eq!(migrated.history("p").expect("history").audit.len(), 2);
 }

@@ -624,3 +624,23 @@ fn render_a_version() {
     ]);
     snapshot("render_a_version", &out);
 }
+
+/// `split` points a label at weighted versions; `label` ends it; both are
+/// in the history; bad arms are refused before anything is written.
+#[test]
+fn split_a_label() {
+    let scene = Scene::new();
+    scene.catalog(&["import", "--from", "TMP/tree"]);
+    scene.write("tree/templates/greet/user.md", "Say hi to {{userName}}.\n");
+    scene.catalog(&["publish", "greet", "--from", "TMP/tree"]);
+    let out = scene.play(&[
+        Run(&["split", "greet", "production", "1:90", "v2:10"]),
+        Run(&["get", "greet", "--label", "production"]),
+        Run(&["split", "greet", "production", "1:90", "3:10"]),
+        Run(&["split", "greet", "production", "1:0", "2:10"]),
+        Run(&["split", "greet", "production", "1"]),
+        Run(&["label", "greet", "production", "2"]),
+        Run(&["history", "greet"]),
+    ]);
+    snapshot("split_a_label", &out);
+}

@@ -7,7 +7,8 @@ pub(crate) mod rows;
 use crate::compile::{SnippetText, check_snippet, compile_draft, sources, text_hash};
 use crate::diff::unified_diff;
 use crate::model::{
-    AuditEntry, Draft, History, Listed, Page, Pin, PromptEntry, Selector, SnippetRevision, Version,
+    Arm, AuditEntry, Draft, History, Listed, Page, Pin, PromptEntry, Selector, SnippetRevision,
+    Version,
 };
 use crate::store::{Store, Tx};
 use promptpack_core::contract::Contract;
@@ -343,13 +344,7 @@ impl Catalog {
     /// is not a name; `not_found` for a missing or deleted prompt or a
     /// version it does not have.
     pub fn set_label(&mut self, id: &str, label: &str, version: u32) -> Result<AuditEntry, Error> {
-        check_name("label", label)?;
-        if label == "latest" {
-            return Err(Error::new(
-                ErrorCode::InvalidRequest,
-                "`latest` moves by itself to each new version: label another name",
-            ));
-        }
+        check_label(label)?;
         let author = self.author.clone();
         self.store.write(&mut |tx| {
             let prompt = rows::live_prompt(tx, id, true)?;
@@ -357,6 +352,65 @@ impl Catalog {
                 return Err(no_version(id, version, prompt.latest_version));
             }
             rows::move_label(tx, id, label, version, &author)
+        })
+    }
+
+    /// Splits `label` of prompt `id` over two or more versions with
+    /// weights (`production`: v3 90, v4 10), for a service that picks an arm
+    /// per caller; recorded in the audit history as `split`. [`Catalog::get`]
+    /// by the label reads its heaviest arm; [`Catalog::set_label`] ends the
+    /// split. One arm is the same as [`Catalog::set_label`].
+    ///
+    /// # Errors
+    /// `invalid_request` for `latest`, no arms, more than 16, a version given
+    /// twice, a weight of 0 or weights past a million in all; `not_found`
+    /// for a missing or deleted prompt or a version it does not have.
+    pub fn split_label(
+        &mut self,
+        id: &str,
+        label: &str,
+        arms: &[Arm],
+    ) -> Result<AuditEntry, Error> {
+        if arms.len() == 1 {
+            return self.set_label(id, label, arms[0].version);
+        }
+        check_label(label)?;
+        let arms = check_arms(arms)?;
+        let author = self.author.clone();
+        self.store.write(&mut |tx| {
+            let prompt = rows::live_prompt(tx, id, true)?;
+            if let Some(arm) = arms
+                .iter()
+                .find(|arm| arm.version == 0 || arm.version > prompt.latest_version)
+            {
+                return Err(no_version(id, arm.version, prompt.latest_version));
+            }
+            rows::split_label(tx, id, label, &arms, &author)
+        })
+    }
+
+    /// The arms of `label` of prompt `id`, heaviest first: one arm of
+    /// weight 1 for a label that is not split (`latest` too).
+    ///
+    /// # Errors
+    /// `not_found` for a missing or deleted prompt, or a label it lacks.
+    pub fn label_arms(&mut self, id: &str, label: &str) -> Result<Vec<Arm>, Error> {
+        self.store.read(&mut |tx| {
+            let prompt = rows::live_prompt(tx, id, false)?;
+            if label == "latest" {
+                return Ok(vec![Arm {
+                    version: prompt.latest_version,
+                    weight: 1,
+                }]);
+            }
+            let arms = rows::label_arms(tx, id, label)?;
+            if arms.is_empty() {
+                return Err(Error::new(
+                    ErrorCode::NotFound,
+                    format!("prompt `{id}` has no label `{label}`"),
+                ));
+            }
+            Ok(arms)
         })
     }
 
@@ -540,6 +594,52 @@ fn upgrade_message(from: &[Pin], to: &[Pin]) -> String {
         })
         .collect();
     format!("upgrade pins: {}", moves.join(", "))
+}
+
+/// A label that can be set: a name, not `latest`.
+fn check_label(label: &str) -> Result<(), Error> {
+    check_name("label", label)?;
+    if label == "latest" {
+        return Err(Error::new(
+            ErrorCode::InvalidRequest,
+            "`latest` moves by itself to each new version: label another name",
+        ));
+    }
+    Ok(())
+}
+
+/// The most arms a label may be split over.
+const MAX_ARMS: usize = 16;
+
+/// The most all of a split's weights may add up to.
+const MAX_TOTAL_WEIGHT: u64 = 1_000_000;
+
+/// `arms`, checked, heaviest first (the lower version first among equals).
+fn check_arms(arms: &[Arm]) -> Result<Vec<Arm>, Error> {
+    let refuse = |why: String| Err(Error::new(ErrorCode::InvalidRequest, why));
+    if arms.is_empty() || arms.len() > MAX_ARMS {
+        return refuse(format!(
+            "a split has 1 to {MAX_ARMS} arms, not {}",
+            arms.len()
+        ));
+    }
+    if arms.iter().any(|arm| arm.weight == 0) {
+        return refuse("every arm of a split needs a weight above 0".into());
+    }
+    let total: u64 = arms.iter().map(|arm| u64::from(arm.weight)).sum();
+    if total > MAX_TOTAL_WEIGHT {
+        return refuse(format!(
+            "the weights of a split add up to {total}, past {MAX_TOTAL_WEIGHT}"
+        ));
+    }
+    let mut sorted = arms.to_vec();
+    sorted.sort_by(|a, b| b.weight.cmp(&a.weight).then(a.version.cmp(&b.version)));
+    let mut versions: Vec<u32> = sorted.iter().map(|arm| arm.version).collect();
+    versions.sort_unstable();
+    if versions.windows(2).any(|pair| pair[0] == pair[1]) {
+        return refuse("a split names each version once".into());
+    }
+    Ok(sorted)
 }
 
 /// Ids, snippet names and labels: a template folder's name.

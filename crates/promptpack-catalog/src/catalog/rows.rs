@@ -3,7 +3,7 @@
 
 use crate::compile::{Compiled, SnippetText};
 use crate::model::{
-    AuditEntry, Draft, Pin, PromptEntry, SnippetRevision, Syntax, Timestamp, Version,
+    Arm, AuditEntry, Draft, Pin, PromptEntry, SnippetRevision, Syntax, Timestamp, Version,
     VersionSummary,
 };
 use crate::store::{Param, Row, Tx};
@@ -188,6 +188,19 @@ pub(crate) fn move_label(
     author: &str,
 ) -> Result<AuditEntry, Error> {
     let from = label(tx, id, name)?;
+    point_label(tx, id, name, version)?;
+    let event = Event {
+        action: "label",
+        label: Some(name),
+        from_version: from,
+        to_version: Some(version),
+        arms: &[],
+    };
+    audit(tx, id, &event, author)
+}
+
+/// Points `label` of prompt `id` at `version` alone: a split ends.
+fn point_label(tx: &mut dyn Tx, id: &str, name: &str, version: u32) -> Result<(), Error> {
     let sql = "INSERT INTO labels (prompt_id, label, version) VALUES ($1, $2, $3) \
                ON CONFLICT (prompt_id, label) DO UPDATE SET version = excluded.version";
     tx.execute(
@@ -198,22 +211,132 @@ pub(crate) fn move_label(
             Param::Int(version.into()),
         ],
     )?;
-    audit(tx, id, "label", Some(name), from, Some(version), author)
+    tx.execute(
+        "DELETE FROM label_arms WHERE prompt_id = $1 AND label = $2",
+        &[Param::Text(id), Param::Text(name)],
+    )?;
+    Ok(())
+}
+
+/// Splits `label` of prompt `id` over `arms` (two or more, distinct
+/// versions, the heaviest first) and records it.
+pub(crate) fn split_label(
+    tx: &mut dyn Tx,
+    id: &str,
+    name: &str,
+    arms: &[Arm],
+    author: &str,
+) -> Result<AuditEntry, Error> {
+    let from = label(tx, id, name)?;
+    let heaviest = arms.first().map_or(0, |arm| arm.version);
+    point_label(tx, id, name, heaviest)?;
+    for arm in arms {
+        tx.execute(
+            "INSERT INTO label_arms (prompt_id, label, version, weight) VALUES ($1, $2, $3, $4)",
+            &[
+                Param::Text(id),
+                Param::Text(name),
+                Param::Int(arm.version.into()),
+                Param::Int(arm.weight.into()),
+            ],
+        )?;
+    }
+    let event = Event {
+        action: "split",
+        label: Some(name),
+        from_version: from,
+        to_version: Some(heaviest),
+        arms,
+    };
+    audit(tx, id, &event, author)
+}
+
+/// The arms of `label` of prompt `id`, heaviest first: one of weight 1
+/// for a label that is not split, none for a label it does not have.
+pub(crate) fn label_arms(tx: &mut dyn Tx, id: &str, name: &str) -> Result<Vec<Arm>, Error> {
+    let sql = "SELECT version, weight FROM label_arms WHERE prompt_id = $1 AND label = $2 \
+               ORDER BY weight DESC, version";
+    let arms = tx
+        .query(sql, &[Param::Text(id), Param::Text(name)])?
+        .iter()
+        .map(|row| {
+            Ok(Arm {
+                version: number(row.int(0)?, "arm version")?,
+                weight: number(row.int(1)?, "arm weight")?,
+            })
+        })
+        .collect::<Result<Vec<Arm>, Error>>()?;
+    if !arms.is_empty() {
+        return Ok(arms);
+    }
+    Ok(label(tx, id, name)?
+        .map(|version| vec![Arm { version, weight: 1 }])
+        .unwrap_or_default())
+}
+
+/// Arms as the audit keeps them: `3:90,4:10`.
+fn arms_text(arms: &[Arm]) -> Option<String> {
+    (!arms.is_empty()).then(|| {
+        arms.iter()
+            .map(|arm| format!("{}:{}", arm.version, arm.weight))
+            .collect::<Vec<_>>()
+            .join(",")
+    })
+}
+
+fn parse_arms(text: Option<String>) -> Vec<Arm> {
+    text.unwrap_or_default()
+        .split(',')
+        .filter_map(|arm| {
+            let (version, weight) = arm.split_once(':')?;
+            Some(Arm {
+                version: version.parse().ok()?,
+                weight: weight.parse().ok()?,
+            })
+        })
+        .collect()
+}
+
+/// What an audit entry says happened.
+pub(crate) struct Event<'a> {
+    pub action: &'a str,
+    pub label: Option<&'a str>,
+    pub from_version: Option<u32>,
+    pub to_version: Option<u32>,
+    pub arms: &'a [Arm],
+}
+
+impl Event<'_> {
+    /// An event of the prompt itself: `create`, `delete`, `restore`.
+    pub(crate) fn of_prompt(action: &str) -> Event<'_> {
+        Event {
+            action,
+            label: None,
+            from_version: None,
+            to_version: None,
+            arms: &[],
+        }
+    }
 }
 
 /// Appends an entry to the audit history of prompt `id`.
 pub(crate) fn audit(
     tx: &mut dyn Tx,
     id: &str,
-    action: &str,
-    label: Option<&str>,
-    from_version: Option<u32>,
-    to_version: Option<u32>,
+    event: &Event<'_>,
     author: &str,
 ) -> Result<AuditEntry, Error> {
+    let Event {
+        action,
+        label,
+        from_version,
+        to_version,
+        arms,
+    } = *event;
     let created_at = Timestamp::now();
-    let sql = "INSERT INTO audit (prompt_id, action, label, from_version, to_version, author, created_at) \
-               VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING seq";
+    let arms_text = arms_text(arms);
+    let sql = "INSERT INTO audit (prompt_id, action, label, from_version, to_version, author, created_at, arms) \
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING seq";
     let row = tx.query_opt(
         sql,
         &[
@@ -224,6 +347,7 @@ pub(crate) fn audit(
             Param::OptInt(to_version.map(i64::from)),
             Param::Text(author),
             Param::Int(created_at.0),
+            Param::OptText(arms_text.as_deref()),
         ],
     )?;
     let seq = row.map(|row| row.int(0)).transpose()?.unwrap_or_default();
@@ -233,6 +357,7 @@ pub(crate) fn audit(
         label: label.map(str::to_string),
         from_version,
         to_version,
+        arms: arms.to_vec(),
         author: author.to_string(),
         created_at,
     })
@@ -240,7 +365,7 @@ pub(crate) fn audit(
 
 /// The audit history of prompt `id`, oldest first.
 pub(crate) fn audit_history(tx: &mut dyn Tx, id: &str) -> Result<Vec<AuditEntry>, Error> {
-    let sql = "SELECT seq, action, label, from_version, to_version, author, created_at \
+    let sql = "SELECT seq, action, label, from_version, to_version, author, created_at, arms \
                FROM audit WHERE prompt_id = $1 ORDER BY seq";
     tx.query(sql, &[Param::Text(id)])?
         .iter()
@@ -256,6 +381,7 @@ pub(crate) fn audit_history(tx: &mut dyn Tx, id: &str) -> Result<Vec<AuditEntry>
                 label: row.opt_text(2)?,
                 from_version: version(3)?,
                 to_version: version(4)?,
+                arms: parse_arms(row.opt_text(7)?),
                 author: row.text(5)?,
                 created_at: Timestamp(row.int(6)?),
             })
@@ -480,7 +606,7 @@ pub(crate) fn insert_prompt(
     if added == 0 {
         return Ok(None);
     }
-    audit(tx, id, "create", None, None, None, author)?;
+    audit(tx, id, &Event::of_prompt("create"), author)?;
     Ok(Some(PromptEntry {
         id: id.to_string(),
         name: name.to_string(),
@@ -518,5 +644,5 @@ pub(crate) fn set_deleted(
         &[Param::Text(id), Param::Int(deleted.into())],
     )?;
     let action = if deleted { "delete" } else { "restore" };
-    audit(tx, id, action, None, None, None, author).map(|_| ())
+    audit(tx, id, &Event::of_prompt(action), author).map(|_| ())
 }

@@ -9,10 +9,16 @@ use postgres::{Client, IsolationLevel, NoTls, Statement};
 use promptpack_core::{Error, ErrorCode};
 use std::collections::HashMap;
 
-pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    sql: include_str!("../../migrations/postgres/0001_catalog.sql"),
-}];
+pub(crate) const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        sql: include_str!("../../migrations/postgres/0001_catalog.sql"),
+    },
+    Migration {
+        version: 2,
+        sql: include_str!("../../migrations/postgres/0002_label_arms.sql"),
+    },
+];
 
 pub(crate) struct PostgresStore {
     client: Client,

@@ -9,10 +9,16 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use std::path::Path;
 use std::time::Duration;
 
-pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    sql: include_str!("../../migrations/sqlite/0001_catalog.sql"),
-}];
+pub(crate) const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        sql: include_str!("../../migrations/sqlite/0001_catalog.sql"),
+    },
+    Migration {
+        version: 2,
+        sql: include_str!("../../migrations/sqlite/0002_label_arms.sql"),
+    },
+];
 
 /// How long a writer waits for another one before the write is
 /// `unavailable`: long enough for a queue of publishers, short enough that

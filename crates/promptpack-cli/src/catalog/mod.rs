@@ -10,7 +10,7 @@ mod tree;
 use crate::{Folders, usage_error};
 use clap::{Args, Subcommand};
 use promptpack::{Error, ErrorCode, Style};
-use promptpack_catalog::{Catalog, Contract, DEFAULT_SQLITE_PATH, Selector};
+use promptpack_catalog::{Arm, Catalog, Contract, DEFAULT_SQLITE_PATH, Selector};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -90,6 +90,12 @@ enum CatalogCommand {
     Diff(DiffArgs),
     /// Point a label at a version; rolling back is moving it back.
     Label(LabelArgs),
+    /// Split a label over versions with weights: `split ID production 3:90 4:10`.
+    ///
+    /// A service following the label picks an arm per caller in proportion
+    /// to the weights; `get --label` reads the heaviest arm; `label` ends
+    /// the split. Recorded in the audit history.
+    Split(SplitArgs),
     /// Soft-delete a prompt: it no longer resolves or lists.
     ///
     /// Its versions and audit history stay; `restore` brings it back.
@@ -210,6 +216,31 @@ struct LabelArgs {
     /// The version it points at from now on: `N` or `vN`.
     #[arg(value_name = "VERSION", value_parser = parse_version)]
     to: u32,
+}
+
+#[derive(Debug, Args)]
+struct SplitArgs {
+    /// The prompt id.
+    id: String,
+    /// The label (not `latest`).
+    label: String,
+    /// Each arm as `VERSION:WEIGHT` (`3:90`, `v4:10`): up to 16.
+    #[arg(value_name = "VERSION:WEIGHT", required = true, value_parser = parse_arm)]
+    arms: Vec<Arm>,
+}
+
+/// An arm as `split` takes it: `VERSION:WEIGHT`.
+fn parse_arm(text: &str) -> Result<Arm, String> {
+    let (version, weight) = text
+        .split_once(':')
+        .ok_or_else(|| format!("`{text}` is not VERSION:WEIGHT (such as 3:90)"))?;
+    let weight = weight
+        .parse()
+        .map_err(|_| format!("`{weight}` is not a weight: a whole number from 1"))?;
+    Ok(Arm {
+        version: parse_version(version)?,
+        weight,
+    })
 }
 
 #[derive(Debug, Args)]
@@ -370,6 +401,14 @@ fn execute(args: &CatalogArgs, style: Style) -> Result<String, Error> {
         }
         CatalogCommand::Label(label) => {
             let entry = catalog.set_label(&label.id, &label.label, label.to)?;
+            Ok(if json {
+                to_json(&entry)
+            } else {
+                output::label_move(&entry)
+            })
+        }
+        CatalogCommand::Split(split) => {
+            let entry = catalog.split_label(&split.id, &split.label, &split.arms)?;
             Ok(if json {
                 to_json(&entry)
             } else {

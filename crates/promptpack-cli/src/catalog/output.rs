@@ -193,6 +193,7 @@ pub(super) fn history(history: &History) -> String {
     for entry in &history.audit {
         let what = match entry.action.as_str() {
             "label" => format!("label {}", label_move(entry).trim_end()),
+            "split" => format!("split {}", label_move(entry).trim_end()),
             action => action.to_string(),
         };
         let _ = writeln!(
@@ -204,14 +205,24 @@ pub(super) fn history(history: &History) -> String {
     out
 }
 
-/// `LABEL: vFROM → vTO`, or `LABEL: new → vTO`.
+/// `LABEL: vFROM → vTO`, or `LABEL: new → vTO`; a split's arms as
+/// `LABEL: v1 → v2 90, v3 10`.
 pub(super) fn label_move(entry: &AuditEntry) -> String {
     let from = entry
         .from_version
         .map_or_else(|| "new".to_string(), |v| format!("v{v}"));
-    let to = entry
-        .to_version
-        .map_or_else(|| "-".to_string(), |v| format!("v{v}"));
+    let to = if entry.arms.is_empty() {
+        entry
+            .to_version
+            .map_or_else(|| "-".to_string(), |v| format!("v{v}"))
+    } else {
+        entry
+            .arms
+            .iter()
+            .map(|arm| format!("v{} {}", arm.version, arm.weight))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     format!("{}: {from} → {to}\n", entry.label.as_deref().unwrap_or("-"))
 }
 
