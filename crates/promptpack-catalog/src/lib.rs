@@ -58,11 +58,16 @@ mod catalog;
 mod compile;
 mod diff;
 mod files;
+#[cfg(feature = "postgres")]
+mod listener;
 mod model;
 mod store;
 
-pub use catalog::{Catalog, MAX_PAGE};
+pub use catalog::rows::CHANGES_CHANNEL;
+pub use catalog::{Catalog, ChangeMarker, MAX_PAGE};
 pub use compile::content_hash;
+#[cfg(feature = "postgres")]
+pub use listener::{Change, Listener};
 pub use model::{
     Arm, AuditEntry, Draft, History, ImportReport, Imported, Listed, Page, Pin, PromptEntry,
     Selector, SnippetRevision, Syntax, Timestamp, Version, VersionSummary,

@@ -15,6 +15,13 @@ use promptpack_core::contract::Contract;
 use promptpack_core::syntax::is_snippet_name;
 use promptpack_core::{Error, ErrorCode, Settings, Sources};
 
+/// What [`Catalog::change_marker`] reads: equal marks, no change between.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ChangeMarker {
+    audit: i64,
+    versions: i64,
+}
+
 /// How many prompts [`Catalog::list`] gives at most per page.
 pub const MAX_PAGE: u32 = 1000;
 
@@ -412,6 +419,18 @@ impl Catalog {
             }
             Ok(arms)
         })
+    }
+
+    /// A mark that changes whenever a version is published, a label moved
+    /// or split, or a prompt deleted or restored: a follower that polls
+    /// reads it and re-reads its labels only when it differs from the last.
+    /// One cheap query (an index's last entry and a sum over prompts).
+    ///
+    /// # Errors
+    /// `unavailable` when the store cannot be read.
+    pub fn change_marker(&mut self) -> Result<ChangeMarker, Error> {
+        let (audit, versions) = self.store.read(&mut |tx| rows::change_marker(tx))?;
+        Ok(ChangeMarker { audit, versions })
     }
 
     /// Soft-deletes prompt `id`: it no longer resolves or lists, and its

@@ -350,6 +350,7 @@ pub(crate) fn audit(
             Param::OptText(arms_text.as_deref()),
         ],
     )?;
+    notify(tx, id, to_version)?;
     let seq = row.map(|row| row.int(0)).transpose()?.unwrap_or_default();
     Ok(AuditEntry {
         seq,
@@ -565,6 +566,7 @@ pub(crate) fn insert_version(
             ],
         )?;
     }
+    notify(tx, id, Some(version))?;
     Ok(Version {
         prompt_id: id.to_string(),
         version,
@@ -645,4 +647,38 @@ pub(crate) fn set_deleted(
     )?;
     let action = if deleted { "delete" } else { "restore" };
     audit(tx, id, &Event::of_prompt(action), author).map(|_| ())
+}
+
+/// The channel PostgreSQL announces every change of a prompt on, for the
+/// services that follow a label ([`Listener`](crate::Listener)).
+pub const CHANGES_CHANNEL: &str = "promptpack_catalog";
+
+/// Announces a change of prompt `id` (and the version it concerns) on
+/// [`CHANGES_CHANNEL`]; PostgreSQL delivers it when the transaction
+/// commits, and never when it rolls back. SQLite has no such thing: its
+/// followers poll [`Catalog::change_marker`](crate::Catalog::change_marker).
+fn notify(tx: &mut dyn Tx, id: &str, version: Option<u32>) -> Result<(), Error> {
+    if tx.dialect() != crate::store::Dialect::Postgres {
+        return Ok(());
+    }
+    let payload = format!("{id} {}", version.unwrap_or(0));
+    tx.execute(
+        "SELECT pg_notify($1, $2)",
+        &[Param::Text(CHANGES_CHANNEL), Param::Text(&payload)],
+    )?;
+    Ok(())
+}
+
+/// What every write changes: the newest audit entry and the sum of the
+/// prompts' newest version numbers.
+pub(crate) fn change_marker(tx: &mut dyn Tx) -> Result<(i64, i64), Error> {
+    let row = tx.query_opt(
+        "SELECT (SELECT COALESCE(MAX(seq), 0) FROM audit), \
+                (SELECT CAST(COALESCE(SUM(latest_version), 0) AS BIGINT) FROM prompts)",
+        &[],
+    )?;
+    match row {
+        Some(row) => Ok((row.int(0)?, row.int(1)?)),
+        None => Ok((0, 0)),
+    }
 }
