@@ -22,6 +22,7 @@
 
 mod library;
 mod private;
+mod provenance;
 #[cfg(feature = "hot-reload")]
 mod reload;
 mod serde_vars;
@@ -40,6 +41,7 @@ pub use promptpack_core::syntax::Delimiters;
 pub use promptpack_core::value::ValueRef;
 pub use promptpack_core::vars::{AsValueRef, VarNames, Vars};
 pub use promptpack_load::{CONFIG_FILE, Config};
+pub use provenance::{CatalogVersion, Provenance};
 #[cfg(feature = "hot-reload")]
 pub use reload::{NO_RELOAD_ENV, ReloadEvent, WatchOptions, WatchedLibrary};
 pub use typed::TypedVars;

@@ -1,5 +1,6 @@
 //! A validated set of prompts, rendered by string id with dynamic values.
 
+use crate::provenance::Provenance;
 #[cfg(feature = "hot-reload")]
 use crate::reload::{WatchOptions, WatchedLibrary};
 use promptpack_core::error::{Diagnostic, Error, ErrorCode, Result};
@@ -31,6 +32,18 @@ pub struct Prompt<Id = String> {
     /// logging and provenance. The same template gives the same hash in the
     /// generated code, the [`Library`] and the CLI.
     pub hash: u64,
+    /// Where the text came from: compiled in, loaded at run time, or a
+    /// catalog version.
+    pub provenance: Provenance,
+}
+
+impl<Id> Prompt<Id> {
+    /// Where the text came from, as one field for a log line or a trace
+    /// span (`prompt.provenance()` displays as `embedded`, `loaded` or
+    /// `catalog agent-system v3 label=production sha256:…`).
+    pub fn provenance(&self) -> &Provenance {
+        &self.provenance
+    }
 }
 
 /// A validated set of prompts, rendered by id.
@@ -366,6 +379,7 @@ impl Library {
             system,
             user,
             hash: prompt.hash,
+            provenance: Provenance::Loaded,
         })
     }
 

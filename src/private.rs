@@ -2,6 +2,7 @@
 //! may change in any release.
 
 use crate::library::Prompt;
+use crate::provenance::Provenance;
 use promptpack_core::contract::{PromptContract, VarContract};
 use promptpack_core::error::{Error, ErrorCode, Result};
 use promptpack_core::value::ValueRef;
@@ -323,6 +324,7 @@ fn render_parts<Id>(id: Id, info: &PromptInfo, slots: &[Slot<'_>]) -> Prompt<Id>
         system: part(0).unwrap_or_default(),
         user: part(1),
         hash: info.hash,
+        provenance: Provenance::Embedded,
     }
 }
 
@@ -364,6 +366,7 @@ pub fn dev_build<Id>(
         system: p.system,
         user: p.user,
         hash: p.hash,
+        provenance: p.provenance,
     }))
 }
 

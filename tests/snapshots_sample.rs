@@ -285,6 +285,7 @@ mod lesson {
             system: prompt.system,
             user: prompt.user,
             hash: prompt.hash,
+            provenance: prompt.provenance,
         }
     }
 

@@ -182,3 +182,40 @@ fn prompt_id_serializes_as_its_folder_name() {
 fn generated_code_records_its_delimiters() {
     assert_eq!(PromptId::DELIMITERS, ("{{", "}}"));
 }
+
+/// Each way of rendering says where its text came from: generated code is
+/// `embedded`, a `Library` read at run time `loaded`, and a typed call is
+/// whichever of the two served it (the files on disk in a dev build with
+/// hot reload, the generated code otherwise).
+#[test]
+fn every_prompt_says_where_its_text_came_from() {
+    use promptpack::Provenance;
+    let generated = PromptId::Director.render_generated(&|_| Some("x".into()));
+    assert_eq!(generated.provenance(), &Provenance::Embedded);
+    assert_eq!(generated.provenance().to_string(), "embedded");
+    let values: HashMap<&str, &str> = HashMap::new();
+    let loaded = library()
+        .render("director", &values, MissingVars::KeepToken)
+        .expect("renders");
+    assert_eq!(loaded.provenance(), &Provenance::Loaded);
+    let typed = build_prompt(
+        PromptId::AgentSystem,
+        AgentSystemVars {
+            agent_name: "Ada",
+            user_name: "Grace",
+            has_tools: false,
+            tool_list: "",
+            memory: None,
+            state_context: "idle",
+        },
+    )
+    .expect("renders");
+    let from_disk = cfg!(all(debug_assertions, feature = "hot-reload"))
+        && std::env::var_os("PROMPTPACK_NO_RELOAD").is_none_or(|v| v.is_empty() || v == "0");
+    let expected = if from_disk {
+        Provenance::Loaded
+    } else {
+        Provenance::Embedded
+    };
+    assert_eq!(typed.provenance(), &expected);
+}

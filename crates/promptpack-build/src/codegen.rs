@@ -789,7 +789,7 @@ fn prompt_items(
     out.close("}");
     out.line("let v = self;");
     out.line(format!(
-        "Ok(::promptpack::Prompt {{ id: PromptId::{variant}, system: v.render_system(), user: {user}, hash: Self::HASH }})"
+        "Ok(::promptpack::Prompt {{ id: PromptId::{variant}, system: v.render_system(), user: {user}, hash: Self::HASH, provenance: ::promptpack::Provenance::Embedded }})"
     ));
     out.close("}");
     out.line("");
@@ -890,7 +890,7 @@ fn generated_fn(out: &mut Source, name: &str, variant: &str, fields: &[Field], u
     }
     out.close("};");
     out.line(format!(
-        "::promptpack::Prompt {{ id: PromptId::{variant}, system: v.render_system(), user: {user}, hash: Self::HASH }}"
+        "::promptpack::Prompt {{ id: PromptId::{variant}, system: v.render_system(), user: {user}, hash: Self::HASH, provenance: ::promptpack::Provenance::Embedded }}"
     ));
     out.close("}");
 }

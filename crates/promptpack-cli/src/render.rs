@@ -449,6 +449,7 @@ mod tests {
             system: "system text ".repeat(1000),
             user: Some("user \"quoted\" text\n".repeat(1000)),
             hash: 7,
+            provenance: promptpack::Provenance::Loaded,
         };
         let user = prompt.user.as_deref().unwrap_or_default();
         let mut text = Recorder::default();

@@ -1,0 +1,71 @@
+//! Where a rendered prompt's text came from, so that an answer can be
+//! traced to the exact text that produced it.
+
+use std::fmt;
+use std::sync::Arc;
+
+/// Where a [`Prompt`](crate::Prompt)'s text came from. Its `Display` is
+/// one token-free line for a log or a trace span: `embedded`, `loaded`, or
+/// `catalog agent-system v3 label=production sha256:9f2c…`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Provenance {
+    /// The text compiled into the program: generated code.
+    #[default]
+    Embedded,
+    /// A [`Library`](crate::Library) read at run time: the files on disk
+    /// (`Library::load`, the dev hot reload) or sources given in memory.
+    Loaded,
+    /// A version of a prompt catalog.
+    Catalog(CatalogVersion),
+}
+
+/// The catalog version a prompt was rendered from.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CatalogVersion {
+    /// The prompt's id in the catalog.
+    pub prompt: Arc<str>,
+    /// The version number.
+    pub version: u32,
+    /// The label that chose it, when one did.
+    pub label: Option<Arc<str>>,
+    /// The SHA-256 of the version's resolved text, lowercase hex.
+    pub content_hash: Arc<str>,
+}
+
+impl fmt::Display for Provenance {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Provenance::Embedded => f.write_str("embedded"),
+            Provenance::Loaded => f.write_str("loaded"),
+            Provenance::Catalog(version) => {
+                write!(f, "catalog {} v{}", version.prompt, version.version)?;
+                if let Some(label) = &version.label {
+                    write!(f, " label={label}")?;
+                }
+                write!(f, " sha256:{}", version.content_hash)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn provenance_reads_as_one_log_field() {
+        assert_eq!(Provenance::default().to_string(), "embedded");
+        assert_eq!(Provenance::Loaded.to_string(), "loaded");
+        let catalog = Provenance::Catalog(CatalogVersion {
+            prompt: "agent-system".into(),
+            version: 3,
+            label: Some("production".into()),
+            content_hash: "9f2c".into(),
+        });
+        assert_eq!(
+            catalog.to_string(),
+            "catalog agent-system v3 label=production sha256:9f2c"
+        );
+    }
+}
