@@ -21,6 +21,8 @@
 #![warn(missing_docs)]
 
 mod library;
+#[cfg(feature = "live")]
+pub mod live;
 mod private;
 mod provenance;
 #[cfg(feature = "hot-reload")]

@@ -530,6 +530,39 @@ macro_rules! __impl_serde_for_prompt_id {
 
 pub use serde;
 
+/// With promptpack's `live` feature: the generated `PromptId` becomes a
+/// [`GeneratedPrompts`](crate::live::GeneratedPrompts), and `Prompts` names
+/// the live handle of these prompts. Nothing otherwise. A macro, for the
+/// same reason as `__impl_serde_for_prompt_id`.
+#[cfg(feature = "live")]
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __live_prompts {
+    ($ty:ident) => {
+        impl $crate::live::GeneratedPrompts for $ty {
+            fn __source() -> &'static $crate::__private::DevSource {
+                &__DEV_SOURCE
+            }
+            fn __index(self) -> usize {
+                self as usize
+            }
+        }
+
+        /// These prompts served from a label of a prompt catalog:
+        /// `Prompts::connect(url).label("production").start()?`, then
+        /// `prompts.build_prompt(PromptId::…, vars)`.
+        pub type Prompts = $crate::live::Prompts<$ty>;
+    };
+}
+
+/// Without the `live` feature a generated `PromptId` has no live handle.
+#[cfg(not(feature = "live"))]
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __live_prompts {
+    ($ty:ident) => {};
+}
+
 /// The error of a generated `build_prompt` given another prompt's vars.
 pub fn wrong_vars(requested: &str, vars_of: &str) -> Error {
     Error::new(

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 /// Where a [`Prompt`](crate::Prompt)'s text came from. Its `Display` is
 /// one token-free line for a log or a trace span: `embedded`, `loaded`, or
-/// `catalog agent-system v3 label=production sha256:9f2c…`.
+/// `catalog agent-system v3 label=production sha256:9f2c…` (with
+/// `arm=10/100` after the label when the label is split).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Provenance {
@@ -29,6 +30,9 @@ pub struct CatalogVersion {
     pub version: u32,
     /// The label that chose it, when one did.
     pub label: Option<Arc<str>>,
+    /// When the label is split between versions, this arm's weight and the
+    /// weights' total (`Some((10, 100))`: one request in ten).
+    pub arm: Option<(u32, u32)>,
     /// The SHA-256 of the version's resolved text, lowercase hex.
     pub content_hash: Arc<str>,
 }
@@ -42,6 +46,9 @@ impl fmt::Display for Provenance {
                 write!(f, "catalog {} v{}", version.prompt, version.version)?;
                 if let Some(label) = &version.label {
                     write!(f, " label={label}")?;
+                }
+                if let Some((weight, total)) = version.arm {
+                    write!(f, " arm={weight}/{total}")?;
                 }
                 write!(f, " sha256:{}", version.content_hash)
             }
@@ -61,11 +68,23 @@ mod tests {
             prompt: "agent-system".into(),
             version: 3,
             label: Some("production".into()),
+            arm: None,
             content_hash: "9f2c".into(),
         });
         assert_eq!(
             catalog.to_string(),
             "catalog agent-system v3 label=production sha256:9f2c"
+        );
+        let arm = Provenance::Catalog(CatalogVersion {
+            prompt: "agent-system".into(),
+            version: 4,
+            label: Some("production".into()),
+            arm: Some((10, 100)),
+            content_hash: "77aa".into(),
+        });
+        assert_eq!(
+            arm.to_string(),
+            "catalog agent-system v4 label=production arm=10/100 sha256:77aa"
         );
     }
 }

@@ -7,7 +7,7 @@
 //! run `child_run` in a child process of their own, with snapshot files in a
 //! temporary folder.
 
-use promptpack::testing::{Case, Prompts, SnapshotRun, Snapshots};
+use promptpack::testing::{Case, PromptTable, SnapshotRun, Snapshots};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
@@ -18,8 +18,8 @@ fn sample_prompts() {
     promptpack::snapshot_prompts!(PromptId);
 }
 
-fn prompts() -> Prompts<PromptId> {
-    Prompts::new(
+fn prompts() -> PromptTable<PromptId> {
+    PromptTable::new(
         &PromptId::ALL,
         PromptId::as_str,
         PromptId::variables,
@@ -230,7 +230,7 @@ fn squeezed(text: &str) -> String {
 /// near-miss, a near-miss inside the snippet, and a condition nested in
 /// another (off with its parent, it changes nothing).
 mod lesson {
-    use promptpack::testing::Prompts;
+    use promptpack::testing::PromptTable;
     use promptpack::{Library, MissingVars, Prompt};
     use std::collections::HashMap;
     use std::path::Path;
@@ -289,8 +289,8 @@ mod lesson {
         }
     }
 
-    pub fn prompts() -> Prompts<Lesson> {
-        Prompts::new(
+    pub fn prompts() -> PromptTable<Lesson> {
+        PromptTable::new(
             &[Lesson::Lesson],
             |_| "lesson",
             |_| VARIABLES,

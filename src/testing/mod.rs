@@ -195,7 +195,7 @@ macro_rules! snapshot_prompts {
         $crate::snapshot_prompts!($id, $crate::testing::Snapshots::new())
     };
     ($id:ty, $options:expr $(,)?) => {{
-        let prompts = $crate::testing::Prompts::<$id>::new(
+        let prompts = $crate::testing::PromptTable::<$id>::new(
             &<$id>::ALL,
             <$id>::as_str,
             <$id>::variables,

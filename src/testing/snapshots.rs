@@ -21,7 +21,7 @@ pub type RenderFn<Id> = fn(Id, &dyn Fn(&str) -> Option<String>) -> Prompt<Id>;
 /// builds one; build your own for a hand-written loop:
 ///
 /// ```ignore
-/// let prompts = Prompts::new(
+/// let prompts = PromptTable::new(
 ///     &PromptId::ALL,
 ///     PromptId::as_str,
 ///     PromptId::variables,
@@ -30,7 +30,7 @@ pub type RenderFn<Id> = fn(Id, &dyn Fn(&str) -> Option<String>) -> Prompt<Id>;
 /// );
 /// ```
 #[derive(Debug, Clone)]
-pub struct Prompts<Id: 'static> {
+pub struct PromptTable<Id: 'static> {
     pub(super) ids: Vec<Id>,
     pub(super) name: fn(Id) -> &'static str,
     pub(super) variables: fn(Id) -> &'static [&'static str],
@@ -51,7 +51,7 @@ pub(super) type Chosen = Vec<(&'static str, &'static str)>;
 /// generated `PromptId::choices`.
 pub type ChoicesFn<Id> = fn(Id) -> &'static [(&'static str, &'static [&'static str])];
 
-impl<Id: Copy + 'static> Prompts<Id> {
+impl<Id: Copy + 'static> PromptTable<Id> {
     /// The prompts `ids`, with a function for each piece the snapshots need:
     /// the id as written on disk, the names of its variables, the names of
     /// its conditions (a subset of the variables) and a render that looks
@@ -63,8 +63,8 @@ impl<Id: Copy + 'static> Prompts<Id> {
         variables: fn(Id) -> &'static [&'static str],
         conditions: fn(Id) -> &'static [&'static str],
         render: RenderFn<Id>,
-    ) -> Prompts<Id> {
-        Prompts {
+    ) -> PromptTable<Id> {
+        PromptTable {
             ids: ids.to_vec(),
             name,
             variables,
@@ -78,7 +78,7 @@ impl<Id: Copy + 'static> Prompts<Id> {
     /// The values of each prompt's first front matter example (the
     /// generated `PromptId::example`): a snapshot renders them instead of
     /// `‹name›` placeholders, so that it reads like a real prompt.
-    pub fn with_examples(mut self, examples: ExampleFn<Id>) -> Prompts<Id> {
+    pub fn with_examples(mut self, examples: ExampleFn<Id>) -> PromptTable<Id> {
         self.examples = Some(examples);
         self
     }
@@ -86,7 +86,7 @@ impl<Id: Copy + 'static> Prompts<Id> {
     /// The variables each prompt compares with values, and their values
     /// (the generated `PromptId::choices`): each value gets a case of its
     /// own.
-    pub fn with_choices(mut self, choices: ChoicesFn<Id>) -> Prompts<Id> {
+    pub fn with_choices(mut self, choices: ChoicesFn<Id>) -> PromptTable<Id> {
         self.choices = Some(choices);
         self
     }
@@ -355,8 +355,8 @@ impl Snapshots {
     /// #         promptpack::Prompt { id: self, system, user: None, hash: 0, provenance: Default::default() }
     /// #     }
     /// # }
-    /// use promptpack::testing::{Prompts, Snapshots};
-    /// let prompts = Prompts::new(
+    /// use promptpack::testing::{PromptTable, Snapshots};
+    /// let prompts = PromptTable::new(
     ///     &PromptId::ALL,
     ///     PromptId::as_str,
     ///     PromptId::variables,
@@ -367,7 +367,7 @@ impl Snapshots {
     /// let shown: Vec<_> = cases.iter().map(|c| (c.name.as_str(), c.system.as_str())).collect();
     /// assert_eq!(shown, [("greet", "Hi ‹name›."), ("greet@formal", "Dear ‹name›.")]);
     /// ```
-    pub fn cases<Id: Copy + 'static>(&self, prompts: &Prompts<Id>) -> Vec<Case<Id>> {
+    pub fn cases<Id: Copy + 'static>(&self, prompts: &PromptTable<Id>) -> Vec<Case<Id>> {
         let mut cases = Vec::new();
         for &id in prompts.ids() {
             let prompt = (prompts.name)(id);
@@ -616,7 +616,7 @@ pub(super) fn fold_identical<Id>(cases: Vec<Case<Id>>) -> Vec<Case<Id>> {
 /// out to choose the prompts or the options case by case:
 ///
 /// ```ignore
-/// let prompts = Prompts::new(&PromptId::ALL, PromptId::as_str, PromptId::variables,
+/// let prompts = PromptTable::new(&PromptId::ALL, PromptId::as_str, PromptId::variables,
 ///     PromptId::conditions, PromptId::render_generated);
 /// let mut run = Snapshots::new().start(env!("CARGO_MANIFEST_DIR"));
 /// for case in run.cases(&prompts) {
@@ -700,7 +700,7 @@ impl SnapshotRun {
     /// combinations that render the same text as an earlier one of the same
     /// prompt folded into it ([`Case::covers`]): each distinct text is
     /// snapshotted once, named by the first combination that produced it.
-    pub fn cases<Id: Copy + 'static>(&self, prompts: &Prompts<Id>) -> Vec<Case<Id>> {
+    pub fn cases<Id: Copy + 'static>(&self, prompts: &PromptTable<Id>) -> Vec<Case<Id>> {
         fold_identical(self.options.cases(prompts))
     }
 

@@ -459,6 +459,7 @@ fn shared_items(
     out.close("}");
     out.line("");
     out.line("::promptpack::__impl_serde_for_prompt_id!(PromptId);");
+    out.line("::promptpack::__live_prompts!(PromptId);");
     out.line("");
     // A table of constants, each defined with its prompt: the references
     // in one constant of a thousand entries cost rustc's borrow checker

@@ -98,7 +98,7 @@ fn the_dev_path_renders_what_the_release_path_renders() {
 fn the_interpreter_agrees_with_the_generated_code() {
     let library = Library::load(env!("CARGO_MANIFEST_DIR")).expect("the prompts load");
     assert_eq!(library.delimiters(), &angle());
-    for case in Snapshots::new().cases(&promptpack::testing::Prompts::new(
+    for case in Snapshots::new().cases(&promptpack::testing::PromptTable::new(
         &PromptId::ALL,
         PromptId::as_str,
         PromptId::variables,
@@ -181,7 +181,7 @@ fn snapshots() {
 /// would have failed it: the one-liner really follows `promptpack.toml`.
 #[test]
 fn the_snapshot_suite_follows_the_configured_delimiters() {
-    let prompts = promptpack::testing::Prompts::new(
+    let prompts = promptpack::testing::PromptTable::new(
         &PromptId::ALL,
         PromptId::as_str,
         PromptId::variables,

@@ -1,0 +1,291 @@
+//! A live handle serves its label, follows it as it moves, refuses what
+//! the binary cannot render, and keeps rendering while versions change.
+//! Each case runs on a SQLite file (polled) and on a real PostgreSQL
+//! database (notified).
+
+mod support;
+
+use promptpack::live::LiveEvent;
+use promptpack::{ErrorCode, Provenance};
+use promptpack_livetest::{after, before};
+use std::time::Duration;
+use support::{Store, publish, publish_labelled, serves, version_of, wait_for};
+
+/// Runs a case against both stores.
+macro_rules! every_store {
+    ($case:ident) => {
+        mod $case {
+            #[test]
+            fn sqlite() {
+                super::$case(super::Store::sqlite());
+            }
+            #[test]
+            fn postgres() {
+                super::$case(super::Store::postgres(stringify!($case)));
+            }
+        }
+    };
+}
+
+const POLL: Duration = Duration::from_millis(50);
+
+fn greet_before(prompts: &before::Prompts) -> promptpack::Prompt<before::PromptId> {
+    prompts
+        .build_prompt(
+            before::PromptId::Greeter,
+            before::GreeterVars { name: "Ada" },
+        )
+        .expect("a render never fails")
+}
+
+every_store!(serves_the_label_and_follows_it);
+fn serves_the_label_and_follows_it(store: Store) {
+    let mut catalog = store.open();
+    let v1 = publish_labelled(
+        &mut catalog,
+        "greeter",
+        "production",
+        "Catalog v1 greets {{name}}.",
+        Some("Hello {{name}}."),
+    );
+    // Only `latest` moves: production stays on v1.
+    publish(&mut catalog, "greeter", "Draft greets {{name}}.", None);
+
+    let mut builder = before::Prompts::connect(&store.url)
+        .label("production")
+        .poll_every(POLL);
+    let events = builder.subscribe();
+    let prompts = builder.start().expect("starts");
+    assert!(prompts.is_connected());
+    let prompt = greet_before(&prompts);
+    assert_eq!(prompt.system, "Catalog v1 greets Ada.");
+    assert_eq!(prompt.user.as_deref(), Some("Hello Ada."));
+    let Provenance::Catalog(served) = prompt.provenance() else {
+        panic!("served from {}", prompt.provenance());
+    };
+    assert_eq!((&*served.prompt, served.version), ("greeter", v1));
+    assert_eq!(served.label.as_deref(), Some("production"));
+    assert_eq!(served.content_hash.len(), 64);
+    assert!(
+        prompt
+            .provenance()
+            .to_string()
+            .starts_with("catalog greeter v1 label=production sha256:")
+    );
+    // The start said what it serves: greeter from the catalog; reviewer,
+    // which the catalog lacks, stays embedded and is not mentioned.
+    let start = wait_for(&events, "greeter v1 at start", |e| serves(e, "greeter", v1));
+    assert_eq!(start.len(), 1, "{start:#?}");
+    let reviewer = prompts
+        .build_prompt(
+            before::PromptId::Reviewer,
+            before::ReviewerVars {
+                language: "Rust",
+                strict: true,
+            },
+        )
+        .expect("renders");
+    assert_eq!(reviewer.provenance, Provenance::Embedded);
+    assert_eq!(
+        reviewer.system,
+        "You review Rust code.\n\nBlock on any failing test.\n"
+    );
+
+    // A publish plus a label move reaches the handle.
+    let v3 = publish_labelled(
+        &mut catalog,
+        "greeter",
+        "production",
+        "Catalog v3 greets {{name}}.",
+        None,
+    );
+    wait_for(&events, "greeter v3", |e| serves(e, "greeter", v3));
+    let prompt = greet_before(&prompts);
+    assert_eq!(prompt.system, "Catalog v3 greets Ada.");
+    assert_eq!(prompt.user, None);
+    assert_eq!(version_of(&prompts.serving(before::PromptId::Greeter)), v3);
+
+    // Rolling back is moving the label.
+    catalog
+        .set_label("greeter", "production", v1)
+        .expect("rolls back");
+    wait_for(&events, "greeter back on v1", |e| serves(e, "greeter", v1));
+    assert_eq!(greet_before(&prompts).system, "Catalog v1 greets Ada.");
+
+    // A prompt gone from the catalog serves its embedded text again.
+    catalog.delete("greeter").expect("deletes");
+    wait_for(
+        &events,
+        "greeter embedded",
+        |e| matches!(e, LiveEvent::Updated { prompt, versions } if prompt == "greeter" && versions.is_empty()),
+    );
+    let prompt = greet_before(&prompts);
+    assert_eq!(prompt.system, "You greet Ada at the door.");
+    assert_eq!(prompt.provenance, Provenance::Embedded);
+}
+
+every_store!(each_binary_serves_what_its_contract_can_render);
+/// One catalog, two builds of the service: the build without `tone`
+/// keeps its last good version and reports the new one refused, once; the
+/// build with `tone` serves it.
+fn each_binary_serves_what_its_contract_can_render(store: Store) {
+    let mut catalog = store.open();
+    let v1 = publish_labelled(
+        &mut catalog,
+        "greeter",
+        "production",
+        "v1: greet {{name}}.",
+        None,
+    );
+    let mut old_builder = before::Prompts::connect(&store.url).poll_every(POLL);
+    let old_events = old_builder.subscribe();
+    let old = old_builder.start().expect("starts");
+    let mut new_builder = after::Prompts::connect(&store.url).poll_every(POLL);
+    let new_events = new_builder.subscribe();
+    let new = new_builder.start().expect("starts");
+    wait_for(&old_events, "old build on v1", |e| serves(e, "greeter", v1));
+    wait_for(&new_events, "new build on v1", |e| serves(e, "greeter", v1));
+
+    let v2 = publish_labelled(
+        &mut catalog,
+        "greeter",
+        "production",
+        "v2: greet {{name}}\nin a {{tone}} tone.",
+        None,
+    );
+    wait_for(&new_events, "new build on v2", |e| serves(e, "greeter", v2));
+    let rendered = new
+        .build_prompt(
+            after::PromptId::Greeter,
+            after::GreeterVars {
+                name: "Ada",
+                tone: "warm",
+            },
+        )
+        .expect("renders");
+    assert_eq!(rendered.system, "v2: greet Ada\nin a warm tone.");
+    assert_eq!(version_of(&rendered.provenance), v2);
+
+    let refused = wait_for(&old_events, "old build refusing v2", |e| {
+        matches!(e, LiveEvent::Refused { .. })
+    });
+    let Some(LiveEvent::Refused {
+        prompt,
+        version,
+        error,
+    }) = refused.last()
+    else {
+        unreachable!()
+    };
+    assert_eq!((prompt.as_str(), *version), ("greeter", v2));
+    assert_eq!(error.code(), ErrorCode::ContractViolation);
+    let message = error.to_string();
+    assert!(message.contains("tone"), "{message}");
+    let location = error.diagnostics()[0]
+        .location
+        .as_ref()
+        .expect("a location");
+    assert_eq!(
+        (location.path(), location.line()),
+        ("templates/greeter/system.md", 2),
+        "{message}"
+    );
+    assert_eq!(greet_before(&old).system, "v1: greet Ada.");
+
+    // More changes: the refusal is not said again, v1 keeps serving.
+    let other = publish_labelled(
+        &mut catalog,
+        "reviewer",
+        "production",
+        "Review {{language}}.",
+        None,
+    );
+    wait_for(&old_events, "reviewer from the catalog", |e| {
+        serves(e, "reviewer", other)
+    });
+    catalog
+        .set_label("greeter", "production", v1)
+        .expect("moves");
+    catalog
+        .set_label("greeter", "production", v2)
+        .expect("moves");
+    let reviewer = publish_labelled(
+        &mut catalog,
+        "reviewer",
+        "production",
+        "Review {{language}} again.",
+        None,
+    );
+    let later = wait_for(&old_events, "reviewer again", |e| {
+        serves(e, "reviewer", reviewer)
+    });
+    assert!(
+        !later.iter().any(|e| matches!(e, LiveEvent::Refused { .. })),
+        "{later:#?}"
+    );
+    assert_eq!(greet_before(&old).system, "v1: greet Ada.");
+    assert_eq!(version_of(&old.serving(before::PromptId::Greeter)), v1);
+}
+
+every_store!(a_row_edited_by_hand_is_refused);
+/// A version written into the catalog's tables by hand, past the checks
+/// of `publish`, is judged like any other: text that does not compile is
+/// refused with its own code and location.
+fn a_row_edited_by_hand_is_refused(store: Store) {
+    let mut catalog = store.open();
+    let v1 = publish_labelled(&mut catalog, "greeter", "production", "Hi {{name}}.", None);
+    let mut builder = before::Prompts::connect(&store.url).poll_every(POLL);
+    let events = builder.subscribe();
+    let prompts = builder.start().expect("starts");
+    wait_for(&events, "v1", |e| serves(e, "greeter", v1));
+
+    let broken = "Hi {{name}}.\n{{#if name}}never closed";
+    insert_version_by_hand(&store.url, "greeter", v1 + 1, broken);
+    catalog
+        .set_label("greeter", "production", v1 + 1)
+        .expect("labels the hand-made row");
+    let seen = wait_for(&events, "refusal", |e| {
+        matches!(e, LiveEvent::Refused { .. })
+    });
+    let Some(LiveEvent::Refused { version, error, .. }) = seen.last() else {
+        unreachable!()
+    };
+    assert_eq!(*version, v1 + 1);
+    assert_eq!(error.code(), ErrorCode::UnclosedBlock, "{error}");
+    let location = error.diagnostics()[0]
+        .location
+        .as_ref()
+        .expect("a location");
+    assert_eq!(
+        (location.path(), location.line()),
+        ("templates/greeter/system.md", 2)
+    );
+    assert_eq!(greet_before(&prompts).system, "Hi Ada.");
+}
+
+/// Appends version `version` of `id` with `system` straight into the
+/// tables, as a hand-written statement would.
+fn insert_version_by_hand(url: &str, id: &str, version: u32, system: &str) {
+    let insert = "INSERT INTO prompt_versions (prompt_id, version, system_text, user_text, \
+        front_matter, resolved_system, resolved_user, content_hash, author, message, \
+        created_at, delimiter_open, delimiter_close, standalone_tags) \
+        VALUES ($1, $2, $3, NULL, '{}', $3, NULL, 'hand', 'hand', 'by hand', 0, '{{', '}}', 0)";
+    let bump = "UPDATE prompts SET latest_version = $2 WHERE id = $1";
+    if let Some(path) = url.strip_prefix("sqlite:") {
+        let db = rusqlite::Connection::open(path).expect("opens the file");
+        let (insert, bump) = (insert.replace('$', "?"), bump.replace('$', "?"));
+        db.execute(&insert, rusqlite::params![id, version, system])
+            .expect("inserts by hand");
+        db.execute(&bump, rusqlite::params![id, version])
+            .expect("bumps by hand");
+    } else {
+        let mut client = postgres::Client::connect(url, postgres::NoTls).expect("connects");
+        let version = i64::from(version);
+        client
+            .execute(insert, &[&id, &version, &system])
+            .expect("inserts by hand");
+        client
+            .execute(bump, &[&id, &version])
+            .expect("bumps by hand");
+    }
+}

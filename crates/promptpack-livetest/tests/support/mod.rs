@@ -1,0 +1,122 @@
+//! What the live tests share: catalogs on real stores, publishing the
+//! service's prompts, and waiting for events with a hang guard.
+#![allow(dead_code)]
+
+use promptpack::live::LiveEvent;
+use promptpack_catalog::{Catalog, Draft};
+use std::sync::mpsc::Receiver;
+use std::time::{Duration, Instant};
+
+/// How long a test waits for something that must happen before it calls
+/// it a hang. Only a guard: nothing asserts how long anything took.
+pub const HANG: Duration = Duration::from_secs(60);
+
+/// A fresh catalog store and its URL; a SQLite file's folder goes with it.
+pub struct Store {
+    pub url: String,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Store {
+    pub fn sqlite() -> Store {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let url = format!("sqlite:{}", dir.path().join("catalog.db").display());
+        Store {
+            url,
+            _dir: Some(dir),
+        }
+    }
+
+    /// A new database on the PostgreSQL server the tests share.
+    pub fn postgres(name: &str) -> Store {
+        let shared = promptpack_pgtest::shared().unwrap_or_else(|e| panic!("PostgreSQL: {e}"));
+        let url = shared
+            .unique_database(&name[..name.len().min(24)])
+            .unwrap_or_else(|e| panic!("PostgreSQL database: {e}"));
+        Store { url, _dir: None }
+    }
+
+    /// The catalog, created on first use.
+    pub fn open(&self) -> Catalog {
+        Catalog::open(&self.url)
+            .unwrap_or_else(|e| panic!("open {}: {e}", self.url))
+            .with_author("live-test")
+    }
+}
+
+/// Publishes `system` (and `user`) as the next version of `id`, creating
+/// the prompt on first use; the new version's number.
+pub fn publish(catalog: &mut Catalog, id: &str, system: &str, user: Option<&str>) -> u32 {
+    let draft = Draft {
+        system: system.to_string(),
+        user: user.map(str::to_string),
+        message: format!("test: {id}"),
+        ..Draft::default()
+    };
+    let (version, _) = catalog
+        .publish_or_create(id, &draft, None)
+        .unwrap_or_else(|e| panic!("publish {id}: {e}"));
+    version.version
+}
+
+/// Publishes and points `label` at the new version.
+pub fn publish_labelled(
+    catalog: &mut Catalog,
+    id: &str,
+    label: &str,
+    system: &str,
+    user: Option<&str>,
+) -> u32 {
+    let version = publish(catalog, id, system, user);
+    catalog
+        .set_label(id, label, version)
+        .unwrap_or_else(|e| panic!("label {id} {label} {version}: {e}"));
+    version
+}
+
+/// Takes events until one matches `wanted`; every event taken, the match
+/// last. Panics when none comes within [`HANG`].
+pub fn wait_for(
+    events: &Receiver<LiveEvent>,
+    what: &str,
+    wanted: impl Fn(&LiveEvent) -> bool,
+) -> Vec<LiveEvent> {
+    let until = Instant::now() + HANG;
+    let mut seen = Vec::new();
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        match events.recv_timeout(left) {
+            Ok(event) => {
+                let done = wanted(&event);
+                seen.push(event);
+                if done {
+                    return seen;
+                }
+            }
+            Err(_) => panic!("no event {what} within {HANG:?}; saw {seen:#?}"),
+        }
+    }
+}
+
+/// Whether `event` says prompt `id` now serves `version` (alone).
+pub fn serves(event: &LiveEvent, id: &str, version: u32) -> bool {
+    matches!(event, LiveEvent::Updated { prompt, versions }
+        if prompt == id && versions.len() == 1 && versions[0].version == version)
+}
+
+/// Polls `check` until it holds; panics after [`HANG`].
+pub fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    let until = Instant::now() + HANG;
+    while !check() {
+        assert!(Instant::now() < until, "{what}: not within {HANG:?}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The catalog version a provenance names, 0 for embedded text.
+pub fn version_of(provenance: &promptpack::Provenance) -> u32 {
+    match provenance {
+        promptpack::Provenance::Catalog(version) => version.version,
+        _ => 0,
+    }
+}

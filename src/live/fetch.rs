@@ -1,0 +1,107 @@
+//! Reading one label from the catalog and judging each of its versions:
+//! compiled under the version's own syntax, checked against the contract of
+//! the binary's vars struct.
+
+use super::served::ServedArm;
+use crate::__private::PromptInfo;
+use crate::library::Library;
+use crate::provenance::{CatalogVersion, Provenance};
+use promptpack_catalog::{Catalog, Selector};
+use promptpack_core::contract::check;
+use promptpack_core::error::{Error, ErrorCode};
+use promptpack_core::pipeline::{Stages, compile};
+use std::sync::Arc;
+
+/// What the catalog says of one label of one prompt.
+pub(super) enum LabelState {
+    /// Its arms, as (version, weight).
+    Arms(Vec<(u32, u32)>),
+    /// The prompt, or its label, is not in the catalog: serve the embedded
+    /// text.
+    Absent,
+}
+
+/// A failure to read the catalog: the store is away or unusable, as
+/// opposed to a version this binary refuses.
+#[derive(Debug)]
+pub(super) struct StoreError(pub(super) Error);
+
+/// The arms of `label` of prompt `id`.
+pub(super) fn label_state(
+    catalog: &mut Catalog,
+    id: &str,
+    label: &str,
+) -> Result<LabelState, StoreError> {
+    match catalog.label_arms(id, label) {
+        Ok(arms) => Ok(LabelState::Arms(
+            arms.into_iter()
+                .map(|arm| (arm.version, arm.weight))
+                .collect(),
+        )),
+        Err(error) if error.code() == ErrorCode::NotFound => Ok(LabelState::Absent),
+        Err(error) => Err(StoreError(error)),
+    }
+}
+
+/// Version `version` of prompt `info.id`, compiled and checked against
+/// `info`'s contract: `Ok(Err(why))` when this binary cannot render it
+/// correctly (it does not compile, its pins are missing, or it leaves the
+/// contract), `Err` when the store failed.
+pub(super) fn judge_version(
+    catalog: &mut Catalog,
+    info: &PromptInfo,
+    label: &str,
+    version: u32,
+    weight: u32,
+) -> Result<Result<ServedArm, Error>, StoreError> {
+    let stored = match catalog.get(info.id, &Selector::Version(version)) {
+        Ok(stored) => stored,
+        Err(error) => return store_or_refusal(error),
+    };
+    let sources = match catalog.sources(&stored) {
+        Ok(sources) => sources,
+        Err(error) => return store_or_refusal(error),
+    };
+    Ok((|| {
+        let settings = stored.syntax.settings()?;
+        let compiled = compile(sources, Vec::new(), &settings, Stages::default()).into_result()?;
+        let prompt = compiled
+            .prompts
+            .into_iter()
+            .find(|prompt| prompt.id == info.id)
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorCode::NotFound,
+                    format!("version {version} of `{}` holds no template", info.id),
+                )
+            })?;
+        let violations = check(&prompt, &info.contract(), ErrorCode::ContractViolation);
+        if let Some(error) = Error::from_diagnostics(violations) {
+            return Err(error);
+        }
+        let catalog = CatalogVersion {
+            prompt: Arc::from(info.id),
+            version,
+            label: Some(Arc::from(label)),
+            arm: None,
+            content_hash: Arc::from(stored.content_hash.as_str()),
+        };
+        Ok(ServedArm {
+            version,
+            weight,
+            library: Arc::new(Library::from_resolved(vec![prompt], settings.delimiters)),
+            provenance: Provenance::Catalog(catalog.clone()),
+            catalog,
+        })
+    })())
+}
+
+/// A store that cannot be read is the store's failure; anything else the
+/// catalog says of one version (a missing row or pinned snippet: a catalog
+/// edited by hand) is the version's.
+fn store_or_refusal<T>(error: Error) -> Result<Result<T, Error>, StoreError> {
+    match error.code() {
+        ErrorCode::Unavailable | ErrorCode::NotConfigured => Err(StoreError(error)),
+        _ => Ok(Err(error)),
+    }
+}

@@ -1,0 +1,287 @@
+//! The handle an application renders through: [`Prompts`], started by a
+//! [`Builder`].
+
+use super::GeneratedPrompts;
+use super::event::LiveEvent;
+use super::fetch::StoreError;
+use super::worker::{Shared, Worker};
+use crate::__private::wrong_vars;
+use crate::library::Prompt;
+use crate::provenance::Provenance;
+use crate::typed::TypedVars;
+use promptpack_core::error::{Error, ErrorCode, Result};
+use promptpack_core::render::MissingVars;
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// How often a SQLite catalog is polled for changes by default.
+const SQLITE_POLL: Duration = Duration::from_millis(500);
+/// How often a PostgreSQL catalog is polled by default, as the safety net
+/// under its notifications.
+const POSTGRES_POLL: Duration = Duration::from_secs(5);
+
+/// The generated prompts, served from a label of a prompt catalog: the
+/// same typed `build_prompt` as the generated free function, with text
+/// that follows the catalog without a rebuild.
+///
+/// Cheap to clone (one reference count), `Send` and `Sync`: build one at
+/// start-up and share it. The background thread stops when the last clone
+/// is dropped. The generated code names it for its own `PromptId`:
+/// `Prompts::connect(url)`.
+pub struct Prompts<Id: GeneratedPrompts> {
+    inner: Arc<Inner<Id>>,
+}
+
+struct Inner<Id> {
+    shared: Arc<Shared>,
+    label: String,
+    stop: Option<Sender<()>>,
+    worker: Option<JoinHandle<()>>,
+    id: PhantomData<fn() -> Id>,
+}
+
+impl<Id> Drop for Inner<Id> {
+    fn drop(&mut self) {
+        // Closing the channel wakes the thread; joining makes "dropped"
+        // mean "stopped".
+        drop(self.stop.take());
+        if let Some(worker) = self.worker.take() {
+            let _ = worker.join();
+        }
+    }
+}
+
+impl<Id: GeneratedPrompts> Clone for Prompts<Id> {
+    fn clone(&self) -> Self {
+        Prompts {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+}
+
+impl<Id: GeneratedPrompts> fmt::Debug for Prompts<Id> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Prompts")
+            .field("label", &self.inner.label)
+            .field("connected", &self.is_connected())
+            .finish_non_exhaustive()
+    }
+}
+
+/// How a [`Prompts`] handle follows its catalog; [`Builder::start`] starts
+/// it.
+#[must_use = "a builder does nothing until `start()`"]
+pub struct Builder<Id> {
+    url: String,
+    label: String,
+    poll: Option<Duration>,
+    subscribers: Vec<Sender<LiveEvent>>,
+    id: PhantomData<fn() -> Id>,
+}
+
+impl<Id> fmt::Debug for Builder<Id> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Builder")
+            .field("label", &self.label)
+            .field("poll", &self.poll)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<Id: GeneratedPrompts> Prompts<Id> {
+    /// Follows the catalog at `url` (`sqlite:PATH`, or `postgres://…` with
+    /// the `live-postgres` feature): label `production` unless
+    /// [`Builder::label`] says otherwise. The catalog is only read; its
+    /// schema must exist (`promptpack catalog init`).
+    pub fn connect(url: impl Into<String>) -> Builder<Id> {
+        Builder {
+            url: url.into(),
+            label: "production".to_string(),
+            poll: None,
+            subscribers: Vec::new(),
+            id: PhantomData,
+        }
+    }
+
+    /// Renders prompt `id` from the version its label serves (the heaviest
+    /// arm of a split label), or from the embedded text when the catalog has
+    /// none this binary can render. Never waits for the store and never
+    /// fails because it is away.
+    ///
+    /// # Errors
+    /// `wrong_vars` when `vars` belongs to another prompt than `id`, as the
+    /// generated `build_prompt`; what the embedded path returns (in dev
+    /// builds with hot reload, the files on disk).
+    pub fn build_prompt<V>(&self, id: Id, vars: V) -> Result<Prompt<Id>>
+    where
+        V: TypedVars<Id = Id>,
+    {
+        self.render(None, id, &vars)
+    }
+
+    /// Like [`Prompts::build_prompt`], with the arm of a split label chosen
+    /// by a stable hash of `key` (a user or session id): one key sees one
+    /// arm, in every process and across restarts, while the weights stay
+    /// ([`arm_bucket`](super::arm_bucket)). The prompt's provenance names
+    /// the arm.
+    ///
+    /// # Errors
+    /// As [`Prompts::build_prompt`].
+    pub fn build_prompt_for<V>(&self, key: &str, id: Id, vars: V) -> Result<Prompt<Id>>
+    where
+        V: TypedVars<Id = Id>,
+    {
+        self.render(Some(key), id, &vars)
+    }
+
+    fn render<V>(&self, key: Option<&str>, id: Id, vars: &V) -> Result<Prompt<Id>>
+    where
+        V: TypedVars<Id = Id>,
+    {
+        if id != V::ID {
+            return Err(wrong_vars(&id.to_string(), &V::ID.to_string()));
+        }
+        let served = self.inner.shared.served.load();
+        let index = id.__index();
+        let Some(prompt) = served.prompts.get(index).and_then(Option::as_ref) else {
+            return vars.build();
+        };
+        let name = Id::__source().prompts[index].id;
+        let Some(arm) = prompt.arm(name, key) else {
+            return vars.build();
+        };
+        let rendered = arm.library.render(name, vars, MissingVars::Error)?;
+        Ok(Prompt {
+            id,
+            system: rendered.system,
+            user: rendered.user,
+            hash: rendered.hash,
+            provenance: arm.provenance.clone(),
+        })
+    }
+
+    /// Where prompt `id`'s text comes from now: the catalog version of its
+    /// label's heaviest arm, or [`Provenance::Embedded`].
+    pub fn serving(&self, id: Id) -> Provenance {
+        let served = self.inner.shared.served.load();
+        served
+            .prompts
+            .get(id.__index())
+            .and_then(Option::as_ref)
+            .and_then(|prompt| prompt.arm("", None))
+            .map_or(Provenance::Embedded, |arm| arm.provenance.clone())
+    }
+
+    /// The label this handle follows.
+    pub fn label(&self) -> &str {
+        &self.inner.label
+    }
+
+    /// Whether the catalog was reachable at the last read.
+    pub fn is_connected(&self) -> bool {
+        self.inner.shared.connected.load(Ordering::Acquire)
+    }
+
+    /// A channel of what happens from now on: versions served or refused,
+    /// the store lost and back. Events before this call are not replayed:
+    /// [`Builder::subscribe`] sees those of the start too.
+    pub fn subscribe(&self) -> Receiver<LiveEvent> {
+        let (sender, receiver) = channel();
+        self.inner
+            .shared
+            .subscribers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(sender);
+        receiver
+    }
+}
+
+impl<Id: GeneratedPrompts> Builder<Id> {
+    /// Follows `label` (`production` by default; `latest` follows every
+    /// new version).
+    pub fn label(mut self, label: impl Into<String>) -> Builder<Id> {
+        self.label = label.into();
+        self
+    }
+
+    /// Reads the catalog's change marker every `interval`: how a SQLite
+    /// catalog's changes are found (every 500 ms by default), and the
+    /// safety net under PostgreSQL's notifications (every 5 s by default).
+    pub fn poll_every(mut self, interval: Duration) -> Builder<Id> {
+        self.poll = Some(interval);
+        self
+    }
+
+    /// A channel of every event from the start on, including the start's
+    /// own (the versions first served, a store that is down).
+    pub fn subscribe(&mut self) -> Receiver<LiveEvent> {
+        let (sender, receiver) = channel();
+        self.subscribers.push(sender);
+        receiver
+    }
+
+    /// Reads every label once, then follows changes on a background
+    /// thread. When the store cannot be reached, the handle serves the
+    /// embedded text, says so once ([`LiveEvent::StoreDown`] and a log
+    /// warning) and keeps trying with backoff.
+    ///
+    /// # Errors
+    /// `invalid_request` for a URL that names no store (or one this build
+    /// lacks: PostgreSQL needs the `live-postgres` feature) or an empty
+    /// label; `io` when the thread cannot start.
+    pub fn start(self) -> Result<Prompts<Id>> {
+        if self.label.is_empty() {
+            return Err(Error::new(
+                ErrorCode::InvalidRequest,
+                "a live handle needs a label to follow",
+            ));
+        }
+        let poll = self.poll.unwrap_or(if self.url.starts_with("postgres") {
+            POSTGRES_POLL
+        } else {
+            SQLITE_POLL
+        });
+        let prompts = Id::__source().prompts;
+        let shared = Arc::new(Shared::new(prompts.len(), self.subscribers));
+        let (stop, stopped) = channel();
+        let mut worker = Worker::new(
+            Arc::clone(&shared),
+            prompts,
+            self.url,
+            self.label.clone(),
+            poll,
+            stopped,
+        );
+        match worker.connect() {
+            Ok(()) => {}
+            Err(StoreError(error)) if error.code() == ErrorCode::InvalidRequest => {
+                return Err(error);
+            }
+            Err(error) => worker.lost(error),
+        }
+        let thread = std::thread::Builder::new()
+            .name("promptpack-live".into())
+            .spawn(move || worker.run())
+            .map_err(|error| {
+                Error::new(
+                    ErrorCode::Io,
+                    format!("cannot start the live prompts' thread: {error}"),
+                )
+            })?;
+        Ok(Prompts {
+            inner: Arc::new(Inner {
+                shared,
+                label: self.label,
+                stop: Some(stop),
+                worker: Some(thread),
+                id: PhantomData,
+            }),
+        })
+    }
+}

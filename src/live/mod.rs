@@ -1,0 +1,83 @@
+//! Live prompts: the generated, typed prompts served from a label of a
+//! prompt catalog, so that a published version reaches running binaries
+//! without a rebuild, and only when the binary can render it.
+//!
+//! ```no_run
+//! # mod generated {
+//! #     // What `promptpack::include_prompts!()` brings in.
+//! #     pub type Prompts = promptpack::live::Prompts<PromptId>;
+//! #     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+//! #     pub enum PromptId { AgentSystem }
+//! #     impl std::fmt::Display for PromptId {
+//! #         fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result { f.write_str("agent-system") }
+//! #     }
+//! #     impl promptpack::live::GeneratedPrompts for PromptId {
+//! #         fn __source() -> &'static promptpack::__private::DevSource { unimplemented!() }
+//! #         fn __index(self) -> usize { 0 }
+//! #     }
+//! # }
+//! # use generated::*;
+//! # fn main() -> Result<(), promptpack::Error> {
+//! let prompts = Prompts::connect("postgres://catalog.internal/prompts")
+//!     .label("production")
+//!     .start()?;
+//! let events = prompts.subscribe();
+//! std::thread::spawn(move || {
+//!     for event in events {
+//!         eprintln!("prompts: {event}");
+//!     }
+//! });
+//! // Then, on every request, the same typed call as the free `build_prompt`:
+//! // let prompt = prompts.build_prompt(PromptId::AgentSystem, AgentSystemVars { .. })?;
+//! // log::info!("prompt {}", prompt.provenance());
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! - **Checked against the binary**: each labelled version is compiled and
+//!   checked against the contract of the vars struct this binary was built
+//!   with (its variables, their kinds, the values of its enums). A version
+//!   that needs a variable the struct lacks, or uses one with another kind,
+//!   is refused (`contract_violation`, or the template's own error code for
+//!   text that does not compile), reported once as [`LiveEvent::Refused`],
+//!   and the previous good version, or the embedded text when there is
+//!   none, keeps serving. Old and new binaries can follow one label.
+//! - **Never waits**: versions are fetched and compiled on a background
+//!   thread and swapped in atomically; a render reads the current set and
+//!   interprets its compiled program. A store that is away never fails a
+//!   render.
+//! - **Follows changes**: PostgreSQL announces every change on a channel
+//!   (`LISTEN`), with a poll of the catalog's change marker as the safety
+//!   net; SQLite is polled.
+//! - **Split labels**: [`Prompts::build_prompt_for`] picks a split label's
+//!   arm by a stable hash of a caller's key, so one user sees one arm.
+//! - **Provenance**: every [`Prompt`](crate::Prompt) says where its text came
+//!   from ([`Provenance`](crate::Provenance)): the catalog's prompt, version,
+//!   label, the arm's share and the content hash, or `embedded`.
+
+mod event;
+mod fetch;
+mod handle;
+mod served;
+mod split;
+mod worker;
+
+pub use event::LiveEvent;
+pub use handle::{Builder, Prompts};
+pub use split::arm_bucket;
+
+/// The generated `PromptId` of a crate whose build script ran
+/// `promptpack_build::compile()`: what a [`Prompts`] handle serves. It is
+/// implemented by the generated code (when promptpack's `live` feature is
+/// on), never by hand.
+pub trait GeneratedPrompts:
+    Copy + Eq + std::hash::Hash + std::fmt::Debug + std::fmt::Display + Send + Sync + 'static
+{
+    /// The compiled prompts: ids, contracts, syntax.
+    #[doc(hidden)]
+    fn __source() -> &'static crate::__private::DevSource;
+
+    /// The position of this id in [`GeneratedPrompts::__source`]'s prompts.
+    #[doc(hidden)]
+    fn __index(self) -> usize;
+}

@@ -1,0 +1,83 @@
+//! Which arm of a split label a caller's key lands in: a stable hash, the
+//! same on every machine, in every process and in every release, so that
+//! one user sees one arm for as long as the weights stay.
+
+/// The bucket of `key` for prompt `prompt`, in `0..total`: arm `k` (arms in
+/// version order) takes the buckets from the sum of the weights before it,
+/// up to that sum plus its own weight.
+///
+/// FNV-1a over the prompt id, a separator and the key, then the SplitMix64
+/// finalizer (FNV alone leaves the low bits of similar keys close, and the
+/// bucket is taken modulo the total). The prompt id is part of the hash so
+/// that the splits of two prompts are independent: the users in the 10% of
+/// one are not the users in the 10% of the other. `total` is at most
+/// 1,000,000 (the catalog's bound), so the modulo's bias is below 10⁻¹².
+///
+/// `total` 0 is treated as 1.
+pub fn arm_bucket(prompt: &str, key: &str, total: u32) -> u32 {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let mut hash = OFFSET;
+    // 0xff never occurs in UTF-8, so ("ab", "c") and ("a", "bc") differ.
+    for byte in prompt.bytes().chain([0xff]).chain(key.bytes()) {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(PRIME);
+    }
+    hash ^= hash >> 30;
+    hash = hash.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    hash ^= hash >> 27;
+    hash = hash.wrapping_mul(0x94d0_49bb_1331_11eb);
+    hash ^= hash >> 31;
+    let total = u64::from(total.max(1));
+    // Below `total`, which is a u32.
+    u32::try_from(hash % total).unwrap_or(0)
+}
+
+/// The arm (an index into `weights`) that `bucket` falls in.
+pub(super) fn arm_of(weights: impl IntoIterator<Item = u32>, bucket: u32) -> usize {
+    let mut end = 0u64;
+    let mut last = 0;
+    for (i, weight) in weights.into_iter().enumerate() {
+        end += u64::from(weight);
+        last = i;
+        if u64::from(bucket) < end {
+            return i;
+        }
+    }
+    last
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hash_is_fixed_forever() {
+        // Changing these moves users between arms on upgrade: never. The
+        // values were computed by a second implementation (Python).
+        assert_eq!(arm_bucket("agent-system", "user-1", 100), 89);
+        assert_eq!(arm_bucket("agent-system", "user-2", 100), 63);
+        assert_eq!(arm_bucket("code-review", "user-1", 1_000_000), 30_507);
+        assert_eq!(arm_bucket("x", "", 0), 0);
+    }
+
+    #[test]
+    fn buckets_fall_in_arms_by_cumulative_weight() {
+        assert_eq!(arm_of([90, 10], 0), 0);
+        assert_eq!(arm_of([90, 10], 89), 0);
+        assert_eq!(arm_of([90, 10], 90), 1);
+        assert_eq!(arm_of([90, 10], 99), 1);
+        assert_eq!(arm_of([1, 1, 1], 2), 2);
+    }
+
+    #[test]
+    fn a_90_10_split_lands_within_two_percent_over_10_000_keys() {
+        let mut second = 0;
+        for user in 0..10_000 {
+            let bucket = arm_bucket("agent-system", &format!("user-{user}"), 100);
+            second += arm_of([90, 10], bucket);
+        }
+        let share = second as f64 / 10_000.0;
+        assert!((0.08..=0.12).contains(&share), "v4 took {share}");
+    }
+}

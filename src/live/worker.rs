@@ -1,0 +1,327 @@
+//! The background thread of a live handle: connects, reads every label,
+//! follows changes, and reconnects with backoff when the store goes away.
+//! Renders never wait for it: it swaps a whole new set in.
+
+use super::event::LiveEvent;
+use super::fetch::{LabelState, StoreError, judge_version, label_state};
+use super::served::{Served, ServedPrompt};
+use crate::__private::PromptInfo;
+use arc_swap::ArcSwap;
+use promptpack_catalog::{Catalog, ChangeMarker};
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+/// The first wait before reconnecting; it doubles up to [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_millis(100);
+/// The longest wait between two attempts to reconnect.
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
+/// How long one wait for a notification lasts before the thread looks
+/// whether its handle is gone: the bound on how long dropping it takes.
+#[cfg(feature = "live-postgres")]
+const LISTEN_SLICE: Duration = Duration::from_millis(200);
+
+/// What the handle and its thread share.
+pub(super) struct Shared {
+    pub(super) served: ArcSwap<Served>,
+    pub(super) subscribers: Mutex<Vec<Sender<LiveEvent>>>,
+    pub(super) connected: AtomicBool,
+}
+
+impl Shared {
+    pub(super) fn new(prompts: usize, subscribers: Vec<Sender<LiveEvent>>) -> Shared {
+        Shared {
+            served: ArcSwap::from_pointee(Served::embedded(prompts)),
+            subscribers: Mutex::new(subscribers),
+            connected: AtomicBool::new(false),
+        }
+    }
+
+    /// Sends `event` to every subscriber still listening.
+    fn emit(&self, event: &LiveEvent) {
+        let mut subscribers = self
+            .subscribers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        subscribers.retain(|subscriber| subscriber.send(event.clone()).is_ok());
+    }
+}
+
+/// The thread's state: the connection, and what it has said.
+pub(super) struct Worker {
+    shared: Arc<Shared>,
+    prompts: &'static [PromptInfo],
+    url: String,
+    label: String,
+    poll: Duration,
+    catalog: Option<Catalog>,
+    #[cfg(feature = "live-postgres")]
+    listener: Option<promptpack_catalog::Listener>,
+    marker: Option<ChangeMarker>,
+    /// Versions refused already, by prompt index: said once, not fetched
+    /// again.
+    refused: HashSet<(usize, u32)>,
+    /// `StoreDown` was said and `StoreBack` not yet.
+    down: bool,
+    backoff: Duration,
+    stop: Receiver<()>,
+}
+
+/// What a wait for changes ended with.
+enum Wake {
+    /// The handle is gone.
+    Stop,
+    /// Prompt `id` changed (a notification).
+    Prompt(String),
+    /// Something may have changed: read every label.
+    Everything,
+    /// Nothing changed.
+    Nothing,
+}
+
+impl Worker {
+    pub(super) fn new(
+        shared: Arc<Shared>,
+        prompts: &'static [PromptInfo],
+        url: String,
+        label: String,
+        poll: Duration,
+        stop: Receiver<()>,
+    ) -> Worker {
+        Worker {
+            shared,
+            prompts,
+            url,
+            label,
+            poll,
+            catalog: None,
+            #[cfg(feature = "live-postgres")]
+            listener: None,
+            marker: None,
+            refused: HashSet::new(),
+            down: false,
+            backoff: FIRST_BACKOFF,
+            stop,
+        }
+    }
+
+    /// Connects and reads every label.
+    pub(super) fn connect(&mut self) -> Result<(), StoreError> {
+        let catalog = Catalog::connect(&self.url).map_err(StoreError)?;
+        // Listening starts before the labels are read, so that a change
+        // committed in between is announced, not missed.
+        #[cfg(feature = "live-postgres")]
+        if catalog.store_kind() == "postgres" {
+            self.listener =
+                Some(promptpack_catalog::Listener::connect(&self.url).map_err(StoreError)?);
+        }
+        self.catalog = Some(catalog);
+        self.refresh_all()?;
+        self.backoff = FIRST_BACKOFF;
+        self.shared.connected.store(true, Ordering::Release);
+        if self.down {
+            self.down = false;
+            log::info!("promptpack: the prompt catalog is reachable again");
+            self.shared.emit(&LiveEvent::StoreBack);
+        }
+        Ok(())
+    }
+
+    /// The store failed: drop the connection and say so, once until it is
+    /// back.
+    pub(super) fn lost(&mut self, StoreError(error): StoreError) {
+        self.catalog = None;
+        #[cfg(feature = "live-postgres")]
+        {
+            self.listener = None;
+        }
+        self.marker = None;
+        self.shared.connected.store(false, Ordering::Release);
+        if !self.down {
+            self.down = true;
+            log::warn!("promptpack: {error}; serving the prompts loaded so far");
+            self.shared.emit(&LiveEvent::StoreDown { error });
+        }
+    }
+
+    /// Follows changes until the handle is dropped.
+    pub(super) fn run(mut self) {
+        loop {
+            if self.catalog.is_none() {
+                if self.sleep(self.backoff) {
+                    return;
+                }
+                if let Err(error) = self.connect() {
+                    self.lost(error);
+                    self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
+                }
+                continue;
+            }
+            let done = match self.wait() {
+                Ok(Wake::Stop) => return,
+                Ok(Wake::Prompt(id)) => self.refresh_one(&id),
+                Ok(Wake::Everything) => self.refresh_all(),
+                Ok(Wake::Nothing) => Ok(()),
+                Err(error) => Err(error),
+            };
+            if let Err(error) = done {
+                self.lost(error);
+            }
+        }
+    }
+
+    /// Waits `duration` unless the handle goes first: `true` when it did.
+    fn sleep(&self, duration: Duration) -> bool {
+        !matches!(
+            self.stop.recv_timeout(duration),
+            Err(RecvTimeoutError::Timeout)
+        )
+    }
+
+    fn stopped(&self) -> bool {
+        !matches!(self.stop.try_recv(), Err(TryRecvError::Empty))
+    }
+
+    /// Waits for a notification (PostgreSQL) until the next poll, then
+    /// polls the change marker.
+    fn wait(&mut self) -> Result<Wake, StoreError> {
+        let deadline = Instant::now() + self.poll;
+        #[cfg(feature = "live-postgres")]
+        if let Some(listener) = &mut self.listener {
+            loop {
+                if !matches!(self.stop.try_recv(), Err(TryRecvError::Empty)) {
+                    return Ok(Wake::Stop);
+                }
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                if let Some(change) = listener.wait(left.min(LISTEN_SLICE)).map_err(StoreError)? {
+                    return Ok(Wake::Prompt(change.prompt_id));
+                }
+            }
+        }
+        if self.sleep(deadline.saturating_duration_since(Instant::now())) {
+            return Ok(Wake::Stop);
+        }
+        let Some(catalog) = &mut self.catalog else {
+            return Ok(Wake::Nothing);
+        };
+        let marker = catalog.change_marker().map_err(StoreError)?;
+        if self.marker == Some(marker) {
+            return Ok(Wake::Nothing);
+        }
+        Ok(Wake::Everything)
+    }
+
+    /// Reads every label; the marker first, so that a change made while
+    /// they are read shows at the next poll.
+    fn refresh_all(&mut self) -> Result<(), StoreError> {
+        let Some(catalog) = &mut self.catalog else {
+            return Ok(());
+        };
+        let marker = catalog.change_marker().map_err(StoreError)?;
+        self.refresh((0..self.prompts.len()).collect())?;
+        self.marker = Some(marker);
+        Ok(())
+    }
+
+    /// Reads the label of prompt `id`, when this binary has it.
+    fn refresh_one(&mut self, id: &str) -> Result<(), StoreError> {
+        match self.prompts.iter().position(|prompt| prompt.id == id) {
+            Some(index) => self.refresh(vec![index]),
+            None => Ok(()),
+        }
+    }
+
+    /// Reads the labels of `indices` and swaps in one new set with every
+    /// change; the events go out after the swap, so a subscriber told of a
+    /// version renders it.
+    fn refresh(&mut self, indices: Vec<usize>) -> Result<(), StoreError> {
+        let current = self.shared.served.load_full();
+        let mut next: Option<Served> = None;
+        let mut events = Vec::new();
+        for index in indices {
+            if self.stopped() {
+                break;
+            }
+            if let Some(entry) = self.read_label(&current, index, &mut events)? {
+                let set = next.get_or_insert_with(|| Served::clone(&current));
+                set.prompts[index] = entry;
+            }
+        }
+        if let Some(set) = next {
+            self.shared.served.store(Arc::new(set));
+        }
+        for event in &events {
+            self.shared.emit(event);
+        }
+        Ok(())
+    }
+
+    /// The new entry of prompt `index`, or `None` to keep what serves.
+    fn read_label(
+        &mut self,
+        current: &Served,
+        index: usize,
+        events: &mut Vec<LiveEvent>,
+    ) -> Result<Option<Option<Arc<ServedPrompt>>>, StoreError> {
+        let Some(catalog) = &mut self.catalog else {
+            return Ok(None);
+        };
+        let info = &self.prompts[index];
+        let serving = current.prompts.get(index).and_then(Option::as_ref);
+        let arms = match label_state(catalog, info.id, &self.label)? {
+            LabelState::Absent if serving.is_none() => return Ok(None),
+            LabelState::Absent => {
+                events.push(LiveEvent::Updated {
+                    prompt: info.id.to_string(),
+                    versions: Vec::new(),
+                });
+                return Ok(Some(None));
+            }
+            LabelState::Arms(arms) => arms,
+        };
+        if serving.is_some_and(|served| served.is(&arms)) {
+            return Ok(None);
+        }
+        let mut judged = Vec::with_capacity(arms.len());
+        for &(version, weight) in &arms {
+            if let Some(arm) = serving.and_then(|served| served.version(version)) {
+                judged.push(super::served::ServedArm {
+                    weight,
+                    ..arm.clone()
+                });
+                continue;
+            }
+            if self.refused.contains(&(index, version)) {
+                return Ok(None);
+            }
+            match judge_version(catalog, info, &self.label, version, weight)? {
+                Ok(arm) => judged.push(arm),
+                Err(error) => {
+                    log::warn!(
+                        "promptpack: refused {} v{version} (label {}): {error}",
+                        info.id,
+                        self.label
+                    );
+                    self.refused.insert((index, version));
+                    events.push(LiveEvent::Refused {
+                        prompt: info.id.to_string(),
+                        version,
+                        error,
+                    });
+                    return Ok(None);
+                }
+            }
+        }
+        let prompt = Arc::new(ServedPrompt::new(judged));
+        events.push(LiveEvent::Updated {
+            prompt: info.id.to_string(),
+            versions: prompt.versions(),
+        });
+        Ok(Some(Some(prompt)))
+    }
+}
