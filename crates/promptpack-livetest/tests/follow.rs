@@ -289,3 +289,183 @@ fn insert_version_by_hand(url: &str, id: &str, version: u32, system: &str) {
             .expect("bumps by hand");
     }
 }
+
+every_store!(renders_are_never_torn_while_versions_change);
+/// Eight threads render while the label moves through 30 versions: every
+/// render is one version's text, system and user alike, and its
+/// provenance names that version.
+fn renders_are_never_torn_while_versions_change(store: Store) {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    const VERSIONS: u32 = 30;
+    let text = |n: u32| {
+        (
+            format!("v{n} system {{{{name}}}} v{n}"),
+            format!("v{n} user"),
+        )
+    };
+    let mut catalog = store.open();
+    let (system, user) = text(1);
+    publish_labelled(&mut catalog, "greeter", "production", &system, Some(&user));
+    let prompts = before::Prompts::connect(&store.url)
+        .poll_every(Duration::from_millis(5))
+        .start()
+        .expect("starts");
+    let done = Arc::new(AtomicBool::new(false));
+    let renderers: Vec<_> = (0..8)
+        .map(|_| {
+            let (prompts, done) = (prompts.clone(), Arc::clone(&done));
+            std::thread::spawn(move || {
+                let mut seen = std::collections::BTreeSet::new();
+                let mut renders = 0u64;
+                // Until the last version is served, and at least once after.
+                loop {
+                    let finished = done.load(Ordering::Acquire);
+                    let prompt = greet_before(&prompts);
+                    let n = version_of(&prompt.provenance);
+                    assert_eq!(
+                        prompt.system,
+                        format!("v{n} system Ada v{n}"),
+                        "torn render"
+                    );
+                    assert_eq!(prompt.user, Some(format!("v{n} user")), "mixed render");
+                    seen.insert(n);
+                    renders += 1;
+                    if finished {
+                        return (seen, renders);
+                    }
+                }
+            })
+        })
+        .collect();
+    for n in 2..=VERSIONS {
+        let (system, user) = text(n);
+        let version = publish_labelled(&mut catalog, "greeter", "production", &system, Some(&user));
+        assert_eq!(version, n);
+        std::thread::sleep(Duration::from_millis(3));
+    }
+    support::eventually("the last version served", || {
+        version_of(&prompts.serving(before::PromptId::Greeter)) == VERSIONS
+    });
+    done.store(true, Ordering::Release);
+    for renderer in renderers {
+        let (seen, renders) = renderer.join().expect("a renderer never panics");
+        assert!(seen.contains(&VERSIONS), "{seen:?}");
+        eprintln!("one renderer: {renders} renders over versions {seen:?}");
+    }
+}
+
+every_store!(a_split_label_keeps_each_key_on_its_arm);
+/// 90/10 between v1 and v2: over 10,000 keys v2 takes 10% ± 2 points,
+/// the same keys land on the same arm after a restart, and a key on v2
+/// stays there when v2's weight grows.
+fn a_split_label_keeps_each_key_on_its_arm(store: Store) {
+    use promptpack_catalog::Arm;
+    let mut catalog = store.open();
+    let v1 = publish(&mut catalog, "greeter", "Arm one greets {{name}}.", None);
+    let v2 = publish(&mut catalog, "greeter", "Arm two greets {{name}}.", None);
+    let split = |catalog: &mut promptpack_catalog::Catalog, first: u32, second: u32| {
+        catalog
+            .split_label(
+                "greeter",
+                "production",
+                &[
+                    Arm {
+                        version: v1,
+                        weight: first,
+                    },
+                    Arm {
+                        version: v2,
+                        weight: second,
+                    },
+                ],
+            )
+            .expect("splits");
+    };
+    split(&mut catalog, 90, 10);
+    let arms = |prompts: &before::Prompts| -> Vec<u32> {
+        (0..10_000)
+            .map(|user| {
+                let prompt = prompts
+                    .build_prompt_for(
+                        &format!("user-{user}"),
+                        before::PromptId::Greeter,
+                        before::GreeterVars { name: "Ada" },
+                    )
+                    .expect("renders");
+                let n = version_of(&prompt.provenance);
+                let expected = if n == v1 { "Arm one" } else { "Arm two" };
+                assert!(prompt.system.starts_with(expected), "{}", prompt.system);
+                n
+            })
+            .collect()
+    };
+    let mut builder = before::Prompts::connect(&store.url).poll_every(POLL);
+    let events = builder.subscribe();
+    let prompts = builder.start().expect("starts");
+    let started = wait_for(&events, "the split", |e| {
+        matches!(e, LiveEvent::Updated { .. })
+    });
+    let Some(LiveEvent::Updated { versions, .. }) = started.last() else {
+        unreachable!()
+    };
+    let shares: Vec<_> = versions.iter().map(|v| (v.version, v.arm)).collect();
+    assert_eq!(shares, [(v1, Some((90, 100))), (v2, Some((10, 100)))]);
+    let first = arms(&prompts);
+    let on_v2 = first.iter().filter(|&&n| n == v2).count();
+    let share = on_v2 as f64 / first.len() as f64;
+    eprintln!(
+        "90/10 split over 10,000 keys: v2 took {:.2}%",
+        share * 100.0
+    );
+    assert!((0.08..=0.12).contains(&share), "v2 took {share}");
+    let sample = prompts
+        .build_prompt_for(
+            "user-7",
+            before::PromptId::Greeter,
+            before::GreeterVars { name: "Ada" },
+        )
+        .expect("renders");
+    assert!(
+        sample
+            .provenance
+            .to_string()
+            .contains(" label=production arm="),
+        "{}",
+        sample.provenance
+    );
+    // A render without a key takes the heaviest arm.
+    assert_eq!(version_of(&greet_before(&prompts).provenance), v1);
+
+    // A restart: a new handle, the same arm for every key.
+    drop(prompts);
+    let restarted = before::Prompts::connect(&store.url).poll_every(POLL);
+    let restarted = restarted.start().expect("starts again");
+    assert_eq!(
+        arms(&restarted),
+        first,
+        "a key changed arm across a restart"
+    );
+
+    // Growing v2 to 30% keeps its keys and adds others.
+    let mut builder = before::Prompts::connect(&store.url).poll_every(POLL);
+    let events = builder.subscribe();
+    let prompts = builder.start().expect("starts");
+    split(&mut catalog, 70, 30);
+    wait_for(
+        &events,
+        "the new weights",
+        |e| matches!(e, LiveEvent::Updated { versions, .. } if versions.iter().any(|v| v.arm == Some((30, 100)))),
+    );
+    let grown = arms(&prompts);
+    for (before, after) in first.iter().zip(&grown) {
+        if *before == v2 {
+            assert_eq!(*after, v2, "a key left the growing arm");
+        }
+    }
+    let grown_share = grown.iter().filter(|&&n| n == v2).count() as f64 / 10_000.0;
+    assert!(
+        (0.28..=0.32).contains(&grown_share),
+        "v2 took {grown_share}"
+    );
+}
