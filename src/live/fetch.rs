@@ -96,6 +96,51 @@ pub(super) fn judge_version(
     })())
 }
 
+/// How many earlier versions of a label a start-up tries before it gives
+/// up and serves the embedded text.
+const FALLBACK_DEPTH: usize = 16;
+
+/// The versions `label` of prompt `id` pointed at before, newest first,
+/// each once (every arm of a split): where a binary that refuses what the
+/// label points at now looks for the newest version it can render, so that
+/// a restart serves what the running process served. For `latest`, the
+/// versions themselves, newest first.
+pub(super) fn earlier_versions(
+    catalog: &mut Catalog,
+    id: &str,
+    label: &str,
+) -> Result<Vec<u32>, StoreError> {
+    let history = match catalog.history(id) {
+        Ok(history) => history,
+        Err(error) if error.code() == ErrorCode::NotFound => return Ok(Vec::new()),
+        Err(error) => return Err(StoreError(error)),
+    };
+    let mut versions: Vec<u32> = Vec::new();
+    let mut add = |version: u32| {
+        if !versions.contains(&version) {
+            versions.push(version);
+        }
+    };
+    if label == "latest" {
+        history.versions.iter().for_each(|v| add(v.version));
+    } else {
+        for entry in history.audit.iter().rev() {
+            if entry.label.as_deref() != Some(label) {
+                continue;
+            }
+            if entry.arms.is_empty() {
+                entry.to_version.into_iter().for_each(&mut add);
+            } else {
+                let mut arms = entry.arms.clone();
+                arms.sort_by_key(|arm| std::cmp::Reverse(arm.version));
+                arms.iter().for_each(|arm| add(arm.version));
+            }
+        }
+    }
+    versions.truncate(FALLBACK_DEPTH);
+    Ok(versions)
+}
+
 /// A store that cannot be read is the store's failure; anything else the
 /// catalog says of one version (a missing row or pinned snippet: a catalog
 /// edited by hand) is the version's.

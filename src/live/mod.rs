@@ -40,8 +40,11 @@
 //!   that needs a variable the struct lacks, or uses one with another kind,
 //!   is refused (`contract_violation`, or the template's own error code for
 //!   text that does not compile), reported once as [`LiveEvent::Refused`],
-//!   and the previous good version, or the embedded text when there is
-//!   none, keeps serving. Old and new binaries can follow one label.
+//!   and the previous good version keeps serving. A process that starts
+//!   while its label points at such a version serves the newest version
+//!   the label pointed at before that it can render (up to 16 back), as a
+//!   process running all along would, and the embedded text when there is
+//!   none. So old and new binaries follow one label side by side.
 //! - **Never waits**: versions are fetched and compiled on a background
 //!   thread and swapped in atomically; a render reads the current set and
 //!   interprets its compiled program. A store that is away never fails a

@@ -3,11 +3,12 @@
 //! Renders never wait for it: it swaps a whole new set in.
 
 use super::event::LiveEvent;
-use super::fetch::{LabelState, StoreError, judge_version, label_state};
+use super::fetch::{LabelState, StoreError, earlier_versions, judge_version, label_state};
 use super::served::{Served, ServedPrompt};
 use crate::__private::PromptInfo;
 use arc_swap::ArcSwap;
 use promptpack_catalog::{Catalog, ChangeMarker};
+use promptpack_core::error::Error;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
@@ -302,18 +303,12 @@ impl Worker {
             match judge_version(catalog, info, &self.label, version, weight)? {
                 Ok(arm) => judged.push(arm),
                 Err(error) => {
-                    log::warn!(
-                        "promptpack: refused {} v{version} (label {}): {error}",
-                        info.id,
-                        self.label
-                    );
-                    self.refused.insert((index, version));
-                    events.push(LiveEvent::Refused {
-                        prompt: info.id.to_string(),
-                        version,
-                        error,
-                    });
-                    return Ok(None);
+                    self.refuse(index, version, error, events);
+                    return match serving {
+                        // What served keeps serving.
+                        Some(_) => Ok(None),
+                        None => self.fall_back(index, events),
+                    };
                 }
             }
         }
@@ -323,5 +318,56 @@ impl Worker {
             versions: prompt.versions(),
         });
         Ok(Some(Some(prompt)))
+    }
+
+    /// Notes `version` of prompt `index` as refused and says so, once.
+    fn refuse(&mut self, index: usize, version: u32, error: Error, events: &mut Vec<LiveEvent>) {
+        let id = self.prompts[index].id;
+        log::warn!(
+            "promptpack: refused {id} v{version} (label {}): {error}",
+            self.label
+        );
+        self.refused.insert((index, version));
+        events.push(LiveEvent::Refused {
+            prompt: id.to_string(),
+            version,
+            error,
+        });
+    }
+
+    /// Nothing from the catalog serves prompt `index` and its label points
+    /// at what this binary refuses: the newest version the label pointed at
+    /// before that it can render, so that a process started now serves
+    /// what one running all along would; the embedded text when there is
+    /// none.
+    fn fall_back(
+        &mut self,
+        index: usize,
+        events: &mut Vec<LiveEvent>,
+    ) -> Result<Option<Option<Arc<ServedPrompt>>>, StoreError> {
+        let Some(catalog) = &mut self.catalog else {
+            return Ok(None);
+        };
+        let info = &self.prompts[index];
+        for version in earlier_versions(catalog, info.id, &self.label)? {
+            if self.refused.contains(&(index, version)) {
+                continue;
+            }
+            let Some(catalog) = &mut self.catalog else {
+                return Ok(None);
+            };
+            match judge_version(catalog, info, &self.label, version, 1)? {
+                Ok(arm) => {
+                    let prompt = Arc::new(ServedPrompt::new(vec![arm]));
+                    events.push(LiveEvent::Updated {
+                        prompt: info.id.to_string(),
+                        versions: prompt.versions(),
+                    });
+                    return Ok(Some(Some(prompt)));
+                }
+                Err(error) => self.refuse(index, version, error, events),
+            }
+        }
+        Ok(None)
     }
 }

@@ -225,6 +225,22 @@ fn each_binary_serves_what_its_contract_can_render(store: Store) {
     );
     assert_eq!(greet_before(&old).system, "v1: greet Ada.");
     assert_eq!(version_of(&old.serving(before::PromptId::Greeter)), v1);
+
+    // The old build restarted: it refuses what the label points at and
+    // serves the newest version the label pointed at before that it can
+    // render, as the process running all along does, not its embedded text.
+    drop(old);
+    let mut restarted = before::Prompts::connect(&store.url).poll_every(POLL);
+    let restart_events = restarted.subscribe();
+    let restarted = restarted.start().expect("starts");
+    assert_eq!(greet_before(&restarted).system, "v1: greet Ada.");
+    let said: Vec<_> = restart_events.try_iter().collect();
+    assert!(
+        said.iter()
+            .any(|e| matches!(e, LiveEvent::Refused { version, .. } if *version == v2)),
+        "{said:#?}"
+    );
+    assert!(said.iter().any(|e| serves(e, "greeter", v1)), "{said:#?}");
 }
 
 every_store!(a_row_edited_by_hand_is_refused);
