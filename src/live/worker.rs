@@ -229,8 +229,15 @@ impl Worker {
         Ok(())
     }
 
-    /// Reads the label of prompt `id`, when this binary has it.
+    /// Reads the label of prompt `id`, when this binary has it, after a
+    /// notification. The marker moves on too: every other change up to it
+    /// has its own notification on the way (the listener stays connected;
+    /// losing it is losing the store, and a reconnect reads everything),
+    /// so the next poll need not read every label again.
     fn refresh_one(&mut self, id: &str) -> Result<(), StoreError> {
+        if let Some(catalog) = &mut self.catalog {
+            self.marker = Some(catalog.change_marker().map_err(StoreError)?);
+        }
         match self.prompts.iter().position(|prompt| prompt.id == id) {
             Some(index) => self.refresh(vec![index]),
             None => Ok(()),
