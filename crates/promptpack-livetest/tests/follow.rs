@@ -91,7 +91,9 @@ fn serves_the_label_and_follows_it(store: Store) {
         "You review Rust code.\n\nBlock on any failing test.\n"
     );
 
-    // A publish plus a label move reaches the handle.
+    // A publish plus a label move reaches the handle, and a subscriber
+    // that came after the start.
+    let later = prompts.subscribe();
     let v3 = publish_labelled(
         &mut catalog,
         "greeter",
@@ -100,6 +102,9 @@ fn serves_the_label_and_follows_it(store: Store) {
         None,
     );
     wait_for(&events, "greeter v3", |e| serves(e, "greeter", v3));
+    wait_for(&later, "greeter v3, subscribed late", |e| {
+        serves(e, "greeter", v3)
+    });
     let prompt = greet_before(&prompts);
     assert_eq!(prompt.system, "Catalog v3 greets Ada.");
     assert_eq!(prompt.user, None);
