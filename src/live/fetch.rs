@@ -10,6 +10,7 @@ use promptpack_catalog::{Catalog, Selector};
 use promptpack_core::contract::check;
 use promptpack_core::error::{Error, ErrorCode};
 use promptpack_core::pipeline::{Stages, compile};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// What the catalog says of one label of one prompt.
@@ -41,6 +42,22 @@ pub(super) fn label_state(
         Err(error) if error.code() == ErrorCode::NotFound => Ok(LabelState::Absent),
         Err(error) => Err(StoreError(error)),
     }
+}
+
+/// The arms of `label` of every prompt the catalog has it for, by id: one
+/// read for all of them.
+pub(super) fn every_label(
+    catalog: &mut Catalog,
+    label: &str,
+) -> Result<HashMap<String, Vec<(u32, u32)>>, StoreError> {
+    let labelled = catalog.labelled(label).map_err(StoreError)?;
+    Ok(labelled
+        .into_iter()
+        .map(|(id, arms)| {
+            let arms = arms.iter().map(|arm| (arm.version, arm.weight)).collect();
+            (id, arms)
+        })
+        .collect())
 }
 
 /// Version `version` of prompt `info.id`, compiled and checked against

@@ -3,7 +3,9 @@
 //! Renders never wait for it: it swaps a whole new set in.
 
 use super::event::LiveEvent;
-use super::fetch::{LabelState, StoreError, earlier_versions, judge_version, label_state};
+use super::fetch::{
+    LabelState, StoreError, earlier_versions, every_label, judge_version, label_state,
+};
 use super::served::{Served, ServedPrompt};
 use crate::__private::PromptInfo;
 use arc_swap::ArcSwap;
@@ -224,7 +226,20 @@ impl Worker {
             return Ok(());
         };
         let marker = catalog.change_marker().map_err(StoreError)?;
-        self.refresh((0..self.prompts.len()).collect())?;
+        let mut labelled = every_label(catalog, &self.label)?;
+        let states = self
+            .prompts
+            .iter()
+            .enumerate()
+            .map(|(index, info)| {
+                let state = match labelled.remove(info.id) {
+                    Some(arms) => LabelState::Arms(arms),
+                    None => LabelState::Absent,
+                };
+                (index, state)
+            })
+            .collect();
+        self.refresh(states)?;
         self.marker = Some(marker);
         Ok(())
     }
@@ -238,24 +253,28 @@ impl Worker {
         if let Some(catalog) = &mut self.catalog {
             self.marker = Some(catalog.change_marker().map_err(StoreError)?);
         }
-        match self.prompts.iter().position(|prompt| prompt.id == id) {
-            Some(index) => self.refresh(vec![index]),
-            None => Ok(()),
-        }
+        let Some(index) = self.prompts.iter().position(|prompt| prompt.id == id) else {
+            return Ok(());
+        };
+        let Some(catalog) = &mut self.catalog else {
+            return Ok(());
+        };
+        let state = label_state(catalog, id, &self.label)?;
+        self.refresh(vec![(index, state)])
     }
 
-    /// Reads the labels of `indices` and swaps in one new set with every
-    /// change; the events go out after the swap, so a subscriber told of a
-    /// version renders it.
-    fn refresh(&mut self, indices: Vec<usize>) -> Result<(), StoreError> {
+    /// Applies what the label says of each prompt (by index) and swaps in
+    /// one new set with every change; the events go out after the swap, so
+    /// a subscriber told of a version renders it.
+    fn refresh(&mut self, states: Vec<(usize, LabelState)>) -> Result<(), StoreError> {
         let current = self.shared.served.load_full();
         let mut next: Option<Served> = None;
         let mut events = Vec::new();
-        for index in indices {
+        for (index, state) in states {
             if self.stopped() {
                 break;
             }
-            if let Some(entry) = self.read_label(&current, index, &mut events)? {
+            if let Some(entry) = self.apply(&current, index, state, &mut events)? {
                 let set = next.get_or_insert_with(|| Served::clone(&current));
                 set.prompts[index] = entry;
             }
@@ -269,11 +288,13 @@ impl Worker {
         Ok(())
     }
 
-    /// The new entry of prompt `index`, or `None` to keep what serves.
-    fn read_label(
+    /// The new entry of prompt `index` whose label is in `state`, or `None`
+    /// to keep what serves.
+    fn apply(
         &mut self,
         current: &Served,
         index: usize,
+        state: LabelState,
         events: &mut Vec<LiveEvent>,
     ) -> Result<Option<Option<Arc<ServedPrompt>>>, StoreError> {
         let Some(catalog) = &mut self.catalog else {
@@ -281,7 +302,7 @@ impl Worker {
         };
         let info = &self.prompts[index];
         let serving = current.prompts.get(index).and_then(Option::as_ref);
-        let arms = match label_state(catalog, info.id, &self.label)? {
+        let arms = match state {
             LabelState::Absent if serving.is_none() => return Ok(None),
             LabelState::Absent => {
                 events.push(LiveEvent::Updated {

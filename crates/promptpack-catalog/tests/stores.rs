@@ -25,6 +25,7 @@ every_store!(
     a_version_keeps_the_syntax_it_was_written_in,
     publish_or_create_creates_only_what_it_publishes,
     a_label_splits_over_weighted_versions,
+    labelled_reads_one_label_of_every_prompt_at_once,
     a_catalog_of_the_first_schema_is_migrated,
 );
 
@@ -789,6 +790,52 @@ fn publish_or_create_creates_only_what_it_publishes(store: &TestStore) {
         (one.revision, again.revision, again.message.as_str()),
         (1, 1, "one")
     );
+}
+
+fn labelled_reads_one_label_of_every_prompt_at_once(store: &TestStore) {
+    let mut catalog = store.open();
+    let arm = |version, weight| Arm { version, weight };
+    // Ids whose bytewise order differs from a collation's: `B` < `a`.
+    for id in ["b-split", "B-plain", "a-unlabelled", "c-deleted", "d-plain"] {
+        for text in ["one", "two", "three"] {
+            catalog
+                .publish_or_create(id, &draft(text), None)
+                .expect("publish");
+        }
+    }
+    catalog
+        .set_label("B-plain", "production", 2)
+        .expect("label");
+    catalog
+        .set_label("d-plain", "production", 1)
+        .expect("label");
+    catalog
+        .set_label("c-deleted", "production", 1)
+        .expect("label");
+    catalog.delete("c-deleted").expect("delete");
+    catalog
+        .split_label("b-split", "production", &[arm(1, 30), arm(3, 70)])
+        .expect("split");
+    catalog.set_label("d-plain", "staging", 3).expect("label");
+    let expected = vec![
+        ("B-plain".to_string(), vec![arm(2, 1)]),
+        ("b-split".to_string(), vec![arm(3, 70), arm(1, 30)]),
+        ("d-plain".to_string(), vec![arm(1, 1)]),
+    ];
+    assert_eq!(catalog.labelled("production").expect("reads"), expected);
+    // Each agrees with the per-prompt read.
+    for (id, arms) in &expected {
+        assert_eq!(&catalog.label_arms(id, "production").expect("arms"), arms);
+    }
+    assert_eq!(
+        catalog.labelled("staging").expect("reads"),
+        [("d-plain".to_string(), vec![arm(3, 1)])]
+    );
+    let latest = catalog.labelled("latest").expect("reads");
+    let ids: Vec<&str> = latest.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids, ["B-plain", "a-unlabelled", "b-split", "d-plain"]);
+    assert!(latest.iter().all(|(_, arms)| *arms == [arm(3, 1)]));
+    assert_eq!(catalog.labelled("nobody").expect("reads"), []);
 }
 
 fn a_label_splits_over_weighted_versions(store: &TestStore) {

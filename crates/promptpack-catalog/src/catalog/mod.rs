@@ -421,6 +421,17 @@ impl Catalog {
         })
     }
 
+    /// The arms of `label` of every live prompt that has one, by id (one
+    /// arm of weight 1 where the label is not split; every prompt with a
+    /// version for `latest`): one read for a service that follows a label
+    /// across all its prompts, instead of [`Catalog::label_arms`] per prompt.
+    ///
+    /// # Errors
+    /// `unavailable` when the store cannot be read.
+    pub fn labelled(&mut self, label: &str) -> Result<Vec<(String, Vec<Arm>)>, Error> {
+        self.store.read(&mut |tx| rows::labelled(tx, label))
+    }
+
     /// A mark that changes whenever a version is published, a label moved
     /// or split, or a prompt deleted or restored: a follower that polls
     /// reads it and re-reads its labels only when it differs from the last.

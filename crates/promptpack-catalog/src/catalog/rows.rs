@@ -274,6 +274,57 @@ pub(crate) fn label_arms(tx: &mut dyn Tx, id: &str, name: &str) -> Result<Vec<Ar
         .unwrap_or_default())
 }
 
+/// The arms of `name` of every live prompt that has it, by id (heaviest
+/// first within a prompt, as [`label_arms`]): what a service following a
+/// label reads in one go instead of one query per prompt.
+pub(crate) fn labelled(tx: &mut dyn Tx, name: &str) -> Result<Vec<(String, Vec<Arm>)>, Error> {
+    let arm = |row: &Row| -> Result<(String, Arm), Error> {
+        Ok((
+            row.text(0)?,
+            Arm {
+                version: number(row.int(1)?, "arm version")?,
+                weight: number(row.int(2)?, "arm weight")?,
+            },
+        ))
+    };
+    let targets = if name == "latest" {
+        let sql = "SELECT id, latest_version, 1 FROM prompts \
+                   WHERE deleted = 0 AND latest_version > 0 ORDER BY id";
+        tx.query(sql, &[])?
+    } else {
+        let sql = "SELECT l.prompt_id, l.version, 1 FROM labels l \
+                   JOIN prompts p ON p.id = l.prompt_id \
+                   WHERE l.label = $1 AND p.deleted = 0 ORDER BY l.prompt_id";
+        tx.query(sql, &[Param::Text(name)])?
+    };
+    let split_sql = "SELECT a.prompt_id, a.version, a.weight FROM label_arms a \
+                     JOIN prompts p ON p.id = a.prompt_id \
+                     WHERE a.label = $1 AND p.deleted = 0 \
+                     ORDER BY a.prompt_id, a.weight DESC, a.version";
+    let mut splits: Vec<(String, Arm)> = tx
+        .query(split_sql, &[Param::Text(name)])?
+        .iter()
+        .map(arm)
+        .collect::<Result<_, Error>>()?;
+    splits.reverse();
+    let mut labelled = Vec::new();
+    for row in &targets {
+        let (id, target) = arm(row)?;
+        let mut arms = Vec::new();
+        while splits.last().is_some_and(|(split, _)| *split < id) {
+            splits.pop();
+        }
+        while splits.last().is_some_and(|(split, _)| *split == id) {
+            arms.extend(splits.pop().map(|(_, arm)| arm));
+        }
+        if arms.is_empty() {
+            arms.push(target);
+        }
+        labelled.push((id, arms));
+    }
+    Ok(labelled)
+}
+
 /// Arms as the audit keeps them: `3:90,4:10`.
 fn arms_text(arms: &[Arm]) -> Option<String> {
     (!arms.is_empty()).then(|| {
