@@ -35,7 +35,7 @@
 
 use promptpack::live::LiveEvent;
 use std::process::ExitCode;
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{self, Receiver};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -77,12 +77,13 @@ fn serve(options: &Options) -> promptpack::Result<()> {
     let mut builder = Prompts::connect(options.url.as_str()).label(options.label.as_str());
     // Subscribed before the start: the versions first served, or a store
     // that is down, are events too.
-    let printer = print_events(builder.subscribe());
+    let events = builder.subscribe();
     println!(
         "live_service: following label {} of {}",
         options.label, options.url
     );
     let prompts = builder.start()?;
+    let printer = print_events(events);
 
     let mut rendered = 0;
     while options.count.is_none_or(|count| rendered < count) {
@@ -113,13 +114,21 @@ fn serve(options: &Options) -> promptpack::Result<()> {
 }
 
 /// Prints each event on a line of its own, on a thread of its own, until
-/// the handle is gone.
+/// the handle is gone. Returns once the events of the start are printed,
+/// so that they come before the first render.
 fn print_events(events: Receiver<LiveEvent>) -> JoinHandle<()> {
-    std::thread::spawn(move || {
+    let (caught_up, wait) = mpsc::channel();
+    let printer = std::thread::spawn(move || {
+        while let Ok(event) = events.try_recv() {
+            println!("event: {event}");
+        }
+        let _ = caught_up.send(());
         for event in events {
             println!("event: {event}");
         }
-    })
+    });
+    let _ = wait.recv();
+    printer
 }
 
 /// The command line; `None` for `--help`.
