@@ -65,7 +65,7 @@ impl fmt::Display for LiveEvent {
                 version,
                 error,
             } => write!(f, "{prompt}: refused v{version}: {error}"),
-            LiveEvent::StoreDown { error } => write!(f, "catalog unavailable: {error}"),
+            LiveEvent::StoreDown { error } => write!(f, "catalog down: {error}"),
             LiveEvent::StoreBack => f.write_str("catalog reachable again"),
         }
     }

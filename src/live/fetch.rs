@@ -28,6 +28,7 @@ pub(super) enum LabelState {
 pub(super) struct StoreError(pub(super) Error);
 
 /// The arms of `label` of prompt `id`.
+#[cfg(feature = "live-postgres")]
 pub(super) fn label_state(
     catalog: &mut Catalog,
     id: &str,

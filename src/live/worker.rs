@@ -3,9 +3,9 @@
 //! Renders never wait for it: it swaps a whole new set in.
 
 use super::event::LiveEvent;
-use super::fetch::{
-    LabelState, StoreError, earlier_versions, every_label, judge_version, label_state,
-};
+#[cfg(feature = "live-postgres")]
+use super::fetch::label_state;
+use super::fetch::{LabelState, StoreError, earlier_versions, every_label, judge_version};
 use super::served::{Served, ServedPrompt};
 use crate::__private::PromptInfo;
 use arc_swap::ArcSwap;
@@ -77,6 +77,7 @@ enum Wake {
     /// The handle is gone.
     Stop,
     /// Prompt `id` changed (a notification).
+    #[cfg(feature = "live-postgres")]
     Prompt(String),
     /// Something may have changed: read every label.
     Everything,
@@ -164,6 +165,7 @@ impl Worker {
             }
             let done = match self.wait() {
                 Ok(Wake::Stop) => return,
+                #[cfg(feature = "live-postgres")]
                 Ok(Wake::Prompt(id)) => self.refresh_one(&id),
                 Ok(Wake::Everything) => self.refresh_all(),
                 Ok(Wake::Nothing) => Ok(()),
@@ -249,6 +251,7 @@ impl Worker {
     /// has its own notification on the way (the listener stays connected;
     /// losing it is losing the store, and a reconnect reads everything),
     /// so the next poll need not read every label again.
+    #[cfg(feature = "live-postgres")]
     fn refresh_one(&mut self, id: &str) -> Result<(), StoreError> {
         if let Some(catalog) = &mut self.catalog {
             self.marker = Some(catalog.change_marker().map_err(StoreError)?);

@@ -7,6 +7,7 @@
 //! [`Catalog::change_marker`]: crate::Catalog::change_marker
 
 use crate::catalog::rows::CHANGES_CHANNEL;
+use crate::store::postgres::error_detail;
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::{Client, NoTls};
 use promptpack_core::{Error, ErrorCode};
@@ -42,7 +43,7 @@ impl Listener {
         let fail = |e: postgres::Error| {
             Error::new(
                 ErrorCode::Unavailable,
-                format!("cannot listen for catalog changes: {e}"),
+                format!("cannot listen for catalog changes: {}", error_detail(&e)),
             )
         };
         let mut client = Client::connect(url, NoTls).map_err(fail)?;
@@ -62,7 +63,10 @@ impl Listener {
         let next = notifications.timeout_iter(timeout).next().map_err(|e| {
             Error::new(
                 ErrorCode::Unavailable,
-                format!("lost the catalog's change notifications: {e}"),
+                format!(
+                    "lost the catalog's change notifications: {}",
+                    error_detail(&e)
+                ),
             )
         })?;
         Ok(next.map(|notification| parse(notification.payload())))

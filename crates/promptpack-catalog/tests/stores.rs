@@ -643,6 +643,14 @@ fn a_broken_tree_imports_nothing(store: &TestStore) {
 fn the_schema_is_applied_once_and_checked(store: &TestStore) {
     let unready = Catalog::connect(&store.url).expect_err("no schema yet");
     assert_eq!(unready.code(), ErrorCode::NotConfigured, "{unready}");
+    if let Some(path) = store.url.strip_prefix("sqlite:") {
+        // A reader pointed at a missing file leaves nothing behind.
+        assert!(unready.to_string().contains("catalog init"), "{unready}");
+        assert!(
+            !std::path::Path::new(path).exists(),
+            "connect created {path}"
+        );
+    }
     let mut catalog = store.open();
     assert_eq!(catalog.init().expect("init again"), 2);
     Catalog::connect(&store.url).expect("schema applied");

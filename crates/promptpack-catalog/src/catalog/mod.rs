@@ -54,7 +54,7 @@ impl Catalog {
     /// the file is not a database or its schema is newer than this
     /// promptpack knows; `invalid_request` for a URL that names no store.
     pub fn open(url: &str) -> Result<Catalog, Error> {
-        let mut catalog = Catalog::connect_unchecked(url)?;
+        let mut catalog = Catalog::connect_unchecked(url, true)?;
         migrate::migrate(&mut catalog.store)?;
         Ok(catalog)
     }
@@ -67,14 +67,15 @@ impl Catalog {
     /// As [`Catalog::open`]; `not_configured` also when the schema was
     /// never applied, or is older.
     pub fn connect(url: &str) -> Result<Catalog, Error> {
-        let mut catalog = Catalog::connect_unchecked(url)?;
+        let mut catalog = Catalog::connect_unchecked(url, false)?;
         migrate::check_schema(&mut catalog.store)?;
         Ok(catalog)
     }
 
-    fn connect_unchecked(url: &str) -> Result<Catalog, Error> {
+    /// `create`: a missing SQLite file (and its folder) is created.
+    fn connect_unchecked(url: &str, create: bool) -> Result<Catalog, Error> {
         Ok(Catalog {
-            store: Store::connect(url)?,
+            store: Store::connect(url, create)?,
             settings: Settings::default(),
             author: default_author(),
             before_commit: None,

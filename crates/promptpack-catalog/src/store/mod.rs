@@ -7,7 +7,7 @@
 use promptpack_core::{Error, ErrorCode};
 
 #[cfg(feature = "postgres")]
-mod postgres;
+pub(crate) mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
@@ -145,11 +145,12 @@ pub(crate) type Work<'w, T> = &'w mut dyn FnMut(&mut dyn Tx) -> Result<T, Error>
 
 impl Store {
     /// Connects to `url`: `sqlite:PATH` (or a path), `postgres://…` or
-    /// `postgresql://…`.
-    pub fn connect(url: &str) -> Result<Store, Error> {
+    /// `postgresql://…`. `create`: a missing SQLite file is created, else
+    /// it is `not_configured`.
+    pub fn connect(url: &str, create: bool) -> Result<Store, Error> {
         match StoreUrl::parse(url)? {
             #[cfg(feature = "sqlite")]
-            StoreUrl::Sqlite(path) => Ok(Store::Sqlite(sqlite::SqliteStore::open(&path)?)),
+            StoreUrl::Sqlite(path) => Ok(Store::Sqlite(sqlite::SqliteStore::open(&path, create)?)),
             #[cfg(feature = "postgres")]
             StoreUrl::Postgres(url) => Ok(Store::Postgres(Box::new(
                 postgres::PostgresStore::connect(&url)?,

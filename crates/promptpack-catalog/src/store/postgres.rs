@@ -168,14 +168,18 @@ fn store_error(shown: &str, error: &postgres::Error) -> Error {
     } else {
         ""
     };
-    // The client's Display of a server error is only "db error": the
-    // server's own message says what went wrong.
-    let detail = match (error.as_db_error(), std::error::Error::source(error)) {
+    let detail = error_detail(error);
+    Error::new(code, format!("catalog {shown}: {detail}{hint}"))
+}
+
+/// What a client error says: the client's Display of a server error is
+/// only "db error", so the server's own message, or the cause.
+pub(crate) fn error_detail(error: &postgres::Error) -> String {
+    match (error.as_db_error(), std::error::Error::source(error)) {
         (Some(db), _) => db.message().to_string(),
         (None, Some(source)) => format!("{error}: {source}"),
         (None, None) => error.to_string(),
-    };
-    Error::new(code, format!("catalog {shown}: {detail}{hint}"))
+    }
 }
 
 /// The URL without its password, for messages.

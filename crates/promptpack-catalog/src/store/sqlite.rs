@@ -32,9 +32,20 @@ pub(crate) struct SqliteStore {
 
 impl SqliteStore {
     /// Opens (creating it and its folder when missing) the catalog file.
-    pub fn open(path: &Path) -> Result<SqliteStore, Error> {
+    pub fn open(path: &Path, create: bool) -> Result<SqliteStore, Error> {
         let shown = path.display().to_string();
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        if !create && !path.exists() {
+            // A reader pointed at the wrong path must not leave an empty
+            // catalog behind it.
+            return Err(Error::new(
+                ErrorCode::NotConfigured,
+                format!("no catalog at {shown} (`promptpack catalog init` creates one)"),
+            ));
+        }
+        if let Some(parent) = path
+            .parent()
+            .filter(|p| create && !p.as_os_str().is_empty())
+        {
             std::fs::create_dir_all(parent).map_err(|e| {
                 Error::new(
                     ErrorCode::Unavailable,
@@ -45,9 +56,10 @@ impl SqliteStore {
                 )
             })?;
         }
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        if create {
+            flags |= OpenFlags::SQLITE_OPEN_CREATE;
+        }
         let connection =
             Connection::open_with_flags(path, flags).map_err(|e| store_error(&shown, &e))?;
         connection
