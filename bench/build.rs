@@ -10,10 +10,17 @@
 //! choice) the same way, for the `choice` section
 //! (`OUT_DIR/choice_prompts.rs`, `cfg(promptpack_choice)`).
 //!
+//! For the `live` section it writes 1,000 small prompts (`src/live_tree.rs`)
+//! as a template tree in `OUT_DIR/live_many/` and generates their typed code
+//! with `promptpack_build::generate_code` into `OUT_DIR/live_many.rs`
+//! (`cfg(promptpack_live_many)`), included in `mod live_many`.
+//!
 //! When the workload cannot be read, the generated functions return an error
 //! and the bench reports those peers as skipped; the typed contender is
 //! compiled only when promptpack's build succeeded (`cfg(promptpack_typed)`).
 
+#[path = "src/live_tree.rs"]
+mod live_tree;
 #[path = "src/translate.rs"]
 #[allow(dead_code)]
 mod translate;
@@ -24,9 +31,11 @@ use translate::{Tok, Workload};
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=src/translate.rs");
+    println!("cargo:rerun-if-changed=src/live_tree.rs");
     println!("cargo:rerun-if-env-changed=PROMPTPACK_BENCH_WORKLOAD");
     println!("cargo::rustc-check-cfg=cfg(promptpack_typed)");
     println!("cargo::rustc-check-cfg=cfg(promptpack_choice)");
+    println!("cargo::rustc-check-cfg=cfg(promptpack_live_many)");
     let dir = translate::workload_dir();
     println!("cargo:rerun-if-changed={}", dir.display());
     let out_dir = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
@@ -54,6 +63,14 @@ fn main() {
         Err(e) => println!("cargo::warning=typed contender not built: {e}"),
     }
 
+    // The live section's 1,000 prompts: a tree of their own, generated code
+    // of their own (`generate_code` writes nothing; the module is included by
+    // name).
+    match live_many(&out_dir) {
+        Ok(()) => println!("cargo::rustc-cfg=promptpack_live_many"),
+        Err(e) => println!("cargo::warning=live section's 1,000 prompts not built: {e}"),
+    }
+
     let generated = match Workload::read(&dir).and_then(|w| w.inlined()) {
         Ok(toks) => {
             let askama = askama(&toks).unwrap_or_else(|e| stub("askama", &e));
@@ -66,6 +83,25 @@ fn main() {
         }
     };
     std::fs::write(out_dir.join("compiled_peers.rs"), generated).expect("write compiled_peers.rs");
+}
+
+/// Writes `OUT_DIR/live_many/templates/<id>/system.md` for each of the
+/// prompts of `live_tree` (the folder emptied first) and their generated code
+/// to `OUT_DIR/live_many.rs`.
+fn live_many(out_dir: &std::path::Path) -> Result<(), String> {
+    let root = out_dir.join("live_many");
+    if root.exists() {
+        std::fs::remove_dir_all(&root).map_err(|e| format!("{}: {e}", root.display()))?;
+    }
+    for i in 0..live_tree::PROMPTS {
+        let folder = root.join("templates").join(live_tree::id(i));
+        std::fs::create_dir_all(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+        std::fs::write(folder.join("system.md"), live_tree::system(i))
+            .map_err(|e| format!("{}: {e}", folder.display()))?;
+    }
+    let code = promptpack_build::generate_code(&promptpack_build::Config::new(&root))
+        .map_err(|e| e.to_string())?;
+    std::fs::write(out_dir.join("live_many.rs"), code).map_err(|e| format!("live_many.rs: {e}"))
 }
 
 /// A function `name` that reports why the peer could not be generated.

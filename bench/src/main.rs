@@ -16,11 +16,14 @@
 //! bound; loading and rendering the conformance corpus
 //! (`PROMPTPACK_CONFORMANCE_DIR`, default `../shared/conformance/openmaic`);
 //! the memory of loading 10,000 synthetic prompts; the build-script cost of
-//! 10, 100 and 1,000 of them; the latency of hot reload; and the catalog's
-//! latency and growth on SQLite and PostgreSQL (`catalog.rs`).
+//! 10, 100 and 1,000 of them; the latency of hot reload; the catalog's
+//! latency and growth on SQLite and PostgreSQL (`catalog.rs`); and live
+//! prompts served from a catalog label (`live.rs`).
 
 mod catalog;
 mod choice;
+mod live;
+mod live_tree;
 mod translate;
 
 use promptpack::{Library, MissingVars, ValueRef};
@@ -421,6 +424,23 @@ fn lower_bound_pieces<'v>(toks: &'v [Tok], values: &'v Values) -> Result<Vec<&'v
     Ok(pieces)
 }
 
+/// The typed vars of the timed case.
+#[cfg(promptpack_typed)]
+fn typed_vars(values: &Values) -> typed::BenchSystemVars<'_> {
+    typed::BenchSystemVars {
+        agent_name: values.text("agentName"),
+        user_name: values.text("userName"),
+        project_name: values.text("projectName"),
+        workspace_root: values.text("workspaceRoot"),
+        primary_language: values.text("primaryLanguage"),
+        current_date: values.text("currentDate"),
+        response_language: values.text("responseLanguage"),
+        state_context: values.text("stateContext"),
+        has_tools: values.flag("hasTools"),
+        is_teacher: values.flag("isTeacher"),
+    }
+}
+
 /// Every contender, checked against the expected output. The order is the
 /// order of the table.
 fn contenders<'a>(
@@ -518,18 +538,7 @@ fn contenders<'a>(
     // (`include_prompts!` in `mod typed`): the release path, no disk.
     #[cfg(promptpack_typed)]
     {
-        let vars = typed::BenchSystemVars {
-            agent_name: values.text("agentName"),
-            user_name: values.text("userName"),
-            project_name: values.text("projectName"),
-            workspace_root: values.text("workspaceRoot"),
-            primary_language: values.text("primaryLanguage"),
-            current_date: values.text("currentDate"),
-            response_language: values.text("responseLanguage"),
-            state_context: values.text("stateContext"),
-            has_tools: values.flag("hasTools"),
-            is_teacher: values.flag("isTeacher"),
-        };
+        let vars = typed_vars(values);
         list.push(contender(
             "promptpack typed `render_system()`",
             "generated at build time: exact capacity, straight-line pushes",
@@ -1647,7 +1656,8 @@ usage: promptpack-bench [--quick] [--only SECTION[,SECTION…]]
        promptpack-bench --profile CONTENDER [RENDERS]
 
   --quick      10 rounds of ~2 ms batches instead of 100 of ~20 ms, fewer samples elsewhere
-  --only       run only these sections: render, choice, corpus, memory, codegen, reload, catalog
+  --only       run only these sections: render, choice, corpus, memory, codegen, reload, catalog,
+               live
   --profile    render the first contender whose name contains CONTENDER RENDERS times
                (default 10000) inside `profile_batch`, untimed, and exit; for
                valgrind --tool=callgrind --toggle-collect='*profile_batch*'
@@ -1655,8 +1665,8 @@ usage: promptpack-bench [--quick] [--only SECTION[,SECTION…]]
 Run it through cargo: cargo run --release --manifest-path bench/Cargo.toml -- [ARGS]";
 
 /// The sections of the report, in order.
-const SECTIONS: [&str; 7] = [
-    "render", "choice", "corpus", "memory", "codegen", "reload", "catalog",
+const SECTIONS: [&str; 8] = [
+    "render", "choice", "corpus", "memory", "codegen", "reload", "catalog", "live",
 ];
 
 /// What the command line asked for.
@@ -1748,6 +1758,17 @@ fn main() {
         Command::Profile(name, n) => {
             let mut list = contenders(&workload, &expected, &values, &json, &refs);
             list.extend(choice_contenders());
+            // The live rows (a catalog in a temporary folder, kept until the end).
+            let _live = match live::profile_contenders(&workload, &expected, &values) {
+                Ok((dir, live)) => {
+                    list.extend(live);
+                    Some(dir)
+                }
+                Err(e) => {
+                    eprintln!("live rows not available: {e}");
+                    None
+                }
+            };
             let Some(c) = list.iter_mut().find(|c| c.name.contains(name.as_str())) else {
                 eprintln!("no contender's name contains {name:?}");
                 std::process::exit(2);
@@ -1790,5 +1811,8 @@ fn main() {
     }
     if mode.wants("catalog") {
         println!("{}", catalog::section(mode.quick));
+    }
+    if mode.wants("live") {
+        println!("{}", live::section(&mode, &workload, &expected, &values));
     }
 }
