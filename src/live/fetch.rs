@@ -6,7 +6,7 @@ use super::served::ServedArm;
 use crate::__private::PromptInfo;
 use crate::library::Library;
 use crate::provenance::{CatalogVersion, Provenance};
-use promptpack_catalog::{Catalog, Selector};
+use promptpack_catalog::Catalog;
 use promptpack_core::contract::check;
 use promptpack_core::error::{Error, ErrorCode};
 use promptpack_core::pipeline::{Stages, compile};
@@ -61,10 +61,29 @@ pub(super) fn every_label(
         .collect())
 }
 
-/// Version `version` of prompt `info.id`, compiled and checked against
-/// `info`'s contract: `Ok(Err(why))` when this binary cannot render it
-/// correctly (it does not compile, its pins are missing, or it leaves the
-/// contract), `Err` when the store failed.
+/// A version as the catalog holds it, with the sources it renders from,
+/// or why the catalog cannot give it (a catalog edited by hand).
+pub(super) use promptpack_catalog::VersionSources as Fetched;
+
+/// Versions `wanted` of the prompts `prompts` names by index, in one
+/// read: by (index, version).
+pub(super) fn fetch_versions(
+    catalog: &mut Catalog,
+    prompts: &[PromptInfo],
+    wanted: &[(usize, u32)],
+) -> Result<HashMap<(usize, u32), Fetched>, StoreError> {
+    if wanted.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let named: Vec<(String, u32)> = wanted
+        .iter()
+        .map(|&(index, version)| (prompts[index].id.to_string(), version))
+        .collect();
+    let answers = catalog.versions_with_sources(&named).map_err(StoreError)?;
+    Ok(wanted.iter().copied().zip(answers).collect())
+}
+
+/// Version `version` of prompt `info.id`, fetched alone, then judged.
 pub(super) fn judge_version(
     catalog: &mut Catalog,
     info: &PromptInfo,
@@ -72,46 +91,57 @@ pub(super) fn judge_version(
     version: u32,
     weight: u32,
 ) -> Result<Result<ServedArm, Error>, StoreError> {
-    let stored = match catalog.get(info.id, &Selector::Version(version)) {
-        Ok(stored) => stored,
-        Err(error) => return store_or_refusal(error),
+    let wanted = [(info.id.to_string(), version)];
+    let fetched = catalog
+        .versions_with_sources(&wanted)
+        .map_err(StoreError)?
+        .pop()
+        .unwrap_or_else(|| Err(Error::new(ErrorCode::NotFound, "no answer")));
+    Ok(judge(info, label, version, weight, fetched))
+}
+
+/// Version `version` of prompt `info.id`, compiled and checked against
+/// `info`'s contract: `Err(why)` when this binary cannot render it
+/// correctly (it does not compile, its pins are missing, or it leaves the
+/// contract).
+pub(super) fn judge(
+    info: &PromptInfo,
+    label: &str,
+    version: u32,
+    weight: u32,
+    fetched: Fetched,
+) -> Result<ServedArm, Error> {
+    let (stored, sources) = fetched?;
+    let settings = stored.syntax.settings()?;
+    let compiled = compile(sources, Vec::new(), &settings, Stages::default()).into_result()?;
+    let prompt = compiled
+        .prompts
+        .into_iter()
+        .find(|prompt| prompt.id == info.id)
+        .ok_or_else(|| {
+            Error::new(
+                ErrorCode::NotFound,
+                format!("version {version} of `{}` holds no template", info.id),
+            )
+        })?;
+    let violations = check(&prompt, &info.contract(), ErrorCode::ContractViolation);
+    if let Some(error) = Error::from_diagnostics(violations) {
+        return Err(error);
+    }
+    let catalog = CatalogVersion {
+        prompt: Arc::from(info.id),
+        version,
+        label: Some(Arc::from(label)),
+        arm: None,
+        content_hash: Arc::from(stored.content_hash.as_str()),
     };
-    let sources = match catalog.sources(&stored) {
-        Ok(sources) => sources,
-        Err(error) => return store_or_refusal(error),
-    };
-    Ok((|| {
-        let settings = stored.syntax.settings()?;
-        let compiled = compile(sources, Vec::new(), &settings, Stages::default()).into_result()?;
-        let prompt = compiled
-            .prompts
-            .into_iter()
-            .find(|prompt| prompt.id == info.id)
-            .ok_or_else(|| {
-                Error::new(
-                    ErrorCode::NotFound,
-                    format!("version {version} of `{}` holds no template", info.id),
-                )
-            })?;
-        let violations = check(&prompt, &info.contract(), ErrorCode::ContractViolation);
-        if let Some(error) = Error::from_diagnostics(violations) {
-            return Err(error);
-        }
-        let catalog = CatalogVersion {
-            prompt: Arc::from(info.id),
-            version,
-            label: Some(Arc::from(label)),
-            arm: None,
-            content_hash: Arc::from(stored.content_hash.as_str()),
-        };
-        Ok(ServedArm {
-            version,
-            weight,
-            library: Arc::new(Library::from_resolved(vec![prompt], settings.delimiters)),
-            provenance: Provenance::Catalog(catalog.clone()),
-            catalog,
-        })
-    })())
+    Ok(ServedArm {
+        version,
+        weight,
+        library: Arc::new(Library::from_resolved(vec![prompt], settings.delimiters)),
+        provenance: Provenance::Catalog(catalog.clone()),
+        catalog,
+    })
 }
 
 /// How many earlier versions of a label a start-up tries before it gives
@@ -157,14 +187,4 @@ pub(super) fn earlier_versions(
     }
     versions.truncate(FALLBACK_DEPTH);
     Ok(versions)
-}
-
-/// A store that cannot be read is the store's failure; anything else the
-/// catalog says of one version (a missing row or pinned snippet: a catalog
-/// edited by hand) is the version's.
-fn store_or_refusal<T>(error: Error) -> Result<Result<T, Error>, StoreError> {
-    match error.code() {
-        ErrorCode::Unavailable | ErrorCode::NotConfigured => Err(StoreError(error)),
-        _ => Ok(Err(error)),
-    }
 }

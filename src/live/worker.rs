@@ -5,13 +5,16 @@
 use super::event::LiveEvent;
 #[cfg(feature = "live-postgres")]
 use super::fetch::label_state;
-use super::fetch::{LabelState, StoreError, earlier_versions, every_label, judge_version};
+use super::fetch::{
+    Fetched, LabelState, StoreError, earlier_versions, every_label, fetch_versions, judge,
+    judge_version,
+};
 use super::served::{Served, ServedPrompt};
 use crate::__private::PromptInfo;
 use arc_swap::ArcSwap;
 use promptpack_catalog::{Catalog, ChangeMarker};
 use promptpack_core::error::Error;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -271,13 +274,14 @@ impl Worker {
     /// a subscriber told of a version renders it.
     fn refresh(&mut self, states: Vec<(usize, LabelState)>) -> Result<(), StoreError> {
         let current = self.shared.served.load_full();
+        let mut fetched = self.fetch_new_versions(&current, &states)?;
         let mut next: Option<Served> = None;
         let mut events = Vec::new();
         for (index, state) in states {
             if self.stopped() {
                 break;
             }
-            if let Some(entry) = self.apply(&current, index, state, &mut events)? {
+            if let Some(entry) = self.apply(&current, index, state, &mut fetched, &mut events)? {
                 let set = next.get_or_insert_with(|| Served::clone(&current));
                 set.prompts[index] = entry;
             }
@@ -291,6 +295,32 @@ impl Worker {
         Ok(())
     }
 
+    /// Every version the labels in `states` point at that is neither
+    /// served nor refused already, in one read.
+    fn fetch_new_versions(
+        &mut self,
+        current: &Served,
+        states: &[(usize, LabelState)],
+    ) -> Result<HashMap<(usize, u32), Fetched>, StoreError> {
+        let Some(catalog) = &mut self.catalog else {
+            return Ok(HashMap::new());
+        };
+        let mut wanted = Vec::new();
+        for (index, state) in states {
+            let LabelState::Arms(arms) = state else {
+                continue;
+            };
+            let serving = current.prompts.get(*index).and_then(Option::as_ref);
+            for &(version, _) in arms {
+                let served = serving.is_some_and(|served| served.version(version).is_some());
+                if !served && !self.refused.contains(&(*index, version)) {
+                    wanted.push((*index, version));
+                }
+            }
+        }
+        fetch_versions(catalog, self.prompts, &wanted)
+    }
+
     /// The new entry of prompt `index` whose label is in `state`, or `None`
     /// to keep what serves.
     fn apply(
@@ -298,6 +328,7 @@ impl Worker {
         current: &Served,
         index: usize,
         state: LabelState,
+        fetched: &mut HashMap<(usize, u32), Fetched>,
         events: &mut Vec<LiveEvent>,
     ) -> Result<Option<Option<Arc<ServedPrompt>>>, StoreError> {
         let Some(catalog) = &mut self.catalog else {
@@ -331,7 +362,11 @@ impl Worker {
             if self.refused.contains(&(index, version)) {
                 return Ok(None);
             }
-            match judge_version(catalog, info, &self.label, version, weight)? {
+            let verdict = match fetched.remove(&(index, version)) {
+                Some(found) => judge(info, &self.label, version, weight, found),
+                None => judge_version(catalog, info, &self.label, version, weight)?,
+            };
+            match verdict {
                 Ok(arm) => judged.push(arm),
                 Err(error) => {
                     self.refuse(index, version, error, events);

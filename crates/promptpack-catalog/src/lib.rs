@@ -64,7 +64,7 @@ mod model;
 mod store;
 
 pub use catalog::rows::CHANGES_CHANNEL;
-pub use catalog::{Catalog, ChangeMarker, MAX_PAGE};
+pub use catalog::{Catalog, ChangeMarker, MAX_PAGE, VersionSources};
 pub use compile::content_hash;
 #[cfg(feature = "postgres")]
 pub use listener::{Change, Listener};

@@ -26,6 +26,7 @@ every_store!(
     publish_or_create_creates_only_what_it_publishes,
     a_label_splits_over_weighted_versions,
     labelled_reads_one_label_of_every_prompt_at_once,
+    versions_with_sources_reads_many_versions_at_once,
     a_catalog_of_the_first_schema_is_migrated,
 );
 
@@ -844,6 +845,63 @@ fn labelled_reads_one_label_of_every_prompt_at_once(store: &TestStore) {
     assert_eq!(ids, ["B-plain", "a-unlabelled", "b-split", "d-plain"]);
     assert!(latest.iter().all(|(_, arms)| *arms == [arm(3, 1)]));
     assert_eq!(catalog.labelled("nobody").expect("reads"), []);
+}
+
+fn versions_with_sources_reads_many_versions_at_once(store: &TestStore) {
+    let mut catalog = store.open();
+    catalog
+        .publish_snippet("tone", "Be brief.", "tone 1")
+        .expect("snippet");
+    catalog
+        .publish_or_create("a", &draft("A {{snippet:tone}} {{name}}"), None)
+        .expect("publish");
+    catalog
+        .publish_snippet("tone", "Be thorough.", "tone 2")
+        .expect("snippet");
+    catalog
+        .publish_or_create("a", &draft("A2 {{snippet:tone}}"), None)
+        .expect("publish");
+    catalog
+        .publish_or_create("b", &draft("B {{snippet:tone}}"), None)
+        .expect("publish");
+    catalog
+        .publish_or_create("gone", &draft("G"), None)
+        .expect("publish");
+    catalog.delete("gone").expect("delete");
+    let wanted = [
+        ("a".to_string(), 1),
+        ("b".to_string(), 1),
+        ("a".to_string(), 2),
+        ("a".to_string(), 9),
+        ("gone".to_string(), 1),
+        ("nobody".to_string(), 1),
+    ];
+    let answers = catalog.versions_with_sources(&wanted).expect("reads");
+    assert_eq!(answers.len(), wanted.len());
+    // Each found answer is what `get` and `sources` give one at a time.
+    for ((id, number), answer) in wanted.iter().zip(&answers).take(3) {
+        let (version, sources) = answer.as_ref().expect("found");
+        let alone = catalog.get(id, &Selector::Version(*number)).expect("get");
+        assert_eq!(version, &alone);
+        assert_eq!(sources, &catalog.sources(&alone).expect("sources"));
+    }
+    let tone_of = |answer: &Result<_, _>| -> u32 {
+        let (version, _): &(promptpack_catalog::Version, _) = answer.as_ref().expect("found");
+        version.pins[0].revision
+    };
+    assert_eq!(
+        [
+            tone_of(&answers[0]),
+            tone_of(&answers[1]),
+            tone_of(&answers[2])
+        ],
+        [1, 2, 2]
+    );
+    for missing in &answers[3..] {
+        let error = missing.as_ref().expect_err("missing");
+        assert_eq!(error.code(), ErrorCode::NotFound, "{error}");
+    }
+    assert_eq!(catalog.versions_with_sources(&[]).expect("reads"), []);
 }
 
 fn a_label_splits_over_weighted_versions(store: &TestStore) {

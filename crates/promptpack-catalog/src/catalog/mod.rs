@@ -14,6 +14,7 @@ use crate::store::{Store, Tx};
 use promptpack_core::contract::Contract;
 use promptpack_core::syntax::is_snippet_name;
 use promptpack_core::{Error, ErrorCode, Settings, Sources};
+use std::collections::HashMap;
 
 /// What [`Catalog::change_marker`] reads: equal marks, no change between.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -535,26 +536,45 @@ impl Catalog {
     }
 
     pub(crate) fn pinned_snippets(&mut self, pins: &[Pin]) -> Result<Vec<SnippetText>, Error> {
+        self.store
+            .read(&mut |tx| pinned_texts(tx, pins, &mut HashMap::new()))
+    }
+
+    /// Versions `wanted` (prompt id, version number), each with the
+    /// sources it renders from (as [`Catalog::sources`]), in one read
+    /// transaction, reading a snippet revision that several pin once: what
+    /// a service that follows a label across many prompts fetches at
+    /// start-up. Each answer is in `wanted`'s order.
+    ///
+    /// # Errors
+    /// `unavailable` when the store cannot be read (for all of them). What
+    /// is wrong with one version (`not_found` for a missing or deleted
+    /// prompt, version or pinned revision; `not_configured` for a row
+    /// written by hand that does not parse) is its answer's error.
+    pub fn versions_with_sources(
+        &mut self,
+        wanted: &[(String, u32)],
+    ) -> Result<Vec<VersionSources>, Error> {
         self.store.read(&mut |tx| {
-            pins.iter()
-                .map(|pin| {
-                    let revision = rows::snippet_revision(tx, &pin.snippet, Some(pin.revision))?
-                        .ok_or_else(|| {
-                            Error::new(
-                                ErrorCode::NotFound,
-                                format!(
-                                    "the catalog has no revision {} of snippet `{}`",
-                                    pin.revision, pin.snippet
-                                ),
-                            )
-                        })?;
-                    Ok(SnippetText {
-                        name: revision.name,
-                        revision: revision.revision,
-                        text: revision.text,
-                    })
-                })
-                .collect()
+            let mut revisions = HashMap::new();
+            let mut answers = Vec::with_capacity(wanted.len());
+            for (id, number) in wanted {
+                let found = select(tx, id, &Selector::Version(*number)).and_then(|version| {
+                    let snippets = pinned_texts(tx, &version.pins, &mut revisions)?;
+                    let sources = sources(
+                        &version.prompt_id,
+                        &version.system,
+                        version.user.as_deref(),
+                        &snippets,
+                    );
+                    Ok((version, sources))
+                });
+                match found {
+                    Err(error) if error.code() == ErrorCode::Unavailable => return Err(error),
+                    answer => answers.push(answer),
+                }
+            }
+            Ok(answers)
         })
     }
 
@@ -581,6 +601,44 @@ fn insert_version(
 }
 
 /// The version `selector` names.
+/// One answer of [`Catalog::versions_with_sources`]: a version and the
+/// sources it renders from, or why the catalog cannot give that one.
+pub type VersionSources = Result<(Version, Sources), Error>;
+
+/// The texts of the snippet revisions `pins` names, each read once per
+/// `cache`.
+fn pinned_texts(
+    tx: &mut dyn Tx,
+    pins: &[Pin],
+    cache: &mut HashMap<(String, u32), SnippetText>,
+) -> Result<Vec<SnippetText>, Error> {
+    pins.iter()
+        .map(|pin| {
+            let key = (pin.snippet.clone(), pin.revision);
+            if let Some(text) = cache.get(&key) {
+                return Ok(text.clone());
+            }
+            let revision = rows::snippet_revision(tx, &pin.snippet, Some(pin.revision))?
+                .ok_or_else(|| {
+                    Error::new(
+                        ErrorCode::NotFound,
+                        format!(
+                            "the catalog has no revision {} of snippet `{}`",
+                            pin.revision, pin.snippet
+                        ),
+                    )
+                })?;
+            let text = SnippetText {
+                name: revision.name,
+                revision: revision.revision,
+                text: revision.text,
+            };
+            cache.insert(key, text.clone());
+            Ok(text)
+        })
+        .collect()
+}
+
 fn select(tx: &mut dyn Tx, id: &str, selector: &Selector) -> Result<Version, Error> {
     let prompt = rows::live_prompt(tx, id, false)?;
     let number = match selector {
