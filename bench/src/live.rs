@@ -47,6 +47,23 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
+/// Imports the workload's tree as it is; the version of `bench-system`.
+#[cfg(promptpack_typed)]
+fn import_workload(
+    catalog: &mut promptpack_catalog::Catalog,
+    workload: &Workload,
+) -> Result<u32, String> {
+    let report = catalog
+        .import(&workload.dir, "bench", None)
+        .map_err(crate::err)?;
+    report
+        .prompts
+        .iter()
+        .find(|p| p.name == crate::translate::PROMPT_ID)
+        .map(|p| p.version)
+        .ok_or_else(|| "the import has no `bench-system`".to_string())
+}
+
 /// A PostgreSQL database of the section's cluster.
 fn database(cluster: &Result<Cluster, String>, name: &str) -> Result<String, String> {
     cluster
@@ -60,7 +77,7 @@ fn database(cluster: &Result<Cluster, String>, name: &str) -> Result<String, Str
 
 #[cfg(promptpack_typed)]
 mod render {
-    use super::LABEL;
+    use super::{LABEL, import_workload};
     use crate::translate::{PROMPT_ID, Workload};
     use crate::typed::{self, PromptId};
     use crate::{
@@ -87,13 +104,7 @@ mod render {
     ) -> Result<(typed::Prompts, typed::Prompts, u32), String> {
         let url = format!("sqlite:{}", dir.join("render.db").display());
         let mut catalog = Catalog::open(&url).map_err(err)?.with_author("bench");
-        let report = catalog.import(&workload.dir, "bench", None).map_err(err)?;
-        let version = report
-            .prompts
-            .iter()
-            .find(|p| p.name == PROMPT_ID)
-            .map(|p| p.version)
-            .ok_or("the import has no `bench-system`")?;
+        let version = import_workload(&mut catalog, workload)?;
         catalog.set_label(PROMPT_ID, LABEL, version).map_err(err)?;
         let connect = |label: &str| {
             let builder = typed::Prompts::connect(&url).label(label);
@@ -516,7 +527,7 @@ fn startup_section(
 
 #[cfg(promptpack_typed)]
 mod follow {
-    use super::LABEL;
+    use super::{LABEL, import_workload};
     use crate::err;
     use crate::translate::{PROMPT_ID, Workload};
     use crate::typed::{self, PromptId};
@@ -609,13 +620,7 @@ mod follow {
         let base = match writer.get(PROMPT_ID, &Selector::Latest) {
             Ok(version) => version,
             Err(_) => {
-                let report = writer.import(&workload.dir, "bench", None).map_err(err)?;
-                let version = report
-                    .prompts
-                    .iter()
-                    .find(|p| p.name == PROMPT_ID)
-                    .map(|p| p.version)
-                    .ok_or("the import has no `bench-system`")?;
+                let version = import_workload(&mut writer, workload)?;
                 writer
                     .get(PROMPT_ID, &Selector::Version(version))
                     .map_err(err)?
