@@ -166,7 +166,10 @@ impl<Id: GeneratedPrompts> Prompts<Id> {
     }
 
     /// Where prompt `id`'s text comes from now: the catalog version of its
-    /// label's heaviest arm, or [`Provenance::Embedded`].
+    /// label's heaviest arm, or [`Provenance::Embedded`] when the catalog
+    /// serves none (renders then take the free `build_prompt`'s path: the
+    /// compiled-in text, or in a debug build with `hot-reload` the dev
+    /// reload of the files, whose prompts say `loaded`).
     pub fn serving(&self, id: Id) -> Provenance {
         let served = self.inner.shared.served.load();
         served

@@ -48,7 +48,19 @@ fn the_store_goes_away_and_comes_back() {
     };
     assert_eq!(error.code(), ErrorCode::Unavailable, "{error}");
     let embedded = greet(&prompts).expect("renders the embedded text");
-    assert_eq!(embedded.provenance, Provenance::Embedded);
+    // What the binary renders with no catalog: `embedded`, or the dev
+    // reload's `loaded` when promptpack has `hot-reload` in a debug build.
+    let free = GreeterVars {
+        name: "Ada",
+        tone: "calm",
+    }
+    .build()
+    .expect("renders without a catalog");
+    assert_eq!(embedded, free);
+    assert!(matches!(
+        embedded.provenance,
+        Provenance::Embedded | Provenance::Loaded
+    ));
     assert_eq!(
         embedded.system,
         "You greet Ada at the door, in a calm tone."

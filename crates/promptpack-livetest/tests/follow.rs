@@ -76,19 +76,21 @@ fn serves_the_label_and_follows_it(store: Store) {
     // which the catalog lacks, stays embedded and is not mentioned.
     let start = wait_for(&events, "greeter v1 at start", |e| serves(e, "greeter", v1));
     assert_eq!(start.len(), 1, "{start:#?}");
+    let reviewer_vars = before::ReviewerVars {
+        language: "Rust",
+        strict: true,
+    };
     let reviewer = prompts
-        .build_prompt(
-            before::PromptId::Reviewer,
-            before::ReviewerVars {
-                language: "Rust",
-                strict: true,
-            },
-        )
+        .build_prompt(before::PromptId::Reviewer, reviewer_vars)
         .expect("renders");
-    assert_eq!(reviewer.provenance, Provenance::Embedded);
+    assert_eq!(reviewer, without_catalog(reviewer_vars));
     assert_eq!(
         reviewer.system,
         "You review Rust code.\n\nBlock on any failing test.\n"
+    );
+    assert_eq!(
+        prompts.serving(before::PromptId::Reviewer),
+        Provenance::Embedded
     );
 
     // A publish plus a label move reaches the handle, and a subscriber
@@ -126,7 +128,22 @@ fn serves_the_label_and_follows_it(store: Store) {
     );
     let prompt = greet_before(&prompts);
     assert_eq!(prompt.system, "You greet Ada at the door.");
-    assert_eq!(prompt.provenance, Provenance::Embedded);
+    assert_eq!(prompt, without_catalog(before::GreeterVars { name: "Ada" }));
+}
+
+/// What the binary renders with no catalog attached: the free
+/// `build_prompt`'s prompt, which a handle falls back on. Its provenance is
+/// `embedded`, or `loaded` in a debug build whose promptpack has
+/// `hot-reload` (as `cargo test --all-features` builds it): the dev reload
+/// of the same files.
+fn without_catalog<V: promptpack::TypedVars>(vars: V) -> promptpack::Prompt<V::Id> {
+    let prompt = vars.build().expect("renders without a catalog");
+    assert!(
+        matches!(prompt.provenance, Provenance::Embedded | Provenance::Loaded),
+        "{}",
+        prompt.provenance
+    );
+    prompt
 }
 
 every_store!(each_binary_serves_what_its_contract_can_render);
