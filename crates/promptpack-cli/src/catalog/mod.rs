@@ -400,19 +400,21 @@ fn execute(args: &CatalogArgs, style: Style) -> Result<String, Error> {
             })
         }
         CatalogCommand::Label(label) => {
+            let split_before = split_arms(&mut catalog, &label.id, &label.label);
             let entry = catalog.set_label(&label.id, &label.label, label.to)?;
             Ok(if json {
                 to_json(&entry)
             } else {
-                output::label_move(&entry)
+                output::label_move(&entry, &split_before)
             })
         }
         CatalogCommand::Split(split) => {
+            let split_before = split_arms(&mut catalog, &split.id, &split.label);
             let entry = catalog.split_label(&split.id, &split.label, &split.arms)?;
             Ok(if json {
                 to_json(&entry)
             } else {
-                output::label_move(&entry)
+                output::label_move(&entry, &split_before)
             })
         }
         CatalogCommand::Delete(IdArgs { id }) => {
@@ -508,4 +510,14 @@ fn to_json(value: &impl Serialize) -> String {
     let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
     text.push('\n');
     text
+}
+
+/// The arms of `label` when it is split now, for the "from" side of a move
+/// (the audit entry names the heaviest arm only); empty otherwise.
+fn split_arms(catalog: &mut Catalog, id: &str, label: &str) -> Vec<Arm> {
+    catalog
+        .label_arms(id, label)
+        .ok()
+        .filter(|arms| arms.len() > 1)
+        .unwrap_or_default()
 }

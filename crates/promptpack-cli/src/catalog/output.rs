@@ -2,8 +2,9 @@
 //! serialization).
 
 use promptpack_catalog::{
-    AuditEntry, History, ImportReport, Imported, Page, Pin, SnippetRevision, Version,
+    Arm, AuditEntry, History, ImportReport, Imported, Page, Pin, SnippetRevision, Version,
 };
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -190,12 +191,20 @@ pub(super) fn history(history: &History) -> String {
         .map(|a| a.author.chars().count())
         .max()
         .unwrap_or(0);
+    // Each label's arms while it is split, for the "from" side of its next
+    // move (oldest entry first).
+    let mut split: HashMap<&str, &[Arm]> = HashMap::new();
     for entry in &history.audit {
+        let label = entry.label.as_deref().unwrap_or("-");
+        let before = split.get(label).copied().unwrap_or(&[]);
         let what = match entry.action.as_str() {
-            "label" => format!("label {}", label_move(entry).trim_end()),
-            "split" => format!("split {}", label_move(entry).trim_end()),
+            "label" => format!("label {}", label_move(entry, before).trim_end()),
+            "split" => format!("split {}", label_move(entry, before).trim_end()),
             action => action.to_string(),
         };
+        if matches!(entry.action.as_str(), "label" | "split") {
+            split.insert(label, &entry.arms);
+        }
         let _ = writeln!(
             out,
             "  {}  {:<authors$}  {what}",
@@ -206,22 +215,28 @@ pub(super) fn history(history: &History) -> String {
 }
 
 /// `LABEL: vFROM → vTO`, or `LABEL: new → vTO`; a split's arms as
-/// `LABEL: v1 → v2 90, v3 10`.
-pub(super) fn label_move(entry: &AuditEntry) -> String {
-    let from = entry
-        .from_version
-        .map_or_else(|| "new".to_string(), |v| format!("v{v}"));
+/// `LABEL: v1 → v2 90, v3 10`, on either side (`split_before`: the arms of
+/// the label before the move, when it was split).
+pub(super) fn label_move(entry: &AuditEntry, split_before: &[Arm]) -> String {
+    let arms = |arms: &[Arm]| {
+        arms.iter()
+            .map(|arm| format!("v{} {}", arm.version, arm.weight))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let from = if split_before.is_empty() {
+        entry
+            .from_version
+            .map_or_else(|| "new".to_string(), |v| format!("v{v}"))
+    } else {
+        arms(split_before)
+    };
     let to = if entry.arms.is_empty() {
         entry
             .to_version
             .map_or_else(|| "-".to_string(), |v| format!("v{v}"))
     } else {
-        entry
-            .arms
-            .iter()
-            .map(|arm| format!("v{} {}", arm.version, arm.weight))
-            .collect::<Vec<_>>()
-            .join(", ")
+        arms(&entry.arms)
     };
     format!("{}: {from} → {to}\n", entry.label.as_deref().unwrap_or("-"))
 }
