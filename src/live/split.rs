@@ -70,6 +70,40 @@ mod tests {
         assert_eq!(arm_of([1, 1, 1], 2), 2);
     }
 
+    proptest::proptest! {
+        /// Every key lands in an arm, the same one each time.
+        #[test]
+        fn every_key_lands_in_one_arm(
+            prompt in "[a-z-]{1,20}",
+            key in ".{0,40}",
+            weights in proptest::collection::vec(1u32..10_000, 2..16),
+        ) {
+            let total = weights.iter().sum();
+            let bucket = arm_bucket(&prompt, &key, total);
+            proptest::prop_assert!(bucket < total);
+            let arm = arm_of(weights.iter().copied(), bucket);
+            proptest::prop_assert!(arm < weights.len());
+            proptest::prop_assert_eq!(arm, arm_of(weights.iter().copied(), arm_bucket(&prompt, &key, total)));
+        }
+
+        /// Moving weight from the first arm to the last (a rollout going
+        /// on) keeps every key of the last arm there: nobody flips back.
+        #[test]
+        fn a_growing_last_arm_keeps_its_keys(
+            key in ".{0,40}",
+            first in 2u32..1_000,
+            last in 1u32..1_000,
+            moved in 1u32..1_000,
+        ) {
+            let moved = moved.min(first - 1);
+            let total = first + last;
+            let bucket = arm_bucket("agent-system", &key, total);
+            if arm_of([first, last], bucket) == 1 {
+                proptest::prop_assert_eq!(arm_of([first - moved, last + moved], bucket), 1);
+            }
+        }
+    }
+
     #[test]
     fn a_90_10_split_lands_within_two_percent_over_10_000_keys() {
         let mut second = 0;
