@@ -15,26 +15,8 @@ use promptpack::Library;
 use promptpack::machinery::core::pipeline::{Stages, compile};
 use promptpack::machinery::core::{Settings, SourceFile, Sources, TemplateSource};
 use promptpack_catalog::{Catalog, Selector};
-use std::path::PathBuf;
+use promptpack_testkit::{corpus_dir, goldens};
 use support::{Kind, TestStore};
-
-/// The corpus README promises this many golden renders.
-const GOLDEN_COUNT: usize = 97;
-
-fn corpus_dir() -> PathBuf {
-    let dir = match std::env::var_os("PROMPTPACK_CONFORMANCE_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/openmaic")
-        }
-    };
-    assert!(
-        dir.join("golden").is_dir(),
-        "the conformance corpus is not at {}: set PROMPTPACK_CONFORMANCE_DIR",
-        dir.display()
-    );
-    dir
-}
 
 fn library(sources: Sources) -> Library {
     let compiled = compile(sources, Vec::new(), &Settings::default(), Stages::default())
@@ -52,29 +34,10 @@ fn goldens_render_from_the_catalog(kind: Kind) {
         .expect("import");
     assert!(report.prompts.iter().all(|p| p.written && p.version == 1));
 
-    let mut goldens: Vec<PathBuf> = std::fs::read_dir(dir.join("golden"))
-        .expect("golden folder")
-        .map(|e| e.expect("golden entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    goldens.sort();
-    assert_eq!(
-        goldens.len(),
-        GOLDEN_COUNT,
-        "the golden folder is incomplete"
-    );
-
+    let goldens = goldens(&dir);
     let mut failures = Vec::new();
-    for path in &goldens {
-        let golden: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(path).expect("golden")).expect("JSON");
-        let id = golden["promptId"].as_str().expect("promptId");
-        let vars = &golden["variables"];
-        let name = path
-            .file_stem()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
+    for golden in &goldens {
+        let id = golden.prompt_id.as_str();
         let version = catalog
             .get(id, &Selector::Latest)
             .expect("the imported version");
@@ -91,24 +54,8 @@ fn goldens_render_from_the_catalog(kind: Kind) {
             }],
             ..Sources::default()
         });
-        let want_system = golden["output"]["system"].as_str().expect("system");
-        let want_user = golden["output"]["user"].as_str().expect("user");
         for (how, library) in [("files", &from_files), ("resolved text", &from_resolved)] {
-            let rendered = if name.ends_with("--partial") {
-                library.build_prompt_lenient(id, vars)
-            } else {
-                library.build_prompt(id, vars)
-            };
-            match rendered {
-                Ok(prompt) => {
-                    if prompt.system != want_system
-                        || prompt.user.as_deref().unwrap_or("") != want_user
-                    {
-                        failures.push(format!("{name} ({how}): differs from the golden"));
-                    }
-                }
-                Err(e) => failures.push(format!("{name} ({how}): {e}")),
-            }
+            failures.extend(golden.compare(golden.render(library), how));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

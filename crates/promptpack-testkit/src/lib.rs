@@ -1,6 +1,8 @@
 //! Test support shared by promptpack's own tests and its cargo-fuzz targets
 //! (`fuzz/`). Not published; no API promise beyond this repository.
 //!
+//! - [`corpus`]: the conformance corpus's folder and golden renders, for
+//!   the tests that reproduce them (from files, from a catalog);
 //! - [`case`]: the case format of `tests/inputs/*.txt`, a whole prompt
 //!   folder in one text, which the fuzz targets read;
 //! - [`reference`](mod@reference): a reference evaluator of the template
@@ -14,6 +16,7 @@
 
 pub mod case;
 pub mod checks;
+pub mod corpus;
 pub mod reference;
 pub mod targets;
 
@@ -21,6 +24,7 @@ pub use case::{Case, expanded_size, parse_case};
 pub use checks::{
     check_generated_code, check_location, check_parsed, check_splice_work, is_bidi_control,
 };
+pub use corpus::{GOLDEN_COUNT, Golden, corpus_dir, first_difference, goldens};
 pub use reference::{Node, Reference, SnippetTrees, evaluate, snippet_trees, tree};
 pub use targets::{
     TARGETS, Target, fanout_case, fuzz_codegen, fuzz_parse, fuzz_resolve_render,
