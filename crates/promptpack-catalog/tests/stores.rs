@@ -902,6 +902,23 @@ fn versions_with_sources_reads_many_versions_at_once(store: &TestStore) {
         assert_eq!(error.code(), ErrorCode::NotFound, "{error}");
     }
     assert_eq!(catalog.versions_with_sources(&[]).expect("reads"), []);
+
+    // More than one batch, a key asked twice, every answer in order.
+    for n in 1..=70 {
+        catalog
+            .publish_or_create("many", &draft(&format!("M{n} {{{{snippet:tone}}}}")), None)
+            .expect("publish");
+    }
+    let mut wanted: Vec<(String, u32)> = (1..=70).rev().map(|n| ("many".to_string(), n)).collect();
+    wanted.push(("many".to_string(), 7));
+    let answers = catalog.versions_with_sources(&wanted).expect("reads");
+    assert_eq!(answers.len(), 71);
+    for ((_, number), answer) in wanted.iter().zip(&answers) {
+        let (version, sources) = answer.as_ref().expect("found");
+        assert_eq!(version.version, *number);
+        assert_eq!(version.system, format!("M{number} {{{{snippet:tone}}}}"));
+        assert_eq!(sources.snippets.len(), 1);
+    }
 }
 
 fn a_label_splits_over_weighted_versions(store: &TestStore) {

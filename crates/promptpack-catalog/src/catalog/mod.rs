@@ -556,20 +556,41 @@ impl Catalog {
         wanted: &[(String, u32)],
     ) -> Result<Vec<VersionSources>, Error> {
         self.store.read(&mut |tx| {
-            let mut revisions = HashMap::new();
+            let keys: Vec<(&str, u32)> = wanted.iter().map(|(id, v)| (id.as_str(), *v)).collect();
+            let versions = rows::versions_batch(tx, &keys)?;
+            let mut pinned: Vec<(&str, u32)> = Vec::new();
+            for version in versions.values().flatten() {
+                for pin in &version.pins {
+                    pinned.push((pin.snippet.as_str(), pin.revision));
+                }
+            }
+            pinned.sort_unstable();
+            pinned.dedup();
+            let texts = rows::snippet_texts_batch(tx, &pinned)?;
             let mut answers = Vec::with_capacity(wanted.len());
             for (id, number) in wanted {
-                let found = select(tx, id, &Selector::Version(*number)).and_then(|version| {
-                    let snippets = pinned_texts(tx, &version.pins, &mut revisions)?;
-                    let sources = sources(
-                        &version.prompt_id,
-                        &version.system,
-                        version.user.as_deref(),
-                        &snippets,
-                    );
-                    Ok((version, sources))
-                });
-                match found {
+                let answer = match versions.get(&(id.clone(), *number)) {
+                    Some(found) => found.clone().and_then(|version| {
+                        let snippets = version
+                            .pins
+                            .iter()
+                            .map(|pin| {
+                                texts
+                                    .get(&(pin.snippet.clone(), pin.revision))
+                                    .cloned()
+                                    .ok_or_else(|| missing_revision(pin))
+                            })
+                            .collect::<Result<Vec<_>, Error>>()?;
+                        Ok(with_sources(version, &snippets))
+                    }),
+                    // Missing or deleted (or published since the batched
+                    // read): alone, as `get` reads it, which says which.
+                    None => select(tx, id, &Selector::Version(*number)).and_then(|version| {
+                        let snippets = pinned_texts(tx, &version.pins, &mut HashMap::new())?;
+                        Ok(with_sources(version, &snippets))
+                    }),
+                };
+                match answer {
                     Err(error) if error.code() == ErrorCode::Unavailable => return Err(error),
                     answer => answers.push(answer),
                 }
@@ -605,6 +626,30 @@ fn insert_version(
 /// sources it renders from, or why the catalog cannot give that one.
 pub type VersionSources = Result<(Version, Sources), Error>;
 
+/// `version` with the sources it renders from, its pinned snippets' texts
+/// being `snippets`.
+fn with_sources(version: Version, snippets: &[SnippetText]) -> (Version, Sources) {
+    let sources = sources(
+        &version.prompt_id,
+        &version.system,
+        version.user.as_deref(),
+        snippets,
+    );
+    (version, sources)
+}
+
+/// The error of a pinned revision the catalog lacks (a catalog edited by
+/// hand).
+fn missing_revision(pin: &Pin) -> Error {
+    Error::new(
+        ErrorCode::NotFound,
+        format!(
+            "the catalog has no revision {} of snippet `{}`",
+            pin.revision, pin.snippet
+        ),
+    )
+}
+
 /// The texts of the snippet revisions `pins` names, each read once per
 /// `cache`.
 fn pinned_texts(
@@ -619,15 +664,7 @@ fn pinned_texts(
                 return Ok(text.clone());
             }
             let revision = rows::snippet_revision(tx, &pin.snippet, Some(pin.revision))?
-                .ok_or_else(|| {
-                    Error::new(
-                        ErrorCode::NotFound,
-                        format!(
-                            "the catalog has no revision {} of snippet `{}`",
-                            pin.revision, pin.snippet
-                        ),
-                    )
-                })?;
+                .ok_or_else(|| missing_revision(pin))?;
             let text = SnippetText {
                 name: revision.name,
                 revision: revision.revision,

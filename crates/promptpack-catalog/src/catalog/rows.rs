@@ -8,6 +8,7 @@ use crate::model::{
 };
 use crate::store::{Param, Row, Tx};
 use promptpack_core::{Error, ErrorCode};
+use std::collections::HashMap;
 
 const PROMPT_COLUMNS: &str = "id, name, description, deleted, latest_version, created_at";
 
@@ -93,23 +94,33 @@ pub(crate) fn live_prompts(
         .collect()
 }
 
+/// The columns of a version row, in the order [`version_row`] reads.
+const VERSION_COLUMNS: &str = "system_text, user_text, front_matter, resolved_system, \
+     resolved_user, content_hash, author, message, created_at, \
+     delimiter_open, delimiter_close, standalone_tags";
+
 /// Version `version` of prompt `id`, with its pins.
 pub(crate) fn version(tx: &mut dyn Tx, id: &str, version: u32) -> Result<Option<Version>, Error> {
-    let sql = "SELECT system_text, user_text, front_matter, resolved_system, resolved_user, \
-               content_hash, author, message, created_at, \
-               delimiter_open, delimiter_close, standalone_tags \
-               FROM prompt_versions WHERE prompt_id = $1 AND version = $2";
+    let sql = format!(
+        "SELECT {VERSION_COLUMNS} FROM prompt_versions WHERE prompt_id = $1 AND version = $2"
+    );
     let params = [Param::Text(id), Param::Int(version.into())];
-    let Some(row) = tx.query_opt(sql, &params)? else {
+    let Some(row) = tx.query_opt(&sql, &params)? else {
         return Ok(None);
     };
+    let pins = pins(tx, id, version)?;
+    version_row(id, version, &row, pins).map(Some)
+}
+
+/// A version from a row of [`VERSION_COLUMNS`] and its pins.
+fn version_row(id: &str, version: u32, row: &Row, pins: Vec<Pin>) -> Result<Version, Error> {
     let front_matter = serde_json::from_str(&row.text(2)?).map_err(|e| {
         Error::new(
             ErrorCode::NotConfigured,
             format!("the front matter of `{id}` version {version} in the catalog is not JSON: {e}"),
         )
     })?;
-    Ok(Some(Version {
+    Ok(Version {
         prompt_id: id.to_string(),
         version,
         system: row.text(0)?,
@@ -120,14 +131,107 @@ pub(crate) fn version(tx: &mut dyn Tx, id: &str, version: u32) -> Result<Option<
             close: row.text(10)?,
             standalone_tags: row.int(11)? != 0,
         },
-        pins: pins(tx, id, version)?,
+        pins,
         resolved_system: row.text(3)?,
         resolved_user: row.opt_text(4)?,
         content_hash: row.text(5)?,
         author: row.text(6)?,
         message: row.text(7)?,
         created_at: Timestamp(row.int(8)?),
-    }))
+    })
+}
+
+/// How many keys one batched read asks for: fixed, so that each batched
+/// statement has one text (PostgreSQL prepares it once per connection); a
+/// shorter list repeats its last key.
+const BATCH: usize = 64;
+
+/// The rows `sql` selects for `keys` (text, number), `BATCH` at a time:
+/// `sql` ends with a column pair and `IN`, followed here by the list.
+fn batched_rows(tx: &mut dyn Tx, sql: &str, keys: &[(&str, u32)]) -> Result<Vec<Row>, Error> {
+    let list: Vec<String> = (0..BATCH)
+        .map(|i| format!("(${}, ${})", 2 * i + 1, 2 * i + 2))
+        .collect();
+    let sql = format!("{sql} ({})", list.join(", "));
+    let mut rows = Vec::new();
+    for chunk in keys.chunks(BATCH) {
+        let Some(&(last_text, last_number)) = chunk.last() else {
+            continue;
+        };
+        let mut params = Vec::with_capacity(2 * BATCH);
+        for i in 0..BATCH {
+            let (text, number) = chunk.get(i).copied().unwrap_or((last_text, last_number));
+            params.push(Param::Text(text));
+            params.push(Param::Int(number.into()));
+        }
+        rows.extend(tx.query(&sql, &params)?);
+    }
+    Ok(rows)
+}
+
+/// A version as [`versions_batch`] reads it: the error of a row that does
+/// not parse is that version's own.
+pub(crate) type VersionRow = Result<Version, Error>;
+
+/// Versions `wanted` of live prompts with their pins, in a few statements
+/// whatever their number: each found one by (id, version), as `Ok`, or as
+/// the error of a row that does not parse. A missing or deleted one is not
+/// in the map.
+pub(crate) fn versions_batch(
+    tx: &mut dyn Tx,
+    wanted: &[(&str, u32)],
+) -> Result<HashMap<(String, u32), VersionRow>, Error> {
+    let pins_sql = "SELECT prompt_id, version, snippet, revision FROM version_pins \
+                    WHERE (prompt_id, version) IN";
+    let mut pins: HashMap<(String, u32), Vec<Pin>> = HashMap::new();
+    for row in batched_rows(tx, pins_sql, wanted)? {
+        let key = (row.text(0)?, number(row.int(1)?, "version")?);
+        let pin = Pin {
+            snippet: row.text(2)?,
+            revision: number(row.int(3)?, "snippet revision")?,
+        };
+        let list = pins.entry(key).or_default();
+        // A key asked twice (the padding) gives its pins twice.
+        if !list.contains(&pin) {
+            list.push(pin);
+        }
+    }
+    let versions_sql = format!(
+        "SELECT {VERSION_COLUMNS}, prompt_id, version FROM prompt_versions v \
+         WHERE EXISTS (SELECT 1 FROM prompts p WHERE p.id = v.prompt_id AND p.deleted = 0) \
+         AND (prompt_id, version) IN"
+    );
+    let mut versions = HashMap::new();
+    for row in batched_rows(tx, &versions_sql, wanted)? {
+        let key = (row.text(12)?, number(row.int(13)?, "version")?);
+        if versions.contains_key(&key) {
+            continue;
+        }
+        let mut pins = pins.remove(&key).unwrap_or_default();
+        pins.sort_by(|a, b| a.snippet.cmp(&b.snippet));
+        let version = version_row(&key.0, key.1, &row, pins);
+        versions.insert(key, version);
+    }
+    Ok(versions)
+}
+
+/// The texts of snippet revisions `wanted` (name, revision), in a few
+/// statements: each found one by its key.
+pub(crate) fn snippet_texts_batch(
+    tx: &mut dyn Tx,
+    wanted: &[(&str, u32)],
+) -> Result<HashMap<(String, u32), SnippetText>, Error> {
+    let sql = "SELECT name, revision, text FROM snippet_revisions WHERE (name, revision) IN";
+    let mut texts = HashMap::new();
+    for row in batched_rows(tx, sql, wanted)? {
+        let text = SnippetText {
+            name: row.text(0)?,
+            revision: number(row.int(1)?, "snippet revision")?,
+            text: row.text(2)?,
+        };
+        texts.insert((text.name.clone(), text.revision), text);
+    }
+    Ok(texts)
 }
 
 fn pins(tx: &mut dyn Tx, id: &str, version: u32) -> Result<Vec<Pin>, Error> {
