@@ -6,13 +6,9 @@ use std::io::ErrorKind;
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::Command;
-use std::time::Instant;
 
 fn start() -> Cluster {
-    let started = Instant::now();
-    let cluster = Cluster::start().unwrap_or_else(|e| panic!("{e}"));
-    eprintln!("cluster started in {:?}", started.elapsed());
-    cluster
+    Cluster::start().unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn accepts(port: u16) -> bool {
@@ -125,7 +121,6 @@ fn drop_stops_the_server_and_deletes_the_folder() {
 #[test]
 fn the_binary_starts_a_cluster_that_outlives_it() {
     let dir = tempfile::tempdir().unwrap();
-    let started = Instant::now();
     // `output()` returns only once stdout is closed: this also checks that
     // the server does not hold it, which would hang `$(… start DIR)` in CI.
     let output = Command::new(env!("CARGO_BIN_EXE_promptpack-pgtest"))
@@ -133,7 +128,6 @@ fn the_binary_starts_a_cluster_that_outlives_it() {
         .arg(dir.path())
         .output()
         .unwrap();
-    eprintln!("`promptpack-pgtest start` took {:?}", started.elapsed());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
     let url = String::from_utf8(output.stdout).unwrap();
