@@ -1,7 +1,7 @@
 //! What the catalog holds and returns: prompts, versions, snippet
 //! revisions, labels and the audit history.
 
-use promptpack_core::{Delimiters, Error, Settings};
+use promptpack_core::{Delimiters, Error, Settings, SourceFile, Sources, TemplateSource};
 use serde::{Serialize, Serializer};
 use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -158,6 +158,25 @@ pub struct Version {
     pub message: String,
     /// When.
     pub created_at: Timestamp,
+}
+
+impl Version {
+    /// The version's resolved text as sources of their own: no snippets,
+    /// nothing pinned, and it renders what the files with their pinned
+    /// snippets render ([`Catalog::sources`](crate::Catalog::sources)).
+    pub fn resolved_sources(&self) -> Sources {
+        Sources {
+            templates: vec![TemplateSource {
+                id: self.prompt_id.clone(),
+                system: SourceFile::new("system.md", self.resolved_system.as_str()),
+                user: self
+                    .resolved_user
+                    .as_deref()
+                    .map(|user| SourceFile::new("user.md", user)),
+            }],
+            ..Sources::default()
+        }
+    }
 }
 
 /// A version without its texts: a line of a prompt's history.

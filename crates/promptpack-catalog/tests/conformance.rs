@@ -12,17 +12,14 @@
 mod support;
 
 use promptpack::Library;
-use promptpack::machinery::core::pipeline::{Stages, compile};
-use promptpack::machinery::core::{Settings, SourceFile, Sources, TemplateSource};
+use promptpack::machinery::core::Sources;
 use promptpack_catalog::{Catalog, Selector};
 use promptpack_testkit::{corpus_dir, goldens};
 use support::{Kind, TestStore};
 
 fn library(sources: Sources) -> Library {
-    let compiled = compile(sources, Vec::new(), &Settings::default(), Stages::default())
-        .into_result()
-        .unwrap_or_else(|e| panic!("a catalog version does not compile:\n{e}"));
-    Library::from_resolved_prompts(compiled.prompts, Default::default())
+    Library::from_sources(sources.templates, sources.snippets, Default::default())
+        .unwrap_or_else(|e| panic!("a catalog version does not compile:\n{e}"))
 }
 
 fn goldens_render_from_the_catalog(kind: Kind) {
@@ -43,17 +40,7 @@ fn goldens_render_from_the_catalog(kind: Kind) {
             .expect("the imported version");
         let from_files = library(catalog.sources(&version).expect("pinned sources"));
         // The resolved text alone, no snippets: it is what the version renders.
-        let from_resolved = library(Sources {
-            templates: vec![TemplateSource {
-                id: id.to_string(),
-                system: SourceFile::new("system.md", version.resolved_system.as_str()),
-                user: version
-                    .resolved_user
-                    .as_deref()
-                    .map(|u| SourceFile::new("user.md", u)),
-            }],
-            ..Sources::default()
-        });
+        let from_resolved = library(version.resolved_sources());
         for (how, library) in [("files", &from_files), ("resolved text", &from_resolved)] {
             failures.extend(golden.compare(golden.render(library), how));
         }

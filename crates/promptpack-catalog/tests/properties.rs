@@ -63,7 +63,7 @@ proptest! {
                 prop_assert_eq!(&read.user, &user);
                 // The resolved text alone renders what the files and pins do.
                 let from_files = library(catalog.sources(&read).expect("sources"));
-                let from_text = library(resolved_sources(&read));
+                let from_text = library(read.resolved_sources());
                 let values = serde_json::json!({"name": "Ada", "flag": true, "role": "teacher", "warm": ""});
                 let a = from_files.build_prompt("p", &values);
                 let b = from_text.build_prompt("p", &values);
@@ -183,25 +183,7 @@ fn check_against_model(catalog: &mut Catalog, model: &Model<'_>) -> Result<(), T
     Ok(())
 }
 
-fn resolved_sources(version: &promptpack_catalog::Version) -> promptpack::machinery::core::Sources {
-    use promptpack::machinery::core::{SourceFile, Sources, TemplateSource};
-    Sources {
-        templates: vec![TemplateSource {
-            id: version.prompt_id.clone(),
-            system: SourceFile::new("system.md", version.resolved_system.as_str()),
-            user: version
-                .resolved_user
-                .as_deref()
-                .map(|u| SourceFile::new("user.md", u)),
-        }],
-        ..Sources::default()
-    }
-}
-
 fn library(sources: promptpack::machinery::core::Sources) -> promptpack::Library {
-    use promptpack::machinery::core::pipeline::{Stages, compile};
-    let compiled = compile(sources, Vec::new(), &Default::default(), Stages::default())
-        .into_result()
-        .unwrap_or_else(|e| panic!("a published version does not compile:\n{e}"));
-    promptpack::Library::from_resolved_prompts(compiled.prompts, Default::default())
+    promptpack::Library::from_sources(sources.templates, sources.snippets, Default::default())
+        .unwrap_or_else(|e| panic!("a published version does not compile:\n{e}"))
 }
