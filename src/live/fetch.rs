@@ -128,19 +128,17 @@ pub(super) fn judge(
     if let Some(error) = Error::from_diagnostics(violations) {
         return Err(error);
     }
-    let catalog = CatalogVersion {
-        prompt: Arc::from(info.id),
-        version,
-        label: Some(Arc::from(label)),
-        arm: None,
-        content_hash: Arc::from(stored.content_hash.as_str()),
-    };
     Ok(ServedArm {
         version,
         weight,
         library: Arc::new(Library::from_resolved(vec![prompt], settings.delimiters)),
-        provenance: Provenance::Catalog(catalog.clone()),
-        catalog,
+        provenance: Provenance::Catalog(CatalogVersion {
+            prompt: Arc::from(info.id),
+            version,
+            label: Some(Arc::from(label)),
+            arm: None,
+            content_hash: Arc::from(stored.content_hash.as_str()),
+        }),
     })
 }
 

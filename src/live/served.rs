@@ -42,8 +42,8 @@ pub(super) struct ServedArm {
     pub(super) weight: u32,
     /// A library of this one prompt, under the version's syntax.
     pub(super) library: Arc<Library>,
+    /// `Provenance::Catalog`, ready to clone into each render's prompt.
     pub(super) provenance: Provenance,
-    pub(super) catalog: CatalogVersion,
 }
 
 impl ServedPrompt {
@@ -54,8 +54,9 @@ impl ServedPrompt {
         let total: u32 = arms.iter().map(|arm| arm.weight).sum();
         let split = arms.len() > 1;
         for arm in &mut arms {
-            arm.catalog.arm = split.then_some((arm.weight, total));
-            arm.provenance = Provenance::Catalog(arm.catalog.clone());
+            if let Provenance::Catalog(version) = &mut arm.provenance {
+                version.arm = split.then_some((arm.weight, total));
+            }
         }
         let heaviest = arms
             .iter()
@@ -98,6 +99,12 @@ impl ServedPrompt {
 
     /// What it serves, for an event.
     pub(super) fn versions(&self) -> Vec<CatalogVersion> {
-        self.arms.iter().map(|arm| arm.catalog.clone()).collect()
+        self.arms
+            .iter()
+            .filter_map(|arm| match &arm.provenance {
+                Provenance::Catalog(version) => Some(version.clone()),
+                _ => None,
+            })
+            .collect()
     }
 }
