@@ -62,6 +62,7 @@ mod files;
 mod listener;
 mod model;
 mod store;
+mod timeouts;
 
 pub use catalog::rows::CHANGES_CHANNEL;
 pub use catalog::{Catalog, ChangeMarker, MAX_PAGE, VersionSources};
@@ -74,6 +75,7 @@ pub use model::{
 };
 pub use promptpack_core::contract::Contract;
 pub use promptpack_core::{Error, ErrorCode, Settings};
+pub use timeouts::Timeouts;
 
 /// Where the embedded catalog lives, relative to the prompt root, when no
 /// URL is given: `.promptpack/catalog.db`.

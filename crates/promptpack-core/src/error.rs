@@ -84,6 +84,12 @@ pub enum ErrorCode {
     /// Catalog: `upgrade` would mint a version identical to the current one:
     /// every snippet it pins is at its newest revision.
     PinsCurrent,
+    /// Catalog: the store holds what this promptpack never writes: a
+    /// version whose text does not match its content hash, a pinned snippet
+    /// revision that is missing, a schema guard dropped, a migration edited
+    /// after it was applied, or a database file that is corrupt. Retrying
+    /// does not help; `promptpack catalog verify` lists what is wrong.
+    Damaged,
     /// A front matter block that is not valid YAML, or a field of it with
     /// the wrong shape (`vars: 3`, `kind: number`, an example value that
     /// does not fit its variable).
@@ -156,6 +162,7 @@ impl ErrorCode {
             ErrorCode::NotConfigured => "not_configured",
             ErrorCode::Unavailable => "unavailable",
             ErrorCode::PinsCurrent => "pins_current",
+            ErrorCode::Damaged => "damaged",
             ErrorCode::InvalidFrontMatter => "invalid_front_matter",
             ErrorCode::UndeclaredVar => "undeclared_var",
             ErrorCode::KindMismatch => "kind_mismatch",
@@ -343,10 +350,25 @@ impl fmt::Display for Diagnostic {
 /// `Debug` reads like the build script's output (rustc style, a caret under
 /// each problem), since `fn main() -> Result<(), Error>` and `unwrap` print
 /// `Debug`; `{:#?}` shows the structure.
-#[derive(Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, thiserror::Error)]
 pub struct Error {
     diagnostics: Vec<Diagnostic>,
+    /// What caused it, where it came from another library (a database
+    /// driver's error, an I/O error): kept for [`std::error::Error::source`],
+    /// not compared.
+    #[source]
+    cause: Option<std::sync::Arc<dyn std::error::Error + Send + Sync + 'static>>,
 }
+
+/// Two errors are equal when they say the same: their causes, which may not
+/// be comparable, are not compared.
+impl PartialEq for Error {
+    fn eq(&self, other: &Error) -> bool {
+        self.diagnostics == other.diagnostics
+    }
+}
+
+impl Eq for Error {}
 
 impl Error {
     /// An error made of one diagnostic.
@@ -395,8 +417,26 @@ impl Error {
         if diagnostics.is_empty() {
             None
         } else {
-            Some(Error { diagnostics })
+            Some(Error {
+                diagnostics,
+                cause: None,
+            })
         }
+    }
+
+    /// The same error, caused by `cause` (what [`std::error::Error::source`]
+    /// returns).
+    pub fn caused_by(mut self, cause: impl std::error::Error + Send + Sync + 'static) -> Error {
+        self.cause = Some(std::sync::Arc::new(cause));
+        self
+    }
+
+    /// Whether the same request may succeed later unchanged: a store that
+    /// could not be reached or answered too late (`unavailable`). Every
+    /// other code describes the request or the data, which a retry does not
+    /// change.
+    pub fn is_retryable(&self) -> bool {
+        self.code() == ErrorCode::Unavailable
     }
 
     /// The code of the first diagnostic.
@@ -429,6 +469,7 @@ impl From<Diagnostic> for Error {
     fn from(diagnostic: Diagnostic) -> Error {
         Error {
             diagnostics: vec![diagnostic],
+            cause: None,
         }
     }
 }

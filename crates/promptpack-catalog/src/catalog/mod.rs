@@ -11,6 +11,7 @@ use crate::model::{
     Version,
 };
 use crate::store::{Store, Tx};
+use crate::timeouts::Timeouts;
 use promptpack_core::contract::Contract;
 use promptpack_core::syntax::is_snippet_name;
 use promptpack_core::{Error, ErrorCode, Settings, Sources};
@@ -55,7 +56,15 @@ impl Catalog {
     /// the file is not a database or its schema is newer than this
     /// promptpack knows; `invalid_request` for a URL that names no store.
     pub fn open(url: &str) -> Result<Catalog, Error> {
-        let mut catalog = Catalog::connect_unchecked(url, true)?;
+        Catalog::open_with(url, &Timeouts::DEFAULT)
+    }
+
+    /// [`Catalog::open`], waiting for the store at most as `timeouts` say.
+    ///
+    /// # Errors
+    /// As [`Catalog::open`]; `unavailable` when a wait runs past its bound.
+    pub fn open_with(url: &str, timeouts: &Timeouts) -> Result<Catalog, Error> {
+        let mut catalog = Catalog::connect_unchecked(url, true, timeouts)?;
         migrate::migrate(&mut catalog.store)?;
         Ok(catalog)
     }
@@ -68,15 +77,25 @@ impl Catalog {
     /// As [`Catalog::open`]; `not_configured` also when the schema was
     /// never applied, or is older.
     pub fn connect(url: &str) -> Result<Catalog, Error> {
-        let mut catalog = Catalog::connect_unchecked(url, false)?;
+        Catalog::connect_with(url, &Timeouts::DEFAULT)
+    }
+
+    /// [`Catalog::connect`], waiting for the store at most as `timeouts`
+    /// say.
+    ///
+    /// # Errors
+    /// As [`Catalog::connect`]; `unavailable` when a wait runs past its
+    /// bound.
+    pub fn connect_with(url: &str, timeouts: &Timeouts) -> Result<Catalog, Error> {
+        let mut catalog = Catalog::connect_unchecked(url, false, timeouts)?;
         migrate::check_schema(&mut catalog.store)?;
         Ok(catalog)
     }
 
     /// `create`: a missing SQLite file (and its folder) is created.
-    fn connect_unchecked(url: &str, create: bool) -> Result<Catalog, Error> {
+    fn connect_unchecked(url: &str, create: bool, timeouts: &Timeouts) -> Result<Catalog, Error> {
         Ok(Catalog {
-            store: Store::connect(url, create)?,
+            store: Store::connect(url, create, timeouts)?,
             settings: Settings::default(),
             author: default_author(),
             before_commit: None,

@@ -4,6 +4,7 @@
 //! a schema both databases share; each backend maps its own values, errors
 //! and locking onto these.
 
+use crate::timeouts::Timeouts;
 use promptpack_core::{Error, ErrorCode};
 
 #[cfg(feature = "postgres")]
@@ -147,13 +148,13 @@ impl Store {
     /// Connects to `url`: `sqlite:PATH` (or a path), `postgres://…` or
     /// `postgresql://…`. `create`: a missing SQLite file is created, else
     /// it is `not_configured`.
-    pub fn connect(url: &str, create: bool) -> Result<Store, Error> {
+    pub fn connect(url: &str, create: bool, timeouts: &Timeouts) -> Result<Store, Error> {
         match StoreUrl::parse(url)? {
             #[cfg(feature = "sqlite")]
             StoreUrl::Sqlite(path) => Ok(Store::Sqlite(sqlite::SqliteStore::open(&path, create)?)),
             #[cfg(feature = "postgres")]
             StoreUrl::Postgres(url) => Ok(Store::Postgres(Box::new(
-                postgres::PostgresStore::connect(&url)?,
+                postgres::PostgresStore::connect(&url, timeouts)?,
             ))),
         }
     }

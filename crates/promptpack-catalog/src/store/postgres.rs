@@ -4,6 +4,7 @@
 //! however many instances publish at once.
 
 use super::{Cell, Dialect, Migration, Param, Row, Tx, Work};
+use crate::timeouts::Timeouts;
 use postgres::types::{ToSql, Type};
 use postgres::{Client, IsolationLevel, NoTls, Statement};
 use promptpack_core::{Error, ErrorCode};
@@ -31,9 +32,13 @@ pub(crate) struct PostgresStore {
 }
 
 impl PostgresStore {
-    pub fn connect(url: &str) -> Result<PostgresStore, Error> {
+    pub fn connect(url: &str, timeouts: &Timeouts) -> Result<PostgresStore, Error> {
         let shown = without_password(url);
-        let client = Client::connect(url, NoTls).map_err(|e| store_error(&shown, &e))?;
+        let mut config: postgres::Config = url.parse().map_err(|e| store_error(&shown, &e))?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(timeouts.connect);
+        }
+        let client = config.connect(NoTls).map_err(|e| store_error(&shown, &e))?;
         Ok(PostgresStore {
             client,
             shown,

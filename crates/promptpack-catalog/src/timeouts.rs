@@ -1,0 +1,47 @@
+//! How long the catalog waits for its store before it gives up: every wait
+//! on the network is bounded, so that a stalled or black-holed server ends
+//! in `unavailable` instead of a hang.
+
+use std::time::Duration;
+
+/// Bounds on the catalog's waits for its store. The defaults suit a
+/// service and a command line alike: a server that does not answer is
+/// reported within seconds, not never.
+///
+/// A PostgreSQL URL's own `connect_timeout` parameter, when given, wins
+/// over [`Timeouts::connect`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Timeouts {
+    /// How long connecting may take (PostgreSQL: TCP connect and start-up).
+    pub connect: Duration,
+    /// How long one statement, or the start or end of a transaction, may
+    /// wait for the server's answer.
+    pub io: Duration,
+}
+
+impl Timeouts {
+    /// The default bounds: 10 s to connect, 10 s for each answer.
+    pub const DEFAULT: Timeouts = Timeouts {
+        connect: Duration::from_secs(10),
+        io: Duration::from_secs(10),
+    };
+
+    /// The same bounds, with `connect` to connect.
+    pub fn with_connect(mut self, connect: Duration) -> Timeouts {
+        self.connect = connect;
+        self
+    }
+
+    /// The same bounds, with `io` for each answer.
+    pub fn with_io(mut self, io: Duration) -> Timeouts {
+        self.io = io;
+        self
+    }
+}
+
+impl Default for Timeouts {
+    fn default() -> Timeouts {
+        Timeouts::DEFAULT
+    }
+}
