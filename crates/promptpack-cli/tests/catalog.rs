@@ -48,7 +48,17 @@ struct Output {
 }
 
 impl Scene {
+    /// The scene, its catalog made by `catalog init` (only `init` makes
+    /// one).
     fn new() -> Scene {
+        let scene = Scene::bare_tree();
+        let out = scene.catalog(&["init"]);
+        assert_eq!(out.code, Some(0), "init: {}", out.stderr);
+        scene
+    }
+
+    /// The scene with no catalog yet.
+    fn bare_tree() -> Scene {
         let dir = tempfile::tempdir().expect("temp dir");
         copy_tree(&fixture("clean"), &dir.path().join("tree"));
         let db = format!("sqlite:{}", dir.path().join("c.db").display());
@@ -503,12 +513,25 @@ fn snippet_then_upgrade_moves_a_pin() {
 /// the other commands find it; PROMPTPACK_DB overrides it.
 #[test]
 fn default_and_env_catalog() {
-    let scene = Scene::new();
+    let scene = Scene::bare_tree();
     // A promptpack.toml marks the root, for a command run below it.
     scene.write("tree/promptpack.toml", "");
-    let out = scene.bare(&[
+    // Only `init` makes a catalog: a write before it creates nothing.
+    let import = [
         "catalog", "import", "--root", "TMP/tree", "--author", "test",
-    ]);
+    ];
+    let out = scene.bare(&import);
+    assert_eq!(out.code, Some(1), "{}", out.stdout);
+    assert!(out.stderr.contains("not_configured"), "{}", out.stderr);
+    assert!(!scene.path().join("tree/.promptpack").exists());
+    let out = scene.bare(&["catalog", "init", "--root", "TMP/tree"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(out.stdout.contains("kept out of git by"), "{}", out.stdout);
+    assert_eq!(
+        std::fs::read_to_string(scene.path().join("tree/.promptpack/.gitignore")).ok(),
+        Some("# The prompt catalog is a database: kept out of git.\n*\n".to_string())
+    );
+    let out = scene.bare(&import);
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert!(scene.path().join("tree/.promptpack/catalog.db").is_file());
     // Found from inside the tree, as `check` finds its root.

@@ -4,13 +4,13 @@
 mod migrate;
 pub(crate) mod rows;
 
-use crate::compile::{SnippetText, check_snippet, compile_draft, sources, text_hash};
+use crate::compile::{Compiled, SnippetText, check_snippet, compile_draft, sources, text_hash};
 use crate::diff::unified_diff;
 use crate::model::{
     Arm, AuditEntry, Draft, History, Listed, Page, Pin, PromptEntry, Selector, SnippetRevision,
     Version,
 };
-use crate::store::{Store, Tx};
+use crate::store::{Access, Store, Tx};
 use crate::timeouts::Timeouts;
 use promptpack_core::contract::Contract;
 use promptpack_core::syntax::is_snippet_name;
@@ -47,14 +47,16 @@ impl std::fmt::Debug for Catalog {
 }
 
 impl Catalog {
-    /// Connects to the catalog at `url` and brings its schema up to date
-    /// (creating it on first use). A SQLite file and its folder are created
-    /// when missing.
+    /// Connects to the catalog at `url` and brings its schema up to date,
+    /// creating it when new: what `promptpack catalog init` does. A SQLite
+    /// file and its folder are created when missing; a SQLite file that
+    /// holds another application's tables is refused, untouched.
     ///
     /// # Errors
     /// `unavailable` when the store cannot be reached; `not_configured` when
-    /// the file is not a database or its schema is newer than this
-    /// promptpack knows; `invalid_request` for a URL that names no store.
+    /// the file is not a database, holds another application's tables, or
+    /// its schema is newer than this promptpack knows; `invalid_request` for
+    /// a URL that names no store.
     pub fn open(url: &str) -> Result<Catalog, Error> {
         Catalog::open_with(url, &Timeouts::DEFAULT)
     }
@@ -64,14 +66,39 @@ impl Catalog {
     /// # Errors
     /// As [`Catalog::open`]; `unavailable` when a wait runs past its bound.
     pub fn open_with(url: &str, timeouts: &Timeouts) -> Result<Catalog, Error> {
-        let mut catalog = Catalog::connect_unchecked(url, true, timeouts)?;
+        let mut catalog = Catalog::connect_unchecked(url, Access::Create, timeouts)?;
         migrate::migrate(&mut catalog.store)?;
         Ok(catalog)
     }
 
-    /// Connects to the catalog at `url`, changing nothing: `not_configured`
-    /// unless it holds this promptpack's schema already. For readers, such
-    /// as a service that follows a label.
+    /// Connects to the catalog at `url` to read and write it: it must exist
+    /// ([`Catalog::open`] creates one); an older schema is brought up to
+    /// date. What a command that writes uses, so that a mistyped URL
+    /// creates nothing.
+    ///
+    /// # Errors
+    /// As [`Catalog::connect_with`].
+    pub fn connect_writable(url: &str, timeouts: &Timeouts) -> Result<Catalog, Error> {
+        let mut catalog = Catalog::connect_unchecked(url, Access::Write, timeouts)?;
+        if !has_schema(&mut catalog.store)? {
+            return Err(Error::new(
+                ErrorCode::NotConfigured,
+                format!(
+                    "{} holds no promptpack catalog: `promptpack catalog init` creates one",
+                    catalog.store.shown()
+                ),
+            ));
+        }
+        migrate::migrate(&mut catalog.store)?;
+        Ok(catalog)
+    }
+
+    /// Connects to the catalog at `url` to read it, changing nothing: a
+    /// SQLite file is opened read-only (so a catalog on a read-only disk
+    /// reads), a PostgreSQL transaction is `READ ONLY`; `not_configured`
+    /// unless it holds this promptpack's schema already. Reads never take
+    /// or wait for the write lock. For readers, such as a service that
+    /// follows a label; a method that writes fails on such a connection.
     ///
     /// # Errors
     /// As [`Catalog::open`]; `not_configured` also when the schema was
@@ -87,15 +114,14 @@ impl Catalog {
     /// As [`Catalog::connect`]; `unavailable` when a wait runs past its
     /// bound.
     pub fn connect_with(url: &str, timeouts: &Timeouts) -> Result<Catalog, Error> {
-        let mut catalog = Catalog::connect_unchecked(url, false, timeouts)?;
+        let mut catalog = Catalog::connect_unchecked(url, Access::Read, timeouts)?;
         migrate::check_schema(&mut catalog.store)?;
         Ok(catalog)
     }
 
-    /// `create`: a missing SQLite file (and its folder) is created.
-    fn connect_unchecked(url: &str, create: bool, timeouts: &Timeouts) -> Result<Catalog, Error> {
+    fn connect_unchecked(url: &str, access: Access, timeouts: &Timeouts) -> Result<Catalog, Error> {
         Ok(Catalog {
-            store: Store::connect(url, create, timeouts)?,
+            store: Store::connect(url, access, timeouts)?,
             settings: Settings::default(),
             author: default_author(),
             before_commit: None,
@@ -177,6 +203,11 @@ impl Catalog {
     /// code and location in `templates/<id>/…`; `contract_violation` for a
     /// variable the program does not supply or types otherwise;
     /// `not_found` for a missing or deleted prompt. Nothing is written.
+    ///
+    /// A draft that is the newest version already (the same files and
+    /// syntax, rendering with the same snippet revisions) writes nothing:
+    /// that version is returned, as [`Catalog::import`] and
+    /// [`Catalog::publish_snippet`] do.
     pub fn publish(
         &mut self,
         id: &str,
@@ -219,9 +250,14 @@ impl Catalog {
         } = self;
         store.write(&mut |tx| {
             let created = create && rows::insert_prompt(tx, id, id, "", author)?.is_some();
-            rows::live_prompt(tx, id, true)?;
+            let prompt = rows::live_prompt(tx, id, true)?;
             let snippets = rows::current_snippets(tx)?;
             let compiled = compile_draft(id, draft, &snippets, contract)?;
+            if let Some(newest) = rows::version(tx, id, prompt.latest_version)?
+                && unchanged(&newest, draft, &compiled)
+            {
+                return Ok((newest, created));
+            }
             let version = insert_version(tx, id, draft, &compiled, author, before_commit)?;
             Ok((version, created))
         })
@@ -623,13 +659,23 @@ impl Catalog {
     }
 }
 
+/// Whether `draft`, compiled with the current snippets, is what version
+/// `newest` holds already: the same files, syntax and pins, so that it
+/// would render the same. Publishing and importing it writes nothing.
+pub(crate) fn unchanged(newest: &Version, draft: &Draft, compiled: &Compiled) -> bool {
+    newest.system == draft.system
+        && newest.user == draft.user
+        && newest.syntax == draft.syntax
+        && newest.pins == compiled.pins
+}
+
 /// Writes the version and runs the fault tests' hook, if any, before the
 /// transaction commits.
 fn insert_version(
     tx: &mut dyn Tx,
     id: &str,
     draft: &Draft,
-    compiled: &crate::compile::Compiled,
+    compiled: &Compiled,
     author: &str,
     before_commit: &mut Option<Box<dyn FnMut() + Send>>,
 ) -> Result<Version, Error> {
@@ -744,10 +790,13 @@ fn upgrade_message(from: &[Pin], to: &[Pin]) -> String {
 /// A label that can be set: a name, not `latest`.
 fn check_label(label: &str) -> Result<(), Error> {
     check_name("label", label)?;
-    if label == "latest" {
+    // `LATEST` beside `latest` would read as the same label to a person.
+    if label.eq_ignore_ascii_case("latest") {
         return Err(Error::new(
             ErrorCode::InvalidRequest,
-            "`latest` moves by itself to each new version: label another name",
+            format!(
+                "`{label}` is reserved: `latest` moves by itself to each new version; label another name"
+            ),
         ));
     }
     Ok(())
@@ -799,6 +848,20 @@ pub(crate) fn check_name(what: &str, name: &str) -> Result<(), Error> {
             promptpack_core::diagnostics::escape_controls(name)
         ),
     ))
+}
+
+/// Whether the store holds a catalog's schema, of any version: what a
+/// writer checks so that only `init` makes a catalog.
+fn has_schema(store: &mut Store) -> Result<bool, Error> {
+    let version = store.read(&mut |tx| {
+        let row = tx.query_opt("SELECT MAX(version) AS version FROM promptpack_schema", &[])?;
+        Ok(row.map(|r| r.opt_int(0)).transpose()?.flatten())
+    });
+    match version {
+        Ok(version) => Ok(version.unwrap_or(0) > 0),
+        Err(error) if error.code() == ErrorCode::NotConfigured => Ok(false),
+        Err(error) => Err(error),
+    }
 }
 
 fn default_author() -> String {

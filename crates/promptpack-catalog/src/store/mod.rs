@@ -131,8 +131,25 @@ impl dyn Tx + '_ {
     }
 }
 
-/// A connection to one of the stores.
-pub(crate) enum Store {
+/// What a connection may do to the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Access {
+    /// Read only: a SQLite file is opened read-only and must be a catalog.
+    Read,
+    /// Read and write a catalog that exists.
+    Write,
+    /// As `Write`, creating a missing SQLite file and its folder.
+    Create,
+}
+
+/// A connection to one of the stores, and what it may do.
+pub(crate) struct Store {
+    backend: Backend,
+    access: Access,
+}
+
+/// The connection itself.
+enum Backend {
     #[cfg(feature = "sqlite")]
     Sqlite(sqlite::SqliteStore),
     #[cfg(feature = "postgres")]
@@ -146,26 +163,31 @@ pub(crate) type Work<'w, T> = &'w mut dyn FnMut(&mut dyn Tx) -> Result<T, Error>
 
 impl Store {
     /// Connects to `url`: `sqlite:PATH` (or a path), `postgres://…` or
-    /// `postgresql://…`. `create`: a missing SQLite file is created, else
-    /// it is `not_configured`.
-    pub fn connect(url: &str, create: bool, timeouts: &Timeouts) -> Result<Store, Error> {
+    /// `postgresql://…`, for `access`.
+    pub fn connect(url: &str, access: Access, timeouts: &Timeouts) -> Result<Store, Error> {
         match StoreUrl::parse(url)? {
             #[cfg(feature = "sqlite")]
-            StoreUrl::Sqlite(path) => Ok(Store::Sqlite(sqlite::SqliteStore::open(&path, create)?)),
+            StoreUrl::Sqlite(path) => Ok(Store {
+                backend: Backend::Sqlite(sqlite::SqliteStore::open(&path, access)?),
+                access,
+            }),
             #[cfg(feature = "postgres")]
-            StoreUrl::Postgres(url) => Ok(Store::Postgres(Box::new(
-                postgres::PostgresStore::connect(&url, timeouts)?,
-            ))),
+            StoreUrl::Postgres(url) => Ok(Store {
+                backend: Backend::Postgres(Box::new(postgres::PostgresStore::connect(
+                    &url, timeouts,
+                )?)),
+                access,
+            }),
         }
     }
 
     /// Runs `work` in a transaction that sees one snapshot and writes nothing.
     pub fn read<T>(&mut self, work: Work<'_, T>) -> Result<T, Error> {
-        match self {
+        match &mut self.backend {
             #[cfg(feature = "sqlite")]
-            Store::Sqlite(store) => store.transaction(false, work),
+            Backend::Sqlite(store) => store.transaction(false, work),
             #[cfg(feature = "postgres")]
-            Store::Postgres(store) => store.transaction(false, work),
+            Backend::Postgres(store) => store.transaction(false, work),
         }
     }
 
@@ -174,21 +196,30 @@ impl Store {
     /// serialized by the database (SQLite's write lock, PostgreSQL's row
     /// locks), so that two never compute the same version number.
     pub fn write<T>(&mut self, work: Work<'_, T>) -> Result<T, Error> {
-        match self {
+        if self.access == Access::Read {
+            return Err(Error::new(
+                ErrorCode::InvalidRequest,
+                format!(
+                    "catalog {}: connected to read (`Catalog::connect`), and this writes: connect with `Catalog::connect_writable`",
+                    self.shown()
+                ),
+            ));
+        }
+        match &mut self.backend {
             #[cfg(feature = "sqlite")]
-            Store::Sqlite(store) => store.transaction(true, work),
+            Backend::Sqlite(store) => store.transaction(true, work),
             #[cfg(feature = "postgres")]
-            Store::Postgres(store) => store.transaction(true, work),
+            Backend::Postgres(store) => store.transaction(true, work),
         }
     }
 
     /// The store's migrations, in order.
     pub fn migrations(&self) -> &'static [Migration] {
-        match self {
+        match &self.backend {
             #[cfg(feature = "sqlite")]
-            Store::Sqlite(_) => sqlite::MIGRATIONS,
+            Backend::Sqlite(_) => sqlite::MIGRATIONS,
             #[cfg(feature = "postgres")]
-            Store::Postgres(_) => postgres::MIGRATIONS,
+            Backend::Postgres(_) => postgres::MIGRATIONS,
         }
     }
 
@@ -196,21 +227,32 @@ impl Store {
     /// apply the migrations one after the other (PostgreSQL's transaction
     /// advisory lock; SQLite's write transaction is exclusive already).
     pub fn migration_lock(&self) -> Option<&'static str> {
-        match self {
+        match &self.backend {
             #[cfg(feature = "sqlite")]
-            Store::Sqlite(_) => None,
+            Backend::Sqlite(_) => None,
             #[cfg(feature = "postgres")]
-            Store::Postgres(_) => Some("SELECT pg_advisory_xact_lock(7325163)"),
+            Backend::Postgres(_) => Some("SELECT pg_advisory_xact_lock(7325163)"),
+        }
+    }
+
+    /// The store as messages name it: the SQLite file's path, or the
+    /// PostgreSQL URL without its password.
+    pub fn shown(&self) -> &str {
+        match &self.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(store) => store.shown(),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(store) => store.shown(),
         }
     }
 
     /// Which store this is, for messages: `sqlite` or `postgres`.
     pub fn kind(&self) -> &'static str {
-        match self {
+        match &self.backend {
             #[cfg(feature = "sqlite")]
-            Store::Sqlite(_) => "sqlite",
+            Backend::Sqlite(_) => "sqlite",
             #[cfg(feature = "postgres")]
-            Store::Postgres(_) => "postgres",
+            Backend::Postgres(_) => "postgres",
         }
     }
 }
@@ -247,6 +289,20 @@ impl StoreUrl {
             .strip_prefix("sqlite://")
             .or_else(|| url.strip_prefix("sqlite:"))
             .unwrap_or(url);
+        if path.trim().is_empty() {
+            return Err(Error::new(
+                ErrorCode::InvalidRequest,
+                format!("`{url}` names no file: give `sqlite:PATH`"),
+            ));
+        }
+        if path.contains(":memory:") || path.contains("mode=memory") {
+            return Err(Error::new(
+                ErrorCode::InvalidRequest,
+                format!(
+                    "`{url}` is an in-memory database, which keeps nothing once the command ends: give the path of a file"
+                ),
+            ));
+        }
         if let Some((scheme, _)) = path.split_once("://") {
             return Err(Error::new(
                 ErrorCode::InvalidRequest,
@@ -294,7 +350,16 @@ mod tests {
             );
             assert_eq!(StoreUrl::parse("cat.db").ok(), Some(path("cat.db")));
         }
-        for bad in ["", "  ", "mysql://h/db"] {
+        for bad in [
+            "",
+            "  ",
+            "mysql://h/db",
+            "sqlite:",
+            "sqlite://",
+            "sqlite::memory:",
+            ":memory:",
+            "sqlite:file::memory:?cache=shared",
+        ] {
             let error = StoreUrl::parse(bad).err().map(|e| e.code());
             assert_eq!(error, Some(ErrorCode::InvalidRequest), "{bad:?}");
         }

@@ -46,6 +46,11 @@ impl PostgresStore {
         })
     }
 
+    /// The URL without its password, for messages.
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+
     pub fn transaction<T>(&mut self, write: bool, work: Work<'_, T>) -> Result<T, Error> {
         let PostgresStore {
             client,

@@ -2,11 +2,11 @@
 //! wait for the writer, with a busy timeout so that writers from other
 //! threads and processes queue instead of failing.
 
-use super::{Cell, Dialect, Migration, Param, Row, Tx, Work, numbered_parameters};
+use super::{Access, Cell, Dialect, Migration, Param, Row, Tx, Work, numbered_parameters};
 use promptpack_core::{Error, ErrorCode};
 use rusqlite::types::{ToSqlOutput, Value, ValueRef};
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub(crate) const MIGRATIONS: &[Migration] = &[
@@ -25,18 +25,91 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
 /// a stuck one is reported.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The table every catalog has: its schema's versions.
+const SCHEMA_TABLE: &str = "promptpack_schema";
+
+/// Opens `path` for `access` and reads its table names: the first read of
+/// the file, where a file that is not a database fails.
+fn open_file(path: &Path, access: Access) -> rusqlite::Result<(Connection, Vec<String>)> {
+    let flags = OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | match access {
+            Access::Read => OpenFlags::SQLITE_OPEN_READ_ONLY,
+            Access::Write => OpenFlags::SQLITE_OPEN_READ_WRITE,
+            Access::Create => OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
+        };
+    let connection = Connection::open_with_flags(path, flags)?;
+    connection.busy_timeout(BUSY_TIMEOUT)?;
+    let tables = user_tables(&connection)?;
+    connection.pragma_update(None, "foreign_keys", "ON")?;
+    Ok((connection, tables))
+}
+
+/// Opens `path` read-only in SQLite's `immutable` mode: no locks, no
+/// `-shm` file, the file read as it is.
+fn open_snapshot(path: &Path) -> rusqlite::Result<(Connection, Vec<String>)> {
+    let uri = format!("file:{}?immutable=1", uri_path(path));
+    let flags = OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_URI;
+    let connection = Connection::open_with_flags(uri, flags)?;
+    let tables = user_tables(&connection)?;
+    Ok((connection, tables))
+}
+
+/// Whether a read-only open failed because SQLite could not make the
+/// files a WAL reader shares, in a folder it cannot write.
+fn read_only_folder(error: &rusqlite::Error) -> bool {
+    matches!(
+        error.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen)
+    )
+}
+
+/// `path` as the path of a `file:` URI: `%`, `?` and `#` escaped, which
+/// would otherwise end the path or start an escape.
+fn uri_path(path: &Path) -> String {
+    let mut out = String::new();
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            '?' => out.push_str("%3f"),
+            '#' => out.push_str("%23"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The names of the database's own tables (not SQLite's internal ones).
+fn user_tables(connection: &Connection) -> rusqlite::Result<Vec<String>> {
+    let mut statement = connection.prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+    )?;
+    let names = statement.query_map([], |row| row.get::<_, String>(0))?;
+    names.collect()
+}
+
 pub(crate) struct SqliteStore {
     connection: Connection,
     path: String,
+    /// Set when the catalog is read from a folder this process cannot
+    /// write, with no writer at work (no `-shm` file to share): the file is
+    /// read through SQLite's `immutable` mode, which cannot follow a writer,
+    /// so every read opens it anew and sees the file as it is then.
+    snapshot_of: Option<PathBuf>,
 }
 
 impl SqliteStore {
-    /// Opens (creating it and its folder when missing) the catalog file.
-    pub fn open(path: &Path, create: bool) -> Result<SqliteStore, Error> {
+    /// Opens the catalog file for `access`: only [`Access::Create`] makes a
+    /// missing file (and its folder) or turns on WAL; [`Access::Read`] opens
+    /// the file read-only, so that reading another application's database,
+    /// or a catalog on a read-only disk, changes nothing. A file that is not
+    /// a catalog is refused before anything touches it.
+    pub fn open(path: &Path, access: Access) -> Result<SqliteStore, Error> {
         let shown = path.display().to_string();
-        if !create && !path.exists() {
-            // A reader pointed at the wrong path must not leave an empty
-            // catalog behind it.
+        if access != Access::Create && !path.exists() {
+            // A reader or writer pointed at the wrong path must not leave an
+            // empty catalog behind it.
             return Err(Error::new(
                 ErrorCode::NotConfigured,
                 format!("no catalog at {shown} (`promptpack catalog init` creates one)"),
@@ -44,7 +117,7 @@ impl SqliteStore {
         }
         if let Some(parent) = path
             .parent()
-            .filter(|p| create && !p.as_os_str().is_empty())
+            .filter(|p| access == Access::Create && !p.as_os_str().is_empty())
         {
             std::fs::create_dir_all(parent).map_err(|e| {
                 Error::new(
@@ -54,29 +127,53 @@ impl SqliteStore {
                         parent.display()
                     ),
                 )
+                .caused_by(e)
             })?;
         }
-        let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        if create {
-            flags |= OpenFlags::SQLITE_OPEN_CREATE;
+        let (connection, tables, snapshot_of) = match open_file(path, access) {
+            Ok((connection, tables)) => (connection, tables, None),
+            // A WAL catalog in a folder this process cannot write, with no
+            // writer at work: SQLite cannot make the `-shm` file a reader
+            // shares, so read the file as it is.
+            Err(error) if access == Access::Read && read_only_folder(&error) => {
+                let (connection, tables) =
+                    open_snapshot(path).map_err(|e| store_error(&shown, e))?;
+                (connection, tables, Some(path.to_path_buf()))
+            }
+            Err(error) => return Err(store_error(&shown, error)),
+        };
+        let is_catalog = tables.iter().any(|name| name == SCHEMA_TABLE);
+        if !is_catalog && (access != Access::Create || !tables.is_empty()) {
+            let holds = match tables.len() {
+                0 => "an empty database".to_string(),
+                1 => "a database of another application (1 table)".to_string(),
+                n => format!("a database of another application ({n} tables)"),
+            };
+            let advice = match access {
+                Access::Create => "give the path of a catalog, or of a file to create",
+                _ => "`promptpack catalog init` creates one at a new path",
+            };
+            return Err(Error::new(
+                ErrorCode::NotConfigured,
+                format!("{shown} is not a promptpack catalog: it holds {holds} ({advice})"),
+            ));
         }
-        let connection =
-            Connection::open_with_flags(path, flags).map_err(|e| store_error(&shown, &e))?;
-        connection
-            .busy_timeout(BUSY_TIMEOUT)
-            .map_err(|e| store_error(&shown, &e))?;
-        // The first statement that reads the file: a file that is not a
-        // database fails here, as `not_configured`.
-        connection
-            .pragma_update(None, "journal_mode", "WAL")
-            .map_err(|e| store_error(&shown, &e))?;
-        connection
-            .pragma_update(None, "foreign_keys", "ON")
-            .map_err(|e| store_error(&shown, &e))?;
+        if access == Access::Create {
+            // Persistent in the file: readers never wait for the writer.
+            connection
+                .pragma_update(None, "journal_mode", "WAL")
+                .map_err(|e| store_error(&shown, e))?;
+        }
         Ok(SqliteStore {
             connection,
             path: shown,
+            snapshot_of,
         })
+    }
+
+    /// The file's path, for messages.
+    pub fn shown(&self) -> &str {
+        &self.path
     }
 
     pub fn transaction<T>(&mut self, write: bool, work: Work<'_, T>) -> Result<T, Error> {
@@ -88,18 +185,24 @@ impl SqliteStore {
             TransactionBehavior::Deferred
         };
         let path = self.path.clone();
+        if let Some(file) = &self.snapshot_of {
+            // A writer may have come since: share its `-shm` when it has
+            // made one, else read the file as it is now.
+            self.connection = match open_file(file, Access::Read) {
+                Ok((connection, _)) => connection,
+                Err(_) => open_snapshot(file).map_err(|e| store_error(&path, e))?.0,
+            };
+        }
         let transaction = self
             .connection
             .transaction_with_behavior(behavior)
-            .map_err(|e| store_error(&path, &e))?;
+            .map_err(|e| store_error(&path, e))?;
         let mut tx = SqliteTx {
             transaction,
             path: &path,
         };
         let value = work(&mut tx)?;
-        tx.transaction
-            .commit()
-            .map_err(|e| store_error(&path, &e))?;
+        tx.transaction.commit().map_err(|e| store_error(&path, e))?;
         Ok(value)
     }
 }
@@ -127,7 +230,7 @@ fn bind<'a>(params: &'a [Param<'a>]) -> Vec<ToSqlOutput<'a>> {
 impl Tx for SqliteTx<'_> {
     fn query(&mut self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>, Error> {
         let path = self.path;
-        let fail = |e: rusqlite::Error| store_error(path, &e);
+        let fail = |e: rusqlite::Error| store_error(path, e);
         let mut statement = self
             .transaction
             .prepare_cached(&numbered_parameters(sql))
@@ -161,17 +264,17 @@ impl Tx for SqliteTx<'_> {
             // Migrations: several statements in one text.
             self.transaction
                 .execute_batch(sql)
-                .map_err(|e| store_error(path, &e))?;
+                .map_err(|e| store_error(path, e))?;
             return Ok(0);
         }
         let mut statement = self
             .transaction
             .prepare_cached(&numbered_parameters(sql))
-            .map_err(|e| store_error(path, &e))?;
+            .map_err(|e| store_error(path, e))?;
         let bound = bind(params);
         let changed = statement
             .execute(rusqlite::params_from_iter(bound.iter()))
-            .map_err(|e| store_error(path, &e))?;
+            .map_err(|e| store_error(path, e))?;
         Ok(changed as u64)
     }
 
@@ -180,27 +283,63 @@ impl Tx for SqliteTx<'_> {
     }
 }
 
-/// A SQLite error as the catalog's: a file that is not a database, or a
-/// missing table, is `not_configured`; a duplicate key `already_exists`;
-/// anything else (locked past the timeout, disk full, I/O) `unavailable`.
-fn store_error(path: &str, error: &rusqlite::Error) -> Error {
-    use rusqlite::ffi::ErrorCode as Sqlite;
-    let code = match error.sqlite_error_code() {
-        Some(Sqlite::NotADatabase) => ErrorCode::NotConfigured,
-        Some(Sqlite::ConstraintViolation)
-            if error.to_string().contains("UNIQUE") || error.to_string().contains("PRIMARY") =>
-        {
-            ErrorCode::AlreadyExists
-        }
-        _ if error.to_string().contains("no such table") => ErrorCode::NotConfigured,
-        _ => ErrorCode::Unavailable,
+/// A SQLite error as the catalog's, by its extended result code: a file
+/// that is not a database is `not_configured`, a corrupt one `damaged`; a
+/// duplicate key `already_exists`; another refused constraint, or text the
+/// schema does not take, `invalid_request`; a statement the schema does not
+/// fit `not_configured`; a lock held past the busy timeout, a full disk or
+/// a failed read or write `unavailable`. The driver's error is kept as the
+/// cause.
+fn store_error(path: &str, error: rusqlite::Error) -> Error {
+    let (code, hint) = classify(&error);
+    Error::new(code, format!("catalog {path}: {error}{hint}")).caused_by(error)
+}
+
+fn classify(error: &rusqlite::Error) -> (ErrorCode, &'static str) {
+    use rusqlite::ffi;
+    let Some(failure) = error.sqlite_error() else {
+        return match error {
+            // A value the model cannot take (text that is not UTF-8, a
+            // number out of range): what the database holds is not what
+            // promptpack writes.
+            rusqlite::Error::FromSqlConversionFailure(..)
+            | rusqlite::Error::IntegralValueOutOfRange(..)
+            | rusqlite::Error::Utf8Error(..)
+            | rusqlite::Error::InvalidColumnType(..) => (ErrorCode::Damaged, ""),
+            rusqlite::Error::NulError(_) => (ErrorCode::InvalidRequest, ""),
+            _ => (ErrorCode::Unavailable, ""),
+        };
     };
-    let hint = match code {
-        ErrorCode::NotConfigured if error.to_string().contains("no such table") => {
-            ": the catalog's schema is not applied (run `promptpack catalog init`)"
+    match failure.extended_code {
+        ffi::SQLITE_CONSTRAINT_UNIQUE | ffi::SQLITE_CONSTRAINT_PRIMARYKEY => {
+            return (ErrorCode::AlreadyExists, "");
         }
-        ErrorCode::NotConfigured => " (give the path of a catalog, or of a file to create)",
-        _ => "",
-    };
-    Error::new(code, format!("catalog {path}: {error}{hint}"))
+        ffi::SQLITE_CONSTRAINT_TRIGGER => {
+            return (
+                ErrorCode::InvalidRequest,
+                ": the catalog's history is append-only",
+            );
+        }
+        _ => {}
+    }
+    match failure.code {
+        ffi::ErrorCode::NotADatabase => (
+            ErrorCode::NotConfigured,
+            " (give the path of a catalog, or of a file to create)",
+        ),
+        ffi::ErrorCode::DatabaseCorrupt => (
+            ErrorCode::Damaged,
+            ": the file is corrupt (restore it from a backup)",
+        ),
+        ffi::ErrorCode::ConstraintViolation | ffi::ErrorCode::TooBig => {
+            (ErrorCode::InvalidRequest, "")
+        }
+        // Our statements are fixed: one the database cannot run means a
+        // schema other than the one this promptpack writes.
+        ffi::ErrorCode::Unknown => (
+            ErrorCode::NotConfigured,
+            ": the database's schema is not the one this promptpack writes (`promptpack catalog init` migrates an older catalog)",
+        ),
+        _ => (ErrorCode::Unavailable, ""),
+    }
 }

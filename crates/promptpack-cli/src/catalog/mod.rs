@@ -10,7 +10,7 @@ mod tree;
 use crate::{Folders, usage_error};
 use clap::{Args, Subcommand};
 use promptpack::{Error, ErrorCode, Style};
-use promptpack_catalog::{Arm, Catalog, Contract, DEFAULT_SQLITE_PATH, Selector};
+use promptpack_catalog::{Arm, Catalog, Contract, DEFAULT_SQLITE_PATH, Selector, Timeouts};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -18,8 +18,8 @@ use std::process::ExitCode;
 /// Options of `promptpack catalog`.
 #[derive(Debug, Args)]
 pub(crate) struct CatalogArgs {
-    /// The catalog: `sqlite:PATH` or `postgres://user@host/db`; its schema is
-    /// created on first use [default: sqlite:ROOT/.promptpack/catalog.db].
+    /// The catalog: `sqlite:PATH` or `postgres://user@host/db`, made by
+    /// `catalog init` [default: sqlite:ROOT/.promptpack/catalog.db].
     #[arg(
         long,
         global = true,
@@ -46,9 +46,14 @@ pub(crate) struct CatalogArgs {
 
 #[derive(Debug, Subcommand)]
 enum CatalogCommand {
-    /// Apply the catalog's schema; print the store and the schema version.
+    /// Create the catalog, or bring its schema up to date; print the store
+    /// and the schema version.
     ///
-    /// Every other command applies it on first use too.
+    /// The only command that creates a catalog: the others refuse a path
+    /// that holds none (`not_configured`). Commands that write bring an
+    /// older schema up to date; commands that read open the catalog
+    /// read-only and change nothing. The default catalog's folder gets a
+    /// `.gitignore` that keeps it out of git.
     Init,
     /// Import a prompt tree: a new version of each prompt that changed.
     ///
@@ -61,7 +66,9 @@ enum CatalogCommand {
     ///
     /// Reads ROOT/templates/ID/system.md and user.md verbatim, checks them
     /// against the catalog's snippets (and the contract, when given), and
-    /// creates prompt ID first when the catalog lacks it.
+    /// creates prompt ID first when the catalog lacks it. Files that are
+    /// the newest version already write nothing (`unchanged vN`), as
+    /// `import` does.
     Publish(PublishArgs),
     /// Publish one snippet of a tree as its next revision.
     ///
@@ -299,16 +306,28 @@ pub(crate) fn run(args: &CatalogArgs, style: Style) -> ExitCode {
 
 /// What the command prints, or why it failed.
 fn execute(args: &CatalogArgs, style: Style) -> Result<String, Error> {
-    let mut catalog = open(args)?;
+    let mut catalog = open(args, args.command.access())?;
     let json = args.json;
     match &args.command {
         CatalogCommand::Init => {
             let schema = catalog.init()?;
             let store = catalog.store_kind();
+            let ignored = match &args.db {
+                None => keep_out_of_git(&args.folders(None).root())?,
+                Some(_) => None,
+            };
             Ok(if json {
-                to_json(&serde_json::json!({"store": store, "schema_version": schema}))
+                to_json(&serde_json::json!({
+                    "store": store,
+                    "schema_version": schema,
+                    "gitignore": ignored,
+                }))
             } else {
-                format!("{store} catalog at schema version {schema}\n")
+                let mut out = format!("{store} catalog at schema version {schema}\n");
+                if let Some(ignored) = ignored {
+                    out.push_str(&format!("kept out of git by {ignored}\n"));
+                }
+                out
             })
         }
         CatalogCommand::Import(tree) => {
@@ -326,12 +345,22 @@ fn execute(args: &CatalogArgs, style: Style) -> Result<String, Error> {
             let contract = read_contract(tree.contract.as_deref())?;
             let config = args.folders(tree.from.as_deref()).config()?;
             let draft = tree::template(&config, &publish.id, &tree.message)?;
+            let before = match catalog.prompt(&publish.id) {
+                Ok(prompt) => Some(prompt.latest_version),
+                Err(e) if e.code() == ErrorCode::NotFound => None,
+                Err(e) => return Err(e),
+            };
             let (version, created) =
                 catalog.publish_or_create(&publish.id, &draft, contract.as_ref())?;
+            // As `import` and `snippet`: the newest version's files again
+            // are no new version.
+            let written = before != Some(version.version);
             Ok(if json {
-                to_json(&serde_json::json!({"created": created, "version": version}))
+                to_json(
+                    &serde_json::json!({"created": created, "written": written, "version": version}),
+                )
             } else {
-                output::published(&version, created)
+                output::published(&version, created, written)
             })
         }
         CatalogCommand::Snippet(snippet) => {
@@ -479,9 +508,73 @@ impl CatalogArgs {
     }
 }
 
-/// The catalog, its schema brought up to date, writing as `--author`.
-fn open(args: &CatalogArgs) -> Result<Catalog, Error> {
-    let catalog = Catalog::open(&args.url())?;
+/// What a command does to the catalog, and so how it connects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    /// `init`: creates the catalog, or brings its schema up to date.
+    Create,
+    /// Writes to a catalog that exists (migrating an older schema).
+    Write,
+    /// Reads only: read-only, never migrates, never waits for a writer.
+    Read,
+}
+
+impl CatalogCommand {
+    fn access(&self) -> Access {
+        match self {
+            CatalogCommand::Init => Access::Create,
+            CatalogCommand::Import(_)
+            | CatalogCommand::Publish(_)
+            | CatalogCommand::Snippet(_)
+            | CatalogCommand::Label(_)
+            | CatalogCommand::Split(_)
+            | CatalogCommand::Delete(_)
+            | CatalogCommand::Restore(_)
+            | CatalogCommand::Upgrade(_) => Access::Write,
+            CatalogCommand::Get(_)
+            | CatalogCommand::Render(_)
+            | CatalogCommand::List(_)
+            | CatalogCommand::History(_)
+            | CatalogCommand::Diff(_)
+            | CatalogCommand::Export(_) => Access::Read,
+        }
+    }
+}
+
+/// The default catalog's folder (`.promptpack/`) kept out of git with a
+/// `.gitignore` of its own that ignores everything in it: the catalog is a
+/// database, not source. Leaves one that exists alone. The file written,
+/// for the output.
+fn keep_out_of_git(root: &Path) -> Result<Option<String>, Error> {
+    let Some(folder) = Path::new(DEFAULT_SQLITE_PATH).parent() else {
+        return Ok(None);
+    };
+    let ignore = root.join(folder).join(".gitignore");
+    if ignore.exists() {
+        return Ok(None);
+    }
+    std::fs::write(
+        &ignore,
+        "# The prompt catalog is a database: kept out of git.\n*\n",
+    )
+    .map_err(|e| {
+        Error::new(
+            ErrorCode::Io,
+            format!("cannot write {}: {e}", ignore.display()),
+        )
+    })?;
+    Ok(Some(ignore.display().to_string()))
+}
+
+/// The catalog, connected as `access` needs, writing as `--author`.
+fn open(args: &CatalogArgs, access: Access) -> Result<Catalog, Error> {
+    let url = args.url();
+    let timeouts = Timeouts::DEFAULT;
+    let catalog = match access {
+        Access::Create => Catalog::open_with(&url, &timeouts)?,
+        Access::Write => Catalog::connect_writable(&url, &timeouts)?,
+        Access::Read => Catalog::connect_with(&url, &timeouts)?,
+    };
     Ok(match &args.author {
         Some(author) => catalog.with_author(author),
         None => catalog,

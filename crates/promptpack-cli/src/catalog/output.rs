@@ -51,15 +51,17 @@ pub(super) fn import(report: &ImportReport) -> String {
 }
 
 /// `published ID vN sha256:…` and the pins, after `created prompt ID`
-/// when the publish created it.
-pub(super) fn published(version: &Version, created: bool) -> String {
+/// when the publish created it; `unchanged` when the tree held the newest
+/// version already and nothing was written.
+pub(super) fn published(version: &Version, created: bool, written: bool) -> String {
     let mut out = String::new();
     if created {
         let _ = writeln!(out, "created prompt {}", version.prompt_id);
     }
+    let done = if written { "published" } else { "unchanged" };
     let _ = writeln!(
         out,
-        "published {} v{} {}",
+        "{done} {} v{} {}",
         version.prompt_id,
         version.version,
         short_hash(&version.content_hash)
@@ -70,8 +72,8 @@ pub(super) fn published(version: &Version, created: bool) -> String {
 
 /// A version minted by `upgrade`: as a publish, and its message.
 pub(super) fn upgraded(version: &Version) -> String {
-    let mut out = published(version, false);
-    let _ = writeln!(out, "message: {}", version.message);
+    let mut out = published(version, false, true);
+    let _ = writeln!(out, "message: {}", plain(&version.message));
     out
 }
 
@@ -94,9 +96,9 @@ pub(super) fn version(version: &Version) -> String {
     let _ = writeln!(out, "prompt:   {}", version.prompt_id);
     let _ = writeln!(out, "version:  {}", version.version);
     let _ = writeln!(out, "hash:     sha256:{}", version.content_hash);
-    let _ = writeln!(out, "author:   {}", version.author);
+    let _ = writeln!(out, "author:   {}", plain(&version.author));
     let _ = writeln!(out, "time:     {}", version.created_at);
-    let _ = writeln!(out, "message:  {}", or_dash(&version.message));
+    let _ = writeln!(out, "message:  {}", or_dash(&plain(&version.message)));
     let _ = writeln!(out, "pins:     {}", pins(&version.pins));
     out.push_str("\n==> system.md <==\n");
     out.push_str(&version.system);
@@ -150,7 +152,7 @@ pub(super) fn history(history: &History) -> String {
             let _ = writeln!(out, "{}{deleted}", prompt.id);
         }
         description => {
-            let _ = writeln!(out, "{} — {description}{deleted}", prompt.id);
+            let _ = writeln!(out, "{} — {}{deleted}", prompt.id, plain(description));
         }
     }
     out.push_str("versions:\n");
@@ -160,7 +162,7 @@ pub(super) fn history(history: &History) -> String {
     let authors = history
         .versions
         .iter()
-        .map(|v| v.author.chars().count())
+        .map(|v| plain(&v.author).chars().count())
         .max()
         .unwrap_or(0);
     for v in &history.versions {
@@ -169,9 +171,9 @@ pub(super) fn history(history: &History) -> String {
             "  v{:<3}  {}  {:<authors$}  {}  {}",
             v.version,
             v.created_at,
-            v.author,
+            plain(&v.author),
             short_hash(&v.content_hash),
-            or_dash(&v.message)
+            or_dash(&plain(&v.message))
         );
     }
     out.push_str("labels:\n");
@@ -188,7 +190,7 @@ pub(super) fn history(history: &History) -> String {
     let authors = history
         .audit
         .iter()
-        .map(|a| a.author.chars().count())
+        .map(|a| plain(&a.author).chars().count())
         .max()
         .unwrap_or(0);
     // Each label's arms while it is split, for the "from" side of its next
@@ -208,7 +210,8 @@ pub(super) fn history(history: &History) -> String {
         let _ = writeln!(
             out,
             "  {}  {:<authors$}  {what}",
-            entry.created_at, entry.author
+            entry.created_at,
+            plain(&entry.author)
         );
     }
     out
@@ -247,4 +250,11 @@ pub(super) fn files(files: &[PathBuf]) -> String {
         .iter()
         .map(|path| format!("{}\n", path.display()))
         .collect()
+}
+
+/// Text a person wrote into the catalog (an author, a message, a
+/// description), with control characters escaped: a terminal shows what
+/// was written instead of obeying it.
+fn plain(text: &str) -> std::borrow::Cow<'_, str> {
+    promptpack_core::diagnostics::escape_controls(text)
 }
