@@ -14,15 +14,15 @@ pub(crate) fn migrate(store: &mut Store) -> Result<i64, Error> {
     let latest = migrations.last().map_or(0, |m| m.version);
     store.write(&mut |tx| {
         if let Some(lock) = lock {
-            tx.execute(lock, &[])?;
+            tx.batch(lock)?;
         }
-        tx.execute(SCHEMA_TABLE, &[])?;
+        tx.batch(SCHEMA_TABLE)?;
         let current = applied(tx)?;
         if current > latest {
             return Err(newer(current, latest));
         }
         for migration in migrations.iter().filter(|m| m.version > current) {
-            tx.execute(migration.sql, &[])?;
+            tx.batch(migration.sql)?;
             tx.execute(
                 "INSERT INTO promptpack_schema (version) VALUES ($1)",
                 &[Param::Int(migration.version)],
@@ -54,9 +54,9 @@ pub(crate) fn check_schema(store: &mut Store) -> Result<i64, Error> {
 }
 
 fn applied(tx: &mut dyn Tx) -> Result<i64, Error> {
-    let row = tx.query_opt("SELECT MAX(version) FROM promptpack_schema", &[])?;
+    let row = tx.query_opt("SELECT MAX(version) AS version FROM promptpack_schema", &[])?;
     Ok(row
-        .map(|r| r.opt_int(0))
+        .map(|r| r.opt_int("version"))
         .transpose()?
         .flatten()
         .unwrap_or(0))

@@ -855,7 +855,7 @@ pub(crate) fn check_name(what: &str, name: &str) -> Result<(), Error> {
 fn has_schema(store: &mut Store) -> Result<bool, Error> {
     let version = store.read(&mut |tx| {
         let row = tx.query_opt("SELECT MAX(version) AS version FROM promptpack_schema", &[])?;
-        Ok(row.map(|r| r.opt_int(0)).transpose()?.flatten())
+        Ok(row.map(|r| r.opt_int("version")).transpose()?.flatten())
     });
     match version {
         Ok(version) => Ok(version.unwrap_or(0) > 0),

@@ -23,12 +23,12 @@ fn number(value: i64, what: &str) -> Result<u32, Error> {
 
 fn prompt_entry(row: &Row) -> Result<PromptEntry, Error> {
     Ok(PromptEntry {
-        id: row.text(0)?,
-        name: row.text(1)?,
-        description: row.text(2)?,
-        deleted: row.int(3)? != 0,
-        latest_version: number(row.int(4)?, "latest version")?,
-        created_at: Timestamp(row.int(5)?),
+        id: row.text("id")?,
+        name: row.text("name")?,
+        description: row.text("description")?,
+        deleted: row.int("deleted")? != 0,
+        latest_version: number(row.int("latest_version")?, "latest version")?,
+        created_at: Timestamp(row.int("created_at")?),
     })
 }
 
@@ -70,8 +70,11 @@ pub(crate) fn live_prompts(
     cursor: &str,
     limit: i64,
 ) -> Result<Vec<(PromptEntry, Option<VersionSummary>)>, Error> {
-    let sql = "SELECT p.id, p.name, p.description, p.deleted, p.latest_version, p.created_at, \
-               v.version, v.content_hash, v.author, v.message, v.created_at \
+    let sql = "SELECT p.id AS id, p.name AS name, p.description AS description, \
+               p.deleted AS deleted, p.latest_version AS latest_version, \
+               p.created_at AS created_at, v.version AS version, \
+               v.content_hash AS content_hash, v.author AS author, v.message AS message, \
+               v.created_at AS version_created_at \
                FROM prompts p LEFT JOIN prompt_versions v \
                ON v.prompt_id = p.id AND v.version = p.latest_version \
                WHERE p.deleted = 0 AND p.id > $1 ORDER BY p.id LIMIT $2";
@@ -79,13 +82,13 @@ pub(crate) fn live_prompts(
         .iter()
         .map(|row| {
             let prompt = prompt_entry(row)?;
-            let current = match row.opt_int(6)? {
+            let current = match row.opt_int("version")? {
                 Some(version) => Some(VersionSummary {
                     version: number(version, "version")?,
-                    content_hash: row.text(7)?,
-                    author: row.text(8)?,
-                    message: row.text(9)?,
-                    created_at: Timestamp(row.int(10)?),
+                    content_hash: row.text("content_hash")?,
+                    author: row.text("author")?,
+                    message: row.text("message")?,
+                    created_at: Timestamp(row.int("version_created_at")?),
                 }),
                 None => None,
             };
@@ -94,7 +97,7 @@ pub(crate) fn live_prompts(
         .collect()
 }
 
-/// The columns of a version row, in the order [`version_row`] reads.
+/// The columns of a version row, as [`version_row`] reads them.
 const VERSION_COLUMNS: &str = "system_text, user_text, front_matter, resolved_system, \
      resolved_user, content_hash, author, message, created_at, \
      delimiter_open, delimiter_close, standalone_tags";
@@ -114,7 +117,7 @@ pub(crate) fn version(tx: &mut dyn Tx, id: &str, version: u32) -> Result<Option<
 
 /// A version from a row of [`VERSION_COLUMNS`] and its pins.
 fn version_row(id: &str, version: u32, row: &Row, pins: Vec<Pin>) -> Result<Version, Error> {
-    let front_matter = serde_json::from_str(&row.text(2)?).map_err(|e| {
+    let front_matter = serde_json::from_str(&row.text("front_matter")?).map_err(|e| {
         Error::new(
             ErrorCode::NotConfigured,
             format!("the front matter of `{id}` version {version} in the catalog is not JSON: {e}"),
@@ -123,21 +126,21 @@ fn version_row(id: &str, version: u32, row: &Row, pins: Vec<Pin>) -> Result<Vers
     Ok(Version {
         prompt_id: id.to_string(),
         version,
-        system: row.text(0)?,
-        user: row.opt_text(1)?,
+        system: row.text("system_text")?,
+        user: row.opt_text("user_text")?,
         front_matter,
         syntax: Syntax {
-            open: row.text(9)?,
-            close: row.text(10)?,
-            standalone_tags: row.int(11)? != 0,
+            open: row.text("delimiter_open")?,
+            close: row.text("delimiter_close")?,
+            standalone_tags: row.int("standalone_tags")? != 0,
         },
         pins,
-        resolved_system: row.text(3)?,
-        resolved_user: row.opt_text(4)?,
-        content_hash: row.text(5)?,
-        author: row.text(6)?,
-        message: row.text(7)?,
-        created_at: Timestamp(row.int(8)?),
+        resolved_system: row.text("resolved_system")?,
+        resolved_user: row.opt_text("resolved_user")?,
+        content_hash: row.text("content_hash")?,
+        author: row.text("author")?,
+        message: row.text("message")?,
+        created_at: Timestamp(row.int("created_at")?),
     })
 }
 
@@ -185,10 +188,13 @@ pub(crate) fn versions_batch(
                     WHERE (prompt_id, version) IN";
     let mut pins: HashMap<(String, u32), Vec<Pin>> = HashMap::new();
     for row in batched_rows(tx, pins_sql, wanted)? {
-        let key = (row.text(0)?, number(row.int(1)?, "version")?);
+        let key = (
+            row.text("prompt_id")?,
+            number(row.int("version")?, "version")?,
+        );
         let pin = Pin {
-            snippet: row.text(2)?,
-            revision: number(row.int(3)?, "snippet revision")?,
+            snippet: row.text("snippet")?,
+            revision: number(row.int("revision")?, "snippet revision")?,
         };
         let list = pins.entry(key).or_default();
         // A key asked twice (the padding) gives its pins twice.
@@ -203,7 +209,10 @@ pub(crate) fn versions_batch(
     );
     let mut versions = HashMap::new();
     for row in batched_rows(tx, &versions_sql, wanted)? {
-        let key = (row.text(12)?, number(row.int(13)?, "version")?);
+        let key = (
+            row.text("prompt_id")?,
+            number(row.int("version")?, "version")?,
+        );
         if versions.contains_key(&key) {
             continue;
         }
@@ -225,9 +234,9 @@ pub(crate) fn snippet_texts_batch(
     let mut texts = HashMap::new();
     for row in batched_rows(tx, sql, wanted)? {
         let text = SnippetText {
-            name: row.text(0)?,
-            revision: number(row.int(1)?, "snippet revision")?,
-            text: row.text(2)?,
+            name: row.text("name")?,
+            revision: number(row.int("revision")?, "snippet revision")?,
+            text: row.text("text")?,
         };
         texts.insert((text.name.clone(), text.revision), text);
     }
@@ -241,8 +250,8 @@ fn pins(tx: &mut dyn Tx, id: &str, version: u32) -> Result<Vec<Pin>, Error> {
         .iter()
         .map(|row| {
             Ok(Pin {
-                snippet: row.text(0)?,
-                revision: number(row.int(1)?, "snippet revision")?,
+                snippet: row.text("snippet")?,
+                revision: number(row.int("revision")?, "snippet revision")?,
             })
         })
         .collect()
@@ -256,11 +265,11 @@ pub(crate) fn versions(tx: &mut dyn Tx, id: &str) -> Result<Vec<VersionSummary>,
         .iter()
         .map(|row| {
             Ok(VersionSummary {
-                version: number(row.int(0)?, "version")?,
-                content_hash: row.text(1)?,
-                author: row.text(2)?,
-                message: row.text(3)?,
-                created_at: Timestamp(row.int(4)?),
+                version: number(row.int("version")?, "version")?,
+                content_hash: row.text("content_hash")?,
+                author: row.text("author")?,
+                message: row.text("message")?,
+                created_at: Timestamp(row.int("created_at")?),
             })
         })
         .collect()
@@ -270,7 +279,7 @@ pub(crate) fn versions(tx: &mut dyn Tx, id: &str) -> Result<Vec<VersionSummary>,
 pub(crate) fn label(tx: &mut dyn Tx, id: &str, label: &str) -> Result<Option<u32>, Error> {
     let sql = "SELECT version FROM labels WHERE prompt_id = $1 AND label = $2";
     tx.query_opt(sql, &[Param::Text(id), Param::Text(label)])?
-        .map(|row| number(row.int(0)?, "label version"))
+        .map(|row| number(row.int("version")?, "label version"))
         .transpose()
 }
 
@@ -279,7 +288,10 @@ pub(crate) fn labels(tx: &mut dyn Tx, id: &str) -> Result<Vec<(String, u32)>, Er
     let sql = "SELECT label, version FROM labels WHERE prompt_id = $1 ORDER BY label";
     tx.query(sql, &[Param::Text(id)])?
         .iter()
-        .map(|row| Ok((row.text(0)?, number(row.int(1)?, "label version")?)))
+        .map(|row| {
+            let version = number(row.int("version")?, "label version")?;
+            Ok((row.text("label")?, version))
+        })
         .collect()
 }
 
@@ -365,8 +377,8 @@ pub(crate) fn label_arms(tx: &mut dyn Tx, id: &str, name: &str) -> Result<Vec<Ar
         .iter()
         .map(|row| {
             Ok(Arm {
-                version: number(row.int(0)?, "arm version")?,
-                weight: number(row.int(1)?, "arm weight")?,
+                version: number(row.int("version")?, "arm version")?,
+                weight: number(row.int("weight")?, "arm weight")?,
             })
         })
         .collect::<Result<Vec<Arm>, Error>>()?;
@@ -384,24 +396,26 @@ pub(crate) fn label_arms(tx: &mut dyn Tx, id: &str, name: &str) -> Result<Vec<Ar
 pub(crate) fn labelled(tx: &mut dyn Tx, name: &str) -> Result<Vec<(String, Vec<Arm>)>, Error> {
     let arm = |row: &Row| -> Result<(String, Arm), Error> {
         Ok((
-            row.text(0)?,
+            row.text("prompt_id")?,
             Arm {
-                version: number(row.int(1)?, "arm version")?,
-                weight: number(row.int(2)?, "arm weight")?,
+                version: number(row.int("version")?, "arm version")?,
+                weight: number(row.int("weight")?, "arm weight")?,
             },
         ))
     };
     let targets = if name == "latest" {
-        let sql = "SELECT id, latest_version, 1 FROM prompts \
+        let sql = "SELECT id AS prompt_id, latest_version AS version, 1 AS weight FROM prompts \
                    WHERE deleted = 0 AND latest_version > 0 ORDER BY id";
         tx.query(sql, &[])?
     } else {
-        let sql = "SELECT l.prompt_id, l.version, 1 FROM labels l \
+        let sql = "SELECT l.prompt_id AS prompt_id, l.version AS version, 1 AS weight \
+                   FROM labels l \
                    JOIN prompts p ON p.id = l.prompt_id \
                    WHERE l.label = $1 AND p.deleted = 0 ORDER BY l.prompt_id";
         tx.query(sql, &[Param::Text(name)])?
     };
-    let split_sql = "SELECT a.prompt_id, a.version, a.weight FROM label_arms a \
+    let split_sql = "SELECT a.prompt_id AS prompt_id, a.version AS version, \
+                     a.weight AS weight FROM label_arms a \
                      JOIN prompts p ON p.id = a.prompt_id \
                      WHERE a.label = $1 AND p.deleted = 0 \
                      ORDER BY a.prompt_id, a.weight DESC, a.version";
@@ -506,7 +520,10 @@ pub(crate) fn audit(
         ],
     )?;
     notify(tx, id, to_version)?;
-    let seq = row.map(|row| row.int(0)).transpose()?.unwrap_or_default();
+    let seq = row
+        .map(|row| row.int("seq"))
+        .transpose()?
+        .unwrap_or_default();
     Ok(AuditEntry {
         seq,
         action: action.to_string(),
@@ -526,20 +543,20 @@ pub(crate) fn audit_history(tx: &mut dyn Tx, id: &str) -> Result<Vec<AuditEntry>
     tx.query(sql, &[Param::Text(id)])?
         .iter()
         .map(|row| {
-            let version = |index: usize| -> Result<Option<u32>, Error> {
-                row.opt_int(index)?
+            let version = |column: &str| -> Result<Option<u32>, Error> {
+                row.opt_int(column)?
                     .map(|v| number(v, "version"))
                     .transpose()
             };
             Ok(AuditEntry {
-                seq: row.int(0)?,
-                action: row.text(1)?,
-                label: row.opt_text(2)?,
-                from_version: version(3)?,
-                to_version: version(4)?,
-                arms: parse_arms(row.opt_text(7)?),
-                author: row.text(5)?,
-                created_at: Timestamp(row.int(6)?),
+                seq: row.int("seq")?,
+                action: row.text("action")?,
+                label: row.opt_text("label")?,
+                from_version: version("from_version")?,
+                to_version: version("to_version")?,
+                arms: parse_arms(row.opt_text("arms")?),
+                author: row.text("author")?,
+                created_at: Timestamp(row.int("created_at")?),
             })
         })
         .collect()
@@ -547,16 +564,16 @@ pub(crate) fn audit_history(tx: &mut dyn Tx, id: &str) -> Result<Vec<AuditEntry>
 
 /// The newest revision of every snippet.
 pub(crate) fn current_snippets(tx: &mut dyn Tx) -> Result<Vec<SnippetText>, Error> {
-    let sql = "SELECT r.name, r.revision, r.text FROM snippets s \
+    let sql = "SELECT r.name AS name, r.revision AS revision, r.text AS text FROM snippets s \
                JOIN snippet_revisions r ON r.name = s.name AND r.revision = s.latest_revision \
                ORDER BY s.name";
     tx.query(sql, &[])?
         .iter()
         .map(|row| {
             Ok(SnippetText {
-                name: row.text(0)?,
-                revision: number(row.int(1)?, "snippet revision")?,
-                text: row.text(2)?,
+                name: row.text("name")?,
+                revision: number(row.int("revision")?, "snippet revision")?,
+                text: row.text("text")?,
             })
         })
         .collect()
@@ -575,7 +592,8 @@ pub(crate) fn snippet_revision(
             vec![Param::Text(name), Param::Int(revision.into())],
         ),
         None => (
-            "SELECT r.revision, r.text, r.content_hash, r.author, r.message, r.created_at \
+            "SELECT r.revision AS revision, r.text AS text, r.content_hash AS content_hash, \
+             r.author AS author, r.message AS message, r.created_at AS created_at \
              FROM snippets s JOIN snippet_revisions r \
              ON r.name = s.name AND r.revision = s.latest_revision WHERE s.name = $1",
             vec![Param::Text(name)],
@@ -585,12 +603,12 @@ pub(crate) fn snippet_revision(
         .map(|row| {
             Ok(SnippetRevision {
                 name: name.to_string(),
-                revision: number(row.int(0)?, "snippet revision")?,
-                text: row.text(1)?,
-                content_hash: row.text(2)?,
-                author: row.text(3)?,
-                message: row.text(4)?,
-                created_at: Timestamp(row.int(5)?),
+                revision: number(row.int("revision")?, "snippet revision")?,
+                text: row.text("text")?,
+                content_hash: row.text("content_hash")?,
+                author: row.text("author")?,
+                message: row.text("message")?,
+                created_at: Timestamp(row.int("created_at")?),
             })
         })
         .transpose()
@@ -632,7 +650,7 @@ pub(crate) fn insert_snippet_revision(
         &[Param::Text(name)],
     )?;
     let revision = match row {
-        Some(row) => number(row.int(0)?, "snippet revision")?,
+        Some(row) => number(row.int("latest_revision")?, "snippet revision")?,
         None => {
             return Err(Error::new(
                 ErrorCode::Unavailable,
@@ -684,7 +702,7 @@ pub(crate) fn insert_version(
         ],
     )?;
     let version = match row {
-        Some(row) => number(row.int(0)?, "version")?,
+        Some(row) => number(row.int("latest_version")?, "version")?,
         None => return Err(no_prompt(id)),
     };
     let front_matter = compiled.front_matter.to_string();
@@ -828,12 +846,12 @@ fn notify(tx: &mut dyn Tx, id: &str, version: Option<u32>) -> Result<(), Error> 
 /// prompts' newest version numbers.
 pub(crate) fn change_marker(tx: &mut dyn Tx) -> Result<(i64, i64), Error> {
     let row = tx.query_opt(
-        "SELECT (SELECT COALESCE(MAX(seq), 0) FROM audit), \
-                (SELECT CAST(COALESCE(SUM(latest_version), 0) AS BIGINT) FROM prompts)",
+        "SELECT (SELECT COALESCE(MAX(seq), 0) FROM audit) AS audit, \
+                (SELECT CAST(COALESCE(SUM(latest_version), 0) AS BIGINT) FROM prompts) AS versions",
         &[],
     )?;
     match row {
-        Some(row) => Ok((row.int(0)?, row.int(1)?)),
+        Some(row) => Ok((row.int("audit")?, row.int("versions")?)),
         None => Ok((0, 0)),
     }
 }

@@ -35,53 +35,60 @@ pub(crate) enum Cell {
     Text(String),
 }
 
-/// A result row, read by column index in the order the `SELECT` names them.
+/// A result row, read by column name: a statement that lists its columns
+/// in another order, or a store that returns them so, reads the same.
 #[derive(Debug, Clone)]
-pub(crate) struct Row(pub Vec<Cell>);
+pub(crate) struct Row {
+    /// The names of the columns, shared by every row of one result.
+    pub columns: std::sync::Arc<[String]>,
+    pub cells: Vec<Cell>,
+}
 
 impl Row {
-    fn cell(&self, index: usize) -> Result<&Cell, Error> {
-        self.0
-            .get(index)
-            .ok_or_else(|| schema_mismatch(index, "a column"))
+    fn cell(&self, column: &str) -> Result<&Cell, Error> {
+        self.columns
+            .iter()
+            .position(|name| name == column)
+            .and_then(|index| self.cells.get(index))
+            .ok_or_else(|| schema_mismatch(column, "a column of the result"))
     }
 
-    pub fn text(&self, index: usize) -> Result<String, Error> {
-        match self.cell(index)? {
+    pub fn text(&self, column: &str) -> Result<String, Error> {
+        match self.cell(column)? {
             Cell::Text(text) => Ok(text.clone()),
-            _ => Err(schema_mismatch(index, "text")),
+            _ => Err(schema_mismatch(column, "text")),
         }
     }
 
-    pub fn opt_text(&self, index: usize) -> Result<Option<String>, Error> {
-        match self.cell(index)? {
+    pub fn opt_text(&self, column: &str) -> Result<Option<String>, Error> {
+        match self.cell(column)? {
             Cell::Null => Ok(None),
             Cell::Text(text) => Ok(Some(text.clone())),
-            Cell::Int(_) => Err(schema_mismatch(index, "text or NULL")),
+            Cell::Int(_) => Err(schema_mismatch(column, "text or NULL")),
         }
     }
 
-    pub fn int(&self, index: usize) -> Result<i64, Error> {
-        match self.cell(index)? {
+    pub fn int(&self, column: &str) -> Result<i64, Error> {
+        match self.cell(column)? {
             Cell::Int(value) => Ok(*value),
-            _ => Err(schema_mismatch(index, "an integer")),
+            _ => Err(schema_mismatch(column, "an integer")),
         }
     }
 
-    pub fn opt_int(&self, index: usize) -> Result<Option<i64>, Error> {
-        match self.cell(index)? {
+    pub fn opt_int(&self, column: &str) -> Result<Option<i64>, Error> {
+        match self.cell(column)? {
             Cell::Null => Ok(None),
             Cell::Int(value) => Ok(Some(*value)),
-            Cell::Text(_) => Err(schema_mismatch(index, "an integer or NULL")),
+            Cell::Text(_) => Err(schema_mismatch(column, "an integer or NULL")),
         }
     }
 }
 
-fn schema_mismatch(index: usize, wanted: &str) -> Error {
+fn schema_mismatch(column: &str, wanted: &str) -> Error {
     Error::new(
         ErrorCode::NotConfigured,
         format!(
-            "column {index} of a catalog row is not {wanted}: the database's schema is not the one this promptpack writes"
+            "column `{column}` of a catalog row is not {wanted}: the database's schema is not the one this promptpack writes"
         ),
     )
 }
@@ -97,8 +104,11 @@ pub(crate) enum Dialect {
 pub(crate) trait Tx {
     /// Rows of a query.
     fn query(&mut self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>, Error>;
-    /// Runs a statement; the number of rows it changed.
+    /// Runs one statement, prepared; the number of rows it changed.
     fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64, Error>;
+    /// Runs `sql`, one or more statements without parameters, as a batch
+    /// (a migration, a lock, `ANALYZE`): nothing prepared, nothing counted.
+    fn batch(&mut self, sql: &str) -> Result<(), Error>;
     /// Which SQL this store speaks.
     fn dialect(&self) -> Dialect;
 }
@@ -114,9 +124,7 @@ impl dyn Tx + '_ {
     /// queries from its indexes alone).
     pub fn refresh_statistics(&mut self) -> Result<(), Error> {
         match self.dialect() {
-            Dialect::Postgres => self
-                .execute("ANALYZE prompts, prompt_versions, labels", &[])
-                .map(|_| ()),
+            Dialect::Postgres => self.batch("ANALYZE prompts, prompt_versions, labels"),
             Dialect::Sqlite => Ok(()),
         }
     }
@@ -337,6 +345,20 @@ pub(crate) fn numbered_parameters(sql: &str) -> std::borrow::Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rows_are_read_by_column_name_in_any_order() {
+        let row = Row {
+            columns: ["version", "prompt_id"].map(String::from).into(),
+            cells: vec![Cell::Int(3), Cell::Text("greeter".into())],
+        };
+        assert_eq!(row.text("prompt_id").ok(), Some("greeter".to_string()));
+        assert_eq!(row.int("version").ok(), Some(3));
+        let missing = row.text("author").err().map(|e| e.code());
+        assert_eq!(missing, Some(ErrorCode::NotConfigured));
+        let wrong_kind = row.int("prompt_id").err().map(|e| e.code());
+        assert_eq!(wrong_kind, Some(ErrorCode::NotConfigured));
+    }
 
     #[test]
     fn urls_name_their_store() {

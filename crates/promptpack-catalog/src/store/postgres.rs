@@ -119,6 +119,11 @@ impl Tx for PostgresTx<'_> {
             .query(&statement, &bind(params))
             .map_err(fail)?;
         let mut out = Vec::with_capacity(rows.len());
+        let names: std::sync::Arc<[String]> = statement
+            .columns()
+            .iter()
+            .map(|column| column.name().to_string())
+            .collect();
         for row in rows {
             let mut cells = Vec::with_capacity(row.len());
             for (index, column) in row.columns().iter().enumerate() {
@@ -138,24 +143,26 @@ impl Tx for PostgresTx<'_> {
                 };
                 cells.push(cell.map_err(fail)?.unwrap_or(Cell::Null));
             }
-            out.push(Row(cells));
+            out.push(Row {
+                columns: names.clone(),
+                cells,
+            });
         }
         Ok(out)
     }
 
     fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64, Error> {
         let shown = self.shown;
-        if params.is_empty() && !sql.contains("$1") {
-            // Migrations: several statements in one text.
-            self.transaction
-                .batch_execute(sql)
-                .map_err(|e| store_error(shown, &e))?;
-            return Ok(0);
-        }
         let statement = self.prepared(sql).map_err(|e| store_error(shown, &e))?;
         self.transaction
             .execute(&statement, &bind(params))
             .map_err(|e| store_error(shown, &e))
+    }
+
+    fn batch(&mut self, sql: &str) -> Result<(), Error> {
+        self.transaction
+            .batch_execute(sql)
+            .map_err(|e| store_error(self.shown, &e))
     }
 
     fn dialect(&self) -> Dialect {

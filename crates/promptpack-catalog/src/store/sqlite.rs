@@ -236,6 +236,11 @@ impl Tx for SqliteTx<'_> {
             .prepare_cached(&numbered_parameters(sql))
             .map_err(fail)?;
         let columns = statement.column_count();
+        let names: std::sync::Arc<[String]> = statement
+            .column_names()
+            .into_iter()
+            .map(str::to_string)
+            .collect();
         let bound = bind(params);
         let mut rows = statement
             .query(rusqlite::params_from_iter(bound.iter()))
@@ -253,20 +258,16 @@ impl Tx for SqliteTx<'_> {
                     ValueRef::Real(value) => Cell::Text(value.to_string()),
                 });
             }
-            out.push(Row(cells));
+            out.push(Row {
+                columns: names.clone(),
+                cells,
+            });
         }
         Ok(out)
     }
 
     fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64, Error> {
         let path = self.path;
-        if params.is_empty() && !sql.contains('$') {
-            // Migrations: several statements in one text.
-            self.transaction
-                .execute_batch(sql)
-                .map_err(|e| store_error(path, e))?;
-            return Ok(0);
-        }
         let mut statement = self
             .transaction
             .prepare_cached(&numbered_parameters(sql))
@@ -276,6 +277,12 @@ impl Tx for SqliteTx<'_> {
             .execute(rusqlite::params_from_iter(bound.iter()))
             .map_err(|e| store_error(path, e))?;
         Ok(changed as u64)
+    }
+
+    fn batch(&mut self, sql: &str) -> Result<(), Error> {
+        self.transaction
+            .execute_batch(sql)
+            .map_err(|e| store_error(self.path, e))
     }
 
     fn dialect(&self) -> Dialect {
