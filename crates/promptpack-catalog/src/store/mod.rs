@@ -172,6 +172,8 @@ pub(crate) type Work<'w, T> = &'w mut dyn FnMut(&mut dyn Tx) -> Result<T, Error>
 impl Store {
     /// Connects to `url`: `sqlite:PATH` (or a path), `postgres://…` or
     /// `postgresql://…`, for `access`.
+    /// SQLite waits on no network: `timeouts` bound PostgreSQL's waits.
+    #[cfg_attr(not(feature = "postgres"), allow(unused_variables))]
     pub fn connect(url: &str, access: Access, timeouts: &Timeouts) -> Result<Store, Error> {
         match StoreUrl::parse(url)? {
             #[cfg(feature = "sqlite")]
