@@ -23,9 +23,18 @@
 //! default; `.promptpack/catalog.db`), and PostgreSQL for many instances
 //! (feature `postgres`). Errors are promptpack's one [`Error`] type, with
 //! the codes `not_found`, `already_exists`, `invalid_request`,
-//! `not_configured`, `unavailable`, `pins_current`, `contract_violation`,
-//! and every code of the template language for a draft that does not
-//! compile.
+//! `not_configured`, `unavailable` (the only one a retry can help:
+//! [`Error::is_retryable`]), `damaged` (the store holds what promptpack
+//! never writes), `pins_current`, `contract_violation`, and every code of
+//! the template language for a draft that does not compile. A store's own
+//! error is kept as the cause ([`std::error::Error::source`]).
+//!
+//! Three ways to connect, by what a program does: [`Catalog::open`] makes
+//! a catalog or brings its schema up to date (what `promptpack catalog
+//! init` runs), [`Catalog::connect_writable`] writes to one that exists,
+//! and [`Catalog::connect`] reads, changing nothing: a SQLite file is
+//! opened read-only and a reader never waits for a writer. Every wait on
+//! the network is bounded ([`Timeouts`]).
 //!
 //! ```
 //! use promptpack_catalog::{Catalog, Draft, Selector};
