@@ -267,11 +267,12 @@ impl Reader<'_> {
     /// UTF-8.
     fn read_file(&mut self, path: &Path) -> Option<SourceFile> {
         let shown = self.shown(path);
-        let bytes = match read_regular(path, Some(&self.bases)) {
+        let bytes = match read_regular(path, Some(&self.bases), self.config.max_file_bytes()) {
             Ok(bytes) => bytes,
             Err(refused) => {
                 let code = match refused {
                     Refused::Outside(_) => ErrorCode::OutsideRoot,
+                    Refused::TooLarge(_) => ErrorCode::TooLarge,
                     _ => ErrorCode::Io,
                 };
                 let mut diagnostic =
@@ -309,6 +310,8 @@ pub(crate) enum Refused {
     Io(std::io::Error),
     /// Not a regular file: what it is instead (`"a FIFO"`).
     Special(&'static str),
+    /// Larger than the limit asked for (the limit), before or while read.
+    TooLarge(u64),
     /// The file opened is outside the root: where it really is.
     Outside(PathBuf),
     /// The file opened could not be told to be the one checked to be
@@ -323,6 +326,9 @@ impl Refused {
         match self {
             Refused::Io(e) => format!("cannot read {shown}: {e}"),
             Refused::Special(what) => format!("{shown} is {what}, not a regular file"),
+            Refused::TooLarge(limit) => {
+                format!("{shown} holds more than {limit} bytes, the limit set for a prompt file")
+            }
             Refused::Outside(real) => format!(
                 "{shown} leads to {}, outside the prompt root",
                 real.display()
@@ -334,8 +340,13 @@ impl Refused {
 
 /// Reads the regular file `path` leads to, never blocking on a FIFO or a
 /// device and never reading one; with `bases`, only if the file opened is
-/// inside one of them (canonical folders).
-pub(crate) fn read_regular(path: &Path, bases: Option<&[PathBuf]>) -> Result<Vec<u8>, Refused> {
+/// inside one of them (canonical folders); with `limit`, only up to that
+/// many bytes, judged by the size before a byte is read.
+pub(crate) fn read_regular(
+    path: &Path,
+    bases: Option<&[PathBuf]>,
+    limit: Option<u64>,
+) -> Result<Vec<u8>, Refused> {
     // Checked before opening too, so that a link to a device outside is
     // refused without being opened at all (opening some devices acts).
     if let Some(bases) = bases
@@ -352,10 +363,27 @@ pub(crate) fn read_regular(path: &Path, bases: Option<&[PathBuf]>) -> Result<Vec
     if let Some(bases) = bases {
         check_opened_inside(&file, &meta, path, bases)?;
     }
+    if let Some(limit) = limit
+        && meta.len() > limit
+    {
+        return Err(Refused::TooLarge(limit));
+    }
     make_blocking(&file).map_err(Refused::Io)?;
-    // The length is a hint: a file that grows while read is read to its end.
+    // The length is a hint: a file that grows while read is read to its
+    // end, or to one byte past the limit, which refuses it.
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    file.read_to_end(&mut bytes).map_err(Refused::Io)?;
+    match limit {
+        Some(limit) => {
+            let mut bounded = (&mut file).take(limit.saturating_add(1));
+            bounded.read_to_end(&mut bytes).map_err(Refused::Io)?;
+            if bytes.len() as u64 > limit {
+                return Err(Refused::TooLarge(limit));
+            }
+        }
+        None => {
+            file.read_to_end(&mut bytes).map_err(Refused::Io)?;
+        }
+    }
     Ok(bytes)
 }
 

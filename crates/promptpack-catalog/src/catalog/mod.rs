@@ -4,7 +4,7 @@
 mod migrate;
 pub(crate) mod rows;
 
-use crate::compile::{SnippetText, check_snippet, compile_draft, sources, text_hash};
+use crate::compile::{SnippetText, check_record, check_snippet, compile_draft, sources, text_hash};
 use crate::diff::unified_diff;
 use crate::model::{
     Arm, AuditEntry, Draft, History, Listed, Page, Pin, PromptEntry, Selector, SnippetRevision,
@@ -211,6 +211,7 @@ impl Catalog {
         contract: Option<&Contract>,
         create: bool,
     ) -> Result<(Version, bool), Error> {
+        check_record(&self.author, &draft.message)?;
         let Catalog {
             store,
             author,
@@ -246,6 +247,7 @@ impl Catalog {
         message: &str,
     ) -> Result<SnippetRevision, Error> {
         check_name("snippet name", name)?;
+        check_record(&self.author, message)?;
         let Catalog {
             store,
             settings,
