@@ -385,6 +385,9 @@ impl Made {
     /// Writes every file of `writes` (its parts, the first missing one, its
     /// text) to a temporary file, then renames each into place.
     fn write_all(&mut self, dir: &Path, writes: &[(&[String], usize, &str)]) -> Result<(), Error> {
+        if !writes.is_empty() {
+            self.make_target(dir)?;
+        }
         for &(parts, missing, text) in writes {
             let Some((name, folders)) = parts.split_last() else {
                 continue;
@@ -417,6 +420,20 @@ impl Made {
                 return Err(io_error("write", &target, &e));
             }
             self.placed.push(target);
+        }
+        Ok(())
+    }
+
+    /// Creates the folder exported to, and those above it, where missing.
+    fn make_target(&mut self, dir: &Path) -> Result<(), Error> {
+        let missing: Vec<&Path> = dir
+            .ancestors()
+            .take_while(|folder| {
+                !folder.as_os_str().is_empty() && std::fs::symlink_metadata(folder).is_err()
+            })
+            .collect();
+        for folder in missing.into_iter().rev() {
+            self.make_folder(folder)?;
         }
         Ok(())
     }
