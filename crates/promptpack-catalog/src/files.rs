@@ -25,8 +25,11 @@ impl Catalog {
     /// the same pins. `message` is every new version's message.
     ///
     /// # Errors
-    /// Every error `promptpack check` reports for the tree, and
-    /// `contract_violation` against `contract`, with nothing written;
+    /// Every error `promptpack check` reports for the tree (a file past
+    /// [`MAX_FILE_BYTES`](crate::MAX_FILE_BYTES) is `too_large`, from its
+    /// size, unread), `invalid_request` for a NUL byte in a file, the
+    /// message or the author, and `contract_violation` against `contract`,
+    /// with nothing written;
     /// `not_found` for a prompt of the tree deleted in the catalog. Each
     /// version keeps the tree's syntax (delimiters, standalone tags).
     pub fn import(
