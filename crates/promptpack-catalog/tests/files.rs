@@ -150,8 +150,10 @@ fn a_fifo_in_the_target_is_refused_without_waiting_on_it() {
 
 #[test]
 fn a_failed_export_leaves_the_folder_as_it_was() {
-    // Each failure is met by the last file the export writes.
-    let cases: &[(&str, &[(&str, &str)], ErrorCode)] = &[
+    // Each failure is met by the last file the export writes: (case, the
+    // files in the folder before, the error).
+    type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], ErrorCode);
+    let cases: &[Case] = &[
         (
             "the last file holds other text",
             &[("snippets/s.md", "other text")],
