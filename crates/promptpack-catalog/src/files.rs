@@ -373,6 +373,29 @@ fn io_error(doing: &str, path: &Path, e: &std::io::Error) -> Error {
     )
 }
 
+/// Checks that `folder` is a folder and not a link, as it was when the
+/// export looked at it.
+fn still_a_folder(folder: &Path) -> Result<(), Error> {
+    match std::fs::symlink_metadata(folder) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(meta) if meta.file_type().is_symlink() => Err(Error::new(
+            ErrorCode::OutsideRoot,
+            format!(
+                "{} became a link while exporting: export writes nothing through a link inside the folder it writes to",
+                folder.display()
+            ),
+        )),
+        Ok(_) => Err(Error::new(
+            ErrorCode::AlreadyExists,
+            format!(
+                "{} is no longer a folder: it changed while exporting",
+                folder.display()
+            ),
+        )),
+        Err(e) => Err(io_error("read", folder, &e)),
+    }
+}
+
 /// What one export has made so far, to be removed again if it fails.
 #[derive(Default)]
 struct Made {
@@ -400,6 +423,10 @@ impl Made {
                 folder.push(part);
                 if index >= missing {
                     self.make_folder(&folder)?;
+                } else {
+                    // Looked at before any write; a link swapped in since
+                    // is refused as one found then would be.
+                    still_a_folder(&folder)?;
                 }
             }
             let target = folder.join(name);

@@ -3,6 +3,7 @@
 //! publish, snippet and import refuse alike, on every store, what the
 //! catalog does not keep (text past `check`'s size limit, a NUL byte); a
 //! stored version carries its whole front matter.
+#![cfg(unix)]
 
 mod support;
 
@@ -354,6 +355,30 @@ fn text_past_the_limit_is_refused_as_check_refuses_it(store: &TestStore) {
     );
     assert_eq!(store.footprint(), after_snippet);
     assert_ne!(before, after_snippet);
+}
+
+/// A file far past the limit is refused from its size: a sparse file of
+/// 1 GiB is never read (reading it would take a gigabyte of memory).
+#[test]
+fn a_huge_file_is_refused_unread() {
+    let store = TestStore::sqlite();
+    let mut catalog = store.open();
+    catalog.init().expect("init");
+    let dir = tempfile::tempdir().expect("a folder");
+    write_tree(dir.path(), &[("templates/huge/system.md", "")]);
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(dir.path().join("templates/huge/system.md"))
+        .expect("the file");
+    file.set_len(1 << 30).expect("a sparse gigabyte");
+    let error = catalog
+        .import(dir.path(), "import", None)
+        .expect_err("too large");
+    assert_eq!(error.code(), ErrorCode::TooLarge, "{error}");
+    assert!(
+        error.to_string().contains("templates/huge/system.md"),
+        "{error}"
+    );
 }
 
 /// The front matter a version stores is the whole front matter, with the

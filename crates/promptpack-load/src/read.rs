@@ -521,6 +521,7 @@ fn check_opened_inside(
 mod tests {
     use super::{Refused, read_sources, same_file_inside};
     use crate::config::Config;
+    use promptpack_core::error::ErrorCode;
     use std::os::unix::fs::symlink;
 
     /// The messages of what `read_sources` reports for `root`.
@@ -574,6 +575,35 @@ mod tests {
             found[2].starts_with("cannot read snippets/up: it leads back to "),
             "{found:?}"
         );
+    }
+
+    /// A limit on file sizes refuses a larger file as `too_large`, naming
+    /// it, and reads the others; without one, any size is read.
+    #[test]
+    fn a_file_past_the_size_limit_is_too_large() {
+        let dir = tempfile::tempdir().expect("a scratch folder");
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("templates/big")).expect("big");
+        std::fs::create_dir_all(root.join("templates/small")).expect("small");
+        std::fs::write(root.join("templates/big/system.md"), "12345").expect("big");
+        std::fs::write(root.join("templates/small/system.md"), "1234").expect("small");
+        let limited = Config::new(root).with_max_file_bytes(4);
+        let (sources, errors) = read_sources(&limited);
+        let found: Vec<(ErrorCode, String)> =
+            errors.iter().map(|d| (d.code, d.message.clone())).collect();
+        assert_eq!(
+            found,
+            [(
+                ErrorCode::TooLarge,
+                "templates/big/system.md holds more than 4 bytes, the limit set for a prompt file"
+                    .to_string()
+            )]
+        );
+        let ids: Vec<&str> = sources.templates.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(ids, ["small"]);
+        let (sources, errors) = read_sources(&Config::new(root));
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(sources.templates.len(), 2);
     }
 
     /// The check used where /proc cannot name an opened file: a link that
