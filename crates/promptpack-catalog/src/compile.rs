@@ -67,7 +67,11 @@ pub(crate) fn check_content(path: &str, text: &str) -> Result<(), Error> {
     });
     Err(Diagnostic::new(
         ErrorCode::InvalidRequest,
-        format!("{path} holds a NUL byte, which the catalog does not keep on any store"),
+        format!(
+            "{path} holds a NUL byte at line {}, column {}: the catalog keeps no NUL on any store",
+            at.line(),
+            at.column()
+        ),
     )
     .at(at)
     .with_help("remove it: a prompt's text is printable text")
