@@ -411,9 +411,11 @@ impl Made {
     /// Writes every file of `writes` (its parts, the first missing one, its
     /// text) to a temporary file, then renames each into place.
     fn write_all(&mut self, dir: &Path, writes: &[(&[String], usize, &str)]) -> Result<(), Error> {
-        if !writes.is_empty() {
-            self.make_target(dir)?;
+        if writes.is_empty() {
+            return Ok(());
         }
+        self.make_target(dir)?;
+        let real = dir.canonicalize().map_err(|e| io_error("read", dir, &e))?;
         for &(parts, missing, text) in writes {
             let Some((name, folders)) = parts.split_last() else {
                 continue;
@@ -430,7 +432,10 @@ impl Made {
                 }
             }
             let target = folder.join(name);
-            let temporary = write_temporary(&folder, name, text)?;
+            let real_folder = folders
+                .iter()
+                .fold(real.clone(), |path, part| path.join(part));
+            let temporary = write_temporary(&folder, &real_folder, name, text)?;
             self.temporaries.push((temporary, target));
         }
         while let Some((temporary, target)) = self.temporaries.pop() {
@@ -509,8 +514,15 @@ impl Made {
 /// Writes `text` to a new temporary file beside `name` in `folder`: created
 /// exclusively (an existing file or link of its name is never opened) under
 /// a name of this process and export, hidden so that the loader and the
-/// watcher skip one left by a crash.
-fn write_temporary(folder: &Path, name: &str, text: &str) -> Result<PathBuf, Error> {
+/// watcher skip one left by a crash. The file opened must be in
+/// `real_folder` (the canonical folder): one that a link swapped in for a
+/// folder led elsewhere is removed, unwritten.
+fn write_temporary(
+    folder: &Path,
+    real_folder: &Path,
+    name: &str,
+    text: &str,
+) -> Result<PathBuf, Error> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let mut attempts = 0;
     loop {
@@ -532,6 +544,20 @@ fn write_temporary(folder: &Path, name: &str, text: &str) -> Result<PathBuf, Err
             }
             Err(e) => return Err(io_error("create", &temporary, &e)),
         };
+        if let Some(opened) = opened_path(&file)
+            && opened.parent() != Some(real_folder)
+        {
+            drop(file);
+            let _ = std::fs::remove_file(&opened);
+            return Err(Error::new(
+                ErrorCode::OutsideRoot,
+                format!(
+                    "{} led to {} while exporting: export writes nothing through a link inside the folder it writes to",
+                    folder.display(),
+                    opened.parent().unwrap_or(&opened).display()
+                ),
+            ));
+        }
         return match file.write_all(text.as_bytes()) {
             Ok(()) => Ok(temporary),
             Err(e) => {
@@ -540,5 +566,48 @@ fn write_temporary(folder: &Path, name: &str, text: &str) -> Result<PathBuf, Err
                 Err(io_error("write", &temporary, &e))
             }
         };
+    }
+}
+
+/// Where the file `file` really is, as the system names it: Linux names the
+/// file behind a descriptor exactly. `None` elsewhere, where the folders
+/// checked before the write are all there is.
+fn opened_path(file: &std::fs::File) -> Option<PathBuf> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = file;
+        None
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::write_temporary;
+    use promptpack_core::ErrorCode;
+
+    /// A folder swapped for a link after export looked at it: the temporary
+    /// file opened through it is found elsewhere, removed, and nothing is
+    /// written there.
+    #[test]
+    fn a_temporary_opened_through_a_swapped_link_is_removed_unwritten() {
+        let dir = tempfile::tempdir().expect("a scratch folder");
+        let root = dir.path().canonicalize().expect("canonical");
+        let (inside, elsewhere) = (root.join("snippets"), root.join("elsewhere"));
+        std::fs::create_dir(&elsewhere).expect("elsewhere");
+        std::os::unix::fs::symlink(&elsewhere, &inside).expect("the swapped link");
+        let written = write_temporary(&inside, &inside, "s.md", "text");
+        let code = written.err().map(|e| e.code());
+        assert_eq!(code, Some(ErrorCode::OutsideRoot));
+        let left: Vec<_> = std::fs::read_dir(&elsewhere)
+            .expect("elsewhere")
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
     }
 }
