@@ -3,13 +3,19 @@
 //! stores: its pins, its resolved text and the hash of that text. Pure: the
 //! caller reads the snippets inside its write transaction and writes what
 //! comes out, or nothing when this refuses.
+//!
+//! The one place of the catalog's content rules, which hold alike on every
+//! store and for every way in (publish, snippet, import): a file of at most
+//! [`MAX_FILE_BYTES`], text without NUL, a message and an author without NUL.
 
 use promptpack_core::contract::{Contract, check_all};
 use promptpack_core::pipeline::{Stages, compile};
 use promptpack_core::print::template_text;
 use promptpack_core::resolve::ResolvedPrompt;
+use promptpack_core::source_file::Span;
 use promptpack_core::{
-    Error, ErrorCode, Settings, SnippetSource, SourceFile, Sources, TemplateSource,
+    Diagnostic, Error, ErrorCode, Location, Settings, SnippetSource, SourceFile, Sources,
+    TemplateSource,
 };
 use sha2::{Digest, Sha256};
 
@@ -32,6 +38,70 @@ pub(crate) struct Compiled {
     pub content_hash: String,
     pub front_matter: serde_json::Value,
     pub description: Option<String>,
+}
+
+/// The most bytes one file of a version holds (`system.md`, `user.md`, a
+/// snippet), and the most static text a part of a version expands to,
+/// snippets spliced in: 2 MiB, the build's limit on the Rust code one
+/// prompt generates (`promptpack_build::codegen::MAX_PROMPT_CODE`), which
+/// that much text generates at least. `promptpack check` refuses such a
+/// prompt as `too_large`, and so does the catalog, from a file's size
+/// before reading it.
+pub const MAX_FILE_BYTES: u64 = 2 << 20;
+
+/// Checks one file of a version, shown as `path`, against the content
+/// rules: at most [`MAX_FILE_BYTES`] (`too_large`), and no NUL byte
+/// (`invalid_request`, at its line and column): PostgreSQL's text cannot
+/// hold one, and the rule is the same on every store.
+pub(crate) fn check_content(path: &str, text: &str) -> Result<(), Error> {
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_large(path, text.len()));
+    }
+    let Some(nul) = text.find('\0') else {
+        return Ok(());
+    };
+    let file = SourceFile::new(path, text);
+    let at = file.location(Span {
+        start: nul,
+        end: nul + 1,
+    });
+    Err(Diagnostic::new(
+        ErrorCode::InvalidRequest,
+        format!(
+            "{path} holds a NUL byte at line {}, column {}: the catalog keeps no NUL on any store",
+            at.line(),
+            at.column()
+        ),
+    )
+    .at(at)
+    .with_help("remove it: a prompt's text is printable text")
+    .into())
+}
+
+/// Checks what a write records beside the text: its `author` and `message`
+/// hold no NUL byte (`invalid_request`), on every store alike.
+pub(crate) fn check_record(author: &str, message: &str) -> Result<(), Error> {
+    for (what, text) in [("author", author), ("message", message)] {
+        if text.contains('\0') {
+            return Err(Error::new(
+                ErrorCode::InvalidRequest,
+                format!("the {what} holds a NUL byte, which the catalog does not keep"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn too_large(path: &str, bytes: usize) -> Error {
+    Diagnostic::new(
+        ErrorCode::TooLarge,
+        format!(
+            "{path} holds {bytes} bytes, past the limit of {MAX_FILE_BYTES} for one file of a version"
+        ),
+    )
+    .at(Location::file(path))
+    .with_help("`promptpack check` refuses it too: split the prompt, or include less")
+    .into()
 }
 
 /// The paths diagnostics name: those of the files the version would be
@@ -81,6 +151,10 @@ pub(crate) fn compile_draft(
     snippets: &[SnippetText],
     contract: Option<&Contract>,
 ) -> Result<Compiled, Error> {
+    check_content(&system_path(id), &draft.system)?;
+    if let Some(user) = &draft.user {
+        check_content(&user_path(id), user)?;
+    }
     let settings = &draft.syntax.settings()?;
     let sources = sources(id, &draft.system, draft.user.as_deref(), snippets);
     let compiled = compile(sources, Vec::new(), settings, Stages::default()).into_result()?;
@@ -90,6 +164,23 @@ pub(crate) fn compile_draft(
             format!("prompt `{id}` did not resolve"),
         ));
     };
+    // Snippets spliced in may expand a small file past what check accepts.
+    for (part, path) in std::iter::once((&prompt.system, system_path(id)))
+        .chain(prompt.user.as_ref().map(|user| (user, user_path(id))))
+    {
+        if part.text.len() as u64 > MAX_FILE_BYTES {
+            return Err(Diagnostic::new(
+                ErrorCode::TooLarge,
+                format!(
+                    "{path} expands, snippets spliced in, to {} bytes of text, past the limit of {MAX_FILE_BYTES}",
+                    part.text.len()
+                ),
+            )
+            .at(Location::file(path))
+            .with_help("`promptpack check` refuses it too: include less")
+            .into());
+        }
+    }
     if let Some(contract) = contract
         && let Some(error) =
             Error::from_diagnostics(check_all(std::slice::from_ref(&prompt), contract))
@@ -107,6 +198,7 @@ pub(crate) fn check_snippet(
     others: &[SnippetText],
     settings: &Settings,
 ) -> Result<(), Error> {
+    check_content(&snippet_path(name), text)?;
     let mut snippets: Vec<SnippetText> =
         others.iter().filter(|s| s.name != name).cloned().collect();
     snippets.push(SnippetText {
@@ -147,15 +239,9 @@ fn describe(prompt: &ResolvedPrompt, snippets: &[SnippetText], settings: &Settin
         .map(|user| template_text(user, &prompt.vars, delimiters));
     let content_hash = content_hash(&resolved_system, resolved_user.as_deref());
     let front = &prompt.front_matter;
-    let mut front_matter = front.settings_json();
-    if let Some(object) = front_matter.as_object_mut() {
-        if let Some(description) = &front.description {
-            object.insert("description".into(), description.clone().into());
-        }
-        if let Some(max_tokens) = front.max_tokens {
-            object.insert("max_tokens".into(), max_tokens.into());
-        }
-    }
+    // Plain data (strings, numbers, JSON values) serializes without fail;
+    // an empty object is what a version without front matter stores.
+    let front_matter = serde_json::to_value(front).unwrap_or_else(|_| serde_json::json!({}));
     Compiled {
         pins,
         resolved_system,

@@ -75,7 +75,7 @@ mod timeouts;
 
 pub use catalog::rows::CHANGES_CHANNEL;
 pub use catalog::{Catalog, ChangeMarker, MAX_PAGE, VersionSources};
-pub use compile::content_hash;
+pub use compile::{MAX_FILE_BYTES, content_hash};
 #[cfg(feature = "postgres")]
 pub use listener::{Change, Listener};
 pub use model::{

@@ -16,7 +16,34 @@ every_store!(
     publishing_the_newest_version_again_writes_nothing,
     latest_is_reserved_in_any_case,
     store_errors_keep_their_cause,
+    every_write_refuses_a_nul_in_what_it_records,
 );
+
+/// A NUL byte in the author or a description is refused alike on both
+/// stores by every write (PostgreSQL's text refuses it, SQLite's keeps it),
+/// with nothing written.
+fn every_write_refuses_a_nul_in_what_it_records(store: &TestStore) {
+    let mut catalog = store.open();
+    catalog
+        .publish_or_create("greeter", &draft("Hello"), None)
+        .expect("publish");
+    let before = store.footprint();
+    assert_eq!(
+        code(catalog.create("other", None, Some("a\0b"))),
+        ErrorCode::InvalidRequest
+    );
+    let mut catalog = catalog.with_author("eve\0");
+    assert_eq!(
+        code(catalog.create("other", None, None)),
+        ErrorCode::InvalidRequest
+    );
+    assert_eq!(
+        code(catalog.set_label("greeter", "production", 1)),
+        ErrorCode::InvalidRequest
+    );
+    assert_eq!(code(catalog.delete("greeter")), ErrorCode::InvalidRequest);
+    assert_eq!(store.footprint(), before);
+}
 
 fn connect(url: &str) -> Result<Catalog, promptpack_catalog::Error> {
     Catalog::connect_with(url, &Timeouts::DEFAULT)

@@ -31,6 +31,7 @@ pub struct Config {
     snippets: PathBuf,
     settings: Settings,
     build_warnings: bool,
+    max_file_bytes: Option<u64>,
 }
 
 /// The shape of `promptpack.toml`.
@@ -88,6 +89,7 @@ impl Config {
             root,
             settings: Settings::default(),
             build_warnings: true,
+            max_file_bytes: None,
         }
     }
 
@@ -114,7 +116,7 @@ impl Config {
                 .at(Location::file(CONFIG_FILE))
                 .into()
         };
-        let bytes = match read_regular(&path, None) {
+        let bytes = match read_regular(&path, None, None) {
             Ok(bytes) => bytes,
             Err(Refused::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => return Ok(config),
             Err(e) => return Err(refused(e)),
@@ -169,6 +171,20 @@ impl Config {
     /// Turns the build script's cargo warnings on or off.
     pub fn with_build_warnings(mut self, on: bool) -> Config {
         self.build_warnings = on;
+        self
+    }
+
+    /// The largest prompt file (template part or snippet) read, in bytes:
+    /// `None` (the default) reads any size.
+    pub fn max_file_bytes(&self) -> Option<u64> {
+        self.max_file_bytes
+    }
+
+    /// Refuses a prompt file larger than `bytes` as `too_large`, from its
+    /// size on disk, before reading it: for callers that keep what they
+    /// read (the catalog), where check's limits apply anyway.
+    pub fn with_max_file_bytes(mut self, bytes: u64) -> Config {
+        self.max_file_bytes = Some(bytes);
         self
     }
 

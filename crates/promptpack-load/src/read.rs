@@ -267,11 +267,12 @@ impl Reader<'_> {
     /// UTF-8.
     fn read_file(&mut self, path: &Path) -> Option<SourceFile> {
         let shown = self.shown(path);
-        let bytes = match read_regular(path, Some(&self.bases)) {
+        let bytes = match read_regular(path, Some(&self.bases), self.config.max_file_bytes()) {
             Ok(bytes) => bytes,
             Err(refused) => {
                 let code = match refused {
                     Refused::Outside(_) => ErrorCode::OutsideRoot,
+                    Refused::TooLarge(_) => ErrorCode::TooLarge,
                     _ => ErrorCode::Io,
                 };
                 let mut diagnostic =
@@ -309,6 +310,8 @@ pub(crate) enum Refused {
     Io(std::io::Error),
     /// Not a regular file: what it is instead (`"a FIFO"`).
     Special(&'static str),
+    /// Larger than the limit asked for (the limit), before or while read.
+    TooLarge(u64),
     /// The file opened is outside the root: where it really is.
     Outside(PathBuf),
     /// The file opened could not be told to be the one checked to be
@@ -323,6 +326,9 @@ impl Refused {
         match self {
             Refused::Io(e) => format!("cannot read {shown}: {e}"),
             Refused::Special(what) => format!("{shown} is {what}, not a regular file"),
+            Refused::TooLarge(limit) => {
+                format!("{shown} holds more than {limit} bytes, the limit set for a prompt file")
+            }
             Refused::Outside(real) => format!(
                 "{shown} leads to {}, outside the prompt root",
                 real.display()
@@ -334,8 +340,13 @@ impl Refused {
 
 /// Reads the regular file `path` leads to, never blocking on a FIFO or a
 /// device and never reading one; with `bases`, only if the file opened is
-/// inside one of them (canonical folders).
-pub(crate) fn read_regular(path: &Path, bases: Option<&[PathBuf]>) -> Result<Vec<u8>, Refused> {
+/// inside one of them (canonical folders); with `limit`, only up to that
+/// many bytes, judged by the size before a byte is read.
+pub(crate) fn read_regular(
+    path: &Path,
+    bases: Option<&[PathBuf]>,
+    limit: Option<u64>,
+) -> Result<Vec<u8>, Refused> {
     // Checked before opening too, so that a link to a device outside is
     // refused without being opened at all (opening some devices acts).
     if let Some(bases) = bases
@@ -352,10 +363,27 @@ pub(crate) fn read_regular(path: &Path, bases: Option<&[PathBuf]>) -> Result<Vec
     if let Some(bases) = bases {
         check_opened_inside(&file, &meta, path, bases)?;
     }
+    if let Some(limit) = limit
+        && meta.len() > limit
+    {
+        return Err(Refused::TooLarge(limit));
+    }
     make_blocking(&file).map_err(Refused::Io)?;
-    // The length is a hint: a file that grows while read is read to its end.
+    // The length is a hint: a file that grows while read is read to its
+    // end, or to one byte past the limit, which refuses it.
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    file.read_to_end(&mut bytes).map_err(Refused::Io)?;
+    match limit {
+        Some(limit) => {
+            let mut bounded = (&mut file).take(limit.saturating_add(1));
+            bounded.read_to_end(&mut bytes).map_err(Refused::Io)?;
+            if bytes.len() as u64 > limit {
+                return Err(Refused::TooLarge(limit));
+            }
+        }
+        None => {
+            file.read_to_end(&mut bytes).map_err(Refused::Io)?;
+        }
+    }
     Ok(bytes)
 }
 
@@ -493,6 +521,7 @@ fn check_opened_inside(
 mod tests {
     use super::{Refused, read_sources, same_file_inside};
     use crate::config::Config;
+    use promptpack_core::error::ErrorCode;
     use std::os::unix::fs::symlink;
 
     /// The messages of what `read_sources` reports for `root`.
@@ -546,6 +575,35 @@ mod tests {
             found[2].starts_with("cannot read snippets/up: it leads back to "),
             "{found:?}"
         );
+    }
+
+    /// A limit on file sizes refuses a larger file as `too_large`, naming
+    /// it, and reads the others; without one, any size is read.
+    #[test]
+    fn a_file_past_the_size_limit_is_too_large() {
+        let dir = tempfile::tempdir().expect("a scratch folder");
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("templates/big")).expect("big");
+        std::fs::create_dir_all(root.join("templates/small")).expect("small");
+        std::fs::write(root.join("templates/big/system.md"), "12345").expect("big");
+        std::fs::write(root.join("templates/small/system.md"), "1234").expect("small");
+        let limited = Config::new(root).with_max_file_bytes(4);
+        let (sources, errors) = read_sources(&limited);
+        let found: Vec<(ErrorCode, String)> =
+            errors.iter().map(|d| (d.code, d.message.clone())).collect();
+        assert_eq!(
+            found,
+            [(
+                ErrorCode::TooLarge,
+                "templates/big/system.md holds more than 4 bytes, the limit set for a prompt file"
+                    .to_string()
+            )]
+        );
+        let ids: Vec<&str> = sources.templates.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(ids, ["small"]);
+        let (sources, errors) = read_sources(&Config::new(root));
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(sources.templates.len(), 2);
     }
 
     /// The check used where /proc cannot name an opened file: a link that

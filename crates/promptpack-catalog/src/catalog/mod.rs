@@ -4,7 +4,9 @@
 mod migrate;
 pub(crate) mod rows;
 
-use crate::compile::{Compiled, SnippetText, check_snippet, compile_draft, sources, text_hash};
+use crate::compile::{
+    Compiled, SnippetText, check_record, check_snippet, compile_draft, sources, text_hash,
+};
 use crate::diff::unified_diff;
 use crate::model::{
     Arm, AuditEntry, Draft, History, Listed, Page, Pin, PromptEntry, Selector, SnippetRevision,
@@ -184,6 +186,7 @@ impl Catalog {
     ) -> Result<PromptEntry, Error> {
         check_name("prompt id", id)?;
         let (name, description) = (name.unwrap_or(id), description.unwrap_or(""));
+        check_record(&self.author, &format!("{name}{description}"))?;
         let author = self.author.clone();
         self.store.write(
             &mut |tx| match rows::insert_prompt(tx, id, name, description, &author)? {
@@ -242,6 +245,7 @@ impl Catalog {
         contract: Option<&Contract>,
         create: bool,
     ) -> Result<(Version, bool), Error> {
+        check_record(&self.author, &draft.message)?;
         let Catalog {
             store,
             author,
@@ -282,6 +286,7 @@ impl Catalog {
         message: &str,
     ) -> Result<SnippetRevision, Error> {
         check_name("snippet name", name)?;
+        check_record(&self.author, message)?;
         let Catalog {
             store,
             settings,
@@ -409,6 +414,7 @@ impl Catalog {
     /// version it does not have.
     pub fn set_label(&mut self, id: &str, label: &str, version: u32) -> Result<AuditEntry, Error> {
         check_label(label)?;
+        check_record(&self.author, "")?;
         let author = self.author.clone();
         self.store.write(&mut |tx| {
             let prompt = rows::live_prompt(tx, id, true)?;
@@ -440,6 +446,7 @@ impl Catalog {
         }
         check_label(label)?;
         let arms = check_arms(arms)?;
+        check_record(&self.author, "")?;
         let author = self.author.clone();
         self.store.write(&mut |tx| {
             let prompt = rows::live_prompt(tx, id, true)?;
@@ -507,6 +514,7 @@ impl Catalog {
     /// # Errors
     /// `not_found` when it is missing or deleted already.
     pub fn delete(&mut self, id: &str) -> Result<(), Error> {
+        check_record(&self.author, "")?;
         let author = self.author.clone();
         self.store.write(&mut |tx| {
             rows::live_prompt(tx, id, true)?;
@@ -520,6 +528,7 @@ impl Catalog {
     /// `not_found` when the catalog has no such prompt; `invalid_request`
     /// when it is not deleted.
     pub fn restore(&mut self, id: &str) -> Result<(), Error> {
+        check_record(&self.author, "")?;
         let author = self.author.clone();
         self.store.write(&mut |tx| {
             let prompt = rows::prompt(tx, id, true)?.ok_or_else(|| rows::no_prompt(id))?;

@@ -1,14 +1,23 @@
 //! What `publish` and `snippet` read from a prompt tree: one template's
-//! files, or one snippet file, verbatim, through promptpack-load's reader.
+//! files, or one snippet file, verbatim, through promptpack-load's reader,
+//! which refuses a file past the catalog's limit from its size, unread.
 
 use promptpack::{Config, Diagnostic, Error, ErrorCode, Location};
-use promptpack_catalog::{Draft, Syntax};
+use promptpack_catalog::{Draft, MAX_FILE_BYTES, Syntax};
+
+/// Reads the tree as the catalog keeps it: files of at most
+/// [`MAX_FILE_BYTES`], a larger one `too_large` (as `import` and `check`
+/// refuse it).
+fn read_sources(config: &Config) -> (promptpack_core::sources::Sources, Vec<Diagnostic>) {
+    let config = config.clone().with_max_file_bytes(MAX_FILE_BYTES);
+    promptpack_load::read_sources(&config)
+}
 
 /// `templates/<id>/system.md` and `user.md` of the tree, verbatim, as a
 /// draft with `message`. An id the tree lacks is `unknown_prompt`, naming
 /// the folder; a folder that cannot be read, its read errors.
 pub(super) fn template(config: &Config, id: &str, message: &str) -> Result<Draft, Error> {
-    let (sources, read_errors) = promptpack_load::read_sources(config);
+    let (sources, read_errors) = read_sources(config);
     let templates = sources.templates;
     let folder = config.display_path(&config.templates().join(id));
     let known: Vec<String> = templates.iter().map(|t| t.id.clone()).collect();
@@ -46,7 +55,7 @@ pub(super) fn template(config: &Config, id: &str, message: &str) -> Result<Draft
 /// The text of snippet `name` of the tree, verbatim. A snippet the tree
 /// lacks is `snippet_not_found`; a file that cannot be read, its errors.
 pub(super) fn snippet(config: &Config, name: &str) -> Result<String, Error> {
-    let (sources, read_errors) = promptpack_load::read_sources(config);
+    let (sources, read_errors) = read_sources(config);
     if let Some(snippet) = sources.snippets.iter().find(|s| s.name == name) {
         return Ok(snippet.file.text().to_string());
     }

@@ -16,6 +16,8 @@ use crate::program::VarKind;
 use crate::similar::nearest;
 use crate::source_file::SourceFile;
 use crate::syntax::is_var_name;
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
 use serde_json::{Map, Value};
 use yaml::{Node, Yaml, parse_yaml};
 
@@ -43,23 +45,29 @@ pub struct FrontMatter {
     keys: Vec<(Field, Location)>,
 }
 
-/// A variable declared under `vars`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A variable declared under `vars`. Serialized as front matter writes it
+/// (`name`, and `description`, `kind`, `example` when set), without where.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DeclaredVar {
     /// The name, as templates use it.
     pub name: String,
     /// What it is for: the field's rustdoc.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The declared kind; `None` leaves it to how the templates use it.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<DeclaredKind>,
     /// A value to render examples and snapshots with.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub example: Option<Value>,
     /// Where the name is declared.
+    #[serde(skip)]
     pub at: Location,
 }
 
 /// A kind a variable may be declared with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum DeclaredKind {
     /// `text`: `&str`, printed with `{{x}}`.
     Text,
@@ -95,15 +103,49 @@ impl DeclaredKind {
     ];
 }
 
-/// One named set of values under `examples`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One named set of values under `examples`. Serialized as `name` and
+/// `values`, without where.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Example {
     /// Its name (`promptpack render ID --example NAME`).
     pub name: String,
     /// Variable name → value, in the order written.
     pub values: Map<String, Value>,
     /// Where the name is written.
+    #[serde(skip)]
     pub at: Location,
+}
+
+/// The fields set, as front matter writes them: `model`, `config`,
+/// `metadata`, `description`, `max_tokens`, `vars` (even empty: it makes a
+/// contract) and `examples` (when there are any); not where each is
+/// written. What a catalog version stores.
+impl Serialize for FrontMatter {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in [
+            ("model", &self.model),
+            ("config", &self.config),
+            ("metadata", &self.metadata),
+        ] {
+            if let Some(value) = value {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        if let Some(description) = &self.description {
+            map.serialize_entry("description", description)?;
+        }
+        if let Some(max_tokens) = self.max_tokens {
+            map.serialize_entry("max_tokens", &max_tokens)?;
+        }
+        if let Some(vars) = &self.vars {
+            map.serialize_entry("vars", vars)?;
+        }
+        if !self.examples.is_empty() {
+            map.serialize_entry("examples", &self.examples)?;
+        }
+        map.end()
+    }
 }
 
 /// The fields front matter may set.
