@@ -636,4 +636,98 @@ mod tests {
             assert_eq!(code_of_sqlstate(state), code, "{state}");
         }
     }
+
+    /// A store on a database of its own on the shared server, holding the
+    /// catalog's schema (with its append-only triggers), one prompt with
+    /// one version, and a table `scratch` with a unique column.
+    fn store() -> PostgresStore {
+        let shared = promptpack_pgtest::shared().unwrap_or_else(|e| panic!("PostgreSQL: {e}"));
+        let url = shared
+            .unique_database("pg_errors")
+            .unwrap_or_else(|e| panic!("a database: {e}"));
+        let mut catalog = crate::Catalog::open(&url).expect("the schema");
+        catalog.create("p", None, None).expect("a prompt");
+        let draft = crate::Draft {
+            system: "one".into(),
+            message: "v1".into(),
+            ..crate::Draft::default()
+        };
+        catalog.publish("p", &draft, None).expect("v1");
+        let mut store = PostgresStore::connect(&url, &Timeouts::DEFAULT).expect("connect");
+        store
+            .transaction(true, &mut |tx| {
+                tx.execute("CREATE TABLE scratch (x TEXT UNIQUE)", &[])
+            })
+            .expect("scratch");
+        store
+    }
+
+    /// The driver's error that caused `error`. `Error::source` gives the
+    /// `Arc` the cause is kept in, or, once it unwraps it, the cause.
+    fn driver_cause(error: &Error) -> Option<&tokio_postgres::Error> {
+        type Shared = std::sync::Arc<dyn std::error::Error + Send + Sync>;
+        let source = std::error::Error::source(error)?;
+        source.downcast_ref().or_else(|| {
+            source
+                .downcast_ref::<Shared>()
+                .and_then(|shared| shared.downcast_ref())
+        })
+    }
+
+    /// The error of the one statement `sql` in a write transaction.
+    fn refusal(store: &mut PostgresStore, sql: &str, params: &[Param<'_>]) -> Error {
+        store
+            .transaction(true, &mut |tx| tx.query(sql, params))
+            .expect_err(sql)
+    }
+
+    #[test]
+    fn server_errors_are_classified_and_keep_their_cause() {
+        let mut store = store();
+        let text = |text| [Param::Text(text)];
+        let cases: [(&str, &[Param<'_>], ErrorCode, &str); 6] = [
+            // A NUL byte is not text to PostgreSQL.
+            ("SELECT $1", &text("a\0b"), ErrorCode::InvalidRequest, "22021"),
+            (
+                "INSERT INTO scratch (x) VALUES ($1), ($1)",
+                &text("twice"),
+                ErrorCode::AlreadyExists,
+                "23505",
+            ),
+            ("SELECT x FROM missing", &[], ErrorCode::NotConfigured, "42P01"),
+            // The append-only triggers.
+            (
+                "UPDATE prompt_versions SET message = $1",
+                &text("rewritten"),
+                ErrorCode::InvalidRequest,
+                "P0001",
+            ),
+            ("DELETE FROM audit", &[], ErrorCode::InvalidRequest, "P0001"),
+            // The server going away under the connection.
+            (
+                "SELECT pg_terminate_backend(pg_backend_pid())",
+                &[],
+                ErrorCode::Unavailable,
+                "57P01",
+            ),
+        ];
+        for (sql, params, code, state) in cases {
+            let error = refusal(&mut store, sql, params);
+            assert_eq!(error.code(), code, "{sql}: {error}");
+            assert_eq!(error.is_retryable(), code == ErrorCode::Unavailable);
+            assert!(error.to_string().contains(state), "{sql}: {error}");
+            let cause = driver_cause(&error)
+                .and_then(tokio_postgres::Error::code)
+                .map(|state| state.code().to_string());
+            assert_eq!(cause.as_deref(), Some(state), "{sql}: {error}");
+        }
+        // After the server closed the connection, the next transaction
+        // connects again; every refusal above wrote nothing.
+        let rows = store
+            .transaction(false, &mut |tx| {
+                tx.query("SELECT COUNT(*) FROM scratch", &[])
+            })
+            .expect("connected again");
+        assert_eq!(rows[0].int(0).ok(), Some(0));
+    }
 }
