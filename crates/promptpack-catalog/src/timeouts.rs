@@ -14,7 +14,9 @@ use std::time::Duration;
 /// [`Listener`](crate::Listener)'s `LISTEN`. A wait past its bound is
 /// `unavailable` ([`Error::is_retryable`](crate::Error::is_retryable)) and
 /// drops the connection (the server rolls back what it had begun); the
-/// next call connects again. Only such timers catch a stalled server: the
+/// next call connects again. A write whose `COMMIT` ran past its bound
+/// may have been committed all the same: read before writing it again.
+/// Only such timers catch a stalled server: the
 /// kernel of a stopped or overloaded one still acknowledges TCP. TCP
 /// keepalives (15 s idle, then 3 probes 5 s apart, unless the URL sets
 /// `keepalives_idle`, `keepalives_interval` or `keepalives_retries`)

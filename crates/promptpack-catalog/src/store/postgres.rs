@@ -125,13 +125,15 @@ fn run_transaction<T>(
             Ok(value)
         }
         Err(error) => {
-            if tx.session.connection.is_usable() {
-                // Failing, the connection is dropped, and the server rolls
-                // back when it notices.
-                let _ = tx
-                    .session
-                    .connection
-                    .call(|client| client.batch_execute("ROLLBACK"));
+            let connection = &mut tx.session.connection;
+            if connection.is_usable()
+                && connection
+                    .call(|client| client.batch_execute("ROLLBACK"))
+                    .is_err()
+            {
+                // Never reused inside a transaction it could not end: the
+                // server rolls back once the connection is closed.
+                connection.abandon();
             }
             Err(error)
         }
@@ -193,7 +195,8 @@ struct Driver {
     notifications: VecDeque<Notification>,
     /// The connection ended (an error, or the server closed it).
     ended: bool,
-    /// A request ran past its bound: its answer may come later.
+    /// A request ran past its bound (its answer may come later), or a
+    /// transaction could not be ended.
     abandoned: bool,
     io: Duration,
     /// Last: the socket above is closed while its runtime still runs.
@@ -265,6 +268,12 @@ impl BoundedConnection {
     /// nor has a request that ran past its bound.
     pub fn is_usable(&self) -> bool {
         !self.driver.ended && !self.driver.abandoned && !self.client.is_closed()
+    }
+
+    /// Makes the connection unusable: it is not in the state the next
+    /// request expects.
+    pub fn abandon(&mut self) {
+        self.driver.abandoned = true;
     }
 
     /// The request `request` makes of the client, waited for at most
@@ -687,14 +696,24 @@ mod tests {
         let text = |text| [Param::Text(text)];
         let cases: [(&str, &[Param<'_>], ErrorCode, &str); 6] = [
             // A NUL byte is not text to PostgreSQL.
-            ("SELECT $1", &text("a\0b"), ErrorCode::InvalidRequest, "22021"),
+            (
+                "SELECT $1",
+                &text("a\0b"),
+                ErrorCode::InvalidRequest,
+                "22021",
+            ),
             (
                 "INSERT INTO scratch (x) VALUES ($1), ($1)",
                 &text("twice"),
                 ErrorCode::AlreadyExists,
                 "23505",
             ),
-            ("SELECT x FROM missing", &[], ErrorCode::NotConfigured, "42P01"),
+            (
+                "SELECT x FROM missing",
+                &[],
+                ErrorCode::NotConfigured,
+                "42P01",
+            ),
             // The append-only triggers.
             (
                 "UPDATE prompt_versions SET message = $1",
