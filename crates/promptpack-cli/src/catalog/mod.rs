@@ -5,12 +5,13 @@
 
 mod output;
 mod render;
+mod store_env;
 mod tree;
 
 use crate::{Folders, usage_error};
 use clap::{Args, Subcommand};
 use promptpack::{Error, ErrorCode, Style};
-use promptpack_catalog::{Arm, Catalog, Contract, DEFAULT_SQLITE_PATH, Selector, Timeouts};
+use promptpack_catalog::{Arm, Catalog, Contract, DEFAULT_SQLITE_PATH, Selector};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -28,6 +29,18 @@ pub(crate) struct CatalogArgs {
         value_name = "URL"
     )]
     db: Option<String>,
+    /// How long to wait for the store, in seconds: to connect, and for each
+    /// answer; a PostgreSQL URL's `connect_timeout` wins for connecting
+    /// [default: 10].
+    #[arg(
+        long,
+        global = true,
+        env = store_env::TIMEOUT_ENV,
+        hide_env_values = true,
+        value_name = "SECONDS",
+        value_parser = store_env::parse_seconds
+    )]
+    db_timeout: Option<std::time::Duration>,
     /// Who the writes are recorded as [default: $PROMPTPACK_AUTHOR, else
     /// $USER].
     #[arg(long, global = true, value_name = "NAME")]
@@ -569,7 +582,7 @@ fn keep_out_of_git(root: &Path) -> Result<Option<String>, Error> {
 /// The catalog, connected as `access` needs, writing as `--author`.
 fn open(args: &CatalogArgs, access: Access) -> Result<Catalog, Error> {
     let url = args.url();
-    let timeouts = Timeouts::DEFAULT;
+    let timeouts = store_env::timeouts(args.db_timeout);
     let catalog = match access {
         Access::Create => Catalog::open_with(&url, &timeouts)?,
         Access::Write => Catalog::connect_writable(&url, &timeouts)?,
