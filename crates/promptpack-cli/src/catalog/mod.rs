@@ -29,8 +29,8 @@ pub(crate) struct CatalogArgs {
         value_name = "URL"
     )]
     db: Option<String>,
-    /// How long to wait for the store, in seconds: to connect, and for each
-    /// answer; a PostgreSQL URL's `connect_timeout` wins for connecting
+    /// How long to wait for a PostgreSQL store, in seconds: to connect, and
+    /// for each answer; the URL's `connect_timeout` wins for connecting
     /// [default: 10].
     #[arg(
         long,
