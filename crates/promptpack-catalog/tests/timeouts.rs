@@ -176,13 +176,33 @@ fn server_processes(dir: &Path) -> Vec<u32> {
     pids
 }
 
-fn signal(signal: &str, pids: &[u32]) {
-    let status = Command::new("kill")
-        .arg(format!("-{signal}"))
+/// Sends the signal `name` to `pids`; whether `kill` did.
+fn signal(name: &str, pids: &[u32]) -> bool {
+    Command::new("kill")
+        .arg(format!("-{name}"))
         .args(pids.iter().map(u32::to_string))
         .status()
-        .expect("kill runs");
-    assert!(status.success(), "kill -{signal} {pids:?}");
+        .is_ok_and(|status| status.success())
+}
+
+/// The cluster in a folder, stopped (SIGSTOP) until this is dropped, also
+/// when a test fails: a stopped server could not be shut down.
+struct Stalled(Vec<u32>);
+
+impl Stalled {
+    fn stall(dir: &Path) -> Stalled {
+        // The postmaster first, so that it starts no process meanwhile.
+        assert!(signal("STOP", &server_processes(dir)[..1]), "SIGSTOP");
+        let stopped = Stalled(server_processes(dir));
+        assert!(signal("STOP", &stopped.0), "SIGSTOP {:?}", stopped.0);
+        stopped
+    }
+}
+
+impl Drop for Stalled {
+    fn drop(&mut self) {
+        signal("CONT", &self.0);
+    }
 }
 
 #[test]
@@ -197,17 +217,12 @@ fn a_stalled_server_is_unavailable_and_a_new_connection_works_once_it_runs() {
     catalog.publish("p", &draft("one"), None).expect("v1");
 
     // SIGSTOP: the kernel still acknowledges TCP, the server says nothing.
-    signal("STOP", &[server_processes(cluster.dir())[0]]);
-    let stopped = server_processes(cluster.dir());
-    signal("STOP", &stopped);
-    let resume = stopped.clone();
+    let stalled = Stalled::stall(cluster.dir());
+    let resume = stalled.0.clone();
     guarded(
         "a stalled server",
         move || {
-            let _ = Command::new("kill")
-                .arg("-CONT")
-                .args(resume.iter().map(u32::to_string))
-                .status();
+            signal("CONT", &resume);
         },
         || {
             let error = catalog
@@ -226,7 +241,7 @@ fn a_stalled_server_is_unavailable_and_a_new_connection_works_once_it_runs() {
         },
     );
 
-    signal("CONT", &stopped);
+    drop(stalled);
     let mut fresh = Catalog::connect_with(&url, &Timeouts::DEFAULT).expect("connect again");
     assert_eq!(fresh.get("p", &Selector::Latest).expect("v1").system, "one");
     // The catalog that saw the stall connects again on its own.
