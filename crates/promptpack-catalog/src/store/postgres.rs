@@ -209,7 +209,9 @@ struct Driver {
 }
 
 /// A current-thread tokio runtime that waits for nothing when dropped:
-/// dropping a connection returns at once whatever the network does.
+/// dropping a connection returns at once whatever the network does (even
+/// with a name lookup still running on the runtime's blocking thread).
+/// `None` only while it is being dropped.
 struct Runtime(Option<tokio::runtime::Runtime>);
 
 impl Drop for Runtime {
@@ -288,7 +290,7 @@ impl BoundedConnection {
         F: Future<Output = Result<T, tokio_postgres::Error>>,
     {
         let BoundedConnection { client, driver } = self;
-        if !(driver.is_usable()) {
+        if !driver.is_usable() {
             return Err(Failure::Unusable);
         }
         let mut request = std::pin::pin!(request(client));
