@@ -76,7 +76,7 @@ fn only_open_makes_a_catalog(store: &TestStore) {
     }
     let before = tables(store);
     assert_eq!(code(connect(&store.url)), ErrorCode::NotConfigured);
-    let refused = connect_writable(&store.url).err().expect("refused");
+    let refused = connect_writable(&store.url).expect_err("refused");
     assert_eq!(refused.code(), ErrorCode::NotConfigured);
     assert!(refused.to_string().contains("catalog init"), "{refused}");
     assert_eq!(tables(store), before, "a refused connection added tables");
@@ -215,10 +215,7 @@ fn store_errors_keep_their_cause(store: &TestStore) {
         .publish_or_create("greeter", &draft("Hello"), None)
         .expect("publish");
     // A duplicate key, from the database itself.
-    let duplicate = catalog
-        .create("greeter", None, None)
-        .err()
-        .expect("refused");
+    let duplicate = catalog.create("greeter", None, None).expect_err("refused");
     assert_eq!(duplicate.code(), ErrorCode::AlreadyExists);
     assert!(!duplicate.is_retryable());
     // The driver's error behind a store failure: a table dropped by hand.
@@ -228,7 +225,7 @@ fn store_errors_keep_their_cause(store: &TestStore) {
     };
     store.raw(drop_labels).expect("drop a table");
     let broken = catalog.set_label("greeter", "production", 1);
-    let error = broken.err().expect("a missing table fails");
+    let error = broken.expect_err("a missing table fails");
     assert!(
         std::error::Error::source(&error).is_some(),
         "{error} has no cause"
@@ -306,8 +303,7 @@ fn a_corrupt_file_is_damaged() {
     std::fs::write(&path, &bytes).expect("overwrite");
     let error = connect(&store.url)
         .and_then(|mut catalog| catalog.list(100, None).map(drop))
-        .err()
-        .expect("a corrupt file fails");
+        .expect_err("a corrupt file fails");
     assert_eq!(error.code(), ErrorCode::Damaged, "{error}");
     assert!(!error.is_retryable());
 }

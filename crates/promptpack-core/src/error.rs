@@ -350,13 +350,12 @@ impl fmt::Display for Diagnostic {
 /// `Debug` reads like the build script's output (rustc style, a caret under
 /// each problem), since `fn main() -> Result<(), Error>` and `unwrap` print
 /// `Debug`; `{:#?}` shows the structure.
-#[derive(Clone, thiserror::Error)]
+#[derive(Clone)]
 pub struct Error {
     diagnostics: Vec<Diagnostic>,
     /// What caused it, where it came from another library (a database
     /// driver's error, an I/O error): kept for [`std::error::Error::source`],
     /// not compared.
-    #[source]
     cause: Option<std::sync::Arc<dyn std::error::Error + Send + Sync + 'static>>,
 }
 
@@ -474,6 +473,17 @@ impl From<Diagnostic> for Error {
     }
 }
 
+/// Written out rather than derived: the cause is kept behind an `Arc` (so
+/// that the error stays `Clone`), and `source` must return the cause itself,
+/// so that a caller can downcast it to the driver's error type.
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.cause
+            .as_deref()
+            .map(|cause| cause as &(dyn std::error::Error + 'static))
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, d) in self.diagnostics.iter().enumerate() {
@@ -501,6 +511,27 @@ impl fmt::Debug for Error {
 
 /// `Result` with promptpack's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod cause_tests {
+    use super::*;
+
+    #[test]
+    fn the_cause_is_the_source_and_downcasts() {
+        let io = std::io::Error::new(std::io::ErrorKind::TimedOut, "no answer");
+        let error = Error::new(ErrorCode::Unavailable, "store down").caused_by(io);
+        let source = std::error::Error::source(&error).map(|s| s.to_string());
+        assert_eq!(source.as_deref(), Some("no answer"));
+        let kind = std::error::Error::source(&error)
+            .and_then(|s| s.downcast_ref::<std::io::Error>())
+            .map(std::io::Error::kind);
+        assert_eq!(kind, Some(std::io::ErrorKind::TimedOut));
+        assert!(error.is_retryable());
+        // Equal by what they say, whatever their causes.
+        assert_eq!(error, Error::new(ErrorCode::Unavailable, "store down"));
+        assert!(!Error::new(ErrorCode::Damaged, "x").is_retryable());
+    }
+}
 
 #[cfg(test)]
 mod debug_tests {

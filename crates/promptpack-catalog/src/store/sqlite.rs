@@ -236,11 +236,8 @@ impl Tx for SqliteTx<'_> {
             .prepare_cached(&numbered_parameters(sql))
             .map_err(fail)?;
         let columns = statement.column_count();
-        let names: std::sync::Arc<[String]> = statement
-            .column_names()
-            .into_iter()
-            .map(str::to_string)
-            .collect();
+        let names: std::sync::Arc<[String]> =
+            statement.column_names().map(str::to_string).collect();
         let bound = bind(params);
         let mut rows = statement
             .query(rusqlite::params_from_iter(bound.iter()))
