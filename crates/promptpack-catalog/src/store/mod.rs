@@ -12,9 +12,11 @@ pub(crate) mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
-/// One migration: the schema version it brings the database to, and its SQL.
+/// One migration: the schema version it brings the database to, its file
+/// name and its SQL.
 pub(crate) struct Migration {
     pub version: i64,
+    pub name: &'static str,
     pub sql: &'static str,
 }
 
@@ -186,9 +188,9 @@ impl Store {
     pub fn migrations(&self) -> &'static [Migration] {
         match self {
             #[cfg(feature = "sqlite")]
-            Store::Sqlite(_) => sqlite::MIGRATIONS,
+            Store::Sqlite(_) => crate::catalog::migrate::SQLITE,
             #[cfg(feature = "postgres")]
-            Store::Postgres(_) => postgres::MIGRATIONS,
+            Store::Postgres(_) => crate::catalog::migrate::POSTGRES,
         }
     }
 

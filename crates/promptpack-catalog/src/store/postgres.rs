@@ -3,23 +3,12 @@
 //! (`SELECT … FOR UPDATE`), so version numbers have no gaps and no repeats
 //! however many instances publish at once.
 
-use super::{Cell, Dialect, Migration, Param, Row, Tx, Work};
+use super::{Cell, Dialect, Param, Row, Tx, Work};
 use crate::timeouts::Timeouts;
 use postgres::types::{ToSql, Type};
 use postgres::{Client, IsolationLevel, NoTls, Statement};
 use promptpack_core::{Error, ErrorCode};
 use std::collections::HashMap;
-
-pub(crate) const MIGRATIONS: &[Migration] = &[
-    Migration {
-        version: 1,
-        sql: include_str!("../../migrations/postgres/0001_catalog.sql"),
-    },
-    Migration {
-        version: 2,
-        sql: include_str!("../../migrations/postgres/0002_label_arms.sql"),
-    },
-];
 
 pub(crate) struct PostgresStore {
     client: Client,
