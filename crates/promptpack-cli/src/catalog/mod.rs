@@ -6,6 +6,7 @@
 mod output;
 mod render;
 mod tree;
+mod verify;
 
 use crate::{Folders, usage_error};
 use clap::{Args, Subcommand};
@@ -113,6 +114,14 @@ enum CatalogCommand {
     /// byte for byte. A file there already must hold the same text.
     #[command(disable_version_flag = true)]
     Export(ExportArgs),
+    /// Check that the catalog holds what promptpack wrote; exit 1 if not.
+    ///
+    /// Checks every version's text against its content hash and against
+    /// what its files and pinned snippet revisions compile to, every pin,
+    /// every snippet revision's hash, the append-only guards (triggers) and
+    /// the applied migrations' checksums. Prints each finding, or `ok: …`.
+    /// Changes nothing.
+    Verify,
 }
 
 /// Where a command reads a prompt tree, and why it writes.
@@ -299,6 +308,10 @@ pub(crate) fn run(args: &CatalogArgs, style: Style) -> ExitCode {
 
 /// What the command prints, or why it failed.
 fn execute(args: &CatalogArgs, style: Style) -> Result<String, Error> {
+    if let CatalogCommand::Verify = args.command {
+        // Before `open`, which refuses a damaged catalog it should list.
+        return verify::execute(&args.url(), args.json, style);
+    }
     let mut catalog = open(args)?;
     let json = args.json;
     match &args.command {
@@ -452,6 +465,7 @@ fn execute(args: &CatalogArgs, style: Style) -> Result<String, Error> {
                 output::files(&files)
             })
         }
+        CatalogCommand::Verify => verify::execute(&args.url(), json, style),
     }
 }
 
