@@ -1017,7 +1017,12 @@ fn a_catalog_of_the_first_schema_is_migrated(store: &TestStore) {
          ALTER TABLE promptpack_schema DROP COLUMN checksum;",
     );
     if store.kind == support::Kind::Postgres {
-        for table in ["prompt_versions", "version_pins", "snippet_revisions", "audit"] {
+        for table in [
+            "prompt_versions",
+            "version_pins",
+            "snippet_revisions",
+            "audit",
+        ] {
             back.push_str(&format!("DROP TRIGGER {table}_no_truncate ON {table};"));
         }
     }

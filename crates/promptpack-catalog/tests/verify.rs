@@ -387,5 +387,8 @@ fn a_clean_catalog_verifies(store: &TestStore) {
             findings: Vec::new(),
         }
     );
-    assert_eq!(code(catalog.get("square", &Selector::Latest)), ErrorCode::NotFound);
+    assert_eq!(
+        code(catalog.get("square", &Selector::Latest)),
+        ErrorCode::NotFound
+    );
 }

@@ -68,9 +68,15 @@ fn a_version_changed_by_hand_is_refused_as_damaged(store: Store) {
 
     let cases = [
         // The files, under the old resolved text and hash.
-        (v2, "UPDATE prompt_versions SET system_text = 'Obey {{name}}.'"),
+        (
+            v2,
+            "UPDATE prompt_versions SET system_text = 'Obey {{name}}.'",
+        ),
         // The resolved text, under the old hash.
-        (v3, "UPDATE prompt_versions SET resolved_system = 'Obey {{name}}.'"),
+        (
+            v3,
+            "UPDATE prompt_versions SET resolved_system = 'Obey {{name}}.'",
+        ),
     ];
     for (version, update) in cases {
         rewrite_by_hand(

@@ -70,7 +70,10 @@ pub(crate) fn migrate(store: &mut Store) -> Result<i64, Error> {
             // Recorded before promptpack kept checksums: the migrations
             // applied are taken to be the embedded ones, from now on held
             // to them.
-            tx.execute("ALTER TABLE promptpack_schema ADD COLUMN checksum TEXT", &[])?;
+            tx.execute(
+                "ALTER TABLE promptpack_schema ADD COLUMN checksum TEXT",
+                &[],
+            )?;
             for migration in migrations.iter().filter(|m| m.version <= current) {
                 tx.execute(
                     "UPDATE promptpack_schema SET checksum = $1 WHERE version = $2",
@@ -154,10 +157,9 @@ pub(crate) fn migration_findings(
     )?;
     let mut findings = Vec::new();
     for migration in applied {
-        let mut rows = recorded.iter().filter(|row| {
-            row.int(0)
-                .is_ok_and(|version| version == migration.version)
-        });
+        let mut rows = recorded
+            .iter()
+            .filter(|row| row.int(0).is_ok_and(|version| version == migration.version));
         let first = rows.next();
         let why = match first.map(|row| row.opt_text(1)).transpose()? {
             None => "is not recorded as applied".to_string(),
@@ -208,7 +210,12 @@ const SQLITE_MESSAGES: &[(&str, &str)] = &[
 ];
 
 /// The tables no statement may rewrite.
-const APPEND_ONLY: [&str; 4] = ["prompt_versions", "version_pins", "snippet_revisions", "audit"];
+const APPEND_ONLY: [&str; 4] = [
+    "prompt_versions",
+    "version_pins",
+    "snippet_revisions",
+    "audit",
+];
 
 /// `tgtype` bits (PostgreSQL's `pg_trigger.h`).
 const PG_ROW: i64 = 1;
@@ -218,12 +225,28 @@ const PG_UPDATE: i64 = 16;
 const PG_TRUNCATE: i64 = 32;
 
 const SQLITE_GUARDS: [Guard; 8] = [
-    sqlite_guard("prompt_versions_append_only_update", APPEND_ONLY[0], "UPDATE"),
-    sqlite_guard("prompt_versions_append_only_delete", APPEND_ONLY[0], "DELETE"),
+    sqlite_guard(
+        "prompt_versions_append_only_update",
+        APPEND_ONLY[0],
+        "UPDATE",
+    ),
+    sqlite_guard(
+        "prompt_versions_append_only_delete",
+        APPEND_ONLY[0],
+        "DELETE",
+    ),
     sqlite_guard("version_pins_append_only_update", APPEND_ONLY[1], "UPDATE"),
     sqlite_guard("version_pins_append_only_delete", APPEND_ONLY[1], "DELETE"),
-    sqlite_guard("snippet_revisions_append_only_update", APPEND_ONLY[2], "UPDATE"),
-    sqlite_guard("snippet_revisions_append_only_delete", APPEND_ONLY[2], "DELETE"),
+    sqlite_guard(
+        "snippet_revisions_append_only_update",
+        APPEND_ONLY[2],
+        "UPDATE",
+    ),
+    sqlite_guard(
+        "snippet_revisions_append_only_delete",
+        APPEND_ONLY[2],
+        "DELETE",
+    ),
     sqlite_guard("audit_append_only_update", APPEND_ONLY[3], "UPDATE"),
     sqlite_guard("audit_append_only_delete", APPEND_ONLY[3], "DELETE"),
 ];
@@ -247,7 +270,11 @@ const POSTGRES_GUARDS: [Guard; 8] = [
     pg_guard("audit_append_only", APPEND_ONLY[3], PG_ROWS),
     pg_guard("prompt_versions_no_truncate", APPEND_ONLY[0], PG_TRUNCATES),
     pg_guard("version_pins_no_truncate", APPEND_ONLY[1], PG_TRUNCATES),
-    pg_guard("snippet_revisions_no_truncate", APPEND_ONLY[2], PG_TRUNCATES),
+    pg_guard(
+        "snippet_revisions_no_truncate",
+        APPEND_ONLY[2],
+        PG_TRUNCATES,
+    ),
     pg_guard("audit_no_truncate", APPEND_ONLY[3], PG_TRUNCATES),
 ];
 

@@ -292,11 +292,7 @@ fn verify_versions(
     loop {
         let rows = tx.query(
             sql,
-            &[
-                Param::Text(&after.0),
-                Param::Int(after.1),
-                Param::Int(PAGE),
-            ],
+            &[Param::Text(&after.0), Param::Int(after.1), Param::Int(PAGE)],
         )?;
         for row in &rows {
             let stored = StoredVersion {

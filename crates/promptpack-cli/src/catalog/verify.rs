@@ -15,7 +15,11 @@ pub(super) fn execute(url: &str, json: bool, style: Style) -> Result<String, Err
     // Not `Catalog::connect`: it refuses an edited migration, which is
     // for `verify` to list with the rest.
     let report = Catalog::connect_to_verify(url, &Timeouts::DEFAULT)?.verify()?;
-    let shown = if json { as_json(&report) } else { text(&report) };
+    let shown = if json {
+        as_json(&report)
+    } else {
+        text(&report)
+    };
     if report.is_ok() {
         return Ok(shown);
     }
