@@ -313,6 +313,16 @@ fn an_edited_migration_checksum_is_refused_at_connect(store: &TestStore) {
         "migration 0001_catalog.sql (schema version 1) records no checksum",
     );
     store
+        .raw("ALTER TABLE promptpack_schema DROP COLUMN checksum")
+        .expect("dropped by hand");
+    // Lost, not from before checksums: refused, not recorded anew.
+    let naming = "migration 0001_catalog.sql (schema version 1) records no checksum";
+    damaged(Catalog::connect(&store.url), naming);
+    damaged(Catalog::open(&store.url), naming);
+    store
+        .raw("ALTER TABLE promptpack_schema ADD COLUMN checksum TEXT")
+        .expect("added back by hand");
+    store
         .raw("DELETE FROM promptpack_schema WHERE version = 1")
         .expect("deleted by hand");
     damaged(

@@ -40,6 +40,9 @@ migrations! {
     3 => "0003_no_truncate.sql",
 }
 
+/// The first schema version whose migrate recorded checksums.
+const FIRST_CHECKSUMMED: i64 = 3;
+
 /// The table of applied migrations: promptpack's own bookkeeping, kept
 /// outside the migrations (as sqlx keeps `_sqlx_migrations`). A catalog
 /// from before checksums has no `checksum` column: the first migrate adds
@@ -66,10 +69,11 @@ pub(crate) fn migrate(store: &mut Store) -> Result<i64, Error> {
         if current > latest {
             return Err(newer(current, latest));
         }
-        if !has_checksums(tx)? {
+        if current < FIRST_CHECKSUMMED && !has_checksums(tx)? {
             // Recorded before promptpack kept checksums: the migrations
             // applied are taken to be the embedded ones, from now on held
-            // to them.
+            // to them. (A later schema without checksums lost them: that
+            // is refused below, not blessed.)
             tx.execute(
                 "ALTER TABLE promptpack_schema ADD COLUMN checksum TEXT",
                 &[],
