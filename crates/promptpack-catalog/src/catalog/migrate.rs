@@ -170,7 +170,7 @@ pub(crate) fn migration_findings(
             Some(None) => "records no checksum".to_string(),
             Some(_) if rows.next().is_some() => "is recorded as applied twice".to_string(),
             Some(Some(found)) if found != checksum(migration.sql) => format!(
-                "was applied with checksum {}, not the {} of this promptpack's",
+                "was applied with checksum {}; this promptpack's is {}",
                 short(&found),
                 short(&checksum(migration.sql))
             ),
