@@ -128,6 +128,7 @@ pub(super) fn judge(
     if let Some(error) = Error::from_diagnostics(violations) {
         return Err(error);
     }
+    promptpack_catalog::check_compiled(&stored, &prompt, &settings)?;
     Ok(ServedArm {
         version,
         weight,

@@ -75,6 +75,7 @@ mod store;
 mod timeouts;
 
 pub use catalog::rows::CHANGES_CHANNEL;
+pub use catalog::verify::{Finding, FindingCode, Subject, VerifyReport, check_compiled};
 pub use catalog::{Catalog, ChangeMarker, MAX_PAGE, VersionSources};
 pub use compile::{MAX_FILE_BYTES, content_hash};
 #[cfg(feature = "postgres")]

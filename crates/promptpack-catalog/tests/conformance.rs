@@ -30,6 +30,9 @@ fn goldens_render_from_the_catalog(kind: Kind) {
         .import(&dir, "import OpenMAIC", None)
         .expect("import");
     assert!(report.prompts.iter().all(|p| p.written && p.version == 1));
+    // `verify` compiles every version's files and pins to the text it holds.
+    let verified = catalog.verify().expect("verify");
+    assert!(verified.is_ok(), "{:?}", verified.findings);
 
     let goldens = goldens(&dir);
     let mut failures = Vec::new();

@@ -61,6 +61,9 @@ proptest! {
                 prop_assert_eq!(&read, &version);
                 prop_assert_eq!(&read.system, &system);
                 prop_assert_eq!(&read.user, &user);
+                // `verify` compiles its files and pins to the same text.
+                let report = catalog.verify().expect("verify");
+                prop_assert!(report.is_ok(), "{:?}", report.findings);
                 // The resolved text alone renders what the files and pins do.
                 let from_files = library(catalog.sources(&read).expect("sources"));
                 let from_text = library(read.resolved_sources());

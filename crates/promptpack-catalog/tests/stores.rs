@@ -653,9 +653,9 @@ fn the_schema_is_applied_once_and_checked(store: &TestStore) {
         );
     }
     let mut catalog = store.open();
-    assert_eq!(catalog.init().expect("init again"), 2);
+    assert_eq!(catalog.init().expect("init again"), 3);
     Catalog::connect(&store.url).expect("schema applied");
-    assert_eq!(store.count("SELECT COUNT(*) FROM promptpack_schema"), 2);
+    assert_eq!(store.count("SELECT COUNT(*) FROM promptpack_schema"), 3);
     store
         .raw("INSERT INTO promptpack_schema (version) VALUES (99)")
         .expect("a newer schema");
@@ -1011,9 +1011,22 @@ fn a_catalog_of_the_first_schema_is_migrated(store: &TestStore) {
     catalog.create("p", None, None).expect("create");
     catalog.publish("p", &draft("one"), None).expect("publish");
     catalog.set_label("p", "production", 1).expect("label");
-    store
-        .raw("DROP TABLE label_arms; ALTER TABLE audit DROP COLUMN arms; DELETE FROM promptpack_schema WHERE version = 2")
-        .expect("back to the first schema");
+    let mut back = String::from(
+        "DROP TABLE label_arms; ALTER TABLE audit DROP COLUMN arms; \
+         DELETE FROM promptpack_schema WHERE version >= 2; \
+         ALTER TABLE promptpack_schema DROP COLUMN checksum;",
+    );
+    if store.kind == support::Kind::Postgres {
+        for table in [
+            "prompt_versions",
+            "version_pins",
+            "snippet_revisions",
+            "audit",
+        ] {
+            back.push_str(&format!("DROP TRIGGER {table}_no_truncate ON {table};"));
+        }
+    }
+    store.raw(&back).expect("back to the first schema");
     let error = Catalog::connect(&store.url).expect_err("older schema");
     assert_eq!(error.code(), ErrorCode::NotConfigured);
     assert!(error.to_string().contains("older"), "{error}");

@@ -565,7 +565,7 @@ fn help_of_every_subcommand() {
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     for command in [
         "init", "import", "publish", "snippet", "get", "render", "list", "history", "diff",
-        "label", "delete", "restore", "upgrade", "export",
+        "label", "delete", "restore", "upgrade", "export", "verify",
     ] {
         let help = scene.bare(&["catalog", command, "--help"]);
         assert_eq!(help.code, Some(0), "{command}: {}", help.stderr);

@@ -1,17 +1,65 @@
-//! The schema's versions: the migrations each store embeds, applied in one
-//! write transaction on `init` and on first use, and the check that a
-//! database holds the schema this promptpack reads.
+//! The schema's versions: the migrations each store embeds (one list, for
+//! both), applied in one write transaction on `init` and on first use, each
+//! recorded with its checksum; and the checks that a database holds the
+//! schema this promptpack reads, as this promptpack wrote it: the recorded
+//! checksums are those of the embedded migrations, and the append-only
+//! guards are all in place.
 
-use crate::store::{Param, Store, Tx};
+use super::verify::{Finding, FindingCode, Subject};
+use crate::store::{Dialect, Migration, Param, Store, Tx};
 use promptpack_core::{Error, ErrorCode};
+use sha2::{Digest, Sha256};
 
-const SCHEMA_TABLE: &str = "CREATE TABLE IF NOT EXISTS promptpack_schema (version BIGINT NOT NULL)";
+/// The migrations, in order, each a file by the same name under
+/// `migrations/sqlite/` and `migrations/postgres/` (a test holds this list
+/// against both folders).
+macro_rules! migrations {
+    ($($version:literal => $file:literal),* $(,)?) => {
+        /// The SQLite store's migrations, in order.
+        #[cfg(feature = "sqlite")]
+        pub(crate) const SQLITE: &[Migration] = &[$(Migration {
+            version: $version,
+            name: $file,
+            sql: include_str!(concat!("../../migrations/sqlite/", $file)),
+        }),*];
+        /// The PostgreSQL store's migrations, in order.
+        #[cfg(feature = "postgres")]
+        pub(crate) const POSTGRES: &[Migration] = &[$(Migration {
+            version: $version,
+            name: $file,
+            sql: include_str!(concat!("../../migrations/postgres/", $file)),
+        }),*];
+        #[cfg(test)]
+        const FILES: &[(i64, &str)] = &[$(($version, $file)),*];
+    };
+}
+
+migrations! {
+    1 => "0001_catalog.sql",
+    2 => "0002_label_arms.sql",
+    3 => "0003_no_truncate.sql",
+}
+
+/// The first schema version whose migrate recorded checksums.
+const FIRST_CHECKSUMMED: i64 = 3;
+
+/// The table of applied migrations: promptpack's own bookkeeping, kept
+/// outside the migrations (as sqlx keeps `_sqlx_migrations`). A catalog
+/// from before checksums has no `checksum` column: the first migrate adds
+/// it.
+const SCHEMA_TABLE: &str =
+    "CREATE TABLE IF NOT EXISTS promptpack_schema (version BIGINT NOT NULL, checksum TEXT)";
 
 /// Applies every migration the database lacks; the schema version after.
+///
+/// # Errors
+/// `damaged` when an applied migration's checksum is not the embedded
+/// one's, or when an append-only guard is missing (before or after
+/// migrating); nothing is written then.
 pub(crate) fn migrate(store: &mut Store) -> Result<i64, Error> {
     let migrations = store.migrations();
     let lock = store.migration_lock();
-    let latest = migrations.last().map_or(0, |m| m.version);
+    let latest = latest(migrations);
     store.write(&mut |tx| {
         if let Some(lock) = lock {
             tx.batch(lock)?;
@@ -21,23 +69,64 @@ pub(crate) fn migrate(store: &mut Store) -> Result<i64, Error> {
         if current > latest {
             return Err(newer(current, latest));
         }
+        if current < FIRST_CHECKSUMMED && !has_checksums(tx)? {
+            // Recorded before promptpack kept checksums: the migrations
+            // applied are taken to be the embedded ones, from now on held
+            // to them. (A later schema without checksums lost them: that
+            // is refused below, not blessed.)
+            tx.execute(
+                "ALTER TABLE promptpack_schema ADD COLUMN checksum TEXT",
+                &[],
+            )?;
+            for migration in migrations.iter().filter(|m| m.version <= current) {
+                tx.execute(
+                    "UPDATE promptpack_schema SET checksum = $1 WHERE version = $2",
+                    &[
+                        Param::Text(&checksum(migration.sql)),
+                        Param::Int(migration.version),
+                    ],
+                )?;
+            }
+        }
+        refuse_any(migration_findings(tx, migrations)?)?;
         for migration in migrations.iter().filter(|m| m.version > current) {
             tx.batch(migration.sql)?;
             tx.execute(
-                "INSERT INTO promptpack_schema (version) VALUES ($1)",
-                &[Param::Int(migration.version)],
+                "INSERT INTO promptpack_schema (version, checksum) VALUES ($1, $2)",
+                &[
+                    Param::Int(migration.version),
+                    Param::Text(&checksum(migration.sql)),
+                ],
             )?;
         }
+        refuse_any(guard_findings(tx)?.0)?;
         Ok(latest)
     })
 }
 
 /// Checks, without changing anything, that the database holds the schema
-/// this promptpack reads and writes.
+/// this promptpack reads and writes, with the migrations it embeds.
+///
+/// # Errors
+/// `not_configured` for a schema never applied, older or newer; `damaged`
+/// for an applied migration whose checksum is not the embedded one's.
 pub(crate) fn check_schema(store: &mut Store) -> Result<i64, Error> {
-    let latest = store.migrations().last().map_or(0, |m| m.version);
-    let current = store.read(&mut |tx| applied(tx))?;
-    match current {
+    let migrations = store.migrations();
+    store.read(&mut |tx| {
+        let current = current_schema(tx, migrations)?;
+        refuse_any(migration_findings(tx, migrations)?)?;
+        Ok(current)
+    })
+}
+
+/// The schema version the database is at, which must be this
+/// promptpack's.
+///
+/// # Errors
+/// As [`check_schema`], but for checksums.
+pub(crate) fn current_schema(tx: &mut dyn Tx, migrations: &[Migration]) -> Result<i64, Error> {
+    let latest = latest(migrations);
+    match applied(tx)? {
         0 => Err(Error::new(
             ErrorCode::NotConfigured,
             "the catalog's schema is not applied: run `promptpack catalog init`",
@@ -51,6 +140,328 @@ pub(crate) fn check_schema(store: &mut Store) -> Result<i64, Error> {
         )),
         current => Ok(current),
     }
+}
+
+/// What is wrong with the recorded migrations: each applied one recorded
+/// once, with the checksum of the migration this promptpack embeds.
+pub(crate) fn migration_findings(
+    tx: &mut dyn Tx,
+    migrations: &[Migration],
+) -> Result<Vec<Finding>, Error> {
+    let current = applied(tx)?;
+    let applied = migrations.iter().filter(|m| m.version <= current);
+    if !has_checksums(tx)? {
+        return Ok(applied
+            .map(|m| migration_finding(m, "records no checksum"))
+            .collect());
+    }
+    let recorded = tx.query(
+        "SELECT version, checksum FROM promptpack_schema ORDER BY version",
+        &[],
+    )?;
+    let mut findings = Vec::new();
+    for migration in applied {
+        let mut rows = recorded.iter().filter(|row| {
+            row.int("version")
+                .is_ok_and(|version| version == migration.version)
+        });
+        let first = rows.next();
+        let why = match first.map(|row| row.opt_text("checksum")).transpose()? {
+            None => "is not recorded as applied".to_string(),
+            Some(None) => "records no checksum".to_string(),
+            Some(_) if rows.next().is_some() => "is recorded as applied twice".to_string(),
+            Some(Some(found)) if found != checksum(migration.sql) => format!(
+                "was applied with checksum {}; this promptpack's is {}",
+                short(&found),
+                short(&checksum(migration.sql))
+            ),
+            Some(Some(_)) => continue,
+        };
+        findings.push(migration_finding(migration, &why));
+    }
+    Ok(findings)
+}
+
+fn migration_finding(migration: &Migration, why: &str) -> Finding {
+    Finding {
+        code: FindingCode::Migration,
+        subject: Subject::Migration {
+            version: migration.version,
+            name: migration.name.to_string(),
+        },
+        message: format!(
+            "migration {} (schema version {}) {why}",
+            migration.name, migration.version
+        ),
+    }
+}
+
+/// A trigger that keeps a table append-only, as the migrations create it.
+struct Guard {
+    name: &'static str,
+    table: &'static str,
+    /// SQLite: the one statement it refuses. PostgreSQL: what it refuses,
+    /// as `tgtype` says it (BEFORE, row or statement, and the events).
+    refuses: &'static str,
+    pg_type: i64,
+}
+
+/// What a refused change says, per table, in the SQLite triggers.
+const SQLITE_MESSAGES: &[(&str, &str)] = &[
+    ("prompt_versions", "prompt versions are append-only"),
+    ("version_pins", "version pins are append-only"),
+    ("snippet_revisions", "snippet revisions are append-only"),
+    ("audit", "the audit history is append-only"),
+];
+
+/// The tables no statement may rewrite.
+const APPEND_ONLY: [&str; 4] = [
+    "prompt_versions",
+    "version_pins",
+    "snippet_revisions",
+    "audit",
+];
+
+/// `tgtype` bits (PostgreSQL's `pg_trigger.h`).
+const PG_ROW: i64 = 1;
+const PG_BEFORE: i64 = 2;
+const PG_DELETE: i64 = 8;
+const PG_UPDATE: i64 = 16;
+const PG_TRUNCATE: i64 = 32;
+
+const SQLITE_GUARDS: [Guard; 8] = [
+    sqlite_guard(
+        "prompt_versions_append_only_update",
+        APPEND_ONLY[0],
+        "UPDATE",
+    ),
+    sqlite_guard(
+        "prompt_versions_append_only_delete",
+        APPEND_ONLY[0],
+        "DELETE",
+    ),
+    sqlite_guard("version_pins_append_only_update", APPEND_ONLY[1], "UPDATE"),
+    sqlite_guard("version_pins_append_only_delete", APPEND_ONLY[1], "DELETE"),
+    sqlite_guard(
+        "snippet_revisions_append_only_update",
+        APPEND_ONLY[2],
+        "UPDATE",
+    ),
+    sqlite_guard(
+        "snippet_revisions_append_only_delete",
+        APPEND_ONLY[2],
+        "DELETE",
+    ),
+    sqlite_guard("audit_append_only_update", APPEND_ONLY[3], "UPDATE"),
+    sqlite_guard("audit_append_only_delete", APPEND_ONLY[3], "DELETE"),
+];
+
+const fn sqlite_guard(name: &'static str, table: &'static str, refuses: &'static str) -> Guard {
+    Guard {
+        name,
+        table,
+        refuses,
+        pg_type: 0,
+    }
+}
+
+const PG_ROWS: i64 = PG_ROW | PG_BEFORE | PG_UPDATE | PG_DELETE;
+const PG_TRUNCATES: i64 = PG_BEFORE | PG_TRUNCATE;
+
+const POSTGRES_GUARDS: [Guard; 8] = [
+    pg_guard("prompt_versions_append_only", APPEND_ONLY[0], PG_ROWS),
+    pg_guard("version_pins_append_only", APPEND_ONLY[1], PG_ROWS),
+    pg_guard("snippet_revisions_append_only", APPEND_ONLY[2], PG_ROWS),
+    pg_guard("audit_append_only", APPEND_ONLY[3], PG_ROWS),
+    pg_guard("prompt_versions_no_truncate", APPEND_ONLY[0], PG_TRUNCATES),
+    pg_guard("version_pins_no_truncate", APPEND_ONLY[1], PG_TRUNCATES),
+    pg_guard(
+        "snippet_revisions_no_truncate",
+        APPEND_ONLY[2],
+        PG_TRUNCATES,
+    ),
+    pg_guard("audit_no_truncate", APPEND_ONLY[3], PG_TRUNCATES),
+];
+
+const fn pg_guard(name: &'static str, table: &'static str, pg_type: i64) -> Guard {
+    let refuses = if pg_type & PG_TRUNCATE != 0 {
+        "TRUNCATE"
+    } else {
+        "UPDATE, DELETE"
+    };
+    Guard {
+        name,
+        table,
+        refuses,
+        pg_type,
+    }
+}
+
+/// The body of PostgreSQL's trigger function, whitespace folded.
+const PG_GUARD_BODY: &str = "BEGIN RAISE EXCEPTION '% is append-only', TG_TABLE_NAME; END;";
+
+/// What is wrong with the append-only guards (each missing, disabled or
+/// not the one the migrations created), and how many there are to check.
+pub(crate) fn guard_findings(tx: &mut dyn Tx) -> Result<(Vec<Finding>, u64), Error> {
+    let dialect = tx.dialect();
+    let (guards, found) = match dialect {
+        Dialect::Sqlite => (&SQLITE_GUARDS, sqlite_triggers(tx)?),
+        Dialect::Postgres => (&POSTGRES_GUARDS, postgres_triggers(tx)?),
+    };
+    let findings = guards
+        .iter()
+        .filter_map(|guard| {
+            let why = match found.iter().find(|t| t.name == guard.name) {
+                None => "is missing",
+                Some(trigger) if trigger.table != guard.table => "is on another table",
+                Some(trigger) if !trigger.enabled => "is disabled",
+                Some(trigger) if trigger.definition != expected_definition(dialect, guard) => {
+                    "is not the one promptpack created"
+                }
+                Some(_) => return None,
+            };
+            Some(Finding {
+                code: FindingCode::Guard,
+                subject: Subject::Guard {
+                    name: guard.name.to_string(),
+                    table: guard.table.to_string(),
+                },
+                message: format!(
+                    "guard `{}` (refuses {} on `{}`) {why}",
+                    guard.name, guard.refuses, guard.table
+                ),
+            })
+        })
+        .collect();
+    Ok((findings, guards.len() as u64))
+}
+
+/// A trigger as the database holds it.
+struct Trigger {
+    name: String,
+    table: String,
+    enabled: bool,
+    /// SQLite: its `CREATE TRIGGER` text, whitespace folded. PostgreSQL:
+    /// its `tgtype`, whether it fires unconditionally on every column, its
+    /// function and that function's body.
+    definition: String,
+}
+
+fn sqlite_triggers(tx: &mut dyn Tx) -> Result<Vec<Trigger>, Error> {
+    tx.query(
+        "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger'",
+        &[],
+    )?
+    .iter()
+    .map(|row| {
+        Ok(Trigger {
+            name: row.text("name")?,
+            table: row.text("tbl_name")?,
+            enabled: true,
+            definition: fold(&row.opt_text("sql")?.unwrap_or_default()),
+        })
+    })
+    .collect()
+}
+
+fn postgres_triggers(tx: &mut dyn Tx) -> Result<Vec<Trigger>, Error> {
+    let sql = "SELECT t.tgname::text AS name, c.relname::text AS table_name, \
+               t.tgenabled::text AS enabled, t.tgtype::int8 AS kind, \
+               (t.tgqual IS NULL AND t.tgattr::text = '') AS every_row, \
+               p.proname::text AS function, p.prosrc AS body \
+               FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid \
+               JOIN pg_proc p ON p.oid = t.tgfoid \
+               WHERE NOT t.tgisinternal \
+               AND c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())";
+    tx.query(sql, &[])?
+        .iter()
+        .map(|row| {
+            // `O`: fires in origin and local sessions; `A`: always. `D` is
+            // disabled, `R` fires only on replicas.
+            let enabled = matches!(row.text("enabled")?.as_str(), "O" | "A");
+            Ok(Trigger {
+                name: row.text("name")?,
+                table: row.text("table_name")?,
+                enabled,
+                definition: pg_definition(
+                    row.int("kind")?,
+                    row.int("every_row")? != 0,
+                    &row.text("function")?,
+                    &row.text("body")?,
+                ),
+            })
+        })
+        .collect()
+}
+
+fn pg_definition(tgtype: i64, every_row: bool, function: &str, body: &str) -> String {
+    format!("{tgtype} {every_row} {function} {}", fold(body))
+}
+
+fn expected_definition(dialect: Dialect, guard: &Guard) -> String {
+    match dialect {
+        Dialect::Sqlite => {
+            let message = SQLITE_MESSAGES
+                .iter()
+                .find(|(table, _)| *table == guard.table)
+                .map_or("", |(_, message)| message);
+            format!(
+                "CREATE TRIGGER {} BEFORE {} ON {} BEGIN SELECT RAISE(ABORT, '{message}'); END",
+                guard.name, guard.refuses, guard.table
+            )
+        }
+        Dialect::Postgres => {
+            pg_definition(guard.pg_type, true, "promptpack_append_only", PG_GUARD_BODY)
+        }
+    }
+}
+
+/// `text` with every run of whitespace one space, trimmed.
+fn fold(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `Err(damaged)` for the first of `findings`, if any.
+fn refuse_any(findings: Vec<Finding>) -> Result<(), Error> {
+    match findings.into_iter().next() {
+        Some(finding) => Err(finding.into_error()),
+        None => Ok(()),
+    }
+}
+
+/// Whether the schema table records checksums (a catalog from before them
+/// does not, until its next migrate).
+fn has_checksums(tx: &mut dyn Tx) -> Result<bool, Error> {
+    let sql = match tx.dialect() {
+        Dialect::Sqlite => {
+            "SELECT COUNT(*) AS found FROM pragma_table_info('promptpack_schema') \
+             WHERE name = 'checksum'"
+        }
+        Dialect::Postgres => {
+            "SELECT COUNT(*) AS found FROM information_schema.columns \
+             WHERE table_schema = current_schema() \
+             AND table_name = 'promptpack_schema' AND column_name = 'checksum'"
+        }
+    };
+    let row = tx.query_opt(sql, &[])?;
+    Ok(row.map(|row| row.int("found")).transpose()?.unwrap_or(0) > 0)
+}
+
+/// A migration's checksum: SHA-256 of its text with line ends as `\n`
+/// (a checkout that turns them into `\r\n` changes no migration), as
+/// lowercase hex.
+fn checksum(sql: &str) -> String {
+    let digest = Sha256::digest(sql.replace("\r\n", "\n").as_bytes());
+    digest.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// `sha256:` and the first 12 hex digits of a checksum, for messages.
+fn short(checksum: &str) -> String {
+    format!("sha256:{}", checksum.get(..12).unwrap_or(checksum))
+}
+
+fn latest(migrations: &[Migration]) -> i64 {
+    migrations.last().map_or(0, |m| m.version)
 }
 
 fn applied(tx: &mut dyn Tx) -> Result<i64, Error> {
@@ -69,4 +480,45 @@ fn newer(current: i64, latest: i64) -> Error {
             "the catalog's schema is at version {current}, newer than this promptpack knows ({latest}): use a newer promptpack"
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The files of `migrations/<dialect>/`, by name.
+    fn folder(dialect: &str) -> Vec<String> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("migrations")
+            .join(dialect);
+        let mut names: Vec<String> = std::fs::read_dir(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+            .map(|entry| {
+                let entry = entry.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                entry.file_name().to_string_lossy().into_owned()
+            })
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn the_list_holds_every_migration_file_in_order() {
+        let listed: Vec<String> = FILES.iter().map(|(_, name)| name.to_string()).collect();
+        for dialect in ["sqlite", "postgres"] {
+            assert_eq!(listed, folder(dialect), "migrations/{dialect}/");
+        }
+        for (index, (version, name)) in FILES.iter().enumerate() {
+            assert_eq!(*version, index as i64 + 1, "{name}: versions are 1, 2, …");
+            let number: Option<i64> = name.split('_').next().and_then(|n| n.parse().ok());
+            assert_eq!(number, Some(*version), "{name} is named after its version");
+        }
+    }
+
+    #[test]
+    fn checksums_ignore_how_a_checkout_ends_lines() {
+        assert_eq!(checksum("a;\r\nb;\n"), checksum("a;\nb;\n"));
+        assert_ne!(checksum("a;\n"), checksum("b;\n"));
+        assert_eq!(checksum("").len(), 64);
+    }
 }

@@ -1,8 +1,9 @@
 //! [`Catalog`]: every operation of the catalog, each one transaction of
 //! the store.
 
-mod migrate;
+pub(crate) mod migrate;
 pub(crate) mod rows;
+pub(crate) mod verify;
 
 use crate::compile::{
     Compiled, SnippetText, check_record, check_snippet, compile_draft, sources, text_hash,

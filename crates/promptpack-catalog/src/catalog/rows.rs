@@ -123,7 +123,7 @@ fn version_row(id: &str, version: u32, row: &Row, pins: Vec<Pin>) -> Result<Vers
             format!("the front matter of `{id}` version {version} in the catalog is not JSON: {e}"),
         )
     })?;
-    Ok(Version {
+    super::verify::checked(Version {
         prompt_id: id.to_string(),
         version,
         system: row.text("system_text")?,
@@ -601,7 +601,7 @@ pub(crate) fn snippet_revision(
     };
     tx.query_opt(sql, &params)?
         .map(|row| {
-            Ok(SnippetRevision {
+            super::verify::checked_snippet(SnippetRevision {
                 name: name.to_string(),
                 revision: number(row.int("revision")?, "snippet revision")?,
                 text: row.text("text")?,

@@ -12,9 +12,11 @@ pub(crate) mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
-/// One migration: the schema version it brings the database to, and its SQL.
+/// One migration: the schema version it brings the database to, its file
+/// name and its SQL.
 pub(crate) struct Migration {
     pub version: i64,
+    pub name: &'static str,
     pub sql: &'static str,
 }
 
@@ -227,9 +229,9 @@ impl Store {
     pub fn migrations(&self) -> &'static [Migration] {
         match &self.backend {
             #[cfg(feature = "sqlite")]
-            Backend::Sqlite(_) => sqlite::MIGRATIONS,
+            Backend::Sqlite(_) => crate::catalog::migrate::SQLITE,
             #[cfg(feature = "postgres")]
-            Backend::Postgres(_) => postgres::MIGRATIONS,
+            Backend::Postgres(_) => crate::catalog::migrate::POSTGRES,
         }
     }
 

@@ -4,7 +4,7 @@
 //! version numbers have no gaps and no repeats however many instances
 //! publish at once.
 
-use super::{Cell, Dialect, Migration, Param, Row, Tx, Work};
+use super::{Cell, Dialect, Param, Row, Tx, Work};
 use crate::redact::redact_url;
 use crate::timeouts::Timeouts;
 use promptpack_core::{Error, ErrorCode};
@@ -15,17 +15,6 @@ use std::time::Duration;
 use tokio_postgres::tls::NoTlsStream;
 use tokio_postgres::types::{ToSql, Type, WrongType};
 use tokio_postgres::{AsyncMessage, Client, Config, NoTls, Notification, Socket, Statement};
-
-pub(crate) const MIGRATIONS: &[Migration] = &[
-    Migration {
-        version: 1,
-        sql: include_str!("../../migrations/postgres/0001_catalog.sql"),
-    },
-    Migration {
-        version: 2,
-        sql: include_str!("../../migrations/postgres/0002_label_arms.sql"),
-    },
-];
 
 /// TCP keepalives, unless the URL sets its own (`keepalives_idle`,
 /// `keepalives_interval`, `keepalives_retries`): a server whose host is

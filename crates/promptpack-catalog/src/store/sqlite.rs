@@ -2,23 +2,12 @@
 //! wait for the writer, with a busy timeout so that writers from other
 //! threads and processes queue instead of failing.
 
-use super::{Access, Cell, Dialect, Migration, Param, Row, Tx, Work, numbered_parameters};
+use super::{Access, Cell, Dialect, Param, Row, Tx, Work, numbered_parameters};
 use promptpack_core::{Error, ErrorCode};
 use rusqlite::types::{ToSqlOutput, Value, ValueRef};
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-pub(crate) const MIGRATIONS: &[Migration] = &[
-    Migration {
-        version: 1,
-        sql: include_str!("../../migrations/sqlite/0001_catalog.sql"),
-    },
-    Migration {
-        version: 2,
-        sql: include_str!("../../migrations/sqlite/0002_label_arms.sql"),
-    },
-];
 
 /// How long a writer waits for another one before the write is
 /// `unavailable`: long enough for a queue of publishers, short enough that

@@ -1,0 +1,4 @@
+-- PostgreSQL's migration 3 refuses TRUNCATE on the append-only tables.
+-- SQLite has no TRUNCATE: its `DELETE` without `WHERE` runs the delete
+-- triggers of the first schema like any other. Nothing to add; the
+-- migration exists so that both stores number their schema alike.
