@@ -17,7 +17,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
-use std::sync::{Arc, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -47,8 +47,9 @@ struct Inner<Id> {
     shared: Arc<Shared>,
     label: String,
     stop: Option<Sender<()>>,
-    /// Closed when the thread ends.
-    ended: Receiver<()>,
+    /// Closed when the thread ends. In a mutex only to make the handle
+    /// `Sync`: the drop alone reads it, through `get_mut`.
+    ended: Mutex<Receiver<()>>,
     worker: Option<JoinHandle<()>>,
     id: PhantomData<fn() -> Id>,
 }
@@ -60,8 +61,12 @@ impl<Id> Drop for Inner<Id> {
         // does not answer: then it is left to end by itself when its wait
         // runs out, and the drop returns.
         drop(self.stop.take());
+        let ended = self
+            .ended
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
         let ended = !matches!(
-            self.ended.recv_timeout(STOP_WAIT),
+            ended.recv_timeout(STOP_WAIT),
             Err(RecvTimeoutError::Timeout)
         );
         if let Some(worker) = self.worker.take()
@@ -321,7 +326,7 @@ impl<Id: GeneratedPrompts> Builder<Id> {
                 shared,
                 label: self.label,
                 stop: Some(stop),
-                ended,
+                ended: Mutex::new(ended),
                 worker: Some(thread),
                 id: PhantomData,
             }),
