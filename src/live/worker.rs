@@ -8,7 +8,8 @@ use super::fetch::{
 };
 use super::file::FileIdentity;
 use super::redact::shown_url;
-use super::served::{Served, ServedPrompt};
+use super::served::{Served, ServedArm, ServedPrompt};
+use crate::provenance::Provenance;
 use crate::__private::PromptInfo;
 use arc_swap::ArcSwap;
 use promptpack_catalog::{Catalog, ChangeMarker, Timeouts};
@@ -152,7 +153,9 @@ impl Worker {
                 Some(promptpack_catalog::Listener::connect(&self.url).map_err(StoreError)?);
         }
         self.catalog = Some(catalog);
-        self.refresh_all()?;
+        // Every version read again: the store may have been restored from
+        // a backup meanwhile, with other text under the same numbers.
+        self.refresh_everything(true)?;
         self.backoff = FIRST_BACKOFF;
         self.shared.connected.store(true, Ordering::Release);
         if self.down {
@@ -170,8 +173,8 @@ impl Worker {
     }
 
     /// The SQLite file was replaced: opens the new one and reads every
-    /// label from it, as if nothing were known; what it cannot read is
-    /// the store lost.
+    /// label and version from it (what it holds under a number may differ,
+    /// a refusal too); failing that, the store is lost.
     fn reopen(&mut self) -> Result<(), StoreError> {
         log::info!(
             "promptpack: the prompt catalog's file was replaced; reading the new one ({})",
@@ -181,10 +184,7 @@ impl Worker {
         self.marker = None;
         self.refused.clear();
         self.unreadable.clear();
-        self.identity = self.file.as_deref().and_then(FileIdentity::of);
-        let catalog = Catalog::connect_with(&self.url, &self.timeouts).map_err(StoreError)?;
-        self.catalog = Some(catalog);
-        self.refresh_everything(true)
+        self.connect()
     }
 
     /// The store failed: drop the connection and say so, once until it is
@@ -287,9 +287,9 @@ impl Worker {
         self.refresh_everything(false)
     }
 
-    /// Reads every label; `anew`: as if nothing were served yet (every
-    /// version is read again), for a store that is not the one read
-    /// before.
+    /// Reads every label; `anew`: every version again, served or not (a
+    /// store that may not be the one read before: a version serving keeps
+    /// serving when its content hash is the same).
     fn refresh_everything(&mut self, anew: bool) -> Result<(), StoreError> {
         let Some(catalog) = &mut self.catalog else {
             return Ok(());
@@ -323,8 +323,8 @@ impl Worker {
     }
 
     /// The label of every prompt (or of prompt `only`), with every version
-    /// it names that is neither served nor refused already (`anew`: every
-    /// version), in one snapshot.
+    /// it names that is neither served (`anew`: even so) nor refused
+    /// already, in one snapshot.
     fn read(
         &mut self,
         only: Option<usize>,
@@ -341,7 +341,7 @@ impl Worker {
                 .get(index)
                 .and_then(Option::as_ref)
                 .is_some_and(|served| served.version(version).is_some());
-            !anew && (served || refused.contains(&(index, version)))
+            (served && !anew) || refused.contains(&(index, version))
         };
         read_labels(catalog, self.prompts, &self.label, only, have)
     }
@@ -405,8 +405,18 @@ impl Worker {
         let mut judged = Vec::with_capacity(arms.len());
         for arm in arms {
             let (version, weight) = (arm.version, arm.weight);
-            if let Some(served) = reusable.and_then(|served| served.version(version)) {
-                judged.push(super::served::ServedArm {
+            let same = |served: &&ServedArm| match (&arm.fetched, &served.provenance) {
+                (Some(Ok((stored, _))), Provenance::Catalog(catalog)) => {
+                    *catalog.content_hash == *stored.content_hash
+                }
+                _ => false,
+            };
+            let kept = match reusable {
+                Some(served) => served.version(version),
+                None => serving.and_then(|served| served.version(version)).filter(same),
+            };
+            if let Some(served) = kept {
+                judged.push(ServedArm {
                     weight,
                     ..served.clone()
                 });
@@ -439,6 +449,17 @@ impl Worker {
                     return Ok(None);
                 }
             }
+        }
+        let unchanged = serving.is_some_and(|served| {
+            served.is(&pairs)
+                && judged.iter().all(|arm| {
+                    served
+                        .version(arm.version)
+                        .is_some_and(|old| Arc::ptr_eq(&old.library, &arm.library))
+                })
+        });
+        if unchanged {
+            return Ok(None);
         }
         let prompt = Arc::new(ServedPrompt::new(judged));
         events.push(LiveEvent::Updated {
