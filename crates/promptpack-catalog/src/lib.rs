@@ -61,6 +61,7 @@ mod files;
 #[cfg(feature = "postgres")]
 mod listener;
 mod model;
+mod redact;
 mod store;
 mod timeouts;
 
@@ -75,6 +76,7 @@ pub use model::{
 };
 pub use promptpack_core::contract::Contract;
 pub use promptpack_core::{Error, ErrorCode, Settings};
+pub use redact::redact_url;
 pub use timeouts::Timeouts;
 
 /// Where the embedded catalog lives, relative to the prompt root, when no

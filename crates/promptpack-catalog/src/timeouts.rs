@@ -8,8 +8,24 @@ use std::time::Duration;
 /// service and a command line alike: a server that does not answer is
 /// reported within seconds, not never.
 ///
+/// On PostgreSQL, [`Timeouts::connect`] bounds the whole connect (TCP,
+/// then the server's start-up answer, over every address of the host), and
+/// [`Timeouts::io`] every statement, `BEGIN`, `COMMIT` and `ROLLBACK`, and a
+/// [`Listener`](crate::Listener)'s `LISTEN`. A wait past its bound is
+/// `unavailable` ([`Error::is_retryable`](crate::Error::is_retryable)) and
+/// drops the connection (the server rolls back what it had begun); the
+/// next call connects again. A write whose `COMMIT` ran past its bound
+/// may have been committed all the same: read before writing it again.
+/// Only such timers catch a stalled server: the
+/// kernel of a stopped or overloaded one still acknowledges TCP. TCP
+/// keepalives (15 s idle, then 3 probes 5 s apart, unless the URL sets
+/// `keepalives_idle`, `keepalives_interval` or `keepalives_retries`)
+/// notice a server whose host vanished under an idle connection.
+///
 /// A PostgreSQL URL's own `connect_timeout` parameter, when given, wins
-/// over [`Timeouts::connect`].
+/// over [`Timeouts::connect`]. The `promptpack catalog` command sets both
+/// bounds with `--db-timeout SECONDS` or `$PROMPTPACK_DB_TIMEOUT`. SQLite
+/// waits on no network, and these bounds do not apply to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Timeouts {

@@ -5,6 +5,7 @@
 
 mod output;
 mod render;
+mod store_env;
 mod tree;
 
 use crate::{Folders, usage_error};
@@ -28,6 +29,18 @@ pub(crate) struct CatalogArgs {
         value_name = "URL"
     )]
     db: Option<String>,
+    /// How long to wait for the store, in seconds: to connect, and for each
+    /// answer; a PostgreSQL URL's `connect_timeout` wins for connecting
+    /// [default: 10].
+    #[arg(
+        long,
+        global = true,
+        env = store_env::TIMEOUT_ENV,
+        hide_env_values = true,
+        value_name = "SECONDS",
+        value_parser = store_env::parse_seconds
+    )]
+    db_timeout: Option<std::time::Duration>,
     /// Who the writes are recorded as [default: $PROMPTPACK_AUTHOR, else
     /// $USER].
     #[arg(long, global = true, value_name = "NAME")]
@@ -481,7 +494,7 @@ impl CatalogArgs {
 
 /// The catalog, its schema brought up to date, writing as `--author`.
 fn open(args: &CatalogArgs) -> Result<Catalog, Error> {
-    let catalog = Catalog::open(&args.url())?;
+    let catalog = Catalog::open_with(&args.url(), &store_env::timeouts(args.db_timeout))?;
     Ok(match &args.author {
         Some(author) => catalog.with_author(author),
         None => catalog,

@@ -1,0 +1,247 @@
+//! Store URLs as they may be shown: in errors, events and logs, with any
+//! password replaced by `***`.
+
+/// What a password is shown as.
+const HIDDEN: &str = "***";
+
+/// `url` with its passwords replaced by `***`, for every message that shows
+/// a store URL: the password of the user part (`postgres://ada:pw@host/db`
+/// → `postgres://ada:***@host/db`) and the value of every `password`
+/// parameter (`?password=pw`, `&password=pw`, also with its name
+/// percent-encoded). Anything else is kept as given; a URL without `://`
+/// (a SQLite path) is returned unchanged.
+///
+/// A password is hidden whole whether it is percent-encoded or holds `@`,
+/// `:` or `/` raw. The user part ends at the last `@` before any `?` that
+/// follows the first `@`: a raw `?` after a raw `@` in a password reads as
+/// the start of the parameters (percent-encode such a password, as URLs
+/// require anyway).
+///
+/// ```
+/// use promptpack_catalog::redact_url;
+///
+/// assert_eq!(
+///     redact_url("postgres://ada:s3cret@db:5432/cat?password=s3cret&sslmode=disable"),
+///     "postgres://ada:***@db:5432/cat?password=***&sslmode=disable"
+/// );
+/// ```
+pub fn redact_url(url: &str) -> String {
+    let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
+        return url.to_string();
+    };
+    let (scheme, rest) = url.split_at(scheme_end);
+    let (user_part, after_user) = split_user_part(rest);
+    let mut shown = String::with_capacity(url.len());
+    shown.push_str(scheme);
+    if let Some(user_part) = user_part {
+        // What reads as a user may be parameters that an `@` in a later
+        // one made the driver take for a user part.
+        match user_part.split_once(':') {
+            Some((user, _password)) => {
+                shown.push_str(&redact_parameters(user));
+                shown.push(':');
+                shown.push_str(HIDDEN);
+            }
+            None => shown.push_str(&redact_parameters(user_part)),
+        }
+        shown.push('@');
+    }
+    shown.push_str(&redact_parameters(after_user));
+    shown
+}
+
+/// The user part of what follows `scheme://` (without its `@`), when there
+/// is one, and the rest. The driver ends it at the first `@`; a person who
+/// wrote a raw `@` in a password meant the last one. Both are covered by
+/// taking the last `@` that no `?` separates from the first: a `?` between
+/// them starts the parameters, whose values may hold an `@` of their own.
+fn split_user_part(rest: &str) -> (Option<&str>, &str) {
+    let Some(first) = rest.find('@') else {
+        return (None, rest);
+    };
+    let bounded = rest[first..].find('?').map_or(rest.len(), |i| first + i);
+    let last = rest[..bounded].rfind('@').unwrap_or(first);
+    (Some(&rest[..last]), &rest[last + 1..])
+}
+
+/// `text` with the value of each `password` parameter hidden: a name
+/// right after a `?` or `&`, its value up to the next `&` (as the driver
+/// reads them; a raw `?` in a value does not end it).
+fn redact_parameters(text: &str) -> String {
+    let mut shown = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(delimiter) = rest.find(['?', '&']) {
+        shown.push_str(&rest[..=delimiter]);
+        rest = &rest[delimiter + 1..];
+        let Some((key, value)) = rest.split_once('=') else {
+            continue;
+        };
+        if !key.contains(['?', '&']) && percent_decoded(key) == "password" {
+            shown.push_str(key);
+            shown.push('=');
+            shown.push_str(HIDDEN);
+            rest = value.find('&').map_or("", |end| &value[end..]);
+        }
+    }
+    shown.push_str(rest);
+    shown
+}
+
+/// `text` with its `%XX` escapes decoded, as the driver reads a parameter's
+/// name (invalid escapes and bytes kept as they are, lossily).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut index = 0;
+    while index < bytes.len() {
+        let escaped = (bytes[index] == b'%')
+            .then(|| bytes.get(index + 1..index + 3))
+            .flatten()
+            .and_then(|hex| std::str::from_utf8(hex).ok())
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
+        match escaped {
+            Some(byte) => {
+                decoded.push(byte);
+                index += 3;
+            }
+            None => {
+                decoded.push(bytes[index]);
+                index += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&decoded).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact_url;
+    use proptest::prelude::*;
+
+    #[test]
+    fn passwords_are_hidden_and_the_rest_kept() {
+        let cases = [
+            // (given, shown)
+            (
+                "postgres://ada:secret@db:5432/cat",
+                "postgres://ada:***@db:5432/cat",
+            ),
+            ("postgres://db/cat", "postgres://db/cat"),
+            ("postgres://ada@db/cat", "postgres://ada@db/cat"),
+            ("postgresql://ada:@db/cat", "postgresql://ada:***@db/cat"),
+            (
+                "postgres://db/cat?password=secret",
+                "postgres://db/cat?password=***",
+            ),
+            (
+                "postgres://db/cat?sslmode=disable&password=secret&connect_timeout=3",
+                "postgres://db/cat?sslmode=disable&password=***&connect_timeout=3",
+            ),
+            (
+                "postgres://db/cat?pass%77ord=secret",
+                "postgres://db/cat?pass%77ord=***",
+            ),
+            (
+                "postgres://ada:p%40ss%3Aw%2Fd@db/cat",
+                "postgres://ada:***@db/cat",
+            ),
+            // Raw `@`, `:` and `/` in a password.
+            ("postgres://ada:p@s:s/w@db/cat", "postgres://ada:***@db/cat"),
+            // Raw `?` in a password, before its only `@`.
+            ("postgres://ada:pa?ss@db/cat", "postgres://ada:***@db/cat"),
+            // An `@` in a parameter is not the end of the user part.
+            (
+                "postgres://ada:secret@db/cat?user=ada@corp",
+                "postgres://ada:***@db/cat?user=ada@corp",
+            ),
+            // Without a user part, the driver reads up to the first `@` as
+            // one, and its password is hidden as such.
+            (
+                "postgres://db/cat?application_name=a@b",
+                "postgres://db/cat?application_name=a@b",
+            ),
+            (
+                "postgres://db:5432/cat?application_name=a@b",
+                "postgres://db:***@b",
+            ),
+            (
+                "postgres://db/cat?a=x@y&password=secret",
+                "postgres://db/cat?a=x@y&password=***",
+            ),
+            (
+                "postgres://db/cat?password=secret&a=x@y",
+                "postgres://db/cat?password=***&a=x@y",
+            ),
+            // Several hosts, IPv6, a Unix socket folder as host parameter.
+            (
+                "postgres://ada:secret@[::1]:5432,db2/cat",
+                "postgres://ada:***@[::1]:5432,db2/cat",
+            ),
+            (
+                "postgres://ada:secret@%2Frun%2Fpg/cat?host=/run/pg",
+                "postgres://ada:***@%2Frun%2Fpg/cat?host=/run/pg",
+            ),
+            // Odd ones.
+            ("sqlite:/tmp/a:b@c.db", "sqlite:/tmp/a:b@c.db"),
+            ("", ""),
+            ("postgres://", "postgres://"),
+            ("postgres://@", "postgres://@"),
+            ("postgres://:@", "postgres://:***@"),
+            ("postgres://?password", "postgres://?password"),
+            ("postgres://?password=", "postgres://?password=***"),
+            ("postgres://é:ü@ñ/ø", "postgres://é:***@ñ/ø"),
+        ];
+        for (given, shown) in cases {
+            assert_eq!(redact_url(given), shown, "{given:?}");
+        }
+    }
+
+    /// A password made of any characters but `?` (see [`redact_url`]),
+    /// with a marker no other part of the URL holds, so that finding it
+    /// whole in the output means it leaked.
+    fn password() -> impl Strategy<Value = String> {
+        "[^?]{0,24}".prop_map(|tail| format!("PW!{tail}"))
+    }
+
+    fn percent_encoded(text: &str) -> String {
+        text.bytes().map(|b| format!("%{b:02X}")).collect()
+    }
+
+    proptest! {
+        #[test]
+        fn a_user_part_password_never_shows(
+            user in "[a-z]{0,8}",
+            password in password(),
+            host in "[a-z0-9.]{1,12}(:[0-9]{1,5})?",
+            database in "(/[a-z_]{0,8})?",
+            parameters in "(\\?[a-z_]{1,8}=[a-z0-9@:/]{0,8})?",
+            encode in any::<bool>(),
+        ) {
+            let written = if encode { percent_encoded(&password) } else { password.clone() };
+            let url = format!("postgres://{user}:{written}@{host}{database}{parameters}");
+            let shown = redact_url(&url);
+            prop_assert!(!shown.contains(&written), "{url:?} shown as {shown:?}");
+            prop_assert!(!shown.contains(&password), "{url:?} shown as {shown:?}");
+            prop_assert!(shown.contains(&host), "{url:?} shown as {shown:?}");
+        }
+
+        #[test]
+        fn a_password_parameter_never_shows(
+            before in "([a-z_]{1,8}=[a-z0-9@]{0,8}&){0,3}",
+            key in prop_oneof![Just("password".to_string()), Just(percent_encoded("password"))],
+            password in "PW![^&]{0,24}",
+            after in "(&[a-z_]{1,8}=[a-z0-9@]{0,8}){0,3}",
+            user_part in "([a-z]{1,8}(:PW![a-z]{0,8})?@)?",
+        ) {
+            let url = format!("postgresql://{user_part}db/cat?{before}{key}={password}{after}");
+            let shown = redact_url(&url);
+            prop_assert!(!shown.contains("PW!"), "{url:?} shown as {shown:?}");
+            prop_assert!(shown.contains("db/cat?"), "{url:?} shown as {shown:?}");
+        }
+
+        #[test]
+        fn any_text_is_redacted_without_a_panic(url in "\\PC{0,64}") {
+            let _ = redact_url(&url);
+        }
+    }
+}
