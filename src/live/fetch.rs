@@ -61,14 +61,18 @@ pub(super) fn read_labels(
     have: impl Fn(usize, u32) -> bool,
 ) -> Result<Vec<(usize, LabelState)>, StoreError> {
     let index_of = |id: &str| prompts.iter().position(|prompt| prompt.id == id);
-    let only_id = only.and_then(|index| prompts.get(index)).map(|info| info.id);
+    let only_id = only
+        .and_then(|index| prompts.get(index))
+        .map(|info| info.id);
     let have = |id: &str, version: u32| index_of(id).is_some_and(|index| have(index, version));
     let labelled = catalog
         .labelled_with_sources(label, only_id, &have)
         .map_err(StoreError)?;
     let mut states: Vec<(usize, LabelState)> = match only {
         Some(index) => vec![(index, LabelState::Absent)],
-        None => (0..prompts.len()).map(|i| (i, LabelState::Absent)).collect(),
+        None => (0..prompts.len())
+            .map(|i| (i, LabelState::Absent))
+            .collect(),
     };
     for (id, arms) in labelled {
         let Some(index) = index_of(&id) else {

@@ -2,15 +2,15 @@
 //! [`Builder`].
 
 use super::GeneratedPrompts;
-use super::event::LiveEvent;
 use super::Timeouts;
+use super::event::LiveEvent;
 use super::fetch::StoreError;
-use super::redact::shown_url;
 use super::worker::{Shared, Worker};
 use crate::__private::wrong_vars;
 use crate::library::Prompt;
 use crate::provenance::Provenance;
 use crate::typed::TypedVars;
+use promptpack_catalog::redact_url;
 use promptpack_core::error::{Error, ErrorCode, Result};
 use promptpack_core::render::MissingVars;
 use std::fmt;
@@ -61,10 +61,7 @@ impl<Id> Drop for Inner<Id> {
         // does not answer: then it is left to end by itself when its wait
         // runs out, and the drop returns.
         drop(self.stop.take());
-        let ended = self
-            .ended
-            .get_mut()
-            .unwrap_or_else(PoisonError::into_inner);
+        let ended = self.ended.get_mut().unwrap_or_else(PoisonError::into_inner);
         let ended = !matches!(
             ended.recv_timeout(STOP_WAIT),
             Err(RecvTimeoutError::Timeout)
@@ -109,7 +106,7 @@ pub struct Builder<Id> {
 impl<Id> fmt::Debug for Builder<Id> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Builder")
-            .field("url", &shown_url(&self.url))
+            .field("url", &redact_url(&self.url))
             .field("label", &self.label)
             .field("poll", &self.poll)
             .field("timeouts", &self.timeouts)

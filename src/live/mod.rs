@@ -73,7 +73,6 @@ mod event;
 mod fetch;
 mod file;
 mod handle;
-mod redact;
 mod served;
 mod split;
 mod worker;

@@ -63,7 +63,11 @@ pub(super) fn shares(weights: impl IntoIterator<Item = u32>) -> (Vec<u32>, u32) 
     let divisor = sum.div_ceil(room.max(1));
     let shares: Vec<u32> = weights
         .iter()
-        .map(|&weight| u32::try_from(u64::from(weight) / divisor).unwrap_or(u32::MAX).max(1))
+        .map(|&weight| {
+            u32::try_from(u64::from(weight) / divisor)
+                .unwrap_or(u32::MAX)
+                .max(1)
+        })
         .collect();
     let total = shares.iter().map(|&share| u64::from(share)).sum::<u64>();
     (shares, u32::try_from(total).unwrap_or(u32::MAX))
@@ -100,7 +104,10 @@ mod tests {
             (vec![half, half], (vec![half / 2, half / 2], half)),
             (vec![u32::MAX, 1], (vec![u32::MAX / 2, 1], u32::MAX / 2 + 1)),
             // Divided by 17: 16 would leave no room for rounding up.
-            (vec![u32::MAX; 16], (vec![u32::MAX / 17; 16], u32::MAX / 17 * 16)),
+            (
+                vec![u32::MAX; 16],
+                (vec![u32::MAX / 17; 16], u32::MAX / 17 * 16),
+            ),
         ] {
             assert_eq!(shares(weights.clone()), expected, "{weights:?}");
         }

@@ -7,11 +7,11 @@ use super::fetch::{
     LabelState, StoreError, Verdict, earlier_versions, fetch_versions, judge, read_labels,
 };
 use super::file::FileIdentity;
-use super::redact::shown_url;
 use super::served::{Served, ServedArm, ServedPrompt};
-use crate::provenance::Provenance;
 use crate::__private::PromptInfo;
+use crate::provenance::Provenance;
 use arc_swap::ArcSwap;
+use promptpack_catalog::redact_url;
 use promptpack_catalog::{Catalog, ChangeMarker, Timeouts};
 use promptpack_core::error::{Error, ErrorCode};
 use std::collections::HashSet;
@@ -149,8 +149,10 @@ impl Worker {
         // committed in between is announced, not missed.
         #[cfg(feature = "live-postgres")]
         if catalog.store_kind() == "postgres" {
-            self.listener =
-                Some(promptpack_catalog::Listener::connect(&self.url).map_err(StoreError)?);
+            self.listener = Some(
+                promptpack_catalog::Listener::connect_with(&self.url, &self.timeouts)
+                    .map_err(StoreError)?,
+            );
         }
         self.catalog = Some(catalog);
         // Every version read again: the store may have been restored from
@@ -178,7 +180,7 @@ impl Worker {
     fn reopen(&mut self) -> Result<(), StoreError> {
         log::info!(
             "promptpack: the prompt catalog's file was replaced; reading the new one ({})",
-            shown_url(&self.url)
+            redact_url(&self.url)
         );
         self.catalog = None;
         self.marker = None;
@@ -413,7 +415,9 @@ impl Worker {
             };
             let kept = match reusable {
                 Some(served) => served.version(version),
-                None => serving.and_then(|served| served.version(version)).filter(same),
+                None => serving
+                    .and_then(|served| served.version(version))
+                    .filter(same),
             };
             if let Some(served) = kept {
                 judged.push(ServedArm {

@@ -72,7 +72,10 @@ fn a_prompt_deleted_and_restored_under_the_handle_serves_its_label_again(store: 
         .iter()
         .filter(|e| matches!(e, promptpack::live::LiveEvent::Refused { .. }))
         .collect();
-    assert!(refused.is_empty(), "a good version was refused: {refused:#?}");
+    assert!(
+        refused.is_empty(),
+        "a good version was refused: {refused:#?}"
+    );
     let greeting = prompts
         .build_prompt(
             before::PromptId::Greeter,

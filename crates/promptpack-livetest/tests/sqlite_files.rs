@@ -86,7 +86,9 @@ fn a_backup_moved_over_the_catalog_file_is_followed() {
             if prompt == "greeter" && versions.len() == 1 && *versions[0].content_hash == *hash)
     });
     assert!(
-        !seen.iter().any(|e| matches!(e, LiveEvent::StoreDown { .. })),
+        !seen
+            .iter()
+            .any(|e| matches!(e, LiveEvent::StoreDown { .. })),
         "a replaced file is not a store down: {seen:#?}"
     );
     let greeting = prompts
@@ -124,8 +126,14 @@ impl Service {
         let mut child = command.spawn().expect("starts live-serve");
         let (sender, lines) = channel();
         for output in [
-            child.stdout.take().map(|o| Box::new(o) as Box<dyn std::io::Read + Send>),
-            child.stderr.take().map(|o| Box::new(o) as Box<dyn std::io::Read + Send>),
+            child
+                .stdout
+                .take()
+                .map(|o| Box::new(o) as Box<dyn std::io::Read + Send>),
+            child
+                .stderr
+                .take()
+                .map(|o| Box::new(o) as Box<dyn std::io::Read + Send>),
         ]
         .into_iter()
         .flatten()

@@ -7,8 +7,8 @@
 
 mod support;
 
-use promptpack::live::{LiveEvent, Timeouts};
 use promptpack::ErrorCode;
+use promptpack::live::{LiveEvent, Timeouts};
 use promptpack_livetest::after::{GreeterVars, PromptId, Prompts};
 use promptpack_pgtest::Cluster;
 use std::path::Path;

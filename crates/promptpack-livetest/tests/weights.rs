@@ -59,9 +59,11 @@ fn weights_past_u32_keep_their_shares(store: Store) {
     let mut builder = before::Prompts::connect(&store.url).label("production");
     let events = builder.subscribe();
     let prompts = builder.start().expect("starts");
-    let seen = wait_for(&events, "greeter split", |e| {
-        matches!(e, LiveEvent::Updated { prompt, versions } if prompt == "greeter" && versions.len() == 2)
-    });
+    let seen = wait_for(
+        &events,
+        "greeter split",
+        |e| matches!(e, LiveEvent::Updated { prompt, versions } if prompt == "greeter" && versions.len() == 2),
+    );
     let Some(LiveEvent::Updated { versions, .. }) = seen.last() else {
         unreachable!()
     };
@@ -72,7 +74,11 @@ fn weights_past_u32_keep_their_shares(store: Store) {
     let said = seen.last().map(ToString::to_string).unwrap_or_default();
     assert_eq!(
         said,
-        format!("greeter: serving v{v1} ({half}/{}), v{v2} ({half}/{})", 2 * half, 2 * half)
+        format!(
+            "greeter: serving v{v1} ({half}/{}), v{v2} ({half}/{})",
+            2 * half,
+            2 * half
+        )
     );
     // Both arms serve, each key on one.
     let mut served = std::collections::BTreeSet::new();
