@@ -74,11 +74,12 @@ pub(super) fn read_labels(
             .map(|i| (i, LabelState::Absent))
             .collect(),
     };
-    for (id, arms) in labelled {
-        let Some(index) = index_of(&id) else {
+    for prompt in labelled {
+        let Some(index) = index_of(&prompt.id) else {
             continue;
         };
-        let arms = arms
+        let arms = prompt
+            .arms
             .into_iter()
             .map(|(arm, fetched)| LabelArm {
                 version: arm.version,

@@ -65,6 +65,7 @@ mod redact;
 mod store;
 mod timeouts;
 
+pub use catalog::follow::LabelledPrompt;
 pub use catalog::rows::CHANGES_CHANNEL;
 pub use catalog::{Catalog, ChangeMarker, MAX_PAGE, VersionSources};
 pub use compile::content_hash;

@@ -10,12 +10,25 @@ use promptpack_core::{Error, ErrorCode};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+/// One prompt of a label, as [`Catalog::labelled_with_sources`] reads it.
+#[derive(Debug)]
+pub struct LabelledPrompt {
+    /// The prompt's id.
+    pub id: String,
+    /// The label's arms, heaviest first, each with its version and the
+    /// sources it renders from, or what is wrong with that version (as
+    /// [`Catalog::versions_with_sources`]); `None` for a version the caller
+    /// said it holds.
+    pub arms: Vec<(Arm, Option<VersionSources>)>,
+}
+
 impl Catalog {
     /// The arms of `label` of every live prompt that has it (or of prompt
     /// `only`), by id, heaviest first as [`Catalog::label_arms`]; each arm
     /// with its version and the sources it renders from (or what is wrong
-    /// with it, as [`Catalog::versions_with_sources`]), unless `have` says
-    /// the caller holds that version already. One read transaction: the
+    /// with it, as [`Catalog::versions_with_sources`]), unless `have` (a
+    /// prompt id and a version) says the caller holds that version
+    /// already. One read transaction: the
     /// versions are those the label points at in the same snapshot, so a
     /// delete or a label move committed meanwhile shows whole, before or
     /// after, never half. A prompt missing from the answer lacks the
@@ -29,7 +42,7 @@ impl Catalog {
         label: &str,
         only: Option<&str>,
         have: &dyn Fn(&str, u32) -> bool,
-    ) -> Result<Vec<(String, Vec<(Arm, Option<VersionSources>)>)>, Error> {
+    ) -> Result<Vec<LabelledPrompt>, Error> {
         self.store.read(&mut |tx| {
             let labelled = match only {
                 None => rows::labelled(tx, label)?,
@@ -55,7 +68,7 @@ impl Catalog {
                             (arm, answer)
                         })
                         .collect();
-                    (id, arms)
+                    LabelledPrompt { id, arms }
                 })
                 .collect())
         })

@@ -1,7 +1,7 @@
 //! [`Catalog`]: every operation of the catalog, each one transaction of
 //! the store.
 
-mod follow;
+pub(crate) mod follow;
 mod migrate;
 pub(crate) mod rows;
 
