@@ -265,7 +265,9 @@ impl<Id: GeneratedPrompts> Builder<Id> {
     }
 
     /// Reads every label once, then follows changes on a background
-    /// thread. When the store cannot be reached, the handle serves the
+    /// thread. The first read is this call's: a store that does not answer
+    /// holds it as long as [`Builder::timeouts`] allow (connecting, then
+    /// each answer), never longer. When the store cannot be reached, the handle serves the
     /// embedded text, says so once ([`LiveEvent::StoreDown`] and a log
     /// warning) and keeps trying with backoff.
     ///
