@@ -32,15 +32,21 @@ pub enum LiveEvent {
         /// Why, with the location in the version's text.
         error: Error,
     },
-    /// The catalog cannot be reached (at start, or lost while running):
-    /// what was loaded keeps serving, the embedded text where nothing was,
-    /// and the handle reconnects with backoff.
+    /// The catalog cannot be reached (at start, or lost while running,
+    /// including a server that stops answering: within the poll interval
+    /// plus [`Timeouts::io`](promptpack_catalog::Timeouts::io)): what was
+    /// loaded keeps serving, the embedded text where nothing was, and the
+    /// handle reconnects with backoff.
     StoreDown {
         /// What failed.
         error: Error,
     },
-    /// The catalog is reachable again, and every label has been re-read.
+    /// The catalog is reachable again after a [`LiveEvent::StoreDown`],
+    /// and every label has been re-read.
     StoreBack,
+    /// The catalog, which could not be reached since the start, is
+    /// reachable for the first time, and every label has been read.
+    StoreUp,
 }
 
 impl fmt::Display for LiveEvent {
@@ -67,6 +73,7 @@ impl fmt::Display for LiveEvent {
             } => write!(f, "{prompt}: refused v{version}: {error}"),
             LiveEvent::StoreDown { error } => write!(f, "catalog down: {error}"),
             LiveEvent::StoreBack => f.write_str("catalog reachable again"),
+            LiveEvent::StoreUp => f.write_str("catalog reachable"),
         }
     }
 }

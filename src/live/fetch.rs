@@ -10,16 +10,23 @@ use promptpack_catalog::Catalog;
 use promptpack_core::contract::check;
 use promptpack_core::error::{Error, ErrorCode};
 use promptpack_core::pipeline::{Stages, compile};
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// What the catalog says of one label of one prompt.
 pub(super) enum LabelState {
-    /// Its arms, as (version, weight).
-    Arms(Vec<(u32, u32)>),
+    /// Its arms, each with its version as read in the same snapshot
+    /// (`None` for a version the handle holds already).
+    Arms(Vec<LabelArm>),
     /// The prompt, or its label, is not in the catalog: serve the embedded
     /// text.
     Absent,
+}
+
+/// One arm of a label.
+pub(super) struct LabelArm {
+    pub(super) version: u32,
+    pub(super) weight: u32,
+    pub(super) fetched: Option<Fetched>,
 }
 
 /// A failure to read the catalog: the store is away or unusable, as
@@ -27,91 +34,110 @@ pub(super) enum LabelState {
 #[derive(Debug)]
 pub(super) struct StoreError(pub(super) Error);
 
-/// The arms of `label` of prompt `id`.
-#[cfg(feature = "live-postgres")]
-pub(super) fn label_state(
-    catalog: &mut Catalog,
-    id: &str,
-    label: &str,
-) -> Result<LabelState, StoreError> {
-    match catalog.label_arms(id, label) {
-        Ok(arms) => Ok(LabelState::Arms(
-            arms.into_iter()
-                .map(|arm| (arm.version, arm.weight))
-                .collect(),
-        )),
-        Err(error) if error.code() == ErrorCode::NotFound => Ok(LabelState::Absent),
-        Err(error) => Err(StoreError(error)),
-    }
-}
-
-/// The arms of `label` of every prompt the catalog has it for, by id: one
-/// read for all of them.
-pub(super) fn every_label(
-    catalog: &mut Catalog,
-    label: &str,
-) -> Result<HashMap<String, Vec<(u32, u32)>>, StoreError> {
-    let labelled = catalog.labelled(label).map_err(StoreError)?;
-    Ok(labelled
-        .into_iter()
-        .map(|(id, arms)| {
-            let arms = arms.iter().map(|arm| (arm.version, arm.weight)).collect();
-            (id, arms)
-        })
-        .collect())
-}
-
 /// A version as the catalog holds it, with the sources it renders from,
-/// or why the catalog cannot give it (a catalog edited by hand).
+/// or why the catalog cannot give it.
 pub(super) use promptpack_catalog::VersionSources as Fetched;
 
-/// Versions `wanted` of the prompts `prompts` names by index, in one
-/// read: by (index, version).
-pub(super) fn fetch_versions(
+/// What a handle does with one version.
+pub(super) enum Verdict {
+    /// Serve it.
+    Serve(ServedArm),
+    /// Never serve it: its own content is wrong (it does not compile, it
+    /// leaves the contract, the store holds it damaged). Said once.
+    Refuse(Error),
+    /// It could not be read this time (gone meanwhile, the store busy):
+    /// keep what serves and read it again at the next change or poll.
+    Retry(Error),
+}
+
+/// The label of every prompt of `prompts` (`only`: of that one, by
+/// index), with the versions its arms name that `have` (by index and
+/// version) does not hold, in one snapshot of the catalog.
+pub(super) fn read_labels(
     catalog: &mut Catalog,
     prompts: &[PromptInfo],
-    wanted: &[(usize, u32)],
-) -> Result<HashMap<(usize, u32), Fetched>, StoreError> {
-    if wanted.is_empty() {
-        return Ok(HashMap::new());
+    label: &str,
+    only: Option<usize>,
+    have: impl Fn(usize, u32) -> bool,
+) -> Result<Vec<(usize, LabelState)>, StoreError> {
+    let index_of = |id: &str| prompts.iter().position(|prompt| prompt.id == id);
+    let only_id = only
+        .and_then(|index| prompts.get(index))
+        .map(|info| info.id);
+    let have = |id: &str, version: u32| index_of(id).is_some_and(|index| have(index, version));
+    let labelled = catalog
+        .labelled_with_sources(label, only_id, &have)
+        .map_err(StoreError)?;
+    let mut states: Vec<(usize, LabelState)> = match only {
+        Some(index) => vec![(index, LabelState::Absent)],
+        None => (0..prompts.len())
+            .map(|i| (i, LabelState::Absent))
+            .collect(),
+    };
+    for prompt in labelled {
+        let Some(index) = index_of(&prompt.id) else {
+            continue;
+        };
+        let arms = prompt
+            .arms
+            .into_iter()
+            .map(|(arm, fetched)| LabelArm {
+                version: arm.version,
+                weight: arm.weight,
+                fetched,
+            })
+            .collect();
+        if let Some(state) = states.iter_mut().find(|(i, _)| *i == index) {
+            state.1 = LabelState::Arms(arms);
+        }
     }
-    let named: Vec<(String, u32)> = wanted
-        .iter()
-        .map(|&(index, version)| (prompts[index].id.to_string(), version))
-        .collect();
-    let answers = catalog.versions_with_sources(&named).map_err(StoreError)?;
-    Ok(wanted.iter().copied().zip(answers).collect())
+    Ok(states)
 }
 
-/// Version `version` of prompt `info.id`, fetched alone, then judged.
-pub(super) fn judge_version(
+/// Versions `versions` of prompt `info.id`, in one read, in that order.
+pub(super) fn fetch_versions(
     catalog: &mut Catalog,
     info: &PromptInfo,
-    label: &str,
-    version: u32,
-    weight: u32,
-) -> Result<Result<ServedArm, Error>, StoreError> {
-    let wanted = [(info.id.to_string(), version)];
-    let fetched = catalog
-        .versions_with_sources(&wanted)
-        .map_err(StoreError)?
-        .pop()
-        .unwrap_or_else(|| Err(Error::new(ErrorCode::NotFound, "no answer")));
-    Ok(judge(info, label, version, weight, fetched))
+    versions: &[u32],
+) -> Result<Vec<Fetched>, StoreError> {
+    let wanted: Vec<(String, u32)> = versions
+        .iter()
+        .map(|&version| (info.id.to_string(), version))
+        .collect();
+    catalog.versions_with_sources(&wanted).map_err(StoreError)
 }
 
-/// Version `version` of prompt `info.id`, compiled and checked against
-/// `info`'s contract: `Err(why)` when this binary cannot render it
-/// correctly (it does not compile, its pins are missing, or it leaves the
-/// contract).
+/// Version `version` of prompt `info.id`, as fetched: served when this
+/// binary can render it; refused for what its own content holds; read
+/// again later when the catalog could not give it (deleted or moved
+/// meanwhile, the store busy), since that says nothing of the version.
 pub(super) fn judge(
     info: &PromptInfo,
     label: &str,
     version: u32,
     weight: u32,
     fetched: Fetched,
+) -> Verdict {
+    match fetched {
+        Ok(found) => match compile_and_check(info, label, version, weight, found) {
+            Ok(arm) => Verdict::Serve(arm),
+            Err(error) => Verdict::Refuse(error),
+        },
+        Err(error) if error.code() == ErrorCode::Damaged => Verdict::Refuse(error),
+        Err(error) => Verdict::Retry(error),
+    }
+}
+
+/// Version `version` of prompt `info.id`, compiled and checked against
+/// `info`'s contract: `Err(why)` when this binary cannot render it
+/// correctly (it does not compile, or it leaves the contract).
+fn compile_and_check(
+    info: &PromptInfo,
+    label: &str,
+    version: u32,
+    weight: u32,
+    (stored, sources): (promptpack_catalog::Version, promptpack_core::Sources),
 ) -> Result<ServedArm, Error> {
-    let (stored, sources) = fetched?;
     let settings = stored.syntax.settings()?;
     let compiled = compile(sources, Vec::new(), &settings, Stages::default()).into_result()?;
     let prompt = compiled

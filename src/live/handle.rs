@@ -2,6 +2,7 @@
 //! [`Builder`].
 
 use super::GeneratedPrompts;
+use super::Timeouts;
 use super::event::LiveEvent;
 use super::fetch::StoreError;
 use super::worker::{Shared, Worker};
@@ -9,13 +10,14 @@ use crate::__private::wrong_vars;
 use crate::library::Prompt;
 use crate::provenance::Provenance;
 use crate::typed::TypedVars;
+use promptpack_catalog::redact_url;
 use promptpack_core::error::{Error, ErrorCode, Result};
 use promptpack_core::render::MissingVars;
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::atomic::Ordering;
-use std::sync::mpsc::{Receiver, Sender, channel};
-use std::sync::{Arc, PoisonError};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -24,6 +26,10 @@ const SQLITE_POLL: Duration = Duration::from_millis(500);
 /// How often a PostgreSQL catalog is polled by default, as the safety net
 /// under its notifications.
 const POSTGRES_POLL: Duration = Duration::from_secs(5);
+/// How long dropping the last handle waits for its thread to stop: a
+/// thread blocked on the network longer is left to end by itself when its
+/// wait (bounded by [`Builder::timeouts`]) ends.
+const STOP_WAIT: Duration = Duration::from_secs(1);
 
 /// The generated prompts, served from a label of a prompt catalog: the
 /// same typed `build_prompt` as the generated free function, with text
@@ -41,6 +47,9 @@ struct Inner<Id> {
     shared: Arc<Shared>,
     label: String,
     stop: Option<Sender<()>>,
+    /// Closed when the thread ends. In a mutex only to make the handle
+    /// `Sync`: the drop alone reads it, through `get_mut`.
+    ended: Mutex<Receiver<()>>,
     worker: Option<JoinHandle<()>>,
     id: PhantomData<fn() -> Id>,
 }
@@ -48,9 +57,18 @@ struct Inner<Id> {
 impl<Id> Drop for Inner<Id> {
     fn drop(&mut self) {
         // Closing the channel wakes the thread; joining makes "dropped"
-        // mean "stopped".
+        // mean "stopped", unless the thread is blocked on a store that
+        // does not answer: then it is left to end by itself when its wait
+        // runs out, and the drop returns.
         drop(self.stop.take());
-        if let Some(worker) = self.worker.take() {
+        let ended = self.ended.get_mut().unwrap_or_else(PoisonError::into_inner);
+        let ended = !matches!(
+            ended.recv_timeout(STOP_WAIT),
+            Err(RecvTimeoutError::Timeout)
+        );
+        if let Some(worker) = self.worker.take()
+            && ended
+        {
             let _ = worker.join();
         }
     }
@@ -80,6 +98,7 @@ pub struct Builder<Id> {
     url: String,
     label: String,
     poll: Option<Duration>,
+    timeouts: Timeouts,
     subscribers: Vec<Sender<LiveEvent>>,
     id: PhantomData<fn() -> Id>,
 }
@@ -87,8 +106,10 @@ pub struct Builder<Id> {
 impl<Id> fmt::Debug for Builder<Id> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Builder")
+            .field("url", &redact_url(&self.url))
             .field("label", &self.label)
             .field("poll", &self.poll)
+            .field("timeouts", &self.timeouts)
             .finish_non_exhaustive()
     }
 }
@@ -103,6 +124,7 @@ impl<Id: GeneratedPrompts> Prompts<Id> {
             url: url.into(),
             label: "production".to_string(),
             poll: None,
+            timeouts: Timeouts::DEFAULT,
             subscribers: Vec::new(),
             id: PhantomData,
         }
@@ -221,6 +243,19 @@ impl<Id: GeneratedPrompts> Builder<Id> {
         self
     }
 
+    /// How long the handle waits for its store ([`Timeouts::DEFAULT`]:
+    /// 10 s to connect, 10 s for each statement's answer). A server that
+    /// stops answering is reported ([`LiveEvent::StoreDown`]) within the
+    /// poll interval plus `io` (15 s by default on PostgreSQL), and the
+    /// handle keeps serving what it loaded. Renders never wait for the
+    /// store, and dropping the last handle returns within about a second
+    /// whatever the bounds. A PostgreSQL URL's own `connect_timeout` wins
+    /// over `connect`.
+    pub fn timeouts(mut self, timeouts: Timeouts) -> Builder<Id> {
+        self.timeouts = timeouts;
+        self
+    }
+
     /// A channel of every event from the start on, including the start's
     /// own (the versions first served, a store that is down).
     pub fn subscribe(&mut self) -> Receiver<LiveEvent> {
@@ -230,7 +265,9 @@ impl<Id: GeneratedPrompts> Builder<Id> {
     }
 
     /// Reads every label once, then follows changes on a background
-    /// thread. When the store cannot be reached, the handle serves the
+    /// thread. The first read is this call's: a store that does not answer
+    /// holds it as long as [`Builder::timeouts`] allow (connecting, then
+    /// each answer), never longer. When the store cannot be reached, the handle serves the
     /// embedded text, says so once ([`LiveEvent::StoreDown`] and a log
     /// warning) and keeps trying with backoff.
     ///
@@ -259,6 +296,7 @@ impl<Id: GeneratedPrompts> Builder<Id> {
             self.url,
             self.label.clone(),
             poll,
+            self.timeouts,
             stopped,
         );
         match worker.connect() {
@@ -268,9 +306,14 @@ impl<Id: GeneratedPrompts> Builder<Id> {
             }
             Err(error) => worker.lost(error),
         }
+        let (ending, ended) = channel::<()>();
         let thread = std::thread::Builder::new()
             .name("promptpack-live".into())
-            .spawn(move || worker.run())
+            .spawn(move || {
+                // Dropped when the thread ends, even by a panic.
+                let _ending = ending;
+                worker.run();
+            })
             .map_err(|error| {
                 Error::new(
                     ErrorCode::Io,
@@ -282,6 +325,7 @@ impl<Id: GeneratedPrompts> Builder<Id> {
                 shared,
                 label: self.label,
                 stop: Some(stop),
+                ended: Mutex::new(ended),
                 worker: Some(thread),
                 id: PhantomData,
             }),

@@ -48,10 +48,21 @@
 //! - **Never waits**: versions are fetched and compiled on a background
 //!   thread and swapped in atomically; a render reads the current set and
 //!   interprets its compiled program. A store that is away never fails a
-//!   render.
+//!   render. Every wait of that thread on the store is bounded
+//!   ([`Builder::timeouts`]): a server that stops answering is reported
+//!   ([`LiveEvent::StoreDown`]) within the poll interval plus the
+//!   statement bound (15 s by default on PostgreSQL), and dropping the
+//!   last handle returns within about a second whatever the network does.
+//! - **One snapshot**: a label and the versions it points at are read in
+//!   one read transaction, and only what a version itself holds refuses it
+//!   (it does not compile, it leaves the contract, the store holds it
+//!   damaged). A version the catalog cannot give this time (deleted
+//!   meanwhile, the store away) is read again at the next change or poll.
 //! - **Follows changes**: PostgreSQL announces every change on a channel
 //!   (`LISTEN`), with a poll of the catalog's change marker as the safety
-//!   net; SQLite is polled.
+//!   net; SQLite is polled, and a catalog file replaced under the handle
+//!   (a backup moved over it) is noticed at the next poll and opened anew.
+//!   A handle only reads: a catalog it may only read is followed too.
 //! - **Split labels**: [`Prompts::build_prompt_for`] picks a split label's
 //!   arm by a stable hash of a caller's key, so one user sees one arm.
 //! - **Provenance**: every [`Prompt`](crate::Prompt) says where its text came
@@ -60,6 +71,7 @@
 
 mod event;
 mod fetch;
+mod file;
 mod handle;
 mod served;
 mod split;
@@ -67,6 +79,7 @@ mod worker;
 
 pub use event::LiveEvent;
 pub use handle::{Builder, Prompts};
+pub use promptpack_catalog::Timeouts;
 pub use split::arm_bucket;
 
 /// The generated `PromptId` of a crate whose build script ran

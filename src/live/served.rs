@@ -3,7 +3,7 @@
 //! embedded text). Replaced whole on each change, never edited in place,
 //! so a render sees one set from start to end.
 
-use super::split::{arm_bucket, arm_of};
+use super::split::{arm_bucket, arm_of, shares};
 use crate::library::Library;
 use crate::provenance::{CatalogVersion, Provenance};
 use std::sync::Arc;
@@ -32,6 +32,9 @@ pub(super) struct ServedPrompt {
     /// The arm a render without a key takes: the heaviest (the newest of
     /// equals), as the catalog resolves the label.
     heaviest: usize,
+    /// Each arm's share of `total`, in the arms' order: their weights,
+    /// scaled down when those add up past `u32` (a store written by hand).
+    shares: Vec<u32>,
     total: u32,
 }
 
@@ -51,11 +54,11 @@ impl ServedPrompt {
     /// share only when there are two or more.
     pub(super) fn new(mut arms: Vec<ServedArm>) -> ServedPrompt {
         arms.sort_by_key(|arm| arm.version);
-        let total: u32 = arms.iter().map(|arm| arm.weight).sum();
+        let (shares, total) = shares(arms.iter().map(|arm| arm.weight));
         let split = arms.len() > 1;
-        for arm in &mut arms {
+        for (arm, share) in arms.iter_mut().zip(&shares) {
             if let Provenance::Catalog(version) = &mut arm.provenance {
-                version.arm = split.then_some((arm.weight, total));
+                version.arm = split.then_some((*share, total));
             }
         }
         let heaviest = arms
@@ -66,6 +69,7 @@ impl ServedPrompt {
         ServedPrompt {
             arms,
             heaviest,
+            shares,
             total,
         }
     }
@@ -75,7 +79,7 @@ impl ServedPrompt {
     pub(super) fn arm(&self, prompt: &str, key: Option<&str>) -> Option<&ServedArm> {
         let index = match key {
             Some(key) if self.arms.len() > 1 => arm_of(
-                self.arms.iter().map(|arm| arm.weight),
+                self.shares.iter().copied(),
                 arm_bucket(prompt, key, self.total),
             ),
             _ => self.heaviest,

@@ -47,6 +47,32 @@ pub(super) fn arm_of(weights: impl IntoIterator<Item = u32>, bucket: u32) -> usi
     last
 }
 
+/// Each weight's share and their total, which fits a `u32`: the weights
+/// themselves when they add up to one (the catalog bounds a split at a
+/// million), else each divided by the same factor (at least 1 each), so
+/// that the arms keep their proportions however large the weights a store
+/// holds.
+pub(super) fn shares(weights: impl IntoIterator<Item = u32>) -> (Vec<u32>, u32) {
+    let weights: Vec<u32> = weights.into_iter().collect();
+    let sum: u64 = weights.iter().map(|&weight| u64::from(weight)).sum();
+    if let Ok(total) = u32::try_from(sum) {
+        return (weights, total);
+    }
+    // Room for the 1 each share may gain by rounding up from 0.
+    let room = u64::from(u32::MAX) - weights.len() as u64;
+    let divisor = sum.div_ceil(room.max(1));
+    let shares: Vec<u32> = weights
+        .iter()
+        .map(|&weight| {
+            u32::try_from(u64::from(weight) / divisor)
+                .unwrap_or(u32::MAX)
+                .max(1)
+        })
+        .collect();
+    let total = shares.iter().map(|&share| u64::from(share)).sum::<u64>();
+    (shares, u32::try_from(total).unwrap_or(u32::MAX))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -68,6 +94,23 @@ mod tests {
         assert_eq!(arm_of([90, 10], 90), 1);
         assert_eq!(arm_of([90, 10], 99), 1);
         assert_eq!(arm_of([1, 1, 1], 2), 2);
+    }
+
+    #[test]
+    fn weights_past_u32_keep_their_proportions() {
+        let half = 1u32 << 31;
+        for (weights, expected) in [
+            (vec![90, 10], (vec![90, 10], 100)),
+            (vec![half, half], (vec![half / 2, half / 2], half)),
+            (vec![u32::MAX, 1], (vec![u32::MAX / 2, 1], u32::MAX / 2 + 1)),
+            // Divided by 17: 16 would leave no room for rounding up.
+            (
+                vec![u32::MAX; 16],
+                (vec![u32::MAX / 17; 16], u32::MAX / 17 * 16),
+            ),
+        ] {
+            assert_eq!(shares(weights.clone()), expected, "{weights:?}");
+        }
     }
 
     proptest::proptest! {

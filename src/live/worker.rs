@@ -3,18 +3,19 @@
 //! Renders never wait for it: it swaps a whole new set in.
 
 use super::event::LiveEvent;
-#[cfg(feature = "live-postgres")]
-use super::fetch::label_state;
 use super::fetch::{
-    Fetched, LabelState, StoreError, earlier_versions, every_label, fetch_versions, judge,
-    judge_version,
+    LabelState, StoreError, Verdict, earlier_versions, fetch_versions, judge, read_labels,
 };
-use super::served::{Served, ServedPrompt};
+use super::file::FileIdentity;
+use super::served::{Served, ServedArm, ServedPrompt};
 use crate::__private::PromptInfo;
+use crate::provenance::Provenance;
 use arc_swap::ArcSwap;
-use promptpack_catalog::{Catalog, ChangeMarker};
-use promptpack_core::error::Error;
-use std::collections::{HashMap, HashSet};
+use promptpack_catalog::redact_url;
+use promptpack_catalog::{Catalog, ChangeMarker, Timeouts};
+use promptpack_core::error::{Error, ErrorCode};
+use std::collections::HashSet;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -62,15 +63,29 @@ pub(super) struct Worker {
     url: String,
     label: String,
     poll: Duration,
+    timeouts: Timeouts,
     catalog: Option<Catalog>,
+    /// The file of a SQLite catalog, and its identity when it was opened:
+    /// a file moved over it (a backup restored) is opened anew.
+    file: Option<PathBuf>,
+    identity: Option<FileIdentity>,
     #[cfg(feature = "live-postgres")]
     listener: Option<promptpack_catalog::Listener>,
     marker: Option<ChangeMarker>,
-    /// Versions refused already, by prompt index: said once, not fetched
-    /// again.
+    /// Versions refused already for their own content, by prompt index:
+    /// said once, not fetched again.
     refused: HashSet<(usize, u32)>,
-    /// `StoreDown` was said and `StoreBack` not yet.
+    /// Versions the catalog could not give at the last read (said once in
+    /// the log until served): read again at the next poll.
+    unreadable: HashSet<(usize, u32)>,
+    /// A version was unreadable in this refresh: the next poll reads every
+    /// label again, changed or not.
+    retry: bool,
+    /// `StoreDown` was said and `StoreBack` (or `StoreUp`) not yet.
     down: bool,
+    /// The store was reached once: a reconnection is `StoreBack`, a first
+    /// connection after a start without the store `StoreUp`.
+    reached: bool,
     backoff: Duration,
     stop: Receiver<()>,
 }
@@ -82,6 +97,8 @@ enum Wake {
     /// Prompt `id` changed (a notification).
     #[cfg(feature = "live-postgres")]
     Prompt(String),
+    /// The SQLite file was replaced: open the new one.
+    Replaced,
     /// Something may have changed: read every label.
     Everything,
     /// Nothing changed.
@@ -95,20 +112,28 @@ impl Worker {
         url: String,
         label: String,
         poll: Duration,
+        timeouts: Timeouts,
         stop: Receiver<()>,
     ) -> Worker {
+        let file = Catalog::sqlite_file(&url);
         Worker {
             shared,
             prompts,
             url,
             label,
             poll,
+            timeouts,
             catalog: None,
+            file,
+            identity: None,
             #[cfg(feature = "live-postgres")]
             listener: None,
             marker: None,
             refused: HashSet::new(),
+            unreadable: HashSet::new(),
+            retry: false,
             down: false,
+            reached: false,
             backoff: FIRST_BACKOFF,
             stop,
         }
@@ -116,24 +141,52 @@ impl Worker {
 
     /// Connects and reads every label.
     pub(super) fn connect(&mut self) -> Result<(), StoreError> {
-        let catalog = Catalog::connect(&self.url).map_err(StoreError)?;
+        // Before opening: a file replaced in between is opened anew at the
+        // next poll, never missed.
+        self.identity = self.file.as_deref().and_then(FileIdentity::of);
+        let catalog = Catalog::connect_with(&self.url, &self.timeouts).map_err(StoreError)?;
         // Listening starts before the labels are read, so that a change
         // committed in between is announced, not missed.
         #[cfg(feature = "live-postgres")]
         if catalog.store_kind() == "postgres" {
-            self.listener =
-                Some(promptpack_catalog::Listener::connect(&self.url).map_err(StoreError)?);
+            self.listener = Some(
+                promptpack_catalog::Listener::connect_with(&self.url, &self.timeouts)
+                    .map_err(StoreError)?,
+            );
         }
         self.catalog = Some(catalog);
-        self.refresh_all()?;
+        // Every version read again: the store may have been restored from
+        // a backup meanwhile, with other text under the same numbers.
+        self.refresh_everything(true)?;
         self.backoff = FIRST_BACKOFF;
         self.shared.connected.store(true, Ordering::Release);
         if self.down {
             self.down = false;
-            log::info!("promptpack: the prompt catalog is reachable again");
-            self.shared.emit(&LiveEvent::StoreBack);
+            if self.reached {
+                log::info!("promptpack: the prompt catalog is reachable again");
+                self.shared.emit(&LiveEvent::StoreBack);
+            } else {
+                log::info!("promptpack: the prompt catalog is reachable");
+                self.shared.emit(&LiveEvent::StoreUp);
+            }
         }
+        self.reached = true;
         Ok(())
+    }
+
+    /// The SQLite file was replaced: opens the new one and reads every
+    /// label and version from it (what it holds under a number may differ,
+    /// a refusal too); failing that, the store is lost.
+    fn reopen(&mut self) -> Result<(), StoreError> {
+        log::info!(
+            "promptpack: the prompt catalog's file was replaced; reading the new one ({})",
+            redact_url(&self.url)
+        );
+        self.catalog = None;
+        self.marker = None;
+        self.refused.clear();
+        self.unreadable.clear();
+        self.connect()
     }
 
     /// The store failed: drop the connection and say so, once until it is
@@ -170,6 +223,7 @@ impl Worker {
                 Ok(Wake::Stop) => return,
                 #[cfg(feature = "live-postgres")]
                 Ok(Wake::Prompt(id)) => self.refresh_one(&id),
+                Ok(Wake::Replaced) => self.reopen(),
                 Ok(Wake::Everything) => self.refresh_all(),
                 Ok(Wake::Nothing) => Ok(()),
                 Err(error) => Err(error),
@@ -214,6 +268,11 @@ impl Worker {
         if self.sleep(deadline.saturating_duration_since(Instant::now())) {
             return Ok(Wake::Stop);
         }
+        if let Some(file) = &self.file
+            && FileIdentity::of(file) != self.identity
+        {
+            return Ok(Wake::Replaced);
+        }
         let Some(catalog) = &mut self.catalog else {
             return Ok(Wake::Nothing);
         };
@@ -227,25 +286,20 @@ impl Worker {
     /// Reads every label; the marker first, so that a change made while
     /// they are read shows at the next poll.
     fn refresh_all(&mut self) -> Result<(), StoreError> {
+        self.refresh_everything(false)
+    }
+
+    /// Reads every label; `anew`: every version again, served or not (a
+    /// store that may not be the one read before: a version serving keeps
+    /// serving when its content hash is the same).
+    fn refresh_everything(&mut self, anew: bool) -> Result<(), StoreError> {
         let Some(catalog) = &mut self.catalog else {
             return Ok(());
         };
         let marker = catalog.change_marker().map_err(StoreError)?;
-        let mut labelled = every_label(catalog, &self.label)?;
-        let states = self
-            .prompts
-            .iter()
-            .enumerate()
-            .map(|(index, info)| {
-                let state = match labelled.remove(info.id) {
-                    Some(arms) => LabelState::Arms(arms),
-                    None => LabelState::Absent,
-                };
-                (index, state)
-            })
-            .collect();
-        self.refresh(states)?;
-        self.marker = Some(marker);
+        let states = self.read(None, anew)?;
+        self.refresh(states, anew)?;
+        self.marker = (!self.retry).then_some(marker);
         Ok(())
     }
 
@@ -262,26 +316,54 @@ impl Worker {
         let Some(index) = self.prompts.iter().position(|prompt| prompt.id == id) else {
             return Ok(());
         };
+        let states = self.read(Some(index), false)?;
+        self.refresh(states, false)?;
+        if self.retry {
+            self.marker = None;
+        }
+        Ok(())
+    }
+
+    /// The label of every prompt (or of prompt `only`), with every version
+    /// it names that is neither served (`anew`: even so) nor refused
+    /// already, in one snapshot.
+    fn read(
+        &mut self,
+        only: Option<usize>,
+        anew: bool,
+    ) -> Result<Vec<(usize, LabelState)>, StoreError> {
         let Some(catalog) = &mut self.catalog else {
-            return Ok(());
+            return Ok(Vec::new());
         };
-        let state = label_state(catalog, id, &self.label)?;
-        self.refresh(vec![(index, state)])
+        let current = self.shared.served.load();
+        let refused = &self.refused;
+        let have = |index: usize, version: u32| {
+            let served = current
+                .prompts
+                .get(index)
+                .and_then(Option::as_ref)
+                .is_some_and(|served| served.version(version).is_some());
+            (served && !anew) || refused.contains(&(index, version))
+        };
+        read_labels(catalog, self.prompts, &self.label, only, have)
     }
 
     /// Applies what the label says of each prompt (by index) and swaps in
     /// one new set with every change; the events go out after the swap, so
-    /// a subscriber told of a version renders it.
-    fn refresh(&mut self, states: Vec<(usize, LabelState)>) -> Result<(), StoreError> {
+    /// a subscriber told of a version renders it. `anew`: nothing served
+    /// now is reused (the store is another one).
+    fn refresh(&mut self, states: Vec<(usize, LabelState)>, anew: bool) -> Result<(), StoreError> {
+        self.retry = false;
         let current = self.shared.served.load_full();
-        let mut fetched = self.fetch_new_versions(&current, &states)?;
         let mut next: Option<Served> = None;
         let mut events = Vec::new();
         for (index, state) in states {
             if self.stopped() {
                 break;
             }
-            if let Some(entry) = self.apply(&current, index, state, &mut fetched, &mut events)? {
+            let serving = current.prompts.get(index).and_then(Option::as_ref);
+            let reusable = serving.filter(|_| !anew);
+            if let Some(entry) = self.apply(serving, reusable, index, state, &mut events)? {
                 let set = next.get_or_insert_with(|| Served::clone(&current));
                 set.prompts[index] = entry;
             }
@@ -295,47 +377,18 @@ impl Worker {
         Ok(())
     }
 
-    /// Every version the labels in `states` point at that is neither
-    /// served nor refused already, in one read.
-    fn fetch_new_versions(
-        &mut self,
-        current: &Served,
-        states: &[(usize, LabelState)],
-    ) -> Result<HashMap<(usize, u32), Fetched>, StoreError> {
-        let Some(catalog) = &mut self.catalog else {
-            return Ok(HashMap::new());
-        };
-        let mut wanted = Vec::new();
-        for (index, state) in states {
-            let LabelState::Arms(arms) = state else {
-                continue;
-            };
-            let serving = current.prompts.get(*index).and_then(Option::as_ref);
-            for &(version, _) in arms {
-                let served = serving.is_some_and(|served| served.version(version).is_some());
-                if !served && !self.refused.contains(&(*index, version)) {
-                    wanted.push((*index, version));
-                }
-            }
-        }
-        fetch_versions(catalog, self.prompts, &wanted)
-    }
-
     /// The new entry of prompt `index` whose label is in `state`, or `None`
-    /// to keep what serves.
+    /// to keep what serves (`serving`). Arms of `reusable` are kept as they
+    /// are.
     fn apply(
         &mut self,
-        current: &Served,
+        serving: Option<&Arc<ServedPrompt>>,
+        reusable: Option<&Arc<ServedPrompt>>,
         index: usize,
         state: LabelState,
-        fetched: &mut HashMap<(usize, u32), Fetched>,
         events: &mut Vec<LiveEvent>,
     ) -> Result<Option<Option<Arc<ServedPrompt>>>, StoreError> {
-        let Some(catalog) = &mut self.catalog else {
-            return Ok(None);
-        };
         let info = &self.prompts[index];
-        let serving = current.prompts.get(index).and_then(Option::as_ref);
         let arms = match state {
             LabelState::Absent if serving.is_none() => return Ok(None),
             LabelState::Absent => {
@@ -347,28 +400,47 @@ impl Worker {
             }
             LabelState::Arms(arms) => arms,
         };
-        if serving.is_some_and(|served| served.is(&arms)) {
+        let pairs: Vec<(u32, u32)> = arms.iter().map(|arm| (arm.version, arm.weight)).collect();
+        if reusable.is_some_and(|served| served.is(&pairs)) {
             return Ok(None);
         }
         let mut judged = Vec::with_capacity(arms.len());
-        for &(version, weight) in &arms {
-            if let Some(arm) = serving.and_then(|served| served.version(version)) {
-                judged.push(super::served::ServedArm {
+        for arm in arms {
+            let (version, weight) = (arm.version, arm.weight);
+            let same = |served: &&ServedArm| match (&arm.fetched, &served.provenance) {
+                (Some(Ok((stored, _))), Provenance::Catalog(catalog)) => {
+                    *catalog.content_hash == *stored.content_hash
+                }
+                _ => false,
+            };
+            let kept = match reusable {
+                Some(served) => served.version(version),
+                None => serving
+                    .and_then(|served| served.version(version))
+                    .filter(same),
+            };
+            if let Some(served) = kept {
+                judged.push(ServedArm {
                     weight,
-                    ..arm.clone()
+                    ..served.clone()
                 });
                 continue;
             }
             if self.refused.contains(&(index, version)) {
                 return Ok(None);
             }
-            let verdict = match fetched.remove(&(index, version)) {
-                Some(found) => judge(info, &self.label, version, weight, found),
-                None => judge_version(catalog, info, &self.label, version, weight)?,
-            };
-            match verdict {
-                Ok(arm) => judged.push(arm),
-                Err(error) => {
+            let fetched = arm.fetched.unwrap_or_else(|| {
+                Err(Error::new(
+                    ErrorCode::Unavailable,
+                    format!("version {version} of `{}` was not read", info.id),
+                ))
+            });
+            match judge(info, &self.label, version, weight, fetched) {
+                Verdict::Serve(arm) => {
+                    self.unreadable.remove(&(index, version));
+                    judged.push(arm);
+                }
+                Verdict::Refuse(error) => {
                     self.refuse(index, version, error, events);
                     return match serving {
                         // What served keeps serving.
@@ -376,7 +448,22 @@ impl Worker {
                         None => self.fall_back(index, events),
                     };
                 }
+                Verdict::Retry(error) => {
+                    self.unreadable_now(index, version, &error);
+                    return Ok(None);
+                }
             }
+        }
+        let unchanged = serving.is_some_and(|served| {
+            served.is(&pairs)
+                && judged.iter().all(|arm| {
+                    served
+                        .version(arm.version)
+                        .is_some_and(|old| Arc::ptr_eq(&old.library, &arm.library))
+                })
+        });
+        if unchanged {
+            return Ok(None);
         }
         let prompt = Arc::new(ServedPrompt::new(judged));
         events.push(LiveEvent::Updated {
@@ -401,6 +488,20 @@ impl Worker {
         });
     }
 
+    /// `version` of prompt `index` could not be read this time: what
+    /// serves keeps serving, and the next poll reads the labels again.
+    /// Logged once until it serves.
+    fn unreadable_now(&mut self, index: usize, version: u32, error: &Error) {
+        self.retry = true;
+        if self.unreadable.insert((index, version)) {
+            let id = self.prompts[index].id;
+            log::warn!(
+                "promptpack: cannot read {id} v{version} (label {}) yet, trying again: {error}",
+                self.label
+            );
+        }
+    }
+
     /// Nothing from the catalog serves prompt `index` and its label points
     /// at what this binary refuses: the newest version the label pointed at
     /// before that it can render, so that a process started now serves
@@ -415,15 +516,14 @@ impl Worker {
             return Ok(None);
         };
         let info = &self.prompts[index];
-        for version in earlier_versions(catalog, info.id, &self.label)? {
-            if self.refused.contains(&(index, version)) {
-                continue;
-            }
-            let Some(catalog) = &mut self.catalog else {
-                return Ok(None);
-            };
-            match judge_version(catalog, info, &self.label, version, 1)? {
-                Ok(arm) => {
+        let candidates: Vec<u32> = earlier_versions(catalog, info.id, &self.label)?
+            .into_iter()
+            .filter(|version| !self.refused.contains(&(index, *version)))
+            .collect();
+        let fetched = fetch_versions(catalog, info, &candidates)?;
+        for (version, fetched) in candidates.into_iter().zip(fetched) {
+            match judge(info, &self.label, version, 1, fetched) {
+                Verdict::Serve(arm) => {
                     let prompt = Arc::new(ServedPrompt::new(vec![arm]));
                     events.push(LiveEvent::Updated {
                         prompt: info.id.to_string(),
@@ -431,7 +531,13 @@ impl Worker {
                     });
                     return Ok(Some(Some(prompt)));
                 }
-                Err(error) => self.refuse(index, version, error, events),
+                Verdict::Refuse(error) => self.refuse(index, version, error, events),
+                // Not an older one instead: the newest good one, read
+                // again at the next poll.
+                Verdict::Retry(error) => {
+                    self.unreadable_now(index, version, &error);
+                    return Ok(None);
+                }
             }
         }
         Ok(None)

@@ -74,6 +74,7 @@ mod redact;
 mod store;
 mod timeouts;
 
+pub use catalog::follow::LabelledPrompt;
 pub use catalog::rows::CHANGES_CHANNEL;
 pub use catalog::verify::{Finding, FindingCode, Subject, VerifyReport, check_compiled};
 pub use catalog::{Catalog, ChangeMarker, MAX_PAGE, VersionSources};

@@ -302,14 +302,14 @@ fn a_row_edited_by_hand_is_refused(store: Store) {
 }
 
 /// Appends version `version` of `id` with `system` straight into the
-/// tables, as a hand-written statement would (with the content hash of its
-/// text: what is refused is the text, not a hash that does not match it).
+/// tables, as a hand-written statement would (with its true content hash:
+/// what is refused is the text, not a damaged row).
 fn insert_version_by_hand(url: &str, id: &str, version: u32, system: &str) {
+    let hash = promptpack_catalog::content_hash(system, None);
     let insert = "INSERT INTO prompt_versions (prompt_id, version, system_text, user_text, \
         front_matter, resolved_system, resolved_user, content_hash, author, message, \
         created_at, delimiter_open, delimiter_close, standalone_tags) \
         VALUES ($1, $2, $3, NULL, '{}', $3, NULL, $4, 'hand', 'by hand', 0, '{{', '}}', 0)";
-    let hash = promptpack_catalog::content_hash(system, None);
     let bump = "UPDATE prompts SET latest_version = $2 WHERE id = $1";
     if let Some(path) = url.strip_prefix("sqlite:") {
         let db = rusqlite::Connection::open(path).expect("opens the file");

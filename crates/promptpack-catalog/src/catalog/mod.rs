@@ -1,6 +1,7 @@
 //! [`Catalog`]: every operation of the catalog, each one transaction of
 //! the store.
 
+pub(crate) mod follow;
 pub(crate) mod migrate;
 pub(crate) mod rows;
 pub(crate) mod verify;
@@ -620,48 +621,7 @@ impl Catalog {
         &mut self,
         wanted: &[(String, u32)],
     ) -> Result<Vec<VersionSources>, Error> {
-        self.store.read(&mut |tx| {
-            let keys: Vec<(&str, u32)> = wanted.iter().map(|(id, v)| (id.as_str(), *v)).collect();
-            let versions = rows::versions_batch(tx, &keys)?;
-            let mut pinned: Vec<(&str, u32)> = Vec::new();
-            for version in versions.values().flatten() {
-                for pin in &version.pins {
-                    pinned.push((pin.snippet.as_str(), pin.revision));
-                }
-            }
-            pinned.sort_unstable();
-            pinned.dedup();
-            let texts = rows::snippet_texts_batch(tx, &pinned)?;
-            let mut answers = Vec::with_capacity(wanted.len());
-            for (id, number) in wanted {
-                let answer = match versions.get(&(id.clone(), *number)) {
-                    Some(found) => found.clone().and_then(|version| {
-                        let snippets = version
-                            .pins
-                            .iter()
-                            .map(|pin| {
-                                texts
-                                    .get(&(pin.snippet.clone(), pin.revision))
-                                    .cloned()
-                                    .ok_or_else(|| missing_revision(pin))
-                            })
-                            .collect::<Result<Vec<_>, Error>>()?;
-                        Ok(with_sources(version, &snippets))
-                    }),
-                    // Missing or deleted (or published since the batched
-                    // read): alone, as `get` reads it, which says which.
-                    None => select(tx, id, &Selector::Version(*number)).and_then(|version| {
-                        let snippets = pinned_texts(tx, &version.pins, &mut HashMap::new())?;
-                        Ok(with_sources(version, &snippets))
-                    }),
-                };
-                match answer {
-                    Err(error) if error.code() == ErrorCode::Unavailable => return Err(error),
-                    answer => answers.push(answer),
-                }
-            }
-            Ok(answers)
-        })
+        self.store.read(&mut |tx| follow::versions_in(tx, wanted))
     }
 
     pub(crate) fn parts(&mut self) -> (&mut Store, &str) {

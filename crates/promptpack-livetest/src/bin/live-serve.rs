@@ -3,7 +3,8 @@
 //! test can watch many processes at once.
 //!
 //! Usage: `live-serve URL LABEL before|after`. Exits when its standard
-//! input closes (the test that started it is gone).
+//! input closes (the test that started it is gone). The handle's events
+//! go to standard error, one a line (`event: …`).
 
 use promptpack::Provenance;
 use std::io::{Read, Write};
@@ -51,7 +52,9 @@ fn watch(mut render: impl FnMut() -> promptpack::Result<Provenance>) -> promptpa
 
 fn serve_before(url: &str, label: &str) -> promptpack::Result<()> {
     use promptpack_livetest::before::{GreeterVars, PromptId, Prompts};
-    let prompts = Prompts::connect(url).label(label).start()?;
+    let mut builder = Prompts::connect(url).label(label);
+    print_events(builder.subscribe());
+    let prompts = builder.start()?;
     watch(|| {
         let vars = GreeterVars { name: "Ada" };
         Ok(prompts.build_prompt(PromptId::Greeter, vars)?.provenance)
@@ -60,7 +63,9 @@ fn serve_before(url: &str, label: &str) -> promptpack::Result<()> {
 
 fn serve_after(url: &str, label: &str) -> promptpack::Result<()> {
     use promptpack_livetest::after::{GreeterVars, PromptId, Prompts};
-    let prompts = Prompts::connect(url).label(label).start()?;
+    let mut builder = Prompts::connect(url).label(label);
+    print_events(builder.subscribe());
+    let prompts = builder.start()?;
     watch(|| {
         let vars = GreeterVars {
             name: "Ada",
@@ -68,4 +73,13 @@ fn serve_after(url: &str, label: &str) -> promptpack::Result<()> {
         };
         Ok(prompts.build_prompt(PromptId::Greeter, vars)?.provenance)
     })
+}
+
+/// Prints each event of the handle on standard error.
+fn print_events(events: std::sync::mpsc::Receiver<promptpack::live::LiveEvent>) {
+    std::thread::spawn(move || {
+        for event in events {
+            eprintln!("event: {event}");
+        }
+    });
 }

@@ -114,3 +114,33 @@ pub fn version_of(provenance: &promptpack::Provenance) -> u32 {
         _ => 0,
     }
 }
+
+/// How long [`wait_within`] waits before it calls the wait a hang: far
+/// beyond any bound under test, so that only a hang trips it.
+pub const HANG_GUARD: Duration = Duration::from_secs(120);
+
+/// [`wait_for`], for a test whose failure is a hang (a handle that never
+/// follows, a wait with no bound): fails after [`HANG_GUARD`] instead of
+/// waiting forever.
+pub fn wait_within(
+    events: &Receiver<LiveEvent>,
+    what: &str,
+    wanted: impl Fn(&LiveEvent) -> bool,
+) -> Vec<LiveEvent> {
+    let mut seen = Vec::new();
+    loop {
+        match events.recv_timeout(HANG_GUARD) {
+            Ok(event) => {
+                let done = wanted(&event);
+                seen.push(event);
+                if done {
+                    return seen;
+                }
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                panic!("no event {what} after {HANG_GUARD:?}: a hang; saw {seen:#?}")
+            }
+            Err(_) => panic!("the handle stopped before an event {what}; saw {seen:#?}"),
+        }
+    }
+}
