@@ -288,7 +288,7 @@ fn inspect(dir: &Path, parts: &[String], text: &str) -> Result<Option<usize>, Er
             format!(
                 "{} is {}, not a {}: export reads and writes only regular files and folders",
                 path.display(),
-                kind(&file_type),
+                promptpack_load::file_kind(&file_type),
                 if last { "regular file" } else { "folder" }
             ),
         ));
@@ -321,7 +321,7 @@ fn holds(path: &Path, text: &str) -> Result<bool, Error> {
             format!(
                 "{} is {}, not a regular file: export reads only regular files",
                 path.display(),
-                kind(&meta.file_type())
+                promptpack_load::file_kind(&meta.file_type())
             ),
         ));
     }
@@ -330,31 +330,6 @@ fn holds(path: &Path, text: &str) -> Result<bool, Error> {
         .read_to_end(&mut existing)
         .map_err(fail)?;
     Ok(existing == text.as_bytes())
-}
-
-/// What a file that is neither a regular file nor a folder is.
-fn kind(file_type: &std::fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if file_type.is_fifo() {
-            return "a FIFO";
-        }
-        if file_type.is_char_device() {
-            return "a character device";
-        }
-        if file_type.is_block_device() {
-            return "a block device";
-        }
-        if file_type.is_socket() {
-            return "a socket";
-        }
-    }
-    if file_type.is_dir() {
-        "a folder"
-    } else {
-        "a special file"
-    }
 }
 
 fn io_error(doing: &str, path: &Path, e: &std::io::Error) -> Error {

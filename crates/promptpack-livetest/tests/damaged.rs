@@ -11,21 +11,6 @@ use promptpack_livetest::before;
 use std::time::Duration;
 use support::{Store, publish, publish_labelled, serves, wait_for};
 
-macro_rules! every_store {
-    ($case:ident) => {
-        mod $case {
-            #[test]
-            fn sqlite() {
-                super::$case(super::Store::sqlite());
-            }
-            #[test]
-            fn postgres() {
-                super::$case(super::Store::postgres(stringify!($case)));
-            }
-        }
-    };
-}
-
 const POLL: Duration = Duration::from_millis(50);
 
 /// Runs `update` (a statement on `prompt_versions`) past the append-only

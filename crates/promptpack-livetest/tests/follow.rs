@@ -11,22 +11,6 @@ use promptpack_livetest::{after, before};
 use std::time::Duration;
 use support::{Store, publish, publish_labelled, serves, version_of, wait_for};
 
-/// Runs a case against both stores.
-macro_rules! every_store {
-    ($case:ident) => {
-        mod $case {
-            #[test]
-            fn sqlite() {
-                super::$case(super::Store::sqlite());
-            }
-            #[test]
-            fn postgres() {
-                super::$case(super::Store::postgres(stringify!($case)));
-            }
-        }
-    };
-}
-
 const POLL: Duration = Duration::from_millis(50);
 
 fn greet_before(prompts: &before::Prompts) -> promptpack::Prompt<before::PromptId> {

@@ -10,22 +10,6 @@ use promptpack_livetest::before;
 use std::time::Duration;
 use support::{Store, publish_labelled, serves, version_of, wait_for};
 
-/// Runs a case against both stores.
-macro_rules! every_store {
-    ($case:ident) => {
-        mod $case {
-            #[test]
-            fn sqlite() {
-                super::$case(super::Store::sqlite());
-            }
-            #[test]
-            fn postgres() {
-                super::$case(super::Store::postgres(stringify!($case)));
-            }
-        }
-    };
-}
-
 /// Delete/restore cycles raced against the handle: enough that a handle
 /// reading the label and the version in two reads sees a delete land in
 /// between (the issue saw it within 6 on PostgreSQL).

@@ -11,22 +11,6 @@ use promptpack_catalog::Arm;
 use promptpack_livetest::before;
 use support::{Store, publish, wait_for};
 
-/// Runs a case against both stores.
-macro_rules! every_store {
-    ($case:ident) => {
-        mod $case {
-            #[test]
-            fn sqlite() {
-                super::$case(super::Store::sqlite());
-            }
-            #[test]
-            fn postgres() {
-                super::$case(super::Store::postgres(stringify!($case)));
-            }
-        }
-    };
-}
-
 /// Sets every arm's weight of `label` of `id` to `weight`, by hand.
 fn set_weights_by_hand(url: &str, id: &str, label: &str, weight: i64) {
     let update = "UPDATE label_arms SET weight = $3 WHERE prompt_id = $1 AND label = $2";

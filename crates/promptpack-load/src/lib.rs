@@ -15,7 +15,7 @@ mod read;
 pub use config::{CONFIG_FILE, Config};
 pub use names::is_ignored_name;
 pub use promptpack_core::pipeline::{Compiled, Stages};
-pub use read::read_sources;
+pub use read::{file_kind, read_sources};
 
 /// Reads what `config` points at and runs it through the pure pipeline:
 /// every problem of reading and of the templates lands in

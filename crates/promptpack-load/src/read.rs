@@ -171,7 +171,7 @@ impl Reader<'_> {
                 let what = if meta.is_file() {
                     "a file"
                 } else {
-                    kind(&meta.file_type())
+                    file_kind(&meta.file_type())
                 };
                 let message = format!("{shown} is {what}, where the snippets folder should be");
                 let location = Location::file(shown);
@@ -358,7 +358,7 @@ pub(crate) fn read_regular(
     let mut file = open_nonblocking(path).map_err(Refused::Io)?;
     let meta = file.metadata().map_err(Refused::Io)?;
     if !meta.is_file() {
-        return Err(Refused::Special(kind(&meta.file_type())));
+        return Err(Refused::Special(file_kind(&meta.file_type())));
     }
     if let Some(bases) = bases {
         check_opened_inside(&file, &meta, path, bases)?;
@@ -429,8 +429,9 @@ fn make_blocking(_: &File) -> std::io::Result<()> {
     Ok(())
 }
 
-/// What a file that is not a regular file is, for the message.
-fn kind(file_type: &std::fs::FileType) -> &'static str {
+/// What a file that is not a regular file is, for a message: the loader's
+/// and the catalog's export name special files alike.
+pub fn file_kind(file_type: &std::fs::FileType) -> &'static str {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;

@@ -144,3 +144,21 @@ pub fn wait_within(
         }
     }
 }
+
+/// Runs a case, a `fn(Store)`, against both stores: `mod case { fn sqlite()
+/// fn postgres() }`.
+#[macro_export]
+macro_rules! every_store {
+    ($case:ident) => {
+        mod $case {
+            #[test]
+            fn sqlite() {
+                super::$case($crate::support::Store::sqlite());
+            }
+            #[test]
+            fn postgres() {
+                super::$case($crate::support::Store::postgres(stringify!($case)));
+            }
+        }
+    };
+}
