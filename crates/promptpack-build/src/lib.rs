@@ -269,7 +269,8 @@ fn checked(config: &Config, renderers: &[Renderers]) -> Checked {
         let prompts = &compiled.prompts;
         let dev = dev_paths(config);
         for &mode in renderers {
-            match generate_parts(prompts, &compiled.sources.templates, &dev, mode) {
+            let runtime = config.crate_path();
+            match generate_parts(prompts, &compiled.sources.templates, &dev, mode, runtime) {
                 Ok(generated) => code = code.or(Some(generated)),
                 Err(error) => {
                     compiled.errors.extend(error.into_diagnostics());
