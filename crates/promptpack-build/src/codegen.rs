@@ -927,6 +927,10 @@ fn generated_fn(
             optionals.join(", ")
         ));
     }
+    if fields.is_empty() {
+        // Unused otherwise, and rustc would warn in the user's crate.
+        out.line("let _ = values;");
+    }
     out.open(format!("let v = {name} {{"));
     for init in &inits {
         out.line(init);

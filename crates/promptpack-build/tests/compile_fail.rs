@@ -41,14 +41,20 @@ fn prompt_mistakes_do_not_compile() {
 
     // Through a crate path: the runtime re-exported as `crate::runtime`,
     // named nowhere else.
-    let reexported = config.clone().with_crate_path("crate::runtime").expect("a crate path");
+    let reexported = config
+        .clone()
+        .with_crate_path("crate::runtime")
+        .expect("a crate path");
     let code = promptpack_build::generate_code(&reexported).expect("sample prompts generate");
     assert!(!code.contains("::promptpack"), "{code}");
     std::fs::write(root.join("target/promptpack-ui/reexported.rs"), code)
         .expect("write generated code");
 
-    std::fs::write(root.join("target/promptpack-ui/drifted.rs"), drifted(&sample))
-        .expect("write generated code");
+    std::fs::write(
+        root.join("target/promptpack-ui/drifted.rs"),
+        drifted(&sample),
+    )
+    .expect("write generated code");
 
     let t = trybuild::TestCases::new();
     t.compile_fail("tests/ui/*.rs");
@@ -66,7 +72,10 @@ fn drifted(code: &str) -> String {
         env!("CARGO_PKG_VERSION")
     );
     let drifts = [
-        (gate.as_str(), "__generated_code! { 2, \"promptpack-build 9.0.0\","),
+        (
+            gate.as_str(),
+            "__generated_code! { 2, \"promptpack-build 9.0.0\",",
+        ),
         ("__p::dev_build(", "__p::dev_build_v2("),
         ("max_tokens: ", "token_budget: "),
     ];

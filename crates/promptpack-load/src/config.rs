@@ -85,7 +85,9 @@ const DEFAULT_CRATE_PATH: &str = "::promptpack";
 fn check_crate_path(path: &str) -> std::result::Result<(), String> {
     let (first, rest) = match path.strip_prefix("::") {
         Some(rest) => (None, rest),
-        None => path.split_once("::").map_or((Some(path), ""), |(f, r)| (Some(f), r)),
+        None => path
+            .split_once("::")
+            .map_or((Some(path), ""), |(f, r)| (Some(f), r)),
     };
     let names_ok = |names: &str| {
         !names.is_empty()
@@ -107,11 +109,11 @@ fn check_crate_path(path: &str) -> std::result::Result<(), String> {
 
 /// Rust's keywords, which no name of a crate path may be.
 const RESERVED: &[&str] = &[
-    "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum",
-    "extern", "false", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "match", "mod",
-    "move", "mut", "pub", "ref", "return", "self", "Self", "static", "struct", "super", "trait",
-    "true", "type", "unsafe", "use", "where", "while", "abstract", "become", "box", "do",
-    "final", "macro", "override", "priv", "try", "typeof", "unsized", "virtual", "yield",
+    "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern",
+    "false", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut",
+    "pub", "ref", "return", "self", "Self", "static", "struct", "super", "trait", "true", "type",
+    "unsafe", "use", "where", "while", "abstract", "become", "box", "do", "final", "macro",
+    "override", "priv", "try", "typeof", "unsized", "virtual", "yield",
 ];
 
 fn yes() -> bool {
