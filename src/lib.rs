@@ -72,4 +72,67 @@ macro_rules! include_prompts {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::private::*;
+
+    /// The version of this runtime, as [`__generated_code!`] names it.
+    ///
+    /// [`__generated_code!`]: crate::__generated_code
+    pub const VERSION: &str = crate::__runtime_version!();
+
+    /// Whether two strings are equal, in a constant.
+    const fn same(a: &str, b: &str) -> bool {
+        let (a, b) = (a.as_bytes(), b.as_bytes());
+        if a.len() != b.len() {
+            return false;
+        }
+        let mut i = 0;
+        while i < a.len() {
+            if a[i] != b[i] {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+
+    const _: () = assert!(
+        same(VERSION, env!("CARGO_PKG_VERSION")),
+        "`__runtime_version!` in src/lib.rs must give the crate's version: update it with the version"
+    );
+}
+
+/// The runtime's version as a literal, which a `macro_rules` can put in a
+/// message (`env!` would give the version of the crate that expands it).
+/// Kept equal to `CARGO_PKG_VERSION` by a check in `__private`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __runtime_version {
+    () => {
+        "0.1.0"
+    };
+}
+
+/// Wraps the items of generated code: `{ format, "promptpack-build X.Y.Z",
+/// items… }`. Gives the items back for a format of generated code that
+/// this runtime reads, and otherwise drops them for one error that names
+/// both versions: code that no longer fits the runtime is not compiled, so
+/// it does not also fail in every place where it no longer fits. Generated
+/// code of every version calls it so: it keeps this name and shape in
+/// every release.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __generated_code {
+    (1, $built_by:literal, $($items:tt)*) => {
+        $($items)*
+    };
+    ($format:literal, $built_by:literal, $($items:tt)*) => {
+        ::core::compile_error!(::core::concat!(
+            $built_by,
+            " generated this code in format ",
+            $format,
+            ", and the promptpack runtime ",
+            $crate::__runtime_version!(),
+            " reads format 1: use promptpack and promptpack-build of the same version \
+             (`cargo tree -i promptpack` shows the promptpack in use)"
+        ));
+    };
 }

@@ -143,6 +143,17 @@ fn too_large_total(prompt: &ResolvedPrompt, total: usize, large: usize) -> Diagn
 /// (`Option`, `str`) are safe.
 const MODULE: &str = "promptpack_generated";
 
+/// Where generated code finds the runtime unless the build says otherwise
+/// (`Config::with_crate_path`).
+#[cfg(feature = "unstable-machinery")]
+const DEFAULT_RUNTIME: &str = "::promptpack";
+
+/// The format of the code generated here: what the runtime must read.
+/// Raised whenever generated code comes to need of `promptpack` what an
+/// earlier runtime lacks; the runtime's `__expect_generated_format!` lists
+/// the formats it reads.
+const FORMAT: u32 = 1;
+
 /// How the generated parts render.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Renderers {
@@ -187,16 +198,20 @@ pub fn generate_with(
     dev: &DevPaths,
     renderers: Renderers,
 ) -> Result<String> {
-    generate_parts(prompts, templates, dev, renderers).map(Generated::into_single_file)
+    generate_parts(prompts, templates, dev, renderers, DEFAULT_RUNTIME)
+        .map(Generated::into_single_file)
 }
 
 /// [`generate`], with each prompt's code apart, for the build to write a
-/// file per prompt.
+/// file per prompt, with the promptpack runtime named by `runtime`
+/// (`::promptpack` unless a crate re-exports it: `Config::crate_path`,
+/// which checks it).
 pub fn generate_parts(
     prompts: &[ResolvedPrompt],
     templates: &[TemplateSource],
     dev: &DevPaths,
     renderers: Renderers,
+    runtime: &str,
 ) -> Result<Generated> {
     let mut errors = Vec::new();
     let (variants, fields) = rust_names(prompts, templates, &mut errors);
@@ -205,7 +220,7 @@ pub fn generate_parts(
     }
     let sources: HashMap<&str, &TemplateSource> =
         templates.iter().map(|t| (t.id.as_str(), t)).collect();
-    let shared = shared_items(prompts, &variants, &sources, dev, renderers);
+    let shared = shared_items(prompts, &variants, &sources, dev, renderers, runtime);
     let mut total = shared.len();
     if total > MAX_CODE {
         return Err(Error::new(
@@ -236,6 +251,7 @@ pub fn generate_parts(
             sources.get(prompt.id.as_str()).copied(),
             dev,
             renderers,
+            runtime,
         );
         let size = code.len();
         if size > MAX_PROMPT_CODE {
@@ -275,7 +291,7 @@ impl Generated {
         for prompt in &self.prompts {
             code.push_str(prompt);
         }
-        code.push_str("}\n");
+        code.push_str(TAIL);
         code
     }
 
@@ -292,24 +308,29 @@ impl Generated {
             main.push_str(&format!("\tinclude!({});\n", lit(&name)));
             files.push((name, prompt));
         }
-        main.push_str("}\n");
+        main.push_str(TAIL);
         (main, files)
     }
 
     /// The size of the code in bytes, as one file.
     fn size(&self) -> usize {
-        self.head.len() + self.prompts.iter().map(String::len).sum::<usize>() + 2
+        self.head.len() + self.prompts.iter().map(String::len).sum::<usize>() + TAIL.len()
     }
 }
 
+/// What closes the file after the prompts' items: the module, then the
+/// runtime's gate.
+const TAIL: &str = "}\n}\n";
+
 /// The file's head: the module, `PromptId`, the prompt table, `build_prompt`
-/// and the dev source. Left open: the prompts' items follow, then `}`.
+/// and the dev source. Left open: the prompts' items follow, then [`TAIL`].
 fn shared_items(
     prompts: &[ResolvedPrompt],
     variants: &[String],
     sources: &HashMap<&str, &TemplateSource>,
     dev: &DevPaths,
     renderers: Renderers,
+    runtime: &str,
 ) -> String {
     let mut out = Source::default();
     out.line(format!(
@@ -317,20 +338,31 @@ fn shared_items(
         doc_safe(&dev.root)
     ));
     out.line("");
+    // Everything inside the runtime's gate, which gives it back when the
+    // runtime reads this format, and otherwise drops it for one error that
+    // names both versions. Around the re-export too: rustc then does not
+    // report the names the including module no longer finds. Not indented:
+    // rustfmt leaves macro input alone.
+    out.line(format!(
+        "{runtime}::__generated_code! {{ {FORMAT}, \"promptpack-build {}\",",
+        env!("CARGO_PKG_VERSION")
+    ));
     // Unused when the including module is private and uses none of it.
     out.line("#[allow(unused_imports)]");
     out.line(format!("pub use {MODULE}::*;"));
     out.line("");
     out.line("#[allow(dead_code, clippy::all, clippy::pedantic, clippy::nursery)]");
     out.open(format!("mod {MODULE} {{"));
-    out.line("use ::promptpack::__private as __p;");
+    out.line(format!("use {runtime}::__private as __p;"));
     if renderers == Renderers::StraightLine {
-        out.line("use ::promptpack::ValueRef as __V;");
+        out.line(format!("use {runtime}::ValueRef as __V;"));
     }
     if renderers == Renderers::Tables {
-        out.line("use ::promptpack::__private::Step::*;");
+        out.line(format!("use {runtime}::__private::Step::*;"));
     }
-    out.line("type __Built = Result<::promptpack::Prompt<PromptId>, ::promptpack::Error>;");
+    out.line(format!(
+        "type __Built = Result<{runtime}::Prompt<PromptId>, {runtime}::Error>;"
+    ));
     out.line("");
     out.line("/// Every prompt of this crate: one variant per folder under `templates/`.");
     out.line(derive_enum());
@@ -434,9 +466,9 @@ fn shared_items(
          For tests and tools that treat every prompt alike, such as\n\
          snapshot suites.",
     );
-    out.open(
-        "pub fn render_generated(self, values: &dyn Fn(&str) -> Option<String>) -> ::promptpack::Prompt<PromptId> {",
-    );
+    out.open(format!(
+        "pub fn render_generated(self, values: &dyn Fn(&str) -> Option<String>) -> {runtime}::Prompt<PromptId> {{"
+    ));
     out.line(match renderers {
         Renderers::StraightLine => "__GENERATED[self as usize](values)",
         Renderers::Tables => "__p::render_generated(self, &__PROMPTS[self as usize], values)",
@@ -451,15 +483,17 @@ fn shared_items(
     out.close("}");
     out.line("");
     out.open("impl ::core::str::FromStr for PromptId {");
-    out.line("type Err = ::promptpack::Error;");
+    out.line(format!("type Err = {runtime}::Error;"));
     out.line("");
-    out.open("fn from_str(s: &str) -> Result<Self, ::promptpack::Error> {");
+    out.open(format!(
+        "fn from_str(s: &str) -> Result<Self, {runtime}::Error> {{"
+    ));
     out.line("__p::prompt_index(__PROMPTS, s).map(|i| Self::ALL[i])");
     out.close("}");
     out.close("}");
     out.line("");
-    out.line("::promptpack::__impl_serde_for_prompt_id!(PromptId);");
-    out.line("::promptpack::__live_prompts!(PromptId);");
+    out.line(format!("{runtime}::__impl_serde_for_prompt_id!(PromptId);"));
+    out.line(format!("{runtime}::__live_prompts!(PromptId);"));
     out.line("");
     // A table of constants, each defined with its prompt: the references
     // in one constant of a thousand entries cost rustc's borrow checker
@@ -473,9 +507,9 @@ fn shared_items(
     out.line("");
     if renderers == Renderers::StraightLine {
         out.line("/// Each prompt's `render_generated`, indexed by `PromptId`.");
-        out.open(
-            "const __GENERATED: &[fn(&dyn Fn(&str) -> Option<String>) -> ::promptpack::Prompt<PromptId>] = &[",
-        );
+        out.open(format!(
+            "const __GENERATED: &[fn(&dyn Fn(&str) -> Option<String>) -> {runtime}::Prompt<PromptId>] = &["
+        ));
         for variant in variants {
             out.line(format!("{variant}Vars::__generated,"));
         }
@@ -492,7 +526,7 @@ fn shared_items(
     );
     out.line("pub fn build_prompt<V>(id: PromptId, vars: V) -> __Built");
     out.line("where");
-    out.line("\tV: ::promptpack::TypedVars<Id = PromptId>,");
+    out.line(format!("\tV: {runtime}::TypedVars<Id = PromptId>,"));
     out.open("{");
     out.open("if id != V::ID {");
     out.line("return Err(__p::wrong_vars(id.as_str(), V::ID.as_str()));");
@@ -649,12 +683,13 @@ fn prompt_items(
     source: Option<&TemplateSource>,
     dev: &DevPaths,
     renderers: Renderers,
+    runtime: &str,
 ) -> String {
     let mut out = Source::at_depth(1);
     out.line("");
     for field in fields {
         if let Some(choice) = &field.choice {
-            choice_enum(&mut out, prompt, field, choice);
+            choice_enum(&mut out, prompt, field, choice, runtime);
         }
     }
     let name = format!("{variant}Vars");
@@ -771,7 +806,7 @@ fn prompt_items(
             ""
         };
         out.line(format!(
-            "::promptpack::__table_impls!({name}{generics}, {variant}{user});"
+            "{runtime}::__table_impls!({name}{generics}, {variant}{user});"
         ));
         return out.into_string();
     }
@@ -790,11 +825,11 @@ fn prompt_items(
     out.close("}");
     out.line("let v = self;");
     out.line(format!(
-        "Ok(::promptpack::Prompt {{ id: PromptId::{variant}, system: v.render_system(), user: {user}, hash: Self::HASH, provenance: ::promptpack::Provenance::Embedded }})"
+        "Ok({runtime}::Prompt {{ id: PromptId::{variant}, system: v.render_system(), user: {user}, hash: Self::HASH, provenance: {runtime}::Provenance::Embedded }})"
     ));
     out.close("}");
     out.line("");
-    generated_fn(&mut out, &name, variant, fields, user);
+    generated_fn(&mut out, &name, variant, fields, user, runtime);
     out.line("");
     render_fn(&mut out, "render_system", &prompt.system, fields);
     if let Some(user) = &prompt.user {
@@ -804,7 +839,7 @@ fn prompt_items(
     out.close("}");
     out.line("");
 
-    out.open(format!("impl ::promptpack::Vars for {name}{anon} {{"));
+    out.open(format!("impl {runtime}::Vars for {name}{anon} {{"));
     out.open("fn get(&self, name: &str) -> Option<__V<'_>> {");
     if fields.is_empty() {
         out.line("let _ = name;");
@@ -830,7 +865,7 @@ fn prompt_items(
     out.close("}");
     out.close("}");
     out.line("");
-    out.open(format!("impl ::promptpack::TypedVars for {name}{anon} {{"));
+    out.open(format!("impl {runtime}::TypedVars for {name}{anon} {{"));
     out.line("type Id = PromptId;");
     out.line(format!("const ID: PromptId = PromptId::{variant};"));
     out.line("");
@@ -843,11 +878,18 @@ fn prompt_items(
 
 /// `__generated`: the struct made from values looked up by name, rendered
 /// by its straight-line code (`PromptId::render_generated`).
-fn generated_fn(out: &mut Source, name: &str, variant: &str, fields: &[Field], user: &str) {
+fn generated_fn(
+    out: &mut Source,
+    name: &str,
+    variant: &str,
+    fields: &[Field],
+    user: &str,
+    runtime: &str,
+) {
     out.line("#[doc(hidden)]");
-    out.open(
-        "pub fn __generated(values: &dyn Fn(&str) -> Option<String>) -> ::promptpack::Prompt<PromptId> {",
-    );
+    out.open(format!(
+        "pub fn __generated(values: &dyn Fn(&str) -> Option<String>) -> {runtime}::Prompt<PromptId> {{"
+    ));
     let (mut texts, mut optionals) = (Vec::new(), Vec::new());
     let mut inits = Vec::with_capacity(fields.len());
     for f in fields {
@@ -885,13 +927,17 @@ fn generated_fn(out: &mut Source, name: &str, variant: &str, fields: &[Field], u
             optionals.join(", ")
         ));
     }
+    if fields.is_empty() {
+        // Unused otherwise, and rustc would warn in the user's crate.
+        out.line("let _ = values;");
+    }
     out.open(format!("let v = {name} {{"));
     for init in &inits {
         out.line(init);
     }
     out.close("};");
     out.line(format!(
-        "::promptpack::Prompt {{ id: PromptId::{variant}, system: v.render_system(), user: {user}, hash: Self::HASH, provenance: ::promptpack::Provenance::Embedded }}"
+        "{runtime}::Prompt {{ id: PromptId::{variant}, system: v.render_system(), user: {user}, hash: Self::HASH, provenance: {runtime}::Provenance::Embedded }}"
     ));
     out.close("}");
 }
@@ -942,7 +988,13 @@ fn part_table(out: &mut Source, name: &str, program: &Program, prompt: &Resolved
 
 /// The enum of a compared variable, with `ALL`, `as_str`, `Display` and
 /// `FromStr`.
-fn choice_enum(out: &mut Source, prompt: &ResolvedPrompt, field: &Field, choice: &Choice) {
+fn choice_enum(
+    out: &mut Source,
+    prompt: &ResolvedPrompt,
+    field: &Field,
+    choice: &Choice,
+    runtime: &str,
+) {
     let ident = &choice.ident;
     out.doc(&format!(
         "The values `{}` is compared with in the `{}` prompt.",
@@ -986,9 +1038,11 @@ fn choice_enum(out: &mut Source, prompt: &ResolvedPrompt, field: &Field, choice:
     out.close("}");
     out.line("");
     out.open(format!("impl ::core::str::FromStr for {ident} {{"));
-    out.line("type Err = ::promptpack::Error;");
+    out.line(format!("type Err = {runtime}::Error;"));
     out.line("");
-    out.open("fn from_str(s: &str) -> Result<Self, ::promptpack::Error> {");
+    out.open(format!(
+        "fn from_str(s: &str) -> Result<Self, {runtime}::Error> {{"
+    ));
     out.open("match s {");
     for (value, variant) in &choice.values {
         out.line(format!("{} => Ok(Self::{variant}),", lit(value)));

@@ -36,6 +36,15 @@
 //! `[build] warnings = false` in `promptpack.toml`, or
 //! [`Config::with_build_warnings`]`(false)`, turns them off.
 //!
+//! The generated code names promptpack as `::promptpack`. A crate that has
+//! it through another crate's re-export names the path instead, as
+//! prost-build's `prost_path` does: `[build] crate_path =
+//! "::my_framework::promptpack"` in `promptpack.toml`, or
+//! [`Config::with_crate_path`]. The code is wrapped in a macro of that
+//! runtime, which checks that it reads the format this promptpack-build
+//! writes: when the two versions drift apart, the build fails with one error
+//! that names both, instead of many deep inside the generated files.
+//!
 //! Beside the code, [`compile`] writes the program's [`Contract`] (every
 //! prompt id with the variables of its vars struct and their kinds) as
 //! [`CONTRACT_FILE`] in `OUT_DIR`; [`contract`] gives tools the same value
@@ -269,7 +278,8 @@ fn checked(config: &Config, renderers: &[Renderers]) -> Checked {
         let prompts = &compiled.prompts;
         let dev = dev_paths(config);
         for &mode in renderers {
-            match generate_parts(prompts, &compiled.sources.templates, &dev, mode) {
+            let runtime = config.crate_path();
+            match generate_parts(prompts, &compiled.sources.templates, &dev, mode, runtime) {
                 Ok(generated) => code = code.or(Some(generated)),
                 Err(error) => {
                     compiled.errors.extend(error.into_diagnostics());

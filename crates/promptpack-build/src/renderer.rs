@@ -200,18 +200,24 @@ pub(crate) fn render_fn(out: &mut Source, name: &str, program: &Program, fields:
     }
     // Branch lengths without a branch (a length times 0 or 1): each `if` is
     // blocks for LLVM, which a debug build of a deep template pays for.
-    out.line(format!("let mut l: usize = {};", flat.static_len[0]));
-    for len in &flat.value_len[0] {
-        out.line(format!("l += {len};"));
-    }
+    let mut lengths: Vec<String> = flat.value_len[0]
+        .iter()
+        .map(|len| format!("l += {len};"))
+        .collect();
     for n in 1..flat.static_len.len() {
         let flag = flag(n);
         if flat.static_len[n] > 0 {
-            out.line(format!("l += {flag} as usize * {};", flat.static_len[n]));
+            lengths.push(format!("l += {flag} as usize * {};", flat.static_len[n]));
         }
         for len in &flat.value_len[n] {
-            out.line(format!("l += {flag} as usize * {len};"));
+            lengths.push(format!("l += {flag} as usize * {len};"));
         }
+    }
+    // Not `mut` for text alone: rustc would warn in the user's crate.
+    let binding = if lengths.is_empty() { "l" } else { "mut l" };
+    out.line(format!("let {binding}: usize = {};", flat.static_len[0]));
+    for line in &lengths {
+        out.line(line);
     }
     out.line("let mut o = String::with_capacity(l);");
     for (branch, run) in &flat.runs {

@@ -13,10 +13,10 @@ fn prompt_mistakes_do_not_compile() {
     let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let root = here.join("../..");
     let config = promptpack_build::Config::load(&root).expect("config");
-    let code = promptpack_build::generate_code(&config).expect("sample prompts generate");
+    let sample = promptpack_build::generate_code(&config).expect("sample prompts generate");
     let generated = root.join("target/promptpack-ui/prompts.rs");
     std::fs::create_dir_all(generated.parent().expect("parent")).expect("create folder");
-    std::fs::write(&generated, code).expect("write generated code");
+    std::fs::write(&generated, &sample).expect("write generated code");
 
     // Rust keywords as variable names must still give code that compiles.
     let keywords =
@@ -39,7 +39,50 @@ fn prompt_mistakes_do_not_compile() {
     std::fs::write(root.join("target/promptpack-ui/contract.rs"), code)
         .expect("write generated code");
 
+    // Through a crate path: the runtime re-exported as `crate::runtime`,
+    // named nowhere else.
+    let reexported = config
+        .clone()
+        .with_crate_path("crate::runtime")
+        .expect("a crate path");
+    let code = promptpack_build::generate_code(&reexported).expect("sample prompts generate");
+    assert!(!code.contains("::promptpack"), "{code}");
+    std::fs::write(root.join("target/promptpack-ui/reexported.rs"), code)
+        .expect("write generated code");
+
+    std::fs::write(
+        root.join("target/promptpack-ui/drifted.rs"),
+        drifted(&sample),
+    )
+    .expect("write generated code");
+
     let t = trybuild::TestCases::new();
     t.compile_fail("tests/ui/*.rs");
     t.pass("tests/ui-pass/*.rs");
+}
+
+/// The sample prompts' code as a later promptpack-build might write it for
+/// a later runtime: another format, an item of the runtime this one lacks
+/// and a field its prompt table lacks. The runtime must refuse it in one
+/// error that names both versions, not in one error per place where the
+/// code no longer fits.
+fn drifted(code: &str) -> String {
+    let gate = format!(
+        "__generated_code! {{ 1, \"promptpack-build {}\",",
+        env!("CARGO_PKG_VERSION")
+    );
+    let drifts = [
+        (
+            gate.as_str(),
+            "__generated_code! { 2, \"promptpack-build 9.0.0\",",
+        ),
+        ("__p::dev_build(", "__p::dev_build_v2("),
+        ("max_tokens: ", "token_budget: "),
+    ];
+    let mut code = code.to_string();
+    for (from, to) in drifts {
+        assert!(code.contains(from), "the generated code has no `{from}`");
+        code = code.replace(from, to);
+    }
+    code
 }

@@ -31,6 +31,7 @@ pub struct Config {
     snippets: PathBuf,
     settings: Settings,
     build_warnings: bool,
+    crate_path: String,
     max_file_bytes: Option<u64>,
 }
 
@@ -58,7 +59,62 @@ struct SyntaxFile {
 struct BuildFile {
     #[serde(default = "yes")]
     warnings: bool,
+    crate_path: Option<CratePath>,
 }
+
+/// A `[build] crate_path` that passed [`check_crate_path`]: refused while
+/// the file is read, so that the error points at the value.
+#[derive(Debug, Deserialize)]
+#[serde(try_from = "String")]
+struct CratePath(String);
+
+impl TryFrom<String> for CratePath {
+    type Error = String;
+
+    fn try_from(path: String) -> std::result::Result<Self, String> {
+        check_crate_path(&path)?;
+        Ok(CratePath(path))
+    }
+}
+
+/// Where generated code finds the promptpack runtime unless told otherwise.
+const DEFAULT_CRATE_PATH: &str = "::promptpack";
+
+/// Refuses a crate path that is not `::name(::name)*` or `crate(::name)+`
+/// with Rust identifiers for names: generated code splices it in as it is.
+fn check_crate_path(path: &str) -> std::result::Result<(), String> {
+    let (first, rest) = match path.strip_prefix("::") {
+        Some(rest) => (None, rest),
+        None => path
+            .split_once("::")
+            .map_or((Some(path), ""), |(f, r)| (Some(f), r)),
+    };
+    let names_ok = |names: &str| {
+        !names.is_empty()
+            && names.split("::").all(|name| {
+                name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                    && name != "_"
+                    && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    && !RESERVED.contains(&name)
+            })
+    };
+    if matches!(first, None | Some("crate")) && names_ok(rest) {
+        return Ok(());
+    }
+    Err(format!(
+        "crate path `{path}` is not a path to the promptpack runtime: write `::promptpack`, \
+         `::my_crate::promptpack` or `crate::promptpack`, each name a Rust identifier"
+    ))
+}
+
+/// Rust's keywords, which no name of a crate path may be.
+const RESERVED: &[&str] = &[
+    "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern",
+    "false", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut",
+    "pub", "ref", "return", "self", "Self", "static", "struct", "super", "trait", "true", "type",
+    "unsafe", "use", "where", "while", "abstract", "become", "box", "do", "final", "macro",
+    "override", "priv", "try", "typeof", "unsized", "virtual", "yield",
+];
 
 fn yes() -> bool {
     true
@@ -89,6 +145,7 @@ impl Config {
             root,
             settings: Settings::default(),
             build_warnings: true,
+            crate_path: DEFAULT_CRATE_PATH.to_string(),
             max_file_bytes: None,
         }
     }
@@ -104,6 +161,9 @@ impl Config {
     /// close = ">>"
     /// [lints]
     /// naming_exempt = ["legacy_prompt"] # template ids the naming lints skip
+    /// [build]
+    /// warnings = false                  # no cargo warnings from the build script
+    /// crate_path = "::my_crate::promptpack" # where generated code finds promptpack
     /// ```
     pub fn load(root: impl Into<PathBuf>) -> Result<Config> {
         let mut config = Config::new(root);
@@ -150,7 +210,12 @@ impl Config {
         }
         config.settings.naming_exempt = file.lints.unwrap_or_default().naming_exempt;
         config.settings.standalone_tags = file.syntax.unwrap_or_default().standalone_tags;
-        config.build_warnings = file.build.is_none_or(|b| b.warnings);
+        if let Some(build) = file.build {
+            config.build_warnings = build.warnings;
+            if let Some(CratePath(path)) = build.crate_path {
+                config.crate_path = path;
+            }
+        }
         Ok(config)
     }
 
@@ -172,6 +237,24 @@ impl Config {
     pub fn with_build_warnings(mut self, on: bool) -> Config {
         self.build_warnings = on;
         self
+    }
+
+    /// The path by which generated code names the promptpack runtime
+    /// (`[build] crate_path`, `::promptpack` unless set).
+    pub fn crate_path(&self) -> &str {
+        &self.crate_path
+    }
+
+    /// Has generated code name the promptpack runtime by `path`, as
+    /// prost-build's `prost_path` does, for a crate that uses promptpack
+    /// through another crate's re-export: `::my_crate::promptpack`, or
+    /// `crate::promptpack` for a re-export in the crate itself. Fails with
+    /// `invalid_config` for anything else than `::` or `crate` followed by
+    /// Rust identifiers separated by `::`.
+    pub fn with_crate_path(mut self, path: &str) -> Result<Config> {
+        check_crate_path(path).map_err(|message| Error::new(ErrorCode::InvalidConfig, message))?;
+        self.crate_path = path.to_string();
+        Ok(self)
     }
 
     /// The largest prompt file (template part or snippet) read, in bytes:
