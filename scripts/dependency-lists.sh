@@ -57,7 +57,7 @@ setup() { # APP
 
 # `cargo tree` in app $1's copy, offline first: CI's earlier steps have
 # fetched every crate of the lock. Prints "name version" lines.
-tree() { # APP ARGS...
+cargo_tree() { # APP ARGS...
     local app=$1
     shift
     local args=(tree --manifest-path "$tmp/$app/Cargo.toml" --prefix none --format '{p}' "$@")
@@ -72,10 +72,11 @@ tree() { # APP ARGS...
 # "name version" of every crate compiled for app $1's direct dependencies of
 # kind $2 (normal, build), their build scripts' dependencies included.
 compiled_for() { # APP KIND
-    local app=$1 kind=$2 direct
+    local app=$1 kind=$2 direct name
     # Depth 1: the app itself, then its direct dependencies of that kind.
-    for direct in $(tree "$app" -e "$kind" --depth 1 | sed 1d | awk '{ print $1 }'); do
-        tree "$app" -e normal,build -p "$direct"
+    direct=$(cargo_tree "$app" -e "$kind" --depth 1)
+    for name in $(sed 1d <<< "$direct" | awk '{ print $1 }'); do
+        cargo_tree "$app" -e normal,build -p "$name"
     done | sort -u
 }
 

@@ -10,8 +10,12 @@
 #   scripts/public-api.sh            the current tree
 #   scripts/public-api.sh DOC_DIR    an already built doc folder (e.g. of an
 #                                    older commit) holding promptpack/all.html
-#   scripts/public-api.sh --check    the current tree against the golden:
-#                                    print a diff and fail on any difference
+#   scripts/public-api.sh --check [DOC_DIR]
+#                                    the current tree (or DOC_DIR) against the
+#                                    golden: print a diff and fail on any
+#                                    difference, or on a type of
+#                                    promptpack-core/-load that the API shows
+#                                    without exporting it
 #   scripts/public-api.sh --update   write the golden
 #
 # The HTML is rustdoc's: a new toolchain may print a declaration another way,
@@ -31,6 +35,18 @@ def text(fragment):
     fragment = re.sub(r"<div class=\"code-attribute\">(.*?)</div>", r"\1\n", fragment)
     return html.unescape(re.sub(r"<[^>]+>", "", fragment)).strip()
 
+def unlinked(fragment):
+    """The type names in a fragment that rustdoc could not link: types of
+    crates not documented here (no --no-deps docs), such as the compiler's."""
+    fragment = re.sub(r"<a [^>]*>.*?</a>", "", fragment, flags=re.S)
+    fragment = re.sub(r"<summary[^>]*>.*?</summary>", "", fragment, flags=re.S)
+    code = html.unescape(re.sub(r"<[^>]+>", "", fragment))
+    # `Iterator<Item = T>`: an associated type's name, not a type.
+    code = re.sub(r"\b[A-Z][A-Za-z0-9_]*\s*=", "", code)
+    return set(re.findall(r"\b[A-Z][A-Za-z0-9_]*\b", code))
+
+unlinked_out = open(os.environ["PUBLIC_API_UNLINKED"], "a") if os.environ.get("PUBLIC_API_UNLINKED") else None
+
 # Inherent items only: what follows these headings is trait impls,
 # auto traits, blanket impls and a trait's implementors.
 END = re.compile(r'id="(trait-implementations|synthetic-implementations|'
@@ -49,12 +65,18 @@ for href, name in re.findall(r'<li><a href="([^"]+)">([^<]+)</a></li>', text_all
     if decl and kind != "macro":
         for line in text(decl.group(1)).splitlines():
             print("    " + line.rstrip())
+        if unlinked_out:
+            for word in unlinked(decl.group(1)):
+                print(name, word, file=unlinked_out)
     end = END.search(page)
     seen = set()
     for member_kind, body in MEMBER.findall(page[: end.start() if end else len(page)]):
         if member_kind in ("structfield", "variant") or not body.strip():
             continue  # the declaration shows them
         shown = " ".join(text(body).split())
+        if unlinked_out:
+            for word in unlinked(body):
+                print(name, word, file=unlinked_out)
         if shown and shown not in seen:
             seen.add(shown)
             print("    impl: " + shown)
@@ -63,7 +85,7 @@ PY
 
 mode=print doc=""
 case "${1:-}" in
-  --check) mode=check ;;
+  --check) mode=check; doc="${2:-}" ;;
   --update) mode=update ;;
   "") ;;
   *) doc="$1" ;;
@@ -86,7 +108,25 @@ case "$mode" in
   print) api ;;
   update) api > "$golden"; echo "wrote $golden" ;;
   check)
+    # Type names rustdoc could not link are of crates not documented here;
+    # those of promptpack-core and promptpack-load must be API items
+    # themselves (re-exported on purpose), never the compiler's internals.
+    export PUBLIC_API_UNLINKED="$doc/public-api-unlinked.txt"
+    : > "$PUBLIC_API_UNLINKED"
     api > "$doc/public-api.txt"
+    internal=$(grep -rhoE '^\s*pub (struct|enum|trait|type|union) [A-Z][A-Za-z0-9_]*' \
+      crates/promptpack-core/src crates/promptpack-load/src | awk '{ print $3 }' | sort -u)
+    exported=$(grep -E '^[a-z]+ ' "$doc/public-api.txt" | awk '{ n = $2; sub(/.*::/, "", n); print n }' | sort -u)
+    leaked=$(sort -u "$PUBLIC_API_UNLINKED" |
+      awk -v internal="$internal" -v exported="$exported" '
+        BEGIN { split(internal, i, "\n"); for (k in i) in_core[i[k]] = 1
+                split(exported, e, "\n"); for (k in e) in_api[e[k]] = 1 }
+        ($2 in in_core) && !($2 in in_api) { print "  " $1 " shows " $2 }')
+    if [ -n "$leaked" ]; then
+      echo "The public API names types of promptpack-core or promptpack-load that it does not export (re-export them on purpose, or keep them out of the API):" >&2
+      echo "$leaked" >&2
+      exit 1
+    fi
     if ! diff -u --label "$golden (committed)" --label "public API (this tree)" "$golden" "$doc/public-api.txt"; then
       echo "The public API changed: if that is intended, run scripts/public-api.sh --update, check ARCHITECTURE.md's table and commit both with the change." >&2
       exit 1
