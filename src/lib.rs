@@ -36,6 +36,8 @@ pub use library::{Library, Prompt};
 pub use promptpack_core::diagnostics::{Severity, Style, render_diagnostic, render_error};
 pub use promptpack_core::error::{Diagnostic, Error, ErrorCode, Location, Result};
 pub use promptpack_core::front_matter::{DeclaredKind, DeclaredVar, Example, FrontMatter};
+// What `DeclaredKind::var_kind` returns: the kind of a generated field.
+pub use promptpack_core::program::VarKind;
 pub use promptpack_core::render::MissingVars;
 pub use promptpack_core::source_file::SourceFile;
 pub use promptpack_core::sources::{SnippetSource, TemplateSource};

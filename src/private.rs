@@ -97,18 +97,16 @@ impl PromptInfo {
     /// The contract of the compiled vars struct, for the checks that also
     /// judge text from elsewhere against a contract read from JSON.
     pub fn contract(&self) -> PromptContract {
-        PromptContract {
-            variables: self
-                .variables
+        PromptContract::new(
+            self.variables
                 .iter()
                 .enumerate()
-                .map(|(i, &name)| VarContract {
-                    name: name.to_string(),
-                    kind: self.kind(i),
-                    values: self.values_of(name).iter().map(|v| v.to_string()).collect(),
+                .map(|(i, &name)| {
+                    let values = self.values_of(name).iter().map(|v| v.to_string());
+                    VarContract::new(name, self.kind(i), values.collect())
                 })
                 .collect(),
-        }
+        )
     }
 }
 

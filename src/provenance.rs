@@ -23,6 +23,7 @@ pub enum Provenance {
 
 /// The catalog version a prompt was rendered from.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct CatalogVersion {
     /// The prompt's id in the catalog.
     pub prompt: Arc<str>,
@@ -35,6 +36,25 @@ pub struct CatalogVersion {
     pub arm: Option<(u32, u32)>,
     /// The SHA-256 of the version's resolved text, lowercase hex.
     pub content_hash: Arc<str>,
+}
+
+impl CatalogVersion {
+    /// Version `version` of prompt `prompt`, whose resolved text has the
+    /// SHA-256 `content_hash`; no label and no arm (set the fields for a
+    /// version a label chose).
+    pub fn new(
+        prompt: impl Into<Arc<str>>,
+        version: u32,
+        content_hash: impl Into<Arc<str>>,
+    ) -> CatalogVersion {
+        CatalogVersion {
+            prompt: prompt.into(),
+            version,
+            label: None,
+            arm: None,
+            content_hash: content_hash.into(),
+        }
+    }
 }
 
 impl fmt::Display for Provenance {

@@ -100,6 +100,7 @@ impl<Id: Copy + 'static> PromptTable<Id> {
 /// One rendered case of a snapshot suite: a prompt with some of its
 /// conditions on.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Case<Id> {
     /// The prompt.
     pub id: Id,
@@ -134,16 +135,31 @@ pub struct Case<Id> {
 }
 
 impl<Id> Case<Id> {
+    /// Prompt `id` (`prompt` on disk) rendered as `system`, with every
+    /// condition off: named `prompt`, no `user.md`, every list empty. Set
+    /// the fields for anything else.
+    pub fn new(id: Id, prompt: &'static str, system: impl Into<String>) -> Case<Id> {
+        Case {
+            id,
+            prompt,
+            name: prompt.to_string(),
+            on: Vec::new(),
+            off: Vec::new(),
+            choices: Vec::new(),
+            set_by_test: Vec::new(),
+            from_example: Vec::new(),
+            system: system.into(),
+            user: None,
+            covers: Vec::new(),
+        }
+    }
+
     /// The text to snapshot: each part under a `--- system.md ---` or
     /// `--- user.md ---` line.
     ///
     /// ```
-    /// let case = promptpack::testing::Case {
-    ///     id: (), prompt: "greet", name: "greet".into(), on: vec![], off: vec![],
-    ///     choices: vec![], set_by_test: vec![], from_example: vec![],
-    ///     system: "Hi ‹name›.".into(), user: Some("Go.".into()),
-    ///     covers: vec![],
-    /// };
+    /// let mut case = promptpack::testing::Case::new((), "greet", "Hi ‹name›.");
+    /// case.user = Some("Go.".into());
     /// assert_eq!(case.snapshot(), "--- system.md ---\nHi ‹name›.\n\n--- user.md ---\nGo.\n");
     /// ```
     pub fn snapshot(&self) -> String {
@@ -160,11 +176,11 @@ impl<Id> Case<Id> {
     /// and which other combinations the snapshot stands for.
     ///
     /// ```
-    /// let mut case = promptpack::testing::Case {
-    ///     id: (), prompt: "agent-system", name: "agent-system@hasTools".into(),
-    ///     on: vec!["hasTools"], off: vec!["memory"], choices: vec![], set_by_test: vec!["toolList"],
-    ///     from_example: vec![], system: String::new(), user: None, covers: vec![],
-    /// };
+    /// let mut case = promptpack::testing::Case::new((), "agent-system", "");
+    /// case.name = "agent-system@hasTools".into();
+    /// case.on = vec!["hasTools"];
+    /// case.off = vec!["memory"];
+    /// case.set_by_test = vec!["toolList"];
     /// assert_eq!(
     ///     case.description(),
     ///     "agent-system with hasTools on, memory off; values: ‹name› placeholders, toolList set by the test"

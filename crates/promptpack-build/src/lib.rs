@@ -63,9 +63,13 @@ mod rust_source;
 mod warnings;
 
 use codegen::{DevPaths, Generated, Renderers, generate_parts};
-pub use promptpack_core::contract::Contract;
+// The contract's types, named here so that everything `Contract` shows is
+// API of this crate: `VarKind` with them (the compiler builds contracts
+// with `promptpack_core::contract::of`, which is not).
+pub use promptpack_core::contract::{Contract, PromptContract, VarContract};
 use promptpack_core::diagnostics::{Style, render_error};
 pub use promptpack_core::error::{Diagnostic, Error, ErrorCode, Location, Result};
+pub use promptpack_core::program::VarKind;
 pub use promptpack_load::{CONFIG_FILE, Config};
 use promptpack_load::{Compiled, Stages, load};
 use record::{NAMES_FILE, NameRecord};
@@ -165,7 +169,7 @@ pub fn compile_config(config: &Config) -> Result<(), BuildError> {
     let folder = format!("{PROMPT_FOLDER}/{:016x}", tree.finish());
     let (main, files) = finish(code).map_err(report)?.into_files(&folder);
     write_files(&out_dir, &folder, &main, &files).map_err(report)?;
-    let contract = Contract::of(&compiled.prompts);
+    let contract = promptpack_core::contract::of(&compiled.prompts);
     write_if_changed(&out_dir.join(CONTRACT_FILE), &contract.to_json()).map_err(report)?;
     // Only a hint for the next run's warnings: failing to keep it fails nothing.
     let record = NameRecord::next(&compiled.prompts, previous.as_ref());
@@ -187,7 +191,7 @@ pub fn generate_code(config: &Config) -> Result<String> {
 pub fn contract(config: &Config) -> Result<Contract> {
     let Checked { compiled, .. } = checked(config, &[Renderers::StraightLine]);
     let compiled = compiled.into_result()?;
-    Ok(Contract::of(&compiled.prompts))
+    Ok(promptpack_core::contract::of(&compiled.prompts))
 }
 
 /// [`generate_code`] with the parts rendered as `renderers` says.
@@ -238,7 +242,9 @@ pub struct Report {
     /// Every lint: things that build but are probably mistakes.
     pub warnings: Vec<Diagnostic>,
     /// The prompts that resolved, sorted by id, for a tool that goes on
-    /// with them (token counts) without reading the tree again.
+    /// with them (token counts) without reading the tree again. The
+    /// compiler's own type: only with `unstable-machinery`.
+    #[cfg(feature = "unstable-machinery")]
     pub resolved: Vec<promptpack_core::resolve::ResolvedPrompt>,
 }
 
@@ -258,6 +264,7 @@ pub fn check(config: &Config) -> Report {
         snippets: compiled.sources.snippets.len(),
         errors: compiled.errors,
         warnings: compiled.warnings,
+        #[cfg(feature = "unstable-machinery")]
         resolved: compiled.prompts,
     }
 }

@@ -22,6 +22,7 @@ const LISTED_FIELDS: usize = 12;
 /// The contract of a compiled program: every prompt id with the fields of
 /// its vars struct.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Contract {
     /// The version of this shape, [`FORMAT`] when written.
     pub format: u32,
@@ -32,6 +33,7 @@ pub struct Contract {
 
 /// The vars struct of one prompt.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct PromptContract {
     /// The struct's fields, in order of first use, as it declares them.
     pub variables: Vec<VarContract>,
@@ -39,6 +41,7 @@ pub struct PromptContract {
 
 /// One field of a vars struct.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct VarContract {
     /// The variable's name in the templates (`agentName`, not the field's
     /// `agent_name`): what a template must use.
@@ -51,18 +54,31 @@ pub struct VarContract {
     pub values: Vec<String>,
 }
 
-impl Contract {
-    /// The contract of the program generated from `prompts`.
-    pub fn of(prompts: &[ResolvedPrompt]) -> Contract {
-        Contract {
-            format: FORMAT,
-            prompts: prompts
-                .iter()
-                .map(|p| (p.id.clone(), PromptContract::of(p)))
-                .collect(),
-        }
+/// The contract of the program generated from `prompts`. A function of
+/// this module rather than a method, so that the contract types, which
+/// `promptpack-build` re-exports, name no type of the compiler's.
+pub fn of(prompts: &[ResolvedPrompt]) -> Contract {
+    Contract {
+        format: FORMAT,
+        prompts: prompts
+            .iter()
+            .map(|p| (p.id.clone(), of_prompt(p)))
+            .collect(),
     }
+}
 
+/// The vars struct generated for `prompt`.
+pub fn of_prompt(prompt: &ResolvedPrompt) -> PromptContract {
+    PromptContract {
+        variables: prompt
+            .vars
+            .iter()
+            .map(|var| VarContract::new(&var.name, var.kind(), var.choices.clone()))
+            .collect(),
+    }
+}
+
+impl Contract {
     /// Reads a contract file's text (`path` names it in errors). Text that
     /// is not a contract, or one of another [`FORMAT`] (written by a build
     /// of promptpack whose fields may mean something else), is
@@ -99,24 +115,26 @@ impl Contract {
 }
 
 impl PromptContract {
-    /// The vars struct generated for `prompt`.
-    pub fn of(prompt: &ResolvedPrompt) -> PromptContract {
-        PromptContract {
-            variables: prompt
-                .vars
-                .iter()
-                .map(|var| VarContract {
-                    name: var.name.clone(),
-                    kind: var.kind(),
-                    values: var.choices.clone(),
-                })
-                .collect(),
-        }
+    /// A struct with these fields, in this order.
+    pub fn new(variables: Vec<VarContract>) -> PromptContract {
+        PromptContract { variables }
     }
 
     /// Field `name`, when the struct has one.
     pub fn variable(&self, name: &str) -> Option<&VarContract> {
         self.variables.iter().find(|v| v.name == name)
+    }
+}
+
+impl VarContract {
+    /// Field `name` of kind `kind`; `values` are a choice's (empty for
+    /// other kinds).
+    pub fn new(name: &str, kind: VarKind, values: Vec<String>) -> VarContract {
+        VarContract {
+            name: name.to_string(),
+            kind,
+            values,
+        }
     }
 }
 

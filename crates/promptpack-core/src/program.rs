@@ -169,7 +169,10 @@ impl VarInfo {
 
 impl VarKind {
     /// The kind as one letter, as generated tables write it: `t` text, `f`
-    /// flag, `o` optional, `c` choice, `C` optional choice.
+    /// flag, `o` optional, `c` choice, `C` optional choice. Hidden: the
+    /// generated code's encoding, not API of the crates that re-export
+    /// `VarKind`.
+    #[doc(hidden)]
     pub const fn letter(self) -> u8 {
         match self {
             VarKind::Text => b't',
@@ -181,6 +184,7 @@ impl VarKind {
     }
 
     /// The kind of a [`VarKind::letter`]; text for any other byte.
+    #[doc(hidden)]
     pub const fn from_letter(letter: u8) -> VarKind {
         match letter {
             b'f' => VarKind::Flag,

@@ -151,7 +151,9 @@ impl<V: AsValueRef, const N: usize> Vars for [(&str, V); N] {
 pub struct VarNames<'a>(&'a [VarInfo]);
 
 impl<'a> VarNames<'a> {
-    /// The names of `vars`, in their order.
+    /// The names of `vars`, in their order. Hidden: `VarInfo` is the
+    /// compiler's type; a render makes these, users only read them.
+    #[doc(hidden)]
     pub fn new(vars: &'a [VarInfo]) -> VarNames<'a> {
         VarNames(vars)
     }

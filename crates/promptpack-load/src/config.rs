@@ -318,7 +318,10 @@ impl Config {
     }
 
     /// The settings the language and the lints use: delimiters and lint
-    /// exemptions.
+    /// exemptions. Hidden: `Settings` is the compiler's type, and
+    /// `promptpack` and `promptpack-build` re-export `Config`; their users
+    /// have [`Config::delimiters_ref`] and [`Config::naming_exempt`].
+    #[doc(hidden)]
     pub fn settings(&self) -> &Settings {
         &self.settings
     }

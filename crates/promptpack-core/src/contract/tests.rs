@@ -180,7 +180,7 @@ fn the_help_lists_a_bounded_number_of_fields() {
 
 #[test]
 fn a_prompt_the_program_lacks_is_a_violation() {
-    let contract = Contract::of(&prompts(&[("a", "{{x}}")]));
+    let contract = super::of(&prompts(&[("a", "{{x}}")]));
     let found = check_all(&prompts(&[("a", "{{x}}"), ("b", "hi")]), &contract);
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].code, ErrorCode::ContractViolation);
@@ -198,7 +198,7 @@ fn a_prompt_the_program_lacks_is_a_violation() {
 
 #[test]
 fn check_all_reports_each_prompts_problems() {
-    let contract = Contract::of(&prompts(&[("a", "{{x}}"), ("b", "{{y}}")]));
+    let contract = super::of(&prompts(&[("a", "{{x}}"), ("b", "{{y}}")]));
     assert!(check_all(&prompts(&[("a", "{{x}}"), ("b", "{{y}}")]), &contract).is_empty());
     let found = check_all(
         &prompts(&[("a", "{{x}}{{z}}"), ("b", "{{#if y}}{{/if}}")]),
@@ -212,7 +212,7 @@ fn check_all_reports_each_prompts_problems() {
 
 /// Every kind, and a prompt without variables.
 fn sample() -> Contract {
-    Contract::of(&prompts(&[
+    super::of(&prompts(&[
         (
             "greet",
             "{{#if formal}}Dear {{/if}}{{name}}{{#if title}} {{title}}{{/if}}\n\

@@ -24,6 +24,7 @@ use yaml::{Node, Yaml, parse_yaml};
 /// What a file's front matter says, or a prompt's (its `system.md` and
 /// `user.md` together). Empty for a file without front matter.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct FrontMatter {
     /// `description`: one line, the rustdoc of the prompt and its vars struct.
     pub description: Option<String>,
@@ -48,6 +49,7 @@ pub struct FrontMatter {
 /// A variable declared under `vars`. Serialized as front matter writes it
 /// (`name`, and `description`, `kind`, `example` when set), without where.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct DeclaredVar {
     /// The name, as templates use it.
     pub name: String,
@@ -106,6 +108,7 @@ impl DeclaredKind {
 /// One named set of values under `examples`. Serialized as `name` and
 /// `values`, without where.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Example {
     /// Its name (`promptpack render ID --example NAME`).
     pub name: String,
