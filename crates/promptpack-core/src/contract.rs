@@ -4,8 +4,13 @@
 //! come from the build (a catalog version, an edit on disk in dev) is
 //! checked against it here, with one set of rules for every caller.
 
-use crate::error::{Diagnostic, Error, ErrorCode, Location};
-use crate::program::{VarInfo, VarKind};
+use crate::error::{Error, ErrorCode};
+#[cfg(feature = "load")]
+use crate::error::{Diagnostic, Location};
+#[cfg(feature = "load")]
+use crate::program::VarInfo;
+use crate::program::VarKind;
+#[cfg(feature = "load")]
 use crate::resolve::ResolvedPrompt;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -17,6 +22,7 @@ pub const FORMAT: u32 = 1;
 
 /// How many fields the help of a contract diagnostic lists before it counts
 /// the rest, so that its size is bounded whatever the struct's.
+#[cfg(feature = "load")]
 const LISTED_FIELDS: usize = 12;
 
 /// The contract of a compiled program: every prompt id with the fields of
@@ -53,6 +59,7 @@ pub struct VarContract {
 
 impl Contract {
     /// The contract of the program generated from `prompts`.
+    #[cfg(feature = "load")]
     pub fn of(prompts: &[ResolvedPrompt]) -> Contract {
         Contract {
             format: FORMAT,
@@ -100,6 +107,7 @@ impl Contract {
 
 impl PromptContract {
     /// The vars struct generated for `prompt`.
+    #[cfg(feature = "load")]
     pub fn of(prompt: &ResolvedPrompt) -> PromptContract {
         PromptContract {
             variables: prompt
@@ -132,6 +140,7 @@ impl PromptContract {
 /// `code` is [`ErrorCode::StaleBuild`] for an edit on disk in dev, whose
 /// fix is a rebuild; any other code words the problem as a version the
 /// program cannot serve ([`ErrorCode::ContractViolation`]).
+#[cfg(feature = "load")]
 pub fn check(
     prompt: &ResolvedPrompt,
     compiled: &PromptContract,
@@ -156,6 +165,7 @@ pub fn check(
 /// [`check`] of every prompt against its vars struct in `contract`, as
 /// [`ErrorCode::ContractViolation`]; a prompt the program does not have at
 /// all is one too, since it has no typed API to render it with.
+#[cfg(feature = "load")]
 pub fn check_all(prompts: &[ResolvedPrompt], contract: &Contract) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
     for prompt in prompts {
@@ -171,6 +181,7 @@ pub fn check_all(prompts: &[ResolvedPrompt], contract: &Contract) -> Vec<Diagnos
 
 /// The diagnostic of a prompt id the program lacks, its help the ids the
 /// program has (bounded as `unknown_prompt`'s).
+#[cfg(feature = "load")]
 fn unknown_prompt(prompt: &ResolvedPrompt, contract: &Contract) -> Diagnostic {
     let known = Error::unknown_prompt(&prompt.id, contract.prompts.keys().map(String::as_str))
         .into_diagnostics()
@@ -192,6 +203,7 @@ fn unknown_prompt(prompt: &ResolvedPrompt, contract: &Contract) -> Diagnostic {
 
 /// What `var` needs that `compiled` does not give, as a sentence; `None`
 /// when the struct serves it as it is.
+#[cfg(feature = "load")]
 fn problem(
     id: &str,
     var: &VarInfo,
@@ -236,6 +248,7 @@ fn problem(
 }
 
 /// A kind as the vars struct types it.
+#[cfg(feature = "load")]
 fn describe(kind: VarKind) -> String {
     let what = match kind {
         VarKind::Text => "text",
@@ -250,6 +263,7 @@ fn describe(kind: VarKind) -> String {
 /// The words of a contract diagnostic, which differ with who meets it: a
 /// developer whose edit on disk outran the build, or an operator whose
 /// version the program cannot serve.
+#[cfg(feature = "load")]
 struct Wording {
     /// After the prompt's id: where the text is.
     prompt: &'static str,
@@ -261,6 +275,7 @@ struct Wording {
     remedy: &'static str,
 }
 
+#[cfg(feature = "load")]
 impl Wording {
     fn for_code(code: ErrorCode) -> Wording {
         if code == ErrorCode::StaleBuild {
@@ -311,5 +326,5 @@ impl Wording {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "load"))]
 mod tests;
