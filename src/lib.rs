@@ -20,31 +20,39 @@
 //! See the README for the language reference.
 #![warn(missing_docs)]
 
+#[cfg(feature = "library")]
 mod library;
 #[cfg(feature = "live")]
 pub mod live;
 mod private;
+mod prompt;
 mod provenance;
 #[cfg(feature = "hot-reload")]
 mod reload;
+#[cfg(feature = "library")]
 mod serde_vars;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod typed;
 
-pub use library::{Library, Prompt};
+#[cfg(feature = "library")]
+pub use library::Library;
 pub use promptpack_core::diagnostics::{Severity, Style, render_diagnostic, render_error};
 pub use promptpack_core::error::{Diagnostic, Error, ErrorCode, Location, Result};
 pub use promptpack_core::front_matter::{DeclaredKind, DeclaredVar, Example, FrontMatter};
 // What `DeclaredKind::var_kind` returns: the kind of a generated field.
 pub use promptpack_core::program::VarKind;
 pub use promptpack_core::render::MissingVars;
+#[cfg(feature = "library")]
 pub use promptpack_core::source_file::SourceFile;
+#[cfg(feature = "library")]
 pub use promptpack_core::sources::{SnippetSource, TemplateSource};
 pub use promptpack_core::syntax::Delimiters;
 pub use promptpack_core::value::ValueRef;
 pub use promptpack_core::vars::{AsValueRef, VarNames, Vars};
+#[cfg(feature = "library")]
 pub use promptpack_load::{CONFIG_FILE, Config};
+pub use prompt::Prompt;
 pub use provenance::{CatalogVersion, Provenance};
 #[cfg(feature = "hot-reload")]
 pub use reload::{NO_RELOAD_ENV, ReloadEvent, WatchOptions, WatchedLibrary};

@@ -1,5 +1,6 @@
 //! A validated set of prompts, rendered by string id with dynamic values.
 
+use crate::prompt::Prompt;
 use crate::provenance::Provenance;
 #[cfg(feature = "hot-reload")]
 use crate::reload::{WatchOptions, WatchedLibrary};
@@ -18,33 +19,6 @@ use promptpack_load::Config;
 use std::path::PathBuf;
 #[cfg(feature = "hot-reload")]
 use std::time::Duration;
-
-/// A rendered prompt: what to send to the model, and where it came from.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Prompt<Id = String> {
-    /// Which prompt this is.
-    pub id: Id,
-    /// The rendered `system.md`.
-    pub system: String,
-    /// The rendered `user.md`, when the prompt has one.
-    pub user: Option<String>,
-    /// Stable content hash of the resolved template (snippets included), for
-    /// logging and provenance. The same template gives the same hash in the
-    /// generated code, the [`Library`] and the CLI.
-    pub hash: u64,
-    /// Where the text came from: compiled in, loaded at run time, or a
-    /// catalog version.
-    pub provenance: Provenance,
-}
-
-impl<Id> Prompt<Id> {
-    /// Where the text came from, as one field for a log line or a trace
-    /// span (`prompt.provenance()` displays as `embedded`, `loaded` or
-    /// `catalog agent-system v3 label=production sha256:…`).
-    pub fn provenance(&self) -> &Provenance {
-        &self.provenance
-    }
-}
 
 /// A validated set of prompts, rendered by id.
 ///

@@ -1,7 +1,7 @@
 //! Items the generated code calls. Not a public API: names and signatures
 //! may change in any release.
 
-use crate::library::Prompt;
+use crate::prompt::Prompt;
 use crate::provenance::Provenance;
 use promptpack_core::contract::{PromptContract, VarContract};
 use promptpack_core::error::{Error, ErrorCode, Result};

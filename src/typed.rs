@@ -1,6 +1,6 @@
 //! The trait every generated vars struct implements.
 
-use crate::library::Prompt;
+use crate::prompt::Prompt;
 use promptpack_core::error::Result;
 use promptpack_core::vars::Vars;
 

@@ -99,10 +99,16 @@ measure() { # APP TREE_DIR TREE_LABEL
         build_crate=promptpack-build build_path=$tree/crates/promptpack-build
         compile=promptpack_build::compile
     fi
+    # A tree where the dynamic API is a feature (`library`) gets it asked for.
+    local library_features=""
+    if [[ -n $tree ]] && grep -q '^library = ' "$tree/Cargo.toml"; then
+        library_features=', features = ["library"]'
+    fi
     local f
     for f in "$work"/*.in; do
         sed -e "s|@PROMPTPACK@|$tree|g" -e "s|@BUILD_CRATE@|$build_crate|g" \
             -e "s|@BUILD_PATH@|$build_path|g" -e "s|@COMPILE@|$compile|g" \
+            -e "s|@LIBRARY_FEATURES@|$library_features|g" \
             "$f" > "${f%.in}"
         rm "$f"
     done

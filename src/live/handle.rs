@@ -7,7 +7,7 @@ use super::event::LiveEvent;
 use super::fetch::StoreError;
 use super::worker::{Shared, Worker};
 use crate::__private::wrong_vars;
-use crate::library::Prompt;
+use crate::prompt::Prompt;
 use crate::provenance::Provenance;
 use crate::typed::TypedVars;
 use promptpack_catalog::redact_url;

@@ -4,8 +4,13 @@
 //! come from the build (a catalog version, an edit on disk in dev) is
 //! checked against it here, with one set of rules for every caller.
 
-use crate::error::{Diagnostic, Error, ErrorCode, Location};
-use crate::program::{VarInfo, VarKind};
+use crate::error::{Error, ErrorCode};
+#[cfg(feature = "load")]
+use crate::error::{Diagnostic, Location};
+#[cfg(feature = "load")]
+use crate::program::VarInfo;
+use crate::program::VarKind;
+#[cfg(feature = "load")]
 use crate::resolve::ResolvedPrompt;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -15,6 +20,7 @@ use std::collections::BTreeMap;
 /// so that an old file is refused rather than misread.
 pub const FORMAT: u32 = 1;
 
+#[cfg(feature = "load")]
 /// How many fields the help of a contract diagnostic lists before it counts
 /// the rest, so that its size is bounded whatever the struct's.
 const LISTED_FIELDS: usize = 12;
@@ -54,6 +60,7 @@ pub struct VarContract {
     pub values: Vec<String>,
 }
 
+#[cfg(feature = "load")]
 /// The contract of the program generated from `prompts`. A function of
 /// this module rather than a method, so that the contract types, which
 /// `promptpack-build` re-exports, name no type of the compiler's.
@@ -67,6 +74,7 @@ pub fn of(prompts: &[ResolvedPrompt]) -> Contract {
     }
 }
 
+#[cfg(feature = "load")]
 /// The vars struct generated for `prompt`.
 pub fn of_prompt(prompt: &ResolvedPrompt) -> PromptContract {
     PromptContract {
@@ -138,6 +146,7 @@ impl VarContract {
     }
 }
 
+#[cfg(feature = "load")]
 /// Every way `prompt` leaves the vars struct `compiled`, as diagnostics of
 /// `code`, one per variable at its first use: a variable the struct lacks
 /// (it would render as missing), a variable whose kind changed (a flag
@@ -171,6 +180,7 @@ pub fn check(
         .collect()
 }
 
+#[cfg(feature = "load")]
 /// [`check`] of every prompt against its vars struct in `contract`, as
 /// [`ErrorCode::ContractViolation`]; a prompt the program does not have at
 /// all is one too, since it has no typed API to render it with.
@@ -187,6 +197,7 @@ pub fn check_all(prompts: &[ResolvedPrompt], contract: &Contract) -> Vec<Diagnos
     diagnostics
 }
 
+#[cfg(feature = "load")]
 /// The diagnostic of a prompt id the program lacks, its help the ids the
 /// program has (bounded as `unknown_prompt`'s).
 fn unknown_prompt(prompt: &ResolvedPrompt, contract: &Contract) -> Diagnostic {
@@ -208,6 +219,7 @@ fn unknown_prompt(prompt: &ResolvedPrompt, contract: &Contract) -> Diagnostic {
     ))
 }
 
+#[cfg(feature = "load")]
 /// What `var` needs that `compiled` does not give, as a sentence; `None`
 /// when the struct serves it as it is.
 fn problem(
@@ -253,6 +265,7 @@ fn problem(
     ))
 }
 
+#[cfg(feature = "load")]
 /// A kind as the vars struct types it.
 fn describe(kind: VarKind) -> String {
     let what = match kind {
@@ -265,6 +278,7 @@ fn describe(kind: VarKind) -> String {
     format!("{what} (`{}`)", kind.rust_type())
 }
 
+#[cfg(feature = "load")]
 /// The words of a contract diagnostic, which differ with who meets it: a
 /// developer whose edit on disk outran the build, or an operator whose
 /// version the program cannot serve.
@@ -279,6 +293,7 @@ struct Wording {
     remedy: &'static str,
 }
 
+#[cfg(feature = "load")]
 impl Wording {
     fn for_code(code: ErrorCode) -> Wording {
         if code == ErrorCode::StaleBuild {
@@ -329,5 +344,5 @@ impl Wording {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "load"))]
 mod tests;

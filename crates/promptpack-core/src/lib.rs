@@ -17,10 +17,12 @@ pub mod front_matter;
 mod json;
 #[cfg(feature = "lint")]
 pub mod lint;
+#[cfg(feature = "load")]
 pub mod pipeline;
 pub mod print;
 pub mod program;
 pub mod render;
+#[cfg(feature = "load")]
 pub mod resolve;
 pub mod scan;
 pub mod sections;

@@ -5,7 +5,10 @@
 //! a `#` line inside fenced code), in the snippet's body. A heading is named
 //! by its GitHub-style slug and, when it has one, by its explicit `{#id}`.
 
-use crate::source_file::{SourceFile, Span};
+use crate::source_file::Span;
+#[cfg(feature = "load")]
+use crate::source_file::SourceFile;
+#[cfg(feature = "load")]
 use std::collections::HashMap;
 
 /// One heading of a snippet and the section under it.
@@ -39,6 +42,7 @@ pub struct Headings {
     pub list: Vec<Heading>,
 }
 
+#[cfg(feature = "load")]
 impl Headings {
     /// The headings of `file`'s body, with the sections under them. One pass
     /// of pulldown-cmark over the body, whatever the number of headings.
@@ -120,12 +124,14 @@ impl Headings {
 
 /// Slugs as GitHub makes them for a file: a slug seen before gets the
 /// first `-N` suffix that makes it new.
+#[cfg(feature = "load")]
 #[derive(Default)]
 struct Slugger {
     /// For each slug given out, the last suffix tried for it.
     seen: HashMap<String, usize>,
 }
 
+#[cfg(feature = "load")]
 impl Slugger {
     fn slug(&mut self, text: &str) -> String {
         let base = slug(text);
@@ -150,7 +156,7 @@ pub fn slug(text: &str) -> String {
         .collect()
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "load"))]
 mod tests {
     use super::*;
 

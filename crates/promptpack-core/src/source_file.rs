@@ -7,7 +7,9 @@
 //! out when asked, from an index built once per file. So a file with many
 //! tokens on one long line costs its text once, not once per token.
 
-use crate::error::{Diagnostic, ErrorCode, Location};
+use crate::error::Location;
+#[cfg(feature = "load")]
+use crate::error::{Diagnostic, ErrorCode};
 use std::sync::{Arc, OnceLock};
 
 /// Byte range of a piece of a [`SourceFile`], as offsets into its original text.
@@ -224,6 +226,7 @@ impl SourceFile {
     /// there (as pulldown-cmark's metadata-block option finds it) has that
     /// block removed before the trim: the body is what follows its closing
     /// line, and [`SourceFile::front_matter`] is the YAML between.
+    #[cfg(feature = "load")]
     pub fn new(path: impl Into<String>, text: impl Into<String>) -> SourceFile {
         let text = text.into();
         let (front_matter, after_block) = match front_matter_block(&text) {
@@ -314,6 +317,7 @@ impl SourceFile {
 /// valid prefix locates it), and how to fix it; `what` names the file in the
 /// help (`the file`, `the values file`). The one such diagnostic for prompt
 /// files and values files alike.
+#[cfg(feature = "load")]
 pub fn invalid_utf8(path: &str, bytes: &[u8], valid_up_to: usize, what: &str) -> Diagnostic {
     let valid = valid_up_to.min(bytes.len());
     let prefix = String::from_utf8_lossy(&bytes[..valid]).into_owned();
@@ -341,6 +345,7 @@ pub fn invalid_utf8(path: &str, bytes: &[u8], valid_up_to: usize, what: &str) ->
 /// it: the span of its YAML, and where the block (closing line included)
 /// ends. Only a first line of `---` can start one, so other files never pay
 /// for the Markdown parser.
+#[cfg(feature = "load")]
 fn front_matter_block(text: &str) -> Option<(Span, usize)> {
     // A file saved with a byte order mark (it is trimmed away like
     // whitespace) may still start with a block after it.
@@ -354,6 +359,7 @@ fn front_matter_block(text: &str) -> Option<(Span, usize)> {
 }
 
 /// [`front_matter_block`] of a text that starts where the block would.
+#[cfg(feature = "load")]
 fn block_at_start(text: &str) -> Option<(Span, usize)> {
     use pulldown_cmark::{Event, MetadataBlockKind, Options, Parser, Tag, TagEnd};
     let first_line = text.split_inclusive('\n').next()?;

@@ -1,5 +1,6 @@
 use super::*;
 use crate::resolve::resolve;
+use crate::source_file::SourceFile;
 use crate::syntax::Delimiters;
 use crate::{SnippetSource, TemplateSource};
 
