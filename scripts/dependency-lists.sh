@@ -48,7 +48,8 @@ setup() { # APP
     for f in "$work"/*.in; do
         sed -e "s|@PROMPTPACK@|$repo|g" -e "s|@BUILD_CRATE@|promptpack-build|g" \
             -e "s|@BUILD_PATH@|$repo/crates/promptpack-build|g" \
-            -e "s|@COMPILE@|promptpack_build::compile|g" "$f" > "${f%.in}"
+            -e "s|@COMPILE@|promptpack_build::compile|g" \
+            -e "s|@LIBRARY_FEATURES@|, features = [\"library\"]|g" "$f" > "${f%.in}"
         rm "$f"
     done
     # The workspace's lock: the versions CI builds and tests, and no network.
