@@ -37,6 +37,7 @@ mod typed;
 
 #[cfg(feature = "library")]
 pub use library::Library;
+pub use prompt::Prompt;
 pub use promptpack_core::diagnostics::{Severity, Style, render_diagnostic, render_error};
 pub use promptpack_core::error::{Diagnostic, Error, ErrorCode, Location, Result};
 pub use promptpack_core::front_matter::{DeclaredKind, DeclaredVar, Example, FrontMatter};
@@ -52,7 +53,6 @@ pub use promptpack_core::value::ValueRef;
 pub use promptpack_core::vars::{AsValueRef, VarNames, Vars};
 #[cfg(feature = "library")]
 pub use promptpack_load::{CONFIG_FILE, Config};
-pub use prompt::Prompt;
 pub use provenance::{CatalogVersion, Provenance};
 #[cfg(feature = "hot-reload")]
 pub use reload::{NO_RELOAD_ENV, ReloadEvent, WatchOptions, WatchedLibrary};

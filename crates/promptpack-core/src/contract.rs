@@ -4,9 +4,9 @@
 //! come from the build (a catalog version, an edit on disk in dev) is
 //! checked against it here, with one set of rules for every caller.
 
-use crate::error::{Error, ErrorCode};
 #[cfg(feature = "load")]
 use crate::error::{Diagnostic, Location};
+use crate::error::{Error, ErrorCode};
 #[cfg(feature = "load")]
 use crate::program::VarInfo;
 use crate::program::VarKind;

@@ -3,7 +3,7 @@
 //! a help line. The one renderer behind both the build script and the CLI.
 
 use crate::error::{Diagnostic, Error};
-use annotate_snippets::{AnnotationKind, Element, Level, Renderer, Snippet};
+use annotate_snippets::{Level, Renderer, Snippet};
 use std::borrow::Cow;
 use std::ops::Range;
 
@@ -40,12 +40,12 @@ pub enum Style {
 /// ```
 pub fn render_diagnostic(diagnostic: &Diagnostic, severity: Severity, style: Style) -> String {
     let level = match severity {
-        Severity::Error => Level::ERROR,
-        Severity::Warning => Level::WARNING,
+        Severity::Error => Level::Error,
+        Severity::Warning => Level::Warning,
     };
     let code = diagnostic.code.as_str();
     let title = escape_controls(&diagnostic.message);
-    let mut elements: Vec<Element<'_>> = Vec::with_capacity(2);
+    let mut message = level.title(&title).id(code);
     let origin;
     let line_text;
     // The column annotate-snippets will print, and the true one, when a
@@ -59,13 +59,13 @@ pub fn render_diagnostic(diagnostic: &Diagnostic, severity: Severity, style: Sty
                 // Nothing to point at: name the file or folder, unless the
                 // message does already; a `:1:1` would send a reader nowhere.
                 if !diagnostic.message.contains(loc.path()) {
-                    elements.push(Level::NOTE.message(&*path).into());
+                    message = message.footer(Level::Note.title(&path));
                 }
             }
             Some(at) if at.line_text.is_empty() => {
                 // A position on an empty line: name it without an excerpt.
                 origin = format!("{path}:{}:{}", at.line, at.column);
-                elements.push(Level::NOTE.message(&origin).into());
+                message = message.footer(Level::Note.title(&origin));
             }
             Some(at) => {
                 let span;
@@ -77,26 +77,24 @@ pub fn render_diagnostic(diagnostic: &Diagnostic, severity: Severity, style: Sty
                         format!("{path}:{}:{}", at.line, at.column),
                     ));
                 }
-                elements.push(
+                message = message.snippet(
                     Snippet::source(&line_text)
                         .line_start(at.line)
-                        .path(&*path)
-                        .annotation(AnnotationKind::Primary.span(span))
-                        .into(),
+                        .origin(&path)
+                        .annotation(level.span(span)),
                 );
             }
         }
     }
     let help = diagnostic.help.as_deref().map(escape_controls);
     if let Some(help) = &help {
-        elements.push(Level::HELP.message(&**help).into());
+        message = message.footer(Level::Help.title(help));
     }
     let renderer = match style {
         Style::Plain => Renderer::plain(),
         Style::Color => Renderer::styled(),
     };
-    let report = [level.primary_title(&*title).id(code).elements(elements)];
-    let shown = renderer.render(&report);
+    let shown = renderer.render(message).to_string();
     match column_fix {
         // annotate-snippets counts the column in the text it was given: put
         // back the line's own after the `-->` it prints.

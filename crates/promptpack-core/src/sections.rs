@@ -5,9 +5,9 @@
 //! a `#` line inside fenced code), in the snippet's body. A heading is named
 //! by its GitHub-style slug and, when it has one, by its explicit `{#id}`.
 
-use crate::source_file::Span;
 #[cfg(feature = "load")]
 use crate::source_file::SourceFile;
+use crate::source_file::Span;
 #[cfg(feature = "load")]
 use std::collections::HashMap;
 

@@ -2,9 +2,10 @@
 //! (`---` lines around it) that documents a prompt, declares its variables,
 //! gives example values, carries model settings and sets a token budget.
 //!
-//! [`SourceFile`] finds the block (with pulldown-cmark) and keeps it out of
-//! the body; this module reads the YAML, field by field, into a
-//! [`FrontMatter`], every problem located at its line in the `.md` file.
+//! [`SourceFile`](crate::source_file::SourceFile) finds the block (with
+//! pulldown-cmark) and keeps it out of the body; reading (the `load`
+//! feature) turns the YAML, field by field, into a [`FrontMatter`], every
+//! problem located at its line in the `.md` file.
 
 mod declared;
 #[cfg(feature = "load")]
