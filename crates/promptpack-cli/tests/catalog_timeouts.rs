@@ -2,18 +2,15 @@
 //! `unavailable` (bounded by `--db-timeout` / `$PROMPTPACK_DB_TIMEOUT`),
 //! and never prints the password of its URL.
 //!
-//! No test measures time. What fails them is a hang: a command still
-//! running after a generous [`GUARD`] is killed and the test fails.
+//! No test measures time or waits against a deadline: each command is
+//! waited for until it ends. An unbounded wait shows as a test that never
+//! ends (the runner reports it running for over 60 s; CI's limit ends it),
+//! never as an assertion on how long something took.
 
 use std::net::TcpListener;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_promptpack");
-
-/// Far beyond any bound these tests set: reaching it means a wait was not
-/// bounded.
-const GUARD: Duration = Duration::from_secs(180);
 
 /// What a command did.
 struct Outcome {
@@ -22,8 +19,7 @@ struct Outcome {
 }
 
 /// Runs `promptpack catalog ARGS` with `env` set (and no PROMPTPACK_DB*
-/// from outside), killing it and failing the test when it is still running
-/// after [`GUARD`].
+/// from outside), until it ends.
 fn catalog(args: &[&str], env: &[(&str, &str)]) -> Outcome {
     let mut command = Command::new(BIN);
     command
@@ -35,20 +31,7 @@ fn catalog(args: &[&str], env: &[(&str, &str)]) -> Outcome {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
-    let mut child = command.spawn().expect("promptpack runs");
-    let started = Instant::now();
-    loop {
-        if child.try_wait().expect("its status").is_some() {
-            break;
-        }
-        if started.elapsed() > GUARD {
-            let _ = child.kill();
-            panic!(
-                "`promptpack catalog {args:?}` still runs after {GUARD:?}: a wait is not bounded"
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let child = command.spawn().expect("promptpack runs");
     let output = child.wait_with_output().expect("its output");
     Outcome {
         code: output.status.code(),
