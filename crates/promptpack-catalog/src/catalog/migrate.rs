@@ -464,6 +464,16 @@ fn latest(migrations: &[Migration]) -> i64 {
     migrations.last().map_or(0, |m| m.version)
 }
 
+/// Whether the store holds a catalog's schema, of any version: what a
+/// writer checks so that only `init` makes a catalog.
+pub(crate) fn has_schema(store: &mut Store) -> Result<bool, Error> {
+    match store.read(&mut |tx| applied(tx)) {
+        Ok(version) => Ok(version > 0),
+        Err(error) if error.code() == ErrorCode::NotConfigured => Ok(false),
+        Err(error) => Err(error),
+    }
+}
+
 fn applied(tx: &mut dyn Tx) -> Result<i64, Error> {
     let row = tx.query_opt("SELECT MAX(version) AS version FROM promptpack_schema", &[])?;
     Ok(row

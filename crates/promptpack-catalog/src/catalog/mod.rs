@@ -84,7 +84,7 @@ impl Catalog {
     /// As [`Catalog::connect_with`].
     pub fn connect_writable(url: &str, timeouts: &Timeouts) -> Result<Catalog, Error> {
         let mut catalog = Catalog::connect_unchecked(url, Access::Write, timeouts)?;
-        if !has_schema(&mut catalog.store)? {
+        if !migrate::has_schema(&mut catalog.store)? {
             return Err(Error::new(
                 ErrorCode::NotConfigured,
                 format!(
@@ -818,20 +818,6 @@ pub(crate) fn check_name(what: &str, name: &str) -> Result<(), Error> {
             promptpack_core::diagnostics::escape_controls(name)
         ),
     ))
-}
-
-/// Whether the store holds a catalog's schema, of any version: what a
-/// writer checks so that only `init` makes a catalog.
-fn has_schema(store: &mut Store) -> Result<bool, Error> {
-    let version = store.read(&mut |tx| {
-        let row = tx.query_opt("SELECT MAX(version) AS version FROM promptpack_schema", &[])?;
-        Ok(row.map(|r| r.opt_int("version")).transpose()?.flatten())
-    });
-    match version {
-        Ok(version) => Ok(version.unwrap_or(0) > 0),
-        Err(error) if error.code() == ErrorCode::NotConfigured => Ok(false),
-        Err(error) => Err(error),
-    }
 }
 
 fn default_author() -> String {
