@@ -3,7 +3,6 @@
 //! a help line. The one renderer behind both the build script and the CLI.
 
 use crate::error::{Diagnostic, Error};
-use annotate_snippets::{Level, Renderer, Snippet};
 use std::borrow::Cow;
 use std::ops::Range;
 
@@ -39,74 +38,108 @@ pub enum Style {
 ///    = help: add `{{/if}}` in the same file
 /// ```
 pub fn render_diagnostic(diagnostic: &Diagnostic, severity: Severity, style: Style) -> String {
-    let level = match severity {
-        Severity::Error => Level::Error,
-        Severity::Warning => Level::Warning,
+    let paint = Paint(style);
+    let (level, level_color, mark) = match severity {
+        Severity::Error => ("error", RED, '^'),
+        Severity::Warning => ("warning", YELLOW, '-'),
     };
-    let code = diagnostic.code.as_str();
     let title = escape_controls(&diagnostic.message);
-    let mut message = level.title(&title).id(code);
-    let origin;
-    let line_text;
-    // The column annotate-snippets will print, and the true one, when a
-    // window of a long line makes them differ.
-    let mut column_fix = None;
-    let path;
+    let mut out = format!(
+        "{}: {}",
+        paint.bold(
+            level_color,
+            &format!("{level}[{}]", diagnostic.code.as_str())
+        ),
+        paint.bold("", &title)
+    );
+    let mut footers: Vec<(&str, &str, Cow<'_, str>)> = Vec::new();
+    // The footers' indent: under the gutter of the line numbers when a
+    // source line is shown, else one space.
+    let mut indent = " ".to_string();
     if let Some(loc) = &diagnostic.location {
-        path = escape_controls(loc.path());
+        let path = escape_controls(loc.path());
         match loc.resolved() {
             None => {
                 // Nothing to point at: name the file or folder, unless the
                 // message does already; a `:1:1` would send a reader nowhere.
                 if !diagnostic.message.contains(loc.path()) {
-                    message = message.footer(Level::Note.title(&path));
+                    footers.push(("note", GREEN, path));
                 }
             }
             Some(at) if at.line_text.is_empty() => {
                 // A position on an empty line: name it without an excerpt.
-                origin = format!("{path}:{}:{}", at.line, at.column);
-                message = message.footer(Level::Note.title(&origin));
+                let origin = format!("{path}:{}:{}", at.line, at.column);
+                footers.push(("note", GREEN, Cow::Owned(origin)));
             }
             Some(at) => {
-                let span;
-                (line_text, span) = shown_line(at.line_text, at.in_line);
-                let shown_column = line_text[..span.start].chars().count() + 1;
-                if shown_column != at.column {
-                    column_fix = Some((
-                        format!("{path}:{}:{shown_column}", at.line),
-                        format!("{path}:{}:{}", at.line, at.column),
-                    ));
-                }
-                message = message.snippet(
-                    Snippet::source(&line_text)
-                        .line_start(at.line)
-                        .origin(&path)
-                        .annotation(level.span(span)),
-                );
+                let (line_text, span) = shown_line(at.line_text, at.in_line);
+                let number = at.line.to_string();
+                let gutter = " ".repeat(number.len());
+                let bar = paint.bold(BLUE, "|");
+                let before = width(&line_text[..span.start]);
+                // An empty span at the end of a line has a caret just past it.
+                let marks = mark
+                    .to_string()
+                    .repeat(line_text.get(span).map_or(0, width).max(1));
+                out.push_str(&format!(
+                    "\n{gutter}{} {path}:{}:{}",
+                    paint.bold(BLUE, "-->"),
+                    at.line,
+                    at.column
+                ));
+                out.push_str(&format!("\n{gutter} {bar}"));
+                out.push_str(&format!(
+                    "\n{} {line_text}",
+                    paint.bold(BLUE, &format!("{number} |"))
+                ));
+                out.push_str(&format!(
+                    "\n{gutter} {bar} {}{}",
+                    " ".repeat(before),
+                    paint.bold(level_color, &marks)
+                ));
+                out.push_str(&format!("\n{gutter} {bar}"));
+                indent = format!("{gutter} ");
             }
         }
     }
-    let help = diagnostic.help.as_deref().map(escape_controls);
-    if let Some(help) = &help {
-        message = message.footer(Level::Help.title(help));
+    if let Some(help) = &diagnostic.help {
+        footers.push(("help", CYAN, escape_controls(help)));
     }
-    let renderer = match style {
-        Style::Plain => Renderer::plain(),
-        Style::Color => Renderer::styled(),
-    };
-    let shown = renderer.render(message).to_string();
-    match column_fix {
-        // annotate-snippets counts the column in the text it was given: put
-        // back the line's own after the `-->` it prints.
-        Some((wrong, right)) => match shown.find("-->") {
-            Some(arrow) => {
-                let (head, tail) = shown.split_at(arrow);
-                format!("{head}{}", tail.replacen(&wrong, &right, 1))
-            }
-            None => shown,
-        },
-        None => shown,
+    for (kind, color, text) in footers {
+        out.push_str(&format!(
+            "\n{indent}{}{}: {text}",
+            paint.bold(BLUE, "= "),
+            paint.bold(color, kind)
+        ));
     }
+    out
+}
+
+/// The colours of the parts of a diagnostic, as rustc's: ANSI escapes.
+const RED: &str = "\u{1b}[91m";
+const YELLOW: &str = "\u{1b}[33m";
+const BLUE: &str = "\u{1b}[94m";
+const CYAN: &str = "\u{1b}[96m";
+const GREEN: &str = "\u{1b}[92m";
+
+/// Paints text bold and in a colour, or leaves it plain.
+#[derive(Clone, Copy)]
+struct Paint(Style);
+
+impl Paint {
+    fn bold(self, color: &str, text: &str) -> String {
+        match self.0 {
+            Style::Plain => text.to_string(),
+            Style::Color => format!("\u{1b}[1m{color}{text}\u{1b}[0m"),
+        }
+    }
+}
+
+/// Columns `text` takes on a terminal: a wide (CJK) character two, so that
+/// the caret stays under its token.
+fn width(text: &str) -> usize {
+    use unicode_width::UnicodeWidthChar;
+    text.chars().map(|c| c.width().unwrap_or(0)).sum()
 }
 
 /// `text` with its control characters escaped as Rust writes them (`\u{1b}`,
@@ -156,13 +189,11 @@ const CARET: usize = 60;
 ///
 /// A line longer than [`WINDOW`] columns is shown as a window of it around
 /// the span; only that window is ever walked. One character is shown for
-/// each of the window, so that annotate-snippets counts the same columns:
-/// whitespace as a space, other control characters as U+FFFD (an escape
-/// must not reach the terminal). Its trimming of long lines overflows (a
-/// panic in debug builds) when the leading whitespace measures more than the
-/// columns up to the span's end: tabs count four there, and a span may lie
-/// in the indentation. So tabs are shown as one space, and indentation past
-/// the span's end as `·`.
+/// each of the window: whitespace as a space (a tab as one, so the caret
+/// line below counts the same columns), other control characters as U+FFFD
+/// (an escape must not reach the terminal). When the span lies in the
+/// indentation, the indentation past it is shown as `·`, so that a caret
+/// under blank space still points at something visible.
 fn shown_line(line: &str, in_line: Range<usize>) -> (String, Range<usize>) {
     let floor = |mut i: usize| {
         i = i.min(line.len());
@@ -356,6 +387,21 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A wide character takes two columns on a terminal: the caret after
+    /// it moves two, so it stays under its token.
+    #[test]
+    fn the_caret_counts_display_columns() {
+        let file = SourceFile::new("templates/a/system.md", "你好 {{#if x}}\n");
+        let at = file.text().find("{{#if").unwrap_or(0);
+        let d = Diagnostic::new(ErrorCode::UnclosedBlock, "never closed").at(file.location(Span {
+            start: at,
+            end: at + 9,
+        }));
+        let shown = render_diagnostic(&d, Severity::Error, Style::Plain);
+        assert!(shown.contains("--> templates/a/system.md:1:4"), "{shown}");
+        assert!(shown.contains("\n  |      ^^^^^^^^^\n"), "{shown}");
     }
 
     #[test]
