@@ -6,8 +6,10 @@ use promptpack_core::error::{Diagnostic, Error, ErrorCode, Location, Result};
 use promptpack_core::settings::Settings;
 use promptpack_core::source_file::{SourceFile, Span};
 use promptpack_core::syntax::Delimiters;
-use serde::Deserialize;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
 
 /// The name of the optional settings file at the prompt root.
 pub const CONFIG_FILE: &str = "promptpack.toml";
@@ -33,48 +35,6 @@ pub struct Config {
     build_warnings: bool,
     crate_path: String,
     max_file_bytes: Option<u64>,
-}
-
-/// The shape of `promptpack.toml`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ConfigFile {
-    templates: Option<PathBuf>,
-    snippets: Option<PathBuf>,
-    delimiters: Option<DelimitersFile>,
-    lints: Option<LintsFile>,
-    syntax: Option<SyntaxFile>,
-    build: Option<BuildFile>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SyntaxFile {
-    #[serde(default)]
-    standalone_tags: bool,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct BuildFile {
-    #[serde(default = "yes")]
-    warnings: bool,
-    crate_path: Option<CratePath>,
-}
-
-/// A `[build] crate_path` that passed [`check_crate_path`]: refused while
-/// the file is read, so that the error points at the value.
-#[derive(Debug, Deserialize)]
-#[serde(try_from = "String")]
-struct CratePath(String);
-
-impl TryFrom<String> for CratePath {
-    type Error = String;
-
-    fn try_from(path: String) -> std::result::Result<Self, String> {
-        check_crate_path(&path)?;
-        Ok(CratePath(path))
-    }
 }
 
 /// Where generated code finds the promptpack runtime unless told otherwise.
@@ -115,24 +75,6 @@ const RESERVED: &[&str] = &[
     "unsafe", "use", "where", "while", "abstract", "become", "box", "do", "final", "macro",
     "override", "priv", "try", "typeof", "unsized", "virtual", "yield",
 ];
-
-fn yes() -> bool {
-    true
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DelimitersFile {
-    open: toml::Spanned<String>,
-    close: toml::Spanned<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct LintsFile {
-    #[serde(default)]
-    naming_exempt: Vec<String>,
-}
 
 impl Config {
     /// Defaults for the prompt root `root`: `root/templates`, `root/snippets`,
@@ -185,37 +127,7 @@ impl Config {
             let e = std::io::Error::new(std::io::ErrorKind::InvalidData, e);
             refused(Refused::Io(e))
         })?;
-        let file: ConfigFile = toml::from_str(&text).map_err(|e| config_error(&text, &e))?;
-        if let Some(t) = file.templates {
-            config.templates = config.root.join(t);
-        }
-        if let Some(s) = file.snippets {
-            config.snippets = config.root.join(s);
-        }
-        if let Some(d) = file.delimiters {
-            let (open, close) = (d.open.get_ref(), d.close.get_ref());
-            config.settings.delimiters = Delimiters::new(open, close).map_err(|e| {
-                // Point at the value that is refused (`{{` is a valid opening).
-                let bad = if Delimiters::new(open, "}}").is_err() {
-                    d.open.span()
-                } else {
-                    d.close.span()
-                };
-                let file = SourceFile::new(CONFIG_FILE, text.as_str());
-                e.located(file.location(Span {
-                    start: bad.start,
-                    end: bad.end,
-                }))
-            })?;
-        }
-        config.settings.naming_exempt = file.lints.unwrap_or_default().naming_exempt;
-        config.settings.standalone_tags = file.syntax.unwrap_or_default().standalone_tags;
-        if let Some(build) = file.build {
-            config.build_warnings = build.warnings;
-            if let Some(CratePath(path)) = build.crate_path {
-                config.crate_path = path;
-            }
-        }
+        read_file(&mut config, &text)?;
         Ok(config)
     }
 
@@ -343,18 +255,274 @@ impl Config {
     }
 }
 
-fn config_error(text: &str, e: &toml::de::Error) -> Error {
-    let file = SourceFile::new(CONFIG_FILE, text);
-    let mut diagnostic = Diagnostic::new(
-        ErrorCode::InvalidConfig,
-        format!("{CONFIG_FILE} is not valid: {}", e.message()),
-    );
-    diagnostic = match e.span() {
-        Some(span) => diagnostic.at(file.location(Span {
-            start: span.start,
-            end: span.end,
-        })),
-        None => diagnostic.at(Location::file(CONFIG_FILE)),
+/// The keys `promptpack.toml` knows, at the top and in each table.
+const TOP_KEYS: &[&str] = &[
+    "templates",
+    "snippets",
+    "delimiters",
+    "lints",
+    "syntax",
+    "build",
+];
+const DELIMITERS_KEYS: &[&str] = &["open", "close"];
+const LINTS_KEYS: &[&str] = &["naming_exempt"];
+const SYNTAX_KEYS: &[&str] = &["standalone_tags"];
+const BUILD_KEYS: &[&str] = &["warnings", "crate_path"];
+
+/// Applies the settings of `promptpack.toml`, whose text is `text`, to
+/// `config`. Every problem is `invalid_config` at the key or value it is
+/// about.
+fn read_file(config: &mut Config, text: &str) -> Result<()> {
+    let file = File {
+        source: SourceFile::new(CONFIG_FILE, text),
     };
-    diagnostic.into()
+    let top = DeTable::parse(text).map_err(|e| file.syntax_error(&e))?;
+    let top = top.get_ref();
+    file.known_keys(top, "", TOP_KEYS)?;
+    if let Some(templates) = find(top, "templates") {
+        config.templates = config.root.join(file.string(templates, "templates")?);
+    }
+    if let Some(snippets) = find(top, "snippets") {
+        config.snippets = config.root.join(file.string(snippets, "snippets")?);
+    }
+    if let Some(delimiters) = find(top, "delimiters") {
+        let table = file.table(delimiters, "delimiters", DELIMITERS_KEYS)?;
+        let value = |key: &str| {
+            find(table, key).ok_or_else(|| {
+                file.invalid(delimiters.span(), format!("[delimiters] needs `{key}`"))
+            })
+        };
+        let (open, close) = (value("open")?, value("close")?);
+        let (open_text, close_text) = (file.string(open, "open")?, file.string(close, "close")?);
+        config.settings.delimiters = Delimiters::new(open_text, close_text).map_err(|e| {
+            // Point at the value that is refused (`{{` is a valid opening).
+            let bad = if Delimiters::new(open_text, "}}").is_err() {
+                open.span()
+            } else {
+                close.span()
+            };
+            e.located(file.source.location(span(bad)))
+        })?;
+    }
+    if let Some(lints) = find(top, "lints") {
+        let table = file.table(lints, "lints", LINTS_KEYS)?;
+        if let Some(exempt) = find(table, "naming_exempt") {
+            config.settings.naming_exempt = file.strings(exempt, "naming_exempt")?;
+        }
+    }
+    if let Some(syntax) = find(top, "syntax") {
+        let table = file.table(syntax, "syntax", SYNTAX_KEYS)?;
+        if let Some(standalone) = find(table, "standalone_tags") {
+            config.settings.standalone_tags = file.boolean(standalone, "standalone_tags")?;
+        }
+    }
+    if let Some(build) = find(top, "build") {
+        let table = file.table(build, "build", BUILD_KEYS)?;
+        if let Some(warnings) = find(table, "warnings") {
+            config.build_warnings = file.boolean(warnings, "warnings")?;
+        }
+        if let Some(path) = find(table, "crate_path") {
+            let text = file.string(path, "crate_path")?;
+            check_crate_path(text).map_err(|message| file.invalid(path.span(), message))?;
+            config.crate_path = text.to_string();
+        }
+    }
+    Ok(())
+}
+
+/// The value of `key` in `table`.
+fn find<'t, 'i>(table: &'t DeTable<'i>, key: &str) -> Option<&'t Spanned<DeValue<'i>>> {
+    table
+        .iter()
+        .find(|(k, _)| k.get_ref().as_ref() == key)
+        .map(|(_, v)| v)
+}
+
+fn span(range: Range<usize>) -> Span {
+    Span {
+        start: range.start,
+        end: range.end,
+    }
+}
+
+/// `promptpack.toml` being read, for errors at their place in it.
+struct File {
+    source: SourceFile,
+}
+
+impl File {
+    fn invalid(&self, at: Range<usize>, message: impl Into<String>) -> Error {
+        Diagnostic::new(ErrorCode::InvalidConfig, message.into())
+            .at(self.source.location(span(at)))
+            .into()
+    }
+
+    fn syntax_error(&self, e: &toml::de::Error) -> Error {
+        let diagnostic = Diagnostic::new(
+            ErrorCode::InvalidConfig,
+            format!("{CONFIG_FILE} is not valid: {}", e.message()),
+        );
+        match e.span() {
+            Some(at) => diagnostic.at(self.source.location(span(at))),
+            None => diagnostic.at(Location::file(CONFIG_FILE)),
+        }
+        .into()
+    }
+
+    /// Refuses a key of `table` (`[section]`, or the top for "") that is
+    /// not one of `known`, listing those it knows.
+    fn known_keys(&self, table: &DeTable<'_>, section: &str, known: &[&str]) -> Result<()> {
+        for key in table.keys() {
+            let name = key.get_ref().as_ref();
+            if known.contains(&name) {
+                continue;
+            }
+            let place = if section.is_empty() {
+                String::new()
+            } else {
+                format!(" in [{section}]")
+            };
+            let list = known
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            return Err(self.invalid(
+                key.span(),
+                format!("{CONFIG_FILE} has no setting `{name}`{place}; it knows {list}"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn wrong_type(&self, value: &Spanned<DeValue<'_>>, key: &str, wanted: &str) -> Error {
+        let found = match value.get_ref() {
+            DeValue::String(_) => "a string",
+            DeValue::Integer(_) => "an integer",
+            DeValue::Float(_) => "a float",
+            DeValue::Boolean(_) => "a boolean",
+            DeValue::Datetime(_) => "a date",
+            DeValue::Array(_) => "an array",
+            DeValue::Table(_) => "a table",
+        };
+        self.invalid(
+            value.span(),
+            format!("`{key}` in {CONFIG_FILE} is {wanted}, found {found}"),
+        )
+    }
+
+    fn string<'v>(&self, value: &'v Spanned<DeValue<'_>>, key: &str) -> Result<&'v str> {
+        match value.get_ref() {
+            DeValue::String(text) => Ok(text.as_ref()),
+            _ => Err(self.wrong_type(value, key, "a string")),
+        }
+    }
+
+    fn boolean(&self, value: &Spanned<DeValue<'_>>, key: &str) -> Result<bool> {
+        match value.get_ref() {
+            DeValue::Boolean(b) => Ok(*b),
+            _ => Err(self.wrong_type(value, key, "`true` or `false`")),
+        }
+    }
+
+    fn strings(&self, value: &Spanned<DeValue<'_>>, key: &str) -> Result<Vec<String>> {
+        let DeValue::Array(items) = value.get_ref() else {
+            return Err(self.wrong_type(value, key, "an array of strings"));
+        };
+        items
+            .iter()
+            .map(|item| self.string(item, key).map(str::to_string))
+            .collect()
+    }
+
+    /// `value` as the table `[name]`, its keys all among `known`.
+    fn table<'v, 'i>(
+        &self,
+        value: &'v Spanned<DeValue<'i>>,
+        name: &str,
+        known: &[&str],
+    ) -> Result<&'v DeTable<'i>> {
+        let DeValue::Table(table) = value.get_ref() else {
+            return Err(self.wrong_type(value, name, "a table"));
+        };
+        self.known_keys(table, name, known)?;
+        Ok(table)
+    }
+}
+
+#[cfg(test)]
+mod file_tests {
+    use super::*;
+
+    fn load(text: &str) -> std::result::Result<Config, (String, String)> {
+        let mut config = Config::new("root");
+        match read_file(&mut config, text) {
+            Ok(()) => Ok(config),
+            Err(e) => {
+                let d = &e.diagnostics()[0];
+                let at = d
+                    .location
+                    .as_ref()
+                    .map_or(String::new(), |l| format!("{}:{}", l.line(), l.column()));
+                Err((at, d.message.clone()))
+            }
+        }
+    }
+
+    #[test]
+    fn every_setting_is_read() {
+        let config = load(
+            "templates = \"t\"\nsnippets = \"s\"\n[delimiters]\nopen = \"<<\"\nclose = \">>\"\n\
+             [lints]\nnaming_exempt = [\"a\", \"b\"]\n[syntax]\nstandalone_tags = true\n\
+             [build]\nwarnings = false\ncrate_path = \"::x::promptpack\"\n",
+        )
+        .expect("valid");
+        assert_eq!(config.templates(), Path::new("root/t"));
+        assert_eq!(config.snippets(), Path::new("root/s"));
+        assert_eq!(config.delimiters_ref().open(), "<<");
+        assert_eq!(config.naming_exempt(), ["a", "b"]);
+        assert!(config.settings().standalone_tags);
+        assert!(!config.build_warnings());
+        assert_eq!(config.crate_path(), "::x::promptpack");
+        let defaults = load("").expect("valid");
+        assert_eq!(defaults, Config::new("root"));
+    }
+
+    /// Each problem is `invalid_config` at the key or value it is about.
+    #[test]
+    fn problems_point_at_their_place() {
+        let cases = [
+            ("templats = \"t\"\n", "1:1", "no setting `templats`"),
+            (
+                "[build]\nwarning = true\n",
+                "2:1",
+                "no setting `warning` in [build]",
+            ),
+            ("templates = 3\n", "1:13", "is a string, found an integer"),
+            (
+                "[syntax]\nstandalone_tags = \"yes\"\n",
+                "2:19",
+                "`true` or `false`",
+            ),
+            (
+                "[lints]\nnaming_exempt = [\"a\", 1]\n",
+                "2:23",
+                "a string, found an integer",
+            ),
+            ("build = 1\n", "1:9", "a table, found an integer"),
+            ("[delimiters]\nopen = \"<<\"\n", "1:1", "needs `close`"),
+            (
+                "[delimiters]\nopen = \"{{\"\nclose = \"x\"\n",
+                "3:9",
+                "close delimiter",
+            ),
+            ("[build]\ncrate_path = \"self::p\"\n", "2:14", "crate path"),
+            ("[delimiters\n", "1:12", "is not valid"),
+        ];
+        for (text, at, message) in cases {
+            let (found_at, found) = load(text).expect_err(text);
+            assert_eq!(found_at, at, "{text:?}: {found}");
+            assert!(found.contains(message), "{text:?}: {found}");
+        }
+    }
 }
