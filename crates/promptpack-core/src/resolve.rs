@@ -15,7 +15,7 @@ pub use crate::sources::{SnippetSource, TemplateSource};
 use crate::syntax::{
     Condition, Delimiters, Include, Item, Name, Parsed, parse, strip_standalone_tags,
 };
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ops::Range;
 
 /// A prompt with every snippet spliced in, ready to render.
@@ -128,7 +128,7 @@ impl Counted {
             .sum();
         let parts = |t: &TemplateSource| 1 + u64::from(t.user.is_some());
         let all_parts: u64 = templates.iter().map(parts).sum();
-        let resolved: BTreeSet<&str> = self.prompts.iter().map(|p| p.id.as_str()).collect();
+        let resolved: HashSet<&str> = self.prompts.iter().map(|p| p.id.as_str()).collect();
         let unresolved_parts: u64 = templates
             .iter()
             .filter(|t| !resolved.contains(t.id.as_str()))
@@ -206,7 +206,7 @@ fn resolve_read(
     graph.check_all(snippets, &parse, &mut errors);
 
     let mut prompts = Vec::new();
-    let mut ids = BTreeSet::new();
+    let mut ids = HashSet::new();
     let mut steps = 0;
     for t in templates {
         if !ids.insert(t.id.as_str()) {
