@@ -48,6 +48,8 @@ pub struct Library {
     /// `system` (the first `vars.len()` numbers) and in `user` (the rest):
     /// with the values' lengths, they bound the output's length.
     uses: Vec<Box<[u32]>>,
+    /// For each prompt, its variables by name, for `build_prompt`.
+    names: Vec<crate::serde_vars::NameIndex>,
     delimiters: Delimiters,
 }
 
@@ -129,9 +131,14 @@ impl Library {
         prompts.sort_by(|a, b| a.id.cmp(&b.id));
         prompts.shrink_to_fit();
         let uses = prompts.iter().map(value_uses).collect();
+        let names = prompts
+            .iter()
+            .map(|p| crate::serde_vars::NameIndex::new(&p.vars))
+            .collect();
         Library {
             prompts,
             uses,
+            names,
             delimiters,
         }
     }
@@ -255,7 +262,8 @@ impl Library {
         missing_vars: MissingVars,
     ) -> Result<Prompt> {
         if let Some(index) = self.index_of(id) {
-            let rendered = crate::serde_vars::collect(&self.prompts[index].vars, vars, |values| {
+            let count = self.prompts[index].vars.len();
+            let rendered = crate::serde_vars::collect(&self.names[index], count, vars, |values| {
                 self.render_values(index, values, missing_vars)
             });
             if let Some(rendered) = rendered {

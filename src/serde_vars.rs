@@ -4,16 +4,108 @@
 
 use promptpack_core::program::VarInfo;
 use promptpack_core::value::ValueRef;
-use promptpack_core::vars::scan_from;
 use std::cell::Cell;
-use std::collections::HashMap;
 
 /// A value taken from a `Serialize` impl: text is kept in the collector's
-/// arena, so a whole set of values costs one growing buffer.
+/// arena, so a whole set of values costs one growing buffer, and any other
+/// value in a list beside it. Plain data of twelve bytes, so a table of
+/// slots is set up and thrown away without running any code per slot, and a
+/// slot moves in registers: with `usize` bounds (24 bytes) it went through
+/// the stack, and reading back what was just written there stalled.
+#[derive(Clone, Copy)]
 enum Slot {
-    Str(usize, usize),
+    /// Bytes `start..end` of the arena, which stays under 4 GiB (a longer
+    /// text takes the `to_value` path).
+    Str(u32, u32),
     Bool(bool),
-    Json(serde_json::Value),
+    /// JSON's null, as `serde_json::to_value` gives for `None` and `()`.
+    Null,
+    /// An index into the collection's JSON values.
+    Json(u32),
+}
+
+/// A prompt's variables by name, found in about one probe whatever order
+/// the values come in (a struct's field order, a map's insertion order, a
+/// hash map's none). Built once per prompt when a `Library` is made.
+///
+/// An open-addressing table hashed on a name's length and its first and
+/// last eight bytes: variable names are short, so that is nearly all of
+/// each, and it costs a few instructions where a general string hasher
+/// (foldhash through a `HashMap`) cost 80 per key here, a third of what
+/// collecting a value costs. A name is always compared whole, so a
+/// collision only costs a probe. The table holds the prompt's own names and
+/// never grows: keys from a caller cannot crowd it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct NameIndex {
+    names: Box<[Box<str>]>,
+    /// Each slot the index of a name plus one, or 0 when empty; a power of
+    /// two long, at least twice the names.
+    slots: Box<[u32]>,
+}
+
+impl NameIndex {
+    /// The index of a prompt's variables, numbered as they are.
+    pub(crate) fn new(vars: &[VarInfo]) -> NameIndex {
+        NameIndex::of_names(vars.iter().map(|v| v.name.as_str()))
+    }
+
+    fn of_names<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> NameIndex {
+        let size = (names.len() * 2).next_power_of_two().max(8);
+        let mut slots = vec![0u32; size];
+        let mut kept: Vec<Box<str>> = Vec::with_capacity(names.len());
+        for (i, name) in names.enumerate() {
+            kept.push(name.into());
+            let mut at = hash(name.as_bytes()) & (size - 1);
+            loop {
+                match slots[at] {
+                    0 => {
+                        // Numbers past u32 cannot occur: a prompt file is
+                        // at most a few megabytes.
+                        slots[at] = u32::try_from(i + 1).unwrap_or(0);
+                        break;
+                    }
+                    // The first of a name given twice, as a scan finds it.
+                    taken if kept[taken as usize - 1] == kept[i] => break,
+                    _ => at = (at + 1) & (size - 1),
+                }
+            }
+        }
+        NameIndex {
+            names: kept.into_boxed_slice(),
+            slots: slots.into_boxed_slice(),
+        }
+    }
+
+    fn find(&self, key: &str) -> Option<usize> {
+        let mask = self.slots.len().checked_sub(1)?;
+        let mut at = hash(key.as_bytes()) & mask;
+        // The table is at most half full, so an empty slot ends every probe.
+        loop {
+            let slot = *self.slots.get(at)? as usize;
+            let index = slot.checked_sub(1)?;
+            if self.names.get(index).is_some_and(|name| **name == *key) {
+                return Some(index);
+            }
+            at = (at + 1) & mask;
+        }
+    }
+}
+
+/// A hash of a short name: its length and its first and last eight bytes,
+/// mixed by one multiplication; the high bits, which mix best, come first.
+fn hash(key: &[u8]) -> usize {
+    let (head, tail) = match (key.first_chunk::<8>(), key.last_chunk::<8>()) {
+        (Some(head), Some(tail)) => (u64::from_le_bytes(*head), u64::from_le_bytes(*tail)),
+        // Shorter than eight bytes: all of it, a byte at a time.
+        _ => {
+            let all = key.iter().fold(0u64, |h, &b| (h << 8) | u64::from(b));
+            (all, 0)
+        }
+    };
+    let mixed = (head ^ tail.rotate_left(29) ^ key.len() as u64)
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .rotate_left(26);
+    mixed as usize
 }
 
 /// Prompts with at most this many variables collect their values without
@@ -34,7 +126,8 @@ const STACK_SLOTS: usize = 32;
 /// mean exactly what they mean there. A key given twice takes its last
 /// value, as in a `serde_json::Map`.
 pub(crate) fn collect<T, R>(
-    names: &[VarInfo],
+    names: &NameIndex,
+    count: usize,
     vars: &T,
     f: impl FnOnce(&[Option<ValueRef<'_>>]) -> R,
 ) -> Option<R>
@@ -42,22 +135,23 @@ where
     T: serde::Serialize + ?Sized,
 {
     let mut arena = take_arena();
-    let n = names.len();
+    let mut json = Vec::new();
+    let n = count;
     let result = if n <= STACK_SLOTS {
-        let mut slots: [Option<Slot>; STACK_SLOTS] = std::array::from_fn(|_| None);
-        collect_into(names, vars, &mut slots[..n], &mut arena).then(|| {
+        let mut slots = [None; STACK_SLOTS];
+        collect_into(names, vars, &mut slots[..n], &mut arena, &mut json).then(|| {
             let mut values = [None; STACK_SLOTS];
             for (value, slot) in values.iter_mut().zip(&slots[..n]) {
-                *value = slot.as_ref().map(|s| s.value_ref(&arena));
+                *value = slot.map(|s| s.value_ref(&arena, &json));
             }
             f(&values[..n])
         })
     } else {
-        let mut slots: Vec<Option<Slot>> = std::iter::repeat_with(|| None).take(n).collect();
-        collect_into(names, vars, &mut slots, &mut arena).then(|| {
+        let mut slots = vec![None; n];
+        collect_into(names, vars, &mut slots, &mut arena, &mut json).then(|| {
             let values: Vec<Option<ValueRef<'_>>> = slots
                 .iter()
-                .map(|slot| slot.as_ref().map(|s| s.value_ref(&arena)))
+                .map(|slot| slot.map(|s| s.value_ref(&arena, &json)))
                 .collect();
             f(&values)
         })
@@ -96,29 +190,38 @@ fn give_back_arena(mut arena: String) {
 /// Fills `slots` from `vars`, their text into `arena`; false when that path
 /// does not apply.
 fn collect_into<T: serde::Serialize + ?Sized>(
-    names: &[VarInfo],
+    names: &NameIndex,
     vars: &T,
     slots: &mut [Option<Slot>],
     arena: &mut String,
+    json: &mut Vec<serde_json::Value>,
 ) -> bool {
     let mut collector = Collector {
-        names: Names::new(names),
+        names,
         slots,
         arena,
+        json,
         key: None,
     };
     vars.serialize(&mut collector).is_ok()
 }
 
 impl Slot {
-    fn value_ref<'a>(&'a self, arena: &'a str) -> ValueRef<'a> {
+    #[inline]
+    fn value_ref<'a>(self, arena: &'a str, json: &'a [serde_json::Value]) -> ValueRef<'a> {
         match self {
-            Slot::Str(start, end) => ValueRef::Str(&arena[*start..*end]),
-            Slot::Bool(b) => ValueRef::Bool(*b),
-            Slot::Json(v) => ValueRef::Json(v),
+            Slot::Str(start, end) => ValueRef::Str(&arena[start as usize..end as usize]),
+            Slot::Bool(b) => ValueRef::Bool(b),
+            Slot::Null => ValueRef::Json(&NULL),
+            // Always an index the collection pushed.
+            Slot::Json(i) => json
+                .get(i as usize)
+                .map_or(ValueRef::Json(&NULL), ValueRef::Json),
         }
     }
 }
+
+static NULL: serde_json::Value = serde_json::Value::Null;
 
 /// "Take the `serde_json::to_value` path instead."
 #[derive(Debug)]
@@ -140,64 +243,17 @@ impl serde::ser::Error for Unsupported {
 
 /// The top-level serializer: a map or a struct of values.
 struct Collector<'n, 's> {
-    names: Names<'n>,
+    names: &'n NameIndex,
     slots: &'s mut [Option<Slot>],
     arena: &'s mut String,
+    json: &'s mut Vec<serde_json::Value>,
     /// The key just serialized by `SerializeMap::serialize_key`: the index
     /// of the variable, or `None` for a name the prompt does not use.
     key: Option<Option<usize>>,
 }
 
-/// Finds variables by name: by scanning from just after the last one found,
-/// since values often come in the order the prompt uses them, until the
-/// scans have cost a few passes over all the names; then through a hash
-/// map, so that many names given in another order stay linear.
-struct Names<'n> {
-    names: &'n [VarInfo],
-    /// Where the next scan starts.
-    next: usize,
-    /// Names the scans may still compare before the map is built.
-    budget: usize,
-    hashed: Option<HashMap<&'n str, usize>>,
-}
-
-impl<'n> Names<'n> {
-    fn new(names: &'n [VarInfo]) -> Names<'n> {
-        Names {
-            names,
-            next: 0,
-            budget: 4 * names.len() + 64,
-            hashed: None,
-        }
-    }
-
-    fn find(&mut self, key: &str) -> Option<usize> {
-        let found = match &self.hashed {
-            Some(map) => map.get(key).copied(),
-            None => {
-                let (found, compared) = scan_from(self.names, self.next, key);
-                self.budget = self.budget.saturating_sub(compared);
-                if self.budget == 0 {
-                    self.hashed = Some(
-                        self.names
-                            .iter()
-                            .enumerate()
-                            .map(|(i, v)| (v.name.as_str(), i))
-                            .collect(),
-                    );
-                }
-                found
-            }
-        };
-        if let Some(i) = found {
-            self.next = i + 1;
-        }
-        found
-    }
-}
-
 impl Collector<'_, '_> {
-    fn index_of(&mut self, key: &str) -> Option<usize> {
+    fn index_of(&self, key: &str) -> Option<usize> {
         self.names.find(key)
     }
 
@@ -217,7 +273,10 @@ impl Collector<'_, '_> {
             Ok(slot) => slot,
             Err(ValueError::Other) => {
                 self.arena.truncate(mark);
-                Slot::Json(serde_json::to_value(value).map_err(|_| Unsupported)?)
+                let index = u32::try_from(self.json.len()).map_err(|_| Unsupported)?;
+                self.json
+                    .push(serde_json::to_value(value).map_err(|_| Unsupported)?);
+                Slot::Json(index)
             }
             Err(ValueError::Failed) => return Err(Unsupported),
         };
@@ -321,9 +380,7 @@ impl serde::ser::SerializeMap for &mut Collector<'_, '_> {
     type Error = Unsupported;
 
     fn serialize_key<K: serde::Serialize + ?Sized>(&mut self, key: &K) -> Result<(), Unsupported> {
-        let index = key.serialize(KeyIndex {
-            names: &mut self.names,
-        })?;
+        let index = key.serialize(KeyIndex { names: self.names })?;
         self.key = Some(index);
         Ok(())
     }
@@ -362,11 +419,11 @@ impl serde::ser::SerializeStruct for &mut Collector<'_, '_> {
 /// A map key, as the index of the variable it names (`None` for a name the
 /// prompt does not use). Only string keys: the other key types `serde_json`
 /// accepts (numbers, booleans) are left to it.
-struct KeyIndex<'a, 'n> {
-    names: &'a mut Names<'n>,
+struct KeyIndex<'n> {
+    names: &'n NameIndex,
 }
 
-impl serde::Serializer for KeyIndex<'_, '_> {
+impl serde::Serializer for KeyIndex<'_> {
     type Ok = Option<usize>;
     type Error = Unsupported;
     type SerializeSeq = serde::ser::Impossible<Option<usize>, Unsupported>;
@@ -478,14 +535,18 @@ impl serde::Serializer for ValueCollector<'_> {
 
     fn serialize_str(self, s: &str) -> Result<Slot, ValueError> {
         let start = self.arena.len();
+        let bounds = u32::try_from(start)
+            .ok()
+            .zip(u32::try_from(start.saturating_add(s.len())).ok());
+        let Some((start, end)) = bounds else {
+            return Err(ValueError::Other);
+        };
         self.arena.push_str(s);
-        Ok(Slot::Str(start, self.arena.len()))
+        Ok(Slot::Str(start, end))
     }
 
     fn serialize_char(self, c: char) -> Result<Slot, ValueError> {
-        let start = self.arena.len();
-        self.arena.push(c);
-        Ok(Slot::Str(start, self.arena.len()))
+        self.serialize_str(c.encode_utf8(&mut [0; 4]))
     }
 
     fn serialize_bool(self, b: bool) -> Result<Slot, ValueError> {
@@ -494,15 +555,15 @@ impl serde::Serializer for ValueCollector<'_> {
 
     // As `serde_json::to_value`: null, and the variant's name.
     fn serialize_none(self) -> Result<Slot, ValueError> {
-        Ok(Slot::Json(serde_json::Value::Null))
+        Ok(Slot::Null)
     }
 
     fn serialize_unit(self) -> Result<Slot, ValueError> {
-        Ok(Slot::Json(serde_json::Value::Null))
+        Ok(Slot::Null)
     }
 
     fn serialize_unit_struct(self, _: &'static str) -> Result<Slot, ValueError> {
-        Ok(Slot::Json(serde_json::Value::Null))
+        Ok(Slot::Null)
     }
 
     fn serialize_unit_variant(
@@ -714,12 +775,32 @@ mod tests {
         same(&BTreeMap::from([("a", -1i128)]));
     }
 
+    /// Names that share their length, head and tail (so their hashes
+    /// collide), long ones, non-ASCII ones and a name given twice: each is
+    /// found at its own number, and nothing else is found.
+    #[test]
+    fn the_name_index_finds_every_name_and_nothing_else() {
+        let mut names: Vec<String> = (0..40)
+            .map(|i| format!("user_{i:02}_____________name"))
+            .collect();
+        names.extend(["a", "ab", "", "ä", "x".repeat(200).as_str(), "a"].map(String::from));
+        let index = super::NameIndex::of_names(names.iter().map(String::as_str));
+        for (i, name) in names.iter().enumerate() {
+            let first = names.iter().position(|n| n == name);
+            assert_eq!(index.find(name), first, "{name:?} (number {i})");
+        }
+        for absent in ["user_40_____________name", "b", "aa", "x", "A"] {
+            assert_eq!(index.find(absent), None, "{absent:?}");
+        }
+        assert_eq!(super::NameIndex::new(&[]).find("a"), None);
+    }
+
     #[test]
     fn maps_and_structs_are_collected_directly() {
         fn direct<T: Serialize + ?Sized>(vars: &T) -> bool {
             let library = library();
             let names = &library.get("t").expect("t").vars;
-            super::collect(names, vars, |_| ()).is_some()
+            super::collect(&super::NameIndex::new(names), names.len(), vars, |_| ()).is_some()
         }
         assert!(direct(&json!({"a": "x", "n": 1, "o": {"k": 1}, "zz": [1]})));
         assert!(direct(&BTreeMap::from([("a", "x")])));
