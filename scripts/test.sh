@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The README's test command: every test of the workspace
+# (`cargo test --all-features`), with the PostgreSQL server the catalog's and
+# the live prompts' tests run against.
+#
+# With PROMPTPACK_TEST_POSTGRES_URL set, the tests use that server. Otherwise
+# this installs PostgreSQL's server programs when they are missing and it can
+# (scripts/postgres.sh: Debian's package, as root or with sudo; else it says
+# in one line what to install and stops), starts one throwaway cluster on
+# 127.0.0.1 in a temporary folder for all the test processes, and stops and
+# removes it when the tests end, however they end.
+#
+# Usage: scripts/test.sh [ARGS...]   (ARGS go to `cargo test --all-features`)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ -z "${PROMPTPACK_TEST_POSTGRES_URL:-}" ]; then
+  source scripts/postgres.sh
+  ensure_postgres_installed
+  pgdir=$(mktemp -d)
+  # Set before the start, so that a half-started server is stopped too.
+  trap 'cargo run --quiet -p promptpack-pgtest -- stop "$pgdir" || true; rm -rf "$pgdir"' EXIT
+  # Not `export VAR=$(...)`, which would hide a failed start from `set -e`.
+  PROMPTPACK_TEST_POSTGRES_URL=$(cargo run --quiet -p promptpack-pgtest -- start "$pgdir")
+  export PROMPTPACK_TEST_POSTGRES_URL
+  echo "PostgreSQL for the tests at $PROMPTPACK_TEST_POSTGRES_URL" >&2
+fi
+
+cargo test --all-features "$@"
