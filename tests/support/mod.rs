@@ -60,11 +60,18 @@ impl Scratch {
         self.cargo_with(args, &[])
     }
 
-    /// [`Scratch::cargo`] with environment variables set.
-    pub fn cargo_with(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
-        Command::new(env!("CARGO"))
+    /// [`Scratch::cargo`] with environment variables set (`Some`) or
+    /// removed (`None`).
+    pub fn cargo_with(&self, args: &[&str], env: &[(&str, Option<&str>)]) -> Output {
+        let mut command = Command::new(env!("CARGO"));
+        for (name, value) in env {
+            match value {
+                Some(value) => command.env(name, value),
+                None => command.env_remove(name),
+            };
+        }
+        command
             .args(args)
-            .envs(env.iter().copied())
             .arg("--offline")
             .env("CARGO_TARGET_DIR", &self.target)
             .env("CARGO_TERM_COLOR", "never")
