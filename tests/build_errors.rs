@@ -101,3 +101,37 @@ fn a_broken_prompt_fails_the_build_with_its_diagnostics_as_cargo_errors() {
     let (stderr, ok) = build(&scratch);
     assert!(ok, "{stderr}");
 }
+
+/// A crate whose `rust-version` predates cargo's `cargo::` instructions
+/// (1.77), which cargo refuses from its build script: the diagnostics are
+/// warnings naming the error, the build fails all the same, without a panic.
+#[test]
+fn a_crate_older_than_cargo_instructions_gets_warnings_and_a_failed_build() {
+    let scratch = Scratch::new(
+        "scratch-errors-old",
+        "promptpack::include_prompts!();\nfn main() { let _ = PromptId::ALL; }\n",
+    );
+    let manifest = std::fs::read_to_string(scratch.path("Cargo.toml")).expect("manifest");
+    // Edition 2024 needs rust-version 1.85: an older crate is 2021.
+    let old = manifest.replace(
+        "edition = \"2024\"\n",
+        "edition = \"2021\"\nrust-version = \"1.70\"\n",
+    );
+    assert_ne!(old, manifest, "the manifest has its edition line");
+    scratch.write("Cargo.toml", &old);
+    scratch.write(
+        "templates/assistant/system.md",
+        "Hi {{name}}.\n{{snippet:tone}}\n",
+    );
+
+    let (stderr, ok) = build(&scratch);
+    assert!(!ok, "the build must fail: {stderr}");
+    assert!(
+        stderr.contains(
+            "warning: scratch-errors-old@0.0.0: error: templates/assistant/system.md:2:1: snippet_not_found: "
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("cargo::"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

@@ -138,7 +138,11 @@ impl BuildError {
             .iter()
             .map(|d| warnings::Warning::from(d).to_string());
         let mut out = std::io::stdout().lock();
-        if cargo_error_refused(std::env::var("CARGO_PKG_RUST_VERSION").ok().as_deref()) {
+        // Outside a build script no cargo reads the instructions: status 1,
+        // with the rendering already on stderr.
+        let old_syntax =
+            cargo_error_refused(std::env::var("CARGO_PKG_RUST_VERSION").ok().as_deref());
+        if std::env::var_os("OUT_DIR").is_none() || old_syntax {
             for line in lines {
                 let _ = writeln!(out, "cargo:warning=error: {line}");
             }
