@@ -133,6 +133,7 @@ struct DependencyLines {
     testing: String,
 }
 
+/// The lines that depend on the promptpack crates of `checkout`.
 fn dependency_lines(checkout: &Path) -> DependencyLines {
     let path = |p: &Path| {
         let shown = p.to_string_lossy().replace('\\', "/");
