@@ -5,8 +5,5 @@
 
 fn main() {
     #[cfg(feature = "samples")]
-    if let Err(e) = promptpack_build::compile() {
-        eprintln!("{e}");
-        std::process::exit(1);
-    }
+    promptpack_build::compile_or_exit();
 }

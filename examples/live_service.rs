@@ -103,7 +103,7 @@ fn serve(options: &Options) -> promptpack::Result<()> {
             None => prompts.build_prompt(PromptId::CodeReview, vars)?,
         };
         let first_line = prompt.system.lines().next().unwrap_or_default();
-        println!("render: {} | {first_line}", prompt.provenance());
+        println!("render: {} | {first_line}", prompt.provenance);
     }
 
     // Dropping the last handle stops its thread; with it go the event

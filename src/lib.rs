@@ -5,24 +5,104 @@
 //! Prompts live in files: `templates/<id>/system.md`, an optional
 //! `templates/<id>/user.md`, and reusable `snippets/<name>.md`. They use a
 //! small language: `{{name}}` for a value, `{{snippet:name}}` to include a
-//! snippet, `{{#if name}}…{{else}}…{{/if}}` for optional parts.
+//! snippet, `{{#if name}}…{{else}}…{{/if}}` for optional parts, and
+//! `{{#if role == "teacher"}}…{{else if role == "student"}}…{{/if}}` for a
+//! choice. The [README] is the language reference, and says what the build
+//! script, the command line, the catalog and live prompts do.
 //!
 //! Two ways to render them:
 //!
-//! - **Typed** (recommended): a build script calls `promptpack_build::compile()`
-//!   (the `promptpack-build` crate, under `[build-dependencies]`), which checks
-//!   every template and generates a `PromptId` enum and one vars struct per
-//!   prompt; [`include_prompts!`] brings them in. A misspelled id, a missing
-//!   variable or a missing snippet fails the build.
-//! - **Dynamic**: [`Library::load`] reads a prompt folder at run time and
-//!   renders by string id with any `serde::Serialize` values.
+//! - **Typed** (recommended): a build script calls
+//!   `promptpack_build::compile_or_exit()` (the `promptpack-build` crate,
+//!   under `[build-dependencies]`), which checks every template and
+//!   generates a `PromptId` enum and one vars struct per prompt;
+//!   [`include_prompts!`] brings them in. A misspelled id, a missing
+//!   variable or a missing snippet fails the build with the template's file,
+//!   line and column.
+//! - **Dynamic** (feature `library`): [`Library::load`] reads a prompt
+//!   folder at run time and renders by string id with any
+//!   `serde::Serialize` values.
 //!
-//! See the README for the language reference.
+//! ## Quick start
+//!
+//! ```toml
+//! # Cargo.toml (promptpack is not on crates.io yet: paths to a checkout)
+//! [dependencies]
+//! promptpack = { path = "../promptpack", features = ["hot-reload"] }
+//!
+//! [build-dependencies]
+//! promptpack-build = { path = "../promptpack/crates/promptpack-build" }
+//! ```
+//!
+//! ```no_run
+//! // build.rs
+//! # #[allow(clippy::needless_doctest_main)]
+//! fn main() {
+//!     promptpack_build::compile_or_exit();
+//! }
+//! ```
+//!
+//! ```markdown
+//! <!-- templates/agent-system/system.md -->
+//! # Role
+//! You are {{agentName}}, an assistant working with {{userName}}.
+//! {{#if hasTools}}You can call tools. Available right now:
+//! {{toolList}}{{/if}}
+//! …
+//! ```
+//!
+//! Then, anywhere in the crate, the generated API: one field per variable
+//! (`{{x}}` is a `&str`, a pure `{{#if x}}` a `bool`, both an
+//! `Option<&str>`), so a missing or misspelled variable does not compile.
+//! This runs on this crate's own sample prompts:
+//!
+#![cfg_attr(feature = "samples", doc = "```")]
+#![cfg_attr(not(feature = "samples"), doc = "```ignore")]
+//! promptpack::include_prompts!();   // PromptId, AgentSystemVars, build_prompt, …
+//!
+//! fn main() -> Result<(), promptpack::Error> {
+//!     let prompt = build_prompt(PromptId::AgentSystem, AgentSystemVars {
+//!         agent_name: "Ada",
+//!         user_name: "Grace",
+//!         has_tools: true,
+//!         tool_list: "- search(query): looks a document up",
+//!         memory: None,
+//!         state_context: "A new session.",
+//!     })?;
+//!     assert!(prompt.system.starts_with("# Role\nYou are Ada, an assistant working with Grace."));
+//!     // send(prompt.system, prompt.user) to the model; log prompt.id and
+//!     // prompt.hash (or prompt.provenance) beside the answer.
+//!     Ok(())
+//! }
+//! ```
+//!
+//! Release builds render from the generated code (one allocation of exact
+//! size, no file I/O); debug builds with `hot-reload` re-read the files
+//! through a watcher, so an edited prompt takes effect without a restart.
+//!
+//! ## Features
+//!
+//! None is on by default: the typed path needs none of them.
+//!
+//! | feature | what it adds |
+//! |---|---|
+//! | `library` | the dynamic API: [`Library`], [`Config`], [`SourceFile`], [`TemplateSource`], [`SnippetSource`]. It parses templates at run time, so it brings the YAML and Markdown parsers |
+//! | `hot-reload` | debug builds render from disk, kept current by a file watcher; [`WatchedLibrary`] and `Library::watch` (turns on `library`) |
+//! | `serde` | `Serialize` and `Deserialize` for generated `PromptId`s |
+//! | `testing` | [`testing`]: the survivor check and [`snapshot_prompts!`], insta snapshots of every prompt (turns on `library`) |
+//! | `live` | [`live`]: the generated typed prompts served from a label of a SQLite catalog, each version checked against the build's contract (turns on `library`) |
+//! | `live-postgres` | `live` with PostgreSQL catalogs too, followed through `LISTEN`/`NOTIFY` |
+//! | `unstable-machinery` | `promptpack::machinery`: the language's internals, for tools, benches and fuzzers; no semver guarantee |
+//! | `samples` | compiles this repository's own sample prompts in its build script, for its tests and examples; a crate depending on promptpack leaves it off |
+//!
+//! [README]: https://example.invalid/promptpack#readme
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
 #[cfg(feature = "library")]
 mod library;
 #[cfg(feature = "live")]
+#[cfg_attr(docsrs, doc(cfg(feature = "live")))]
 pub mod live;
 mod private;
 mod prompt;
@@ -32,10 +112,12 @@ mod reload;
 #[cfg(feature = "library")]
 mod serde_vars;
 #[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
 mod typed;
 
 #[cfg(feature = "library")]
+#[cfg_attr(docsrs, doc(cfg(feature = "library")))]
 pub use library::Library;
 pub use prompt::Prompt;
 pub use promptpack_core::diagnostics::{Severity, Style, render_diagnostic, render_error};
@@ -45,16 +127,20 @@ pub use promptpack_core::front_matter::{DeclaredKind, DeclaredVar, Example, Fron
 pub use promptpack_core::program::VarKind;
 pub use promptpack_core::render::MissingVars;
 #[cfg(feature = "library")]
+#[cfg_attr(docsrs, doc(cfg(feature = "library")))]
 pub use promptpack_core::source_file::SourceFile;
 #[cfg(feature = "library")]
+#[cfg_attr(docsrs, doc(cfg(feature = "library")))]
 pub use promptpack_core::sources::{SnippetSource, TemplateSource};
 pub use promptpack_core::syntax::Delimiters;
 pub use promptpack_core::value::ValueRef;
 pub use promptpack_core::vars::{AsValueRef, VarNames, Vars};
 #[cfg(feature = "library")]
+#[cfg_attr(docsrs, doc(cfg(feature = "library")))]
 pub use promptpack_load::{CONFIG_FILE, Config};
 pub use provenance::{CatalogVersion, Provenance};
 #[cfg(feature = "hot-reload")]
+#[cfg_attr(docsrs, doc(cfg(feature = "hot-reload")))]
 pub use reload::{NO_RELOAD_ENV, ReloadEvent, WatchOptions, WatchedLibrary};
 pub use typed::TypedVars;
 
@@ -64,6 +150,7 @@ pub use typed::TypedVars;
 /// **Unstable**: behind the `unstable-machinery` feature, and any release
 /// may change it. Applications need none of it.
 #[cfg(feature = "unstable-machinery")]
+#[cfg_attr(docsrs, doc(cfg(feature = "unstable-machinery")))]
 pub mod machinery {
     pub use promptpack_core as core;
     pub use promptpack_load as load;

@@ -119,6 +119,7 @@ impl Library {
     /// `promptpack_build::check` reports them), with the delimiters they
     /// were parsed with: no reading, no parsing.
     #[cfg(feature = "unstable-machinery")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "unstable-machinery")))]
     pub fn from_resolved_prompts(prompts: Vec<ResolvedPrompt>, delimiters: Delimiters) -> Library {
         Library::from_resolved(prompts, delimiters)
     }
@@ -149,6 +150,7 @@ impl Library {
     /// [`ErrorCode::Watch`] when the watcher cannot start (then try
     /// [`Library::watch_polling`]).
     #[cfg(feature = "hot-reload")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "hot-reload")))]
     pub fn watch(root: impl Into<PathBuf>) -> Result<WatchedLibrary> {
         WatchedLibrary::new(root, WatchOptions::default())
     }
@@ -156,6 +158,7 @@ impl Library {
     /// Like [`Library::watch`] for the folders and delimiters of `config`,
     /// which stays fixed: `promptpack.toml` is not read again.
     #[cfg(feature = "hot-reload")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "hot-reload")))]
     pub fn watch_config(config: &Config) -> Result<WatchedLibrary> {
         WatchedLibrary::with_config(config, WatchOptions::default())
     }
@@ -163,6 +166,7 @@ impl Library {
     /// Like [`Library::watch`], but finds changes by scanning the folders
     /// every `interval` instead of through file system events.
     #[cfg(feature = "hot-reload")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "hot-reload")))]
     pub fn watch_polling(root: impl Into<PathBuf>, interval: Duration) -> Result<WatchedLibrary> {
         WatchedLibrary::new(root, WatchOptions::default().poll(interval))
     }
@@ -204,6 +208,7 @@ impl Library {
 
     /// Every prompt as the pipeline resolved it, sorted by id.
     #[cfg(feature = "unstable-machinery")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "unstable-machinery")))]
     pub fn prompts(&self) -> &[ResolvedPrompt] {
         &self.prompts
     }
@@ -215,6 +220,7 @@ impl Library {
 
     /// The prompt with this id, as the pipeline resolved it.
     #[cfg(feature = "unstable-machinery")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "unstable-machinery")))]
     pub fn resolved(&self, id: &str) -> Option<&ResolvedPrompt> {
         self.get(id)
     }

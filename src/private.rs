@@ -328,6 +328,17 @@ fn render_parts<Id>(id: Id, info: &PromptInfo, slots: &[Slot<'_>]) -> Prompt<Id>
 
 pub use promptpack_core::program::VarKind;
 
+/// The reload events of the dev path's watcher of `source`'s folder (started
+/// when it is not yet): `None` when the dev path renders the embedded code
+/// instead. Generated code does not call it; tests do, to know that an edit
+/// was handled before they check that it changed nothing.
+#[cfg(feature = "hot-reload")]
+pub fn dev_reload_events(
+    source: &DevSource,
+) -> Option<std::sync::mpsc::Receiver<crate::ReloadEvent>> {
+    crate::reload::dev_reload_events(source)
+}
+
 /// Renders prompt `id` from the files on disk, kept current by a watcher.
 /// `None` means "render from the embedded code instead": hot reload is not
 /// compiled in, is turned off, or the folder is gone.

@@ -16,16 +16,9 @@ pub struct Prompt<Id = String> {
     /// logging and provenance. The same template gives the same hash in the
     /// generated code, a `Library` and the CLI.
     pub hash: u64,
-    /// Where the text came from: compiled in, loaded at run time, or a
-    /// catalog version.
-    pub provenance: Provenance,
-}
-
-impl<Id> Prompt<Id> {
     /// Where the text came from, as one field for a log line or a trace
-    /// span (`prompt.provenance()` displays as `embedded`, `loaded` or
-    /// `catalog agent-system v3 label=production sha256:…`).
-    pub fn provenance(&self) -> &Provenance {
-        &self.provenance
-    }
+    /// span: it displays as `embedded` (generated code), `loaded` (a
+    /// `Library`, or the dev hot reload) or `catalog agent-system v3
+    /// label=production sha256:…` (a live catalog version).
+    pub provenance: Provenance,
 }

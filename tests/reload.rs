@@ -5,7 +5,9 @@
 //! and no assertion depends on how long anything took.
 #![cfg(feature = "hot-reload")]
 
-use promptpack::__private::{DevSource, DevVar, PromptInfo, VarKind, contract, dev_render};
+use promptpack::__private::{
+    DevSource, DevVar, PromptInfo, VarKind, contract, dev_reload_events, dev_render,
+};
 use promptpack::{
     ErrorCode, Library, NO_RELOAD_ENV, Prompt, ReloadEvent, WatchOptions, WatchedLibrary,
 };
@@ -15,12 +17,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvError};
 use std::time::Duration;
 use tempfile::TempDir;
-
-/// A pause that gives a wrong reload the chance to happen before a check
-/// that it did not, where no sentinel edit can show that it was handled
-/// (the dev path's own watcher). It can only let such a check pass wrongly
-/// on a slow machine, never fail it, and no assertion depends on its length.
-const QUIET: Duration = Duration::from_millis(400);
 
 /// A sentinel edit: a prompt of its own, written and waited for. Once it
 /// serves, every event before it has been handled (the watcher handles
@@ -936,9 +932,19 @@ fn dev_render_follows_the_files() {
         Some(17)
     );
 
-    // A broken edit: the last good version serves.
+    // A broken edit: the last good version serves. Its failed reload is
+    // waited for (the first failure since the subscription: every earlier
+    // edit loaded), so the check below is made after the watcher read it.
+    let events = dev_reload_events(&source).expect("the dev path watches the folder");
     write(dir.path(), "templates/p/system.md", "{{#if name}}");
-    std::thread::sleep(QUIET);
+    let failure = loop {
+        match events.recv() {
+            Ok(ReloadEvent::Failed(error)) => break error,
+            Ok(_) => {}
+            Err(RecvError) => panic!("the watcher stopped before the broken edit's reload"),
+        }
+    };
+    assert_eq!(failure.code(), ErrorCode::UnclosedBlock, "{failure}");
     assert_eq!(
         render("p").expect_err("still stale").code(),
         ErrorCode::StaleBuild

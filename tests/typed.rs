@@ -191,13 +191,13 @@ fn generated_code_records_its_delimiters() {
 fn every_prompt_says_where_its_text_came_from() {
     use promptpack::Provenance;
     let generated = PromptId::Director.render_generated(&|_| Some("x".into()));
-    assert_eq!(generated.provenance(), &Provenance::Embedded);
-    assert_eq!(generated.provenance().to_string(), "embedded");
+    assert_eq!(&generated.provenance, &Provenance::Embedded);
+    assert_eq!(generated.provenance.to_string(), "embedded");
     let values: HashMap<&str, &str> = HashMap::new();
     let loaded = library()
         .render("director", &values, MissingVars::KeepToken)
         .expect("renders");
-    assert_eq!(loaded.provenance(), &Provenance::Loaded);
+    assert_eq!(&loaded.provenance, &Provenance::Loaded);
     let typed = build_prompt(
         PromptId::AgentSystem,
         AgentSystemVars {
@@ -217,5 +217,5 @@ fn every_prompt_says_where_its_text_came_from() {
     } else {
         Provenance::Embedded
     };
-    assert_eq!(typed.provenance(), &expected);
+    assert_eq!(&typed.provenance, &expected);
 }

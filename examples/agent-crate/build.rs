@@ -1,6 +1,6 @@
 fn main() {
-    // Prints every template error rustc-style and fails the build on any.
-    if let Err(e) = promptpack_build::compile() {
-        panic!("{e}");
-    }
+    // Compiles templates/ and snippets/ into typed Rust; a template error
+    // fails the build with one cargo error per problem, at its file, line
+    // and column.
+    promptpack_build::compile_or_exit();
 }

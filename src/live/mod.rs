@@ -29,7 +29,7 @@
 //! });
 //! // Then, on every request, the same typed call as the free `build_prompt`:
 //! // let prompt = prompts.build_prompt(PromptId::AgentSystem, AgentSystemVars { .. })?;
-//! // log::info!("prompt {}", prompt.provenance());
+//! // log::info!("prompt {}", prompt.provenance);
 //! # Ok(())
 //! # }
 //! ```

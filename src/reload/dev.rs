@@ -110,6 +110,14 @@ pub(crate) fn dev_render(source: &DevSource, id: &str, vars: &dyn Vars) -> Optio
     Some(library.dev_render(id, vars, contract(source, id)))
 }
 
+/// The events of the dev path's watcher of `source`'s folder (see
+/// `__private::dev_reload_events`).
+pub(crate) fn dev_reload_events(
+    source: &DevSource,
+) -> Option<std::sync::mpsc::Receiver<super::ReloadEvent>> {
+    dev_library(source).map(|library| library.subscribe())
+}
+
 pub(super) fn dev_library(source: &DevSource) -> Option<Arc<WatchedLibrary>> {
     static REGISTRY: OnceLock<RwLock<HashMap<DevKey, DevEntry>>> = OnceLock::new();
     let key = (

@@ -36,7 +36,7 @@ mod snapshot;
 mod worker;
 
 pub use dev::NO_RELOAD_ENV;
-pub(crate) use dev::dev_render;
+pub(crate) use dev::{dev_reload_events, dev_render};
 pub use event::ReloadEvent;
 pub use handle::WatchedLibrary;
 pub use options::WatchOptions;

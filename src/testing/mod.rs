@@ -189,6 +189,7 @@ const MAX_SHOWN_CHARS: usize = 40;
 /// promptpack::snapshot_prompts!(PromptId);
 /// promptpack::snapshot_prompts!(PromptId, promptpack::testing::Snapshots::new().max_combinations(8));
 /// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 #[macro_export]
 macro_rules! snapshot_prompts {
     ($id:ty $(,)?) => {

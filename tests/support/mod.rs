@@ -1,7 +1,9 @@
 //! A scratch crate that uses promptpack as a user's crate does (path
-//! dependencies, a build script calling `promptpack_build::compile()`), built
+//! dependencies, a build script calling `promptpack_build::compile_or_exit()`), built
 //! by cargo in a temporary folder: what the rerun and build-warning tests
 //! share.
+// Each test binary that includes this module uses a part of it.
+#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -35,7 +37,7 @@ impl Scratch {
         std::fs::copy(repo.join("Cargo.lock"), scratch.path("Cargo.lock")).expect("copy lock file");
         scratch.write(
             "build.rs",
-            "fn main() { if let Err(e) = promptpack_build::compile() { panic!(\"{e}\") } }\n",
+            "fn main() { promptpack_build::compile_or_exit() }\n",
         );
         scratch.write("src/main.rs", main_rs);
         scratch
@@ -55,7 +57,20 @@ impl Scratch {
 
     /// Runs `cargo ARGS` on the crate, offline, without colour.
     pub fn cargo(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO"))
+        self.cargo_with(args, &[])
+    }
+
+    /// [`Scratch::cargo`] with environment variables set (`Some`) or
+    /// removed (`None`).
+    pub fn cargo_with(&self, args: &[&str], env: &[(&str, Option<&str>)]) -> Output {
+        let mut command = Command::new(env!("CARGO"));
+        for (name, value) in env {
+            match value {
+                Some(value) => command.env(name, value),
+                None => command.env_remove(name),
+            };
+        }
+        command
             .args(args)
             .arg("--offline")
             .env("CARGO_TARGET_DIR", &self.target)

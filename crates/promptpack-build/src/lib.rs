@@ -15,7 +15,7 @@
 //! // build.rs
 //! # #[allow(clippy::needless_doctest_main)]
 //! fn main() {
-//!     promptpack_build::compile().unwrap();
+//!     promptpack_build::compile_or_exit();
 //! }
 //! ```
 //!
@@ -24,6 +24,20 @@
 //! ```ignore
 //! promptpack::include_prompts!();
 //! ```
+//!
+//! A template error then fails the build as a compiler error does: each
+//! diagnostic is one `error:` line of cargo's output, with the template's
+//! file, line and column, and nothing else (no panic, no backtrace, no dump
+//! of the build script's output):
+//!
+//! ```text
+//! error: my-app@0.1.0: templates/assistant/system.md:3:1: snippet_not_found: …
+//! error: build script logged errors
+//! ```
+//!
+//! [`compile`] returns the error instead, for a build script that goes on
+//! (or fails) its own way; [`BuildError::exit`] ends it as
+//! [`compile_or_exit`] does.
 //!
 //! [`compile`] also hands cargo a warning line for every lint of the prompts
 //! (what `promptpack check` warns about) and for likely typos in variable
@@ -85,8 +99,9 @@ pub const GENERATED_FILE: &str = "promptpack_prompts.rs";
 pub const CONTRACT_FILE: &str = "promptpack_contract.json";
 
 /// The prompts failed to compile. Every problem was already printed
-/// rustc-style on stderr, which cargo shows for a failed build script; this
-/// value only sums them up, so `compile().unwrap()` ends with a short line.
+/// rustc-style on stderr, which cargo shows for a build script that fails;
+/// this value only sums them up, so `compile().unwrap()` ends with a short
+/// line. [`BuildError::exit`] shows them as cargo errors instead.
 pub struct BuildError {
     error: Error,
 }
@@ -95,6 +110,72 @@ impl BuildError {
     /// The underlying error with every diagnostic.
     pub fn error(&self) -> &Error {
         &self.error
+    }
+
+    /// Ends the build script so that cargo fails the build with each
+    /// diagnostic as a top-level `error:` line (`cargo::error=`), the
+    /// template's `file:line:col` first: no panic, no backtrace, and none of
+    /// the build script's other output. What [`compile_or_exit`] does on
+    /// failure; call it from a build script only.
+    ///
+    /// ```no_run
+    /// let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap();
+    /// let config = promptpack_build::Config::load(&dir).unwrap().templates_dir(format!("{dir}/prompts"));
+    /// if let Err(e) = promptpack_build::compile_config(&config) {
+    ///     e.exit();
+    /// }
+    /// ```
+    ///
+    /// A crate whose `rust-version` is older than 1.77 cannot use cargo's
+    /// `cargo::` instructions: there each diagnostic is a `cargo:warning`
+    /// line and the script exits with status 1, so cargo also shows the
+    /// rustc-style rendering from its stderr.
+    pub fn exit(&self) -> ! {
+        use std::io::Write as _;
+        let lines = self
+            .error
+            .diagnostics()
+            .iter()
+            .map(|d| warnings::Warning::from(d).to_string());
+        let mut out = std::io::stdout().lock();
+        // Outside a build script no cargo reads the instructions: status 1,
+        // with the rendering already on stderr.
+        let old_syntax =
+            cargo_error_refused(std::env::var("CARGO_PKG_RUST_VERSION").ok().as_deref());
+        if std::env::var_os("OUT_DIR").is_none() || old_syntax {
+            for line in lines {
+                let _ = writeln!(out, "cargo:warning=error: {line}");
+            }
+            let _ = out.flush();
+            eprintln!("{self}");
+            std::process::exit(1);
+        }
+        for line in lines {
+            let _ = writeln!(out, "cargo::error={line}");
+        }
+        let _ = out.flush();
+        // Status 0 on purpose: cargo fails the build on any `cargo::error`
+        // line all the same (and runs the script again next time), while a
+        // failing status would make it also print the script's whole
+        // stdout and stderr under "failed to run custom build command", the
+        // noise the error lines are meant to replace.
+        std::process::exit(0)
+    }
+}
+
+/// Whether cargo refuses `cargo::` instructions from the build script of a
+/// crate with this `rust-version` (`CARGO_PKG_RUST_VERSION`): it does below
+/// 1.77, where they were added. `cargo::error` itself came with cargo 1.84,
+/// older than any toolchain that builds promptpack (its `rust-version`).
+fn cargo_error_refused(rust_version: Option<&str>) -> bool {
+    let Some(version) = rust_version.filter(|v| !v.is_empty()) else {
+        return false;
+    };
+    let mut parts = version.split('.').map(|p| p.parse::<u64>().ok());
+    match (parts.next().flatten(), parts.next().flatten()) {
+        (Some(major), Some(minor)) => (major, minor) < (1, 77),
+        (Some(major), None) => major < 1,
+        _ => false,
     }
 }
 
@@ -117,8 +198,27 @@ impl fmt::Debug for BuildError {
 
 impl std::error::Error for BuildError {}
 
+/// What a build script calls: [`compile`], and on failure
+/// [`BuildError::exit`], which fails the build with each diagnostic as a
+/// cargo error.
+///
+/// ```no_run
+/// // build.rs
+/// # #[allow(clippy::needless_doctest_main)]
+/// fn main() {
+///     promptpack_build::compile_or_exit();
+/// }
+/// ```
+pub fn compile_or_exit() {
+    if let Err(e) = compile() {
+        e.exit();
+    }
+}
+
 /// Compiles the prompts beside the crate's `Cargo.toml`: `templates/`,
 /// `snippets/` and `promptpack.toml` (when present) in `CARGO_MANIFEST_DIR`.
+/// On failure every diagnostic has been printed on stderr; a build script
+/// that has nothing else to do calls [`compile_or_exit`] instead.
 pub fn compile() -> Result<(), BuildError> {
     let root = env_path("CARGO_MANIFEST_DIR")?;
     let config = Config::load(&root).map_err(report)?;
@@ -398,4 +498,21 @@ fn env_path(name: &str) -> Result<PathBuf, BuildError> {
 fn report(error: Error) -> BuildError {
     eprintln!("{}", render_error(&error, Style::Plain));
     BuildError { error }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cargo_error_refused;
+
+    #[test]
+    fn cargo_instructions_need_rust_version_1_77() {
+        assert!(!cargo_error_refused(None));
+        assert!(!cargo_error_refused(Some("")));
+        assert!(!cargo_error_refused(Some("1.77")));
+        assert!(!cargo_error_refused(Some("1.91.0")));
+        assert!(!cargo_error_refused(Some("2")));
+        assert!(cargo_error_refused(Some("1.76.1")));
+        assert!(cargo_error_refused(Some("1.56")));
+        assert!(!cargo_error_refused(Some("not a version")));
+    }
 }

@@ -50,7 +50,8 @@ impl From<&Diagnostic> for Warning {
 }
 
 impl fmt::Display for Warning {
-    /// One line, as `cargo:warning=` needs: line breaks become spaces.
+    /// One line, as `cargo:warning=` and `cargo::error=` need: line breaks
+    /// become spaces.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut line = String::new();
         if let Some(loc) = &self.location {

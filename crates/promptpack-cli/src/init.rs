@@ -21,6 +21,11 @@ pub(crate) struct InitArgs {
     /// add the dependencies to Cargo.toml.
     #[arg(long)]
     cargo: bool,
+    /// With --cargo: also add promptpack with its `testing` feature under
+    /// [dev-dependencies] and write tests/prompts.rs, a snapshot test of
+    /// every prompt.
+    #[arg(long, requires = "cargo")]
+    snapshots: bool,
 }
 
 /// The prompt settings the scaffold starts with.
@@ -68,24 +73,44 @@ const TONE: &str = "Be friendly and precise, and say so when you are not sure.\n
 
 /// The build script `--cargo` writes when there is none.
 const BUILD_RS: &str = "fn main() {
-    // Compiles templates/ and snippets/ into typed Rust; prints every
-    // template error rustc-style and fails the build on any.
-    if let Err(e) = promptpack_build::compile() {
-        panic!(\"{e}\");
-    }
+    // Compiles templates/ and snippets/ into typed Rust; a template error
+    // fails the build with one cargo error per problem, at its file, line
+    // and column.
+    promptpack_build::compile_or_exit();
 }
 ";
 
 /// The line a build script needs.
-const BUILD_CALL: &str = "if let Err(e) = promptpack_build::compile() { panic!(\"{e}\"); }";
+const BUILD_CALL: &str = "promptpack_build::compile_or_exit();";
 
-/// The files of the scaffold, relative to the folder.
-fn scaffold() -> [(&'static str, &'static str); 3] {
-    [
+/// The snapshot test `--snapshots` writes.
+const SNAPSHOT_TEST: &str =
+    "//! Every prompt of this crate under every combination of its conditions,
+//! as insta snapshots in tests/snapshots/. The first run, and any change to
+//! a prompt, fails and writes `.snap.new` files: review them with
+//! `cargo insta review`, or accept them with `INSTA_UPDATE=always cargo test`,
+//! and commit the `.snap` files.
+
+promptpack::include_prompts!();
+
+#[test]
+fn prompts() {
+    promptpack::snapshot_prompts!(PromptId);
+}
+";
+
+/// The files of the scaffold, relative to the folder: with `snapshots`,
+/// the snapshot test too.
+fn scaffold(snapshots: bool) -> Vec<(&'static str, &'static str)> {
+    let mut files = vec![
         (CONFIG_FILE, CONFIG),
         ("templates/assistant/system.md", SYSTEM),
         ("snippets/tone.md", TONE),
-    ]
+    ];
+    if snapshots {
+        files.push(("tests/prompts.rs", SNAPSHOT_TEST));
+    }
+    files
 }
 
 /// The promptpack checkout this binary was built from: promptpack is not
@@ -95,20 +120,37 @@ fn checkout() -> PathBuf {
     cli.ancestors().nth(2).unwrap_or(cli).to_path_buf()
 }
 
-/// The dependency lines: `[dependencies]` and `[build-dependencies]`.
-fn dependency_lines(checkout: &Path) -> (String, String) {
+/// The dependency lines of a crate.
+struct DependencyLines {
+    /// Under `[dependencies]`.
+    runtime: String,
+    /// Under `[build-dependencies]`.
+    build: String,
+    /// Under `[dev-dependencies]`, for snapshot tests: the same source as
+    /// the runtime's (cargo refuses one crate from two sources, such as a
+    /// path and a version), with the `testing` feature, which cargo adds to
+    /// the runtime's features in test builds only.
+    testing: String,
+}
+
+/// The lines that depend on the promptpack crates of `checkout`.
+fn dependency_lines(checkout: &Path) -> DependencyLines {
     let path = |p: &Path| {
         let shown = p.to_string_lossy().replace('\\', "/");
         format!("\"{}\"", shown.replace('"', "\\\""))
     };
     let build = checkout.join("crates").join("promptpack-build");
-    (
-        format!(
+    DependencyLines {
+        runtime: format!(
             "promptpack = {{ path = {}, features = [\"hot-reload\"] }}",
             path(checkout)
         ),
-        format!("promptpack-build = {{ path = {} }}", path(&build)),
-    )
+        build: format!("promptpack-build = {{ path = {} }}", path(&build)),
+        testing: format!(
+            "promptpack = {{ path = {}, features = [\"testing\"] }}",
+            path(checkout)
+        ),
+    }
 }
 
 /// Creates the scaffold (and with `--cargo` edits the crate), then says what
@@ -164,7 +206,7 @@ fn init(args: &InitArgs) -> Result<String, String> {
     // Refuse before writing anything.
     let mut keep = Vec::new();
     let mut differ = Vec::new();
-    for (rel, text) in scaffold() {
+    for (rel, text) in scaffold(args.snapshots) {
         match std::fs::read(dir.join(rel)) {
             Ok(old) if old == text.as_bytes() => keep.push(rel),
             Ok(_) => differ.push(shown(dir, rel)),
@@ -182,7 +224,7 @@ fn init(args: &InitArgs) -> Result<String, String> {
     }
 
     let mut out = String::new();
-    for (rel, text) in scaffold() {
+    for (rel, text) in scaffold(args.snapshots) {
         if keep.contains(&rel) {
             let _ = writeln!(out, "unchanged {}", shown(dir, rel));
             continue;
@@ -197,7 +239,7 @@ fn init(args: &InitArgs) -> Result<String, String> {
     }
 
     if let Some(text) = manifest_text {
-        set_up_crate(dir, &text, &mut out)?;
+        set_up_crate(dir, &text, args.snapshots, &mut out)?;
     }
 
     let _ = writeln!(out, "\nnext:");
@@ -216,13 +258,30 @@ fn init(args: &InitArgs) -> Result<String, String> {
             out,
             "  in your crate: promptpack::include_prompts!(); then\n  build_prompt(PromptId::Assistant, AssistantVars {{ assistant_name: \"Ada\", concise: true }})"
         );
+        if args.snapshots {
+            let _ = writeln!(
+                out,
+                "  {cd}INSTA_UPDATE=always cargo test   (writes the prompts' first snapshots; commit them)"
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "  snapshot tests of the prompts: promptpack init --cargo --snapshots"
+            );
+        }
     }
     Ok(out)
 }
 
 /// Writes build.rs when there is none, and adds the dependencies to
-/// Cargo.toml where no line names them yet.
-fn set_up_crate(dir: &Path, manifest: &str, out: &mut String) -> Result<(), String> {
+/// Cargo.toml where no line names them yet (with `snapshots`, the
+/// dev-dependency of the snapshot test too).
+fn set_up_crate(
+    dir: &Path,
+    manifest: &str,
+    snapshots: bool,
+    out: &mut String,
+) -> Result<(), String> {
     let build_rs = dir.join("build.rs");
     match std::fs::read_to_string(&build_rs) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -247,11 +306,16 @@ fn set_up_crate(dir: &Path, manifest: &str, out: &mut String) -> Result<(), Stri
     }
 
     let checkout = checkout();
-    let (dep, build_dep) = dependency_lines(&checkout);
-    let _ = writeln!(
+    let lines = dependency_lines(&checkout);
+    let _ = write!(
         out,
-        "\nthe dependencies (promptpack is not on crates.io yet: paths to the checkout this promptpack was built from):\n[dependencies]\n{dep}\n\n[build-dependencies]\n{build_dep}\n"
+        "\nthe dependencies (promptpack is not on crates.io yet: paths to the checkout this promptpack was built from):\n[dependencies]\n{}\n\n[build-dependencies]\n{}\n",
+        lines.runtime, lines.build
     );
+    if snapshots {
+        let _ = write!(out, "\n[dev-dependencies]\n{}\n", lines.testing);
+    }
+    let _ = writeln!(out);
     if !checkout
         .join("crates/promptpack-build/Cargo.toml")
         .is_file()
@@ -265,10 +329,14 @@ fn set_up_crate(dir: &Path, manifest: &str, out: &mut String) -> Result<(), Stri
     }
     let mut text = manifest.to_string();
     let mut added = Vec::new();
-    for (section, crate_name, line) in [
-        ("dependencies", "promptpack", &dep),
-        ("build-dependencies", "promptpack-build", &build_dep),
-    ] {
+    let mut wanted = vec![
+        ("dependencies", "promptpack", &lines.runtime),
+        ("build-dependencies", "promptpack-build", &lines.build),
+    ];
+    if snapshots {
+        wanted.push(("dev-dependencies", "promptpack", &lines.testing));
+    }
+    for (section, crate_name, line) in wanted {
         if names(&text, section, crate_name) {
             let _ = writeln!(
                 out,
@@ -283,12 +351,12 @@ fn set_up_crate(dir: &Path, manifest: &str, out: &mut String) -> Result<(), Stri
     if !added.is_empty() {
         std::fs::write(dir.join("Cargo.toml"), &text)
             .map_err(|e| format!("error: cannot write {}: {e}\n", shown(dir, "Cargo.toml")))?;
-        let _ = writeln!(
-            out,
-            "added     {} to {}",
-            added.join(" and "),
-            shown(dir, "Cargo.toml")
-        );
+        let listed = match added.split_last() {
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+            None => String::new(),
+        };
+        let _ = writeln!(out, "added     {listed} to {}", shown(dir, "Cargo.toml"));
     }
     Ok(())
 }

@@ -1093,6 +1093,62 @@ fn init_cargo_sets_up_crate() {
     snapshot("init_cargo_sets_up_crate", &masked(&out, dir.path()));
 }
 
+/// `init --cargo --snapshots` also writes the snapshot test and adds
+/// promptpack with `testing` under `[dev-dependencies]`, from the same path
+/// as under `[dependencies]` (cargo refuses one crate from two sources).
+#[test]
+fn init_cargo_snapshots_sets_up_the_snapshot_test() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let manifest = "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2024\"\n";
+    std::fs::write(dir.path().join("Cargo.toml"), manifest).expect("write Cargo.toml");
+    let out = run_in(dir.path(), &["init", "--cargo", "--snapshots"], None);
+    assert!(out.contains("exit code: 0"), "{out}");
+    let cargo_toml = std::fs::read_to_string(dir.path().join("Cargo.toml")).expect("read");
+    let path_of = |section: &str, key: &str| {
+        let body = cargo_toml
+            .split(&format!("[{section}]\n"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("no [{section}] in {cargo_toml}"));
+        let line = body
+            .lines()
+            .find(|l| l.starts_with(&format!("{key} = ")))
+            .unwrap_or_else(|| panic!("no {key} under [{section}] in {cargo_toml}"));
+        let path = line.split("path = ").nth(1).expect("a path");
+        path.split(',').next().expect("the path").to_string()
+    };
+    assert_eq!(
+        path_of("dev-dependencies", "promptpack"),
+        path_of("dependencies", "promptpack"),
+        "{cargo_toml}"
+    );
+    assert!(
+        cargo_toml.contains("[dev-dependencies]\npromptpack = { path = ")
+            && cargo_toml.contains("features = [\"testing\"] }"),
+        "{cargo_toml}"
+    );
+    let test = std::fs::read_to_string(dir.path().join("tests/prompts.rs")).expect("read test");
+    assert!(
+        test.contains("promptpack::include_prompts!();")
+            && test.contains("promptpack::snapshot_prompts!(PromptId);"),
+        "{test}"
+    );
+    let build = std::fs::read_to_string(dir.path().join("build.rs")).expect("read build.rs");
+    assert!(
+        build.contains("promptpack_build::compile_or_exit();"),
+        "{build}"
+    );
+    // Again: everything is there, nothing changes.
+    let again = run_in(dir.path(), &["init", "--cargo", "--snapshots"], None);
+    assert!(again.contains("exit code: 0"), "{again}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("Cargo.toml")).expect("read"),
+        cargo_toml
+    );
+    // Without --cargo it is refused.
+    let out = run_in(dir.path(), &["init", "--snapshots"], None);
+    assert!(out.contains("exit code: 2"), "{out}");
+}
+
 /// `init --cargo` leaves a build.rs of the crate's own (it prints the line
 /// to add) and a dependency already named; it adds only what is missing.
 #[test]

@@ -44,15 +44,15 @@ fn serves_the_label_and_follows_it(store: Store) {
     let prompt = greet_before(&prompts);
     assert_eq!(prompt.system, "Catalog v1 greets Ada.");
     assert_eq!(prompt.user.as_deref(), Some("Hello Ada."));
-    let Provenance::Catalog(served) = prompt.provenance() else {
-        panic!("served from {}", prompt.provenance());
+    let Provenance::Catalog(served) = &prompt.provenance else {
+        panic!("served from {}", prompt.provenance);
     };
     assert_eq!((&*served.prompt, served.version), ("greeter", v1));
     assert_eq!(served.label.as_deref(), Some("production"));
     assert_eq!(served.content_hash.len(), 64);
     assert!(
         prompt
-            .provenance()
+            .provenance
             .to_string()
             .starts_with("catalog greeter v1 label=production sha256:")
     );

@@ -1,7 +1,5 @@
 fn main() {
     // Reads `promptpack.toml` (delimiters `<<` and `>>`), `templates/` and
     // `snippets/` beside Cargo.toml.
-    if let Err(e) = promptpack_build::compile() {
-        panic!("{e}");
-    }
+    promptpack_build::compile_or_exit();
 }

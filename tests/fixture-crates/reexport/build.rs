@@ -7,6 +7,6 @@ fn main() {
         .and_then(|config| config.with_crate_path("::agent_framework::llm::prompts"))
         .unwrap_or_else(|e| panic!("{e}"));
     if let Err(e) = promptpack_build::compile_config(&config) {
-        panic!("{e}");
+        e.exit();
     }
 }

@@ -168,7 +168,9 @@ impl Catalog {
 
     /// Runs `hook` inside every publish's write transaction, after all its
     /// writes and before the commit. For fault tests: a publisher killed
-    /// there must leave nothing behind.
+    /// there must leave nothing behind. Only with the `test-hooks` feature,
+    /// which this crate's tests turn on: not API.
+    #[cfg(feature = "test-hooks")]
     #[doc(hidden)]
     pub fn before_commit(&mut self, hook: Box<dyn FnMut() + Send>) {
         self.before_commit = Some(hook);
