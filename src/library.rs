@@ -256,6 +256,7 @@ impl Library {
     ) -> Result<Prompt> {
         if let Some(index) = self.index_of(id) {
             let rendered = crate::serde_vars::collect(&self.prompts[index].vars, vars, |values| {
+                declared_choices(&self.prompts[index], values)?;
                 self.render_values(index, values, missing_vars)
             });
             if let Some(rendered) = rendered {
@@ -266,24 +267,57 @@ impl Library {
     }
 
     /// Renders prompt `id` with values from any [`Vars`], without converting
-    /// them first.
+    /// them first. A variable whose front matter declares its values
+    /// (`kind: choice`) takes one of them: any other value is
+    /// `invalid_choice`, as it cannot be a value of the generated enum.
     pub fn render(
         &self,
         id: &str,
         vars: &(impl Vars + ?Sized),
         missing_vars: MissingVars,
     ) -> Result<Prompt> {
+        self.render_checked(id, vars, missing_vars, true)
+    }
+
+    /// [`Library::render`] of values that come from a generated vars struct
+    /// (the live handle's): its enums are the program's declared values,
+    /// which a catalog version may declare fewer of without being refused,
+    /// so they are not checked against the version's declaration.
+    #[cfg(any(feature = "live", feature = "hot-reload"))]
+    pub(crate) fn render_typed(
+        &self,
+        id: &str,
+        vars: &(impl Vars + ?Sized),
+        missing_vars: MissingVars,
+    ) -> Result<Prompt> {
+        self.render_checked(id, vars, missing_vars, false)
+    }
+
+    fn render_checked(
+        &self,
+        id: &str,
+        vars: &(impl Vars + ?Sized),
+        missing_vars: MissingVars,
+        check_choices: bool,
+    ) -> Result<Prompt> {
         let index = self.index_of(id).ok_or_else(|| self.unknown_prompt(id))?;
-        let names = VarNames::new(&self.prompts[index].vars);
+        let prompt = &self.prompts[index];
+        let names = VarNames::new(&prompt.vars);
+        let render = |values: &[Option<ValueRef<'_>>]| {
+            if check_choices {
+                declared_choices(prompt, values)?;
+            }
+            self.render_values(index, values, missing_vars)
+        };
         if names.len() <= STACK_VALUES {
             let mut values = [None; STACK_VALUES];
             let values = &mut values[..names.len()];
             vars.get_many(names, values);
-            self.render_values(index, values, missing_vars)
+            render(values)
         } else {
             let mut values = vec![None; names.len()];
             vars.get_many(names, &mut values);
-            self.render_values(index, &values, missing_vars)
+            render(&values)
         }
     }
 
@@ -359,6 +393,60 @@ impl Library {
 
     fn unknown_prompt(&self, id: &str) -> Error {
         Error::unknown_prompt(id, self.prompts.iter().map(|p| p.id.as_str()))
+    }
+}
+
+/// Every value given for a variable whose front matter declares its values
+/// (`kind: choice` or `optional_choice`) is one of them: what its generated
+/// enum could hold. `null` or no value at all is left to the render, as for
+/// any variable (a missing comparison is false). Undeclared choices take any
+/// value, as they always have.
+fn declared_choices(prompt: &ResolvedPrompt, values: &[Option<ValueRef<'_>>]) -> Result<()> {
+    use promptpack_core::program::VarKind;
+    let mut errors = Vec::new();
+    for (var, value) in prompt.vars.iter().zip(values) {
+        if !matches!(var.declared, Some(VarKind::Choice | VarKind::OptionalChoice)) {
+            continue;
+        }
+        let Some(value) = value else {
+            continue;
+        };
+        let null = matches!(value, ValueRef::Json(json) if json.is_null());
+        if null || var.choices.iter().any(|c| value.renders_as(c)) {
+            continue;
+        }
+        let mut shown = String::new();
+        value.write_to(&mut shown);
+        let shown: String = shown.chars().take(60).collect();
+        let listed = var
+            .choices
+            .iter()
+            .map(|c| format!("{c:?}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let near = promptpack_core::similar::nearest(
+            &shown,
+            var.choices.iter().map(String::as_str),
+            1,
+        );
+        let help = match near.first() {
+            Some(near) => format!("did you mean {near:?}? The values of `{}` are {listed}", var.name),
+            None => format!("the values of `{}` are {listed}", var.name),
+        };
+        errors.push(
+            Diagnostic::new(
+                ErrorCode::InvalidChoice,
+                format!(
+                    "{shown:?} is not a value of `{}`, which prompt `{}` declares as a choice",
+                    var.name, prompt.id
+                ),
+            )
+            .with_help(help),
+        );
+    }
+    match Error::from_diagnostics(errors) {
+        Some(error) => Err(error),
+        None => Ok(()),
     }
 }
 
