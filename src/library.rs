@@ -399,7 +399,8 @@ impl Library {
 /// Every value given for a variable whose front matter declares its values
 /// (`kind: choice` or `optional_choice`) is one of them: what its generated
 /// enum could hold. `null` or no value at all is left to the render, as for
-/// any variable (a missing comparison is false). Undeclared choices take any
+/// any variable (a missing comparison is false), and an optional choice
+/// also takes `""` (its `None`, as the struct renders it). Undeclared choices take any
 /// value, as they always have.
 fn declared_choices(prompt: &ResolvedPrompt, values: &[Option<ValueRef<'_>>]) -> Result<()> {
     use promptpack_core::program::VarKind;
@@ -411,8 +412,13 @@ fn declared_choices(prompt: &ResolvedPrompt, values: &[Option<ValueRef<'_>>]) ->
         let Some(value) = value else {
             continue;
         };
-        let null = matches!(value, ValueRef::Json(json) if json.is_null());
-        if null || var.choices.iter().any(|c| value.renders_as(c)) {
+        // An optional choice's `None` is what a struct shows as nothing:
+        // null, or the empty text an `Option` of the enum renders.
+        let absent = match value {
+            ValueRef::Json(json) => json.is_null(),
+            value => var.declared == Some(VarKind::OptionalChoice) && value.renders_as(""),
+        };
+        if absent || var.choices.iter().any(|c| value.renders_as(c)) {
             continue;
         }
         let mut shown = String::new();
