@@ -406,7 +406,10 @@ fn declared_choices(prompt: &ResolvedPrompt, values: &[Option<ValueRef<'_>>]) ->
     use promptpack_core::program::VarKind;
     let mut errors = Vec::new();
     for (var, value) in prompt.vars.iter().zip(values) {
-        if !matches!(var.declared, Some(VarKind::Choice | VarKind::OptionalChoice)) {
+        if !matches!(
+            var.declared,
+            Some(VarKind::Choice | VarKind::OptionalChoice)
+        ) {
             continue;
         }
         let Some(value) = value else {
@@ -430,13 +433,13 @@ fn declared_choices(prompt: &ResolvedPrompt, values: &[Option<ValueRef<'_>>]) ->
             .map(|c| format!("{c:?}"))
             .collect::<Vec<_>>()
             .join(", ");
-        let near = promptpack_core::similar::nearest(
-            &shown,
-            var.choices.iter().map(String::as_str),
-            1,
-        );
+        let near =
+            promptpack_core::similar::nearest(&shown, var.choices.iter().map(String::as_str), 1);
         let help = match near.first() {
-            Some(near) => format!("did you mean {near:?}? The values of `{}` are {listed}", var.name),
+            Some(near) => format!(
+                "did you mean {near:?}? The values of `{}` are {listed}",
+                var.name
+            ),
             None => format!("the values of `{}` are {listed}", var.name),
         };
         errors.push(
@@ -574,6 +577,57 @@ mod tests {
             "{}",
             from_slice.system
         );
+    }
+
+    /// A choice whose values front matter declares takes, as strings, only
+    /// those (an optional one also `""` and null); the values of a compiled
+    /// struct, which the live handle and the dev path render with, are not
+    /// checked against a version that declares fewer.
+    #[test]
+    fn a_declared_choice_takes_its_declared_values() {
+        let system = "---\nvars:\n  role: {kind: choice, values: [teacher, student]}\n  mood: {kind: optional_choice, values: [calm]}\n---\n{{#if role == \"teacher\"}}T{{else}}O{{/if}}{{#if mood}}!{{/if}}";
+        let library = Library::from_sources(
+            vec![TemplateSource {
+                id: "p".into(),
+                system: SourceFile::new("templates/p/system.md", system),
+                user: None,
+            }],
+            vec![],
+            Delimiters::default(),
+        )
+        .expect("loads");
+        let render = |role: &str, mood: serde_json::Value| {
+            library.build_prompt("p", &json!({"role": role, "mood": mood}))
+        };
+        assert_eq!(
+            render("student", json!(null)).expect("declared").system,
+            "O"
+        );
+        assert_eq!(
+            render("teacher", json!("calm")).expect("declared").system,
+            "T!"
+        );
+        assert_eq!(render("teacher", json!("")).expect("`None`").system, "T");
+        for (role, mood) in [("observer", json!(null)), ("teacher", json!("calmly"))] {
+            let error = render(role, mood).expect_err("not declared");
+            assert_eq!(error.code(), ErrorCode::InvalidChoice, "{error}");
+        }
+        let pairs = [("role", "techer"), ("mood", "calm")];
+        let error = library
+            .render("p", &pairs[..], MissingVars::Error)
+            .expect_err("not declared");
+        assert!(
+            format!("{error:?}").contains("did you mean \"teacher\"?"),
+            "{error:?}"
+        );
+        #[cfg(any(feature = "live", feature = "hot-reload"))]
+        {
+            let compiled = [("role", "observer"), ("mood", "calm")];
+            let served = library
+                .render_typed("p", &compiled[..], MissingVars::Error)
+                .expect("a compiled struct's value renders");
+            assert_eq!(served.system, "O!");
+        }
     }
 
     /// A prompt with `n` variables `v0`…, each used twice in `system`, the

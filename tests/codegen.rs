@@ -98,7 +98,9 @@ fn declared_choices_become_enums_of_every_declared_value() {
         "{code}"
     );
     assert!(
-        code.contains("pub const ALL: [LessonRole; 3] = [Self::Observer, Self::Teacher, Self::Student];"),
+        code.contains(
+            "pub const ALL: [LessonRole; 3] = [Self::Observer, Self::Teacher, Self::Student];"
+        ),
         "{code}"
     );
     assert!(code.contains("pub mood: Option<LessonMood>,"), "{code}");

@@ -1028,7 +1028,10 @@ proptest! {
 /// `system` with front matter declaring every variable `prompt` uses: each
 /// compared one a choice (`optional_choice` when also tested) of its
 /// compared values in reverse order plus `zz`, which no branch compares.
-fn declaring_front_matter(prompt: &promptpack_core::resolve::ResolvedPrompt, system: &str) -> String {
+fn declaring_front_matter(
+    prompt: &promptpack_core::resolve::ResolvedPrompt,
+    system: &str,
+) -> String {
     let mut front = String::from("---\nvars:\n");
     for var in &prompt.vars {
         if var.compared.is_empty() {

@@ -41,8 +41,8 @@ fn prompt_mistakes_do_not_compile() {
 
     // Choices declared in front matter: every declared value a variant, in
     // the declared order, one of them compared by no branch.
-    let declared =
-        promptpack_build::Config::load(root.join("tests/codegen/declared-choices")).expect("config");
+    let declared = promptpack_build::Config::load(root.join("tests/codegen/declared-choices"))
+        .expect("config");
     let code = promptpack_build::generate_code(&declared).expect("declared choices generate");
     std::fs::write(root.join("target/promptpack-ui/declared.rs"), code)
         .expect("write generated code");

@@ -2,11 +2,11 @@
 //! cycles), splices snippets into templates, numbers variables and turns
 //! blocks into jumps. Knows nothing of files on disk.
 
+use crate::error::Location;
 use crate::error::{Diagnostic, ErrorCode};
 use crate::front_matter::{
     DeclaredVar, FileRole, FrontMatter, apply_contract, read_front_matter, unused_snippet_vars,
 };
-use crate::error::Location;
 use crate::program::{ChoiceBlock, Op, Program, StableHasher, VarInfo, VarUses, hash_program};
 use crate::sections::Headings;
 use crate::settings::Settings;

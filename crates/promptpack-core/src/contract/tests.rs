@@ -270,7 +270,8 @@ fn declared(vars: &str, body: &str) -> ResolvedPrompt {
 }
 
 const DECLARED_ROLE: &str = "  role: {kind: choice, values: [teacher, student, observer]}\n";
-const BRANCHES: &str = "{{#if role == \"teacher\"}}T{{else if role == \"student\"}}S{{else}}O{{/if}}";
+const BRANCHES: &str =
+    "{{#if role == \"teacher\"}}T{{else if role == \"student\"}}S{{else}}O{{/if}}";
 
 /// A declared choice's contract is its declared values, in the order
 /// declared, observer included though no branch compares with it.
@@ -311,15 +312,13 @@ fn declared_values_fit_by_what_is_compared() {
     );
     assert_eq!(refused.len(), 1, "{refused:?}");
     assert!(
-        refused[0].message.contains("compares `role` with \"guest\""),
+        refused[0]
+            .message
+            .contains("compares `role` with \"guest\""),
         "{}",
         refused[0].message
     );
-    let wide = compiled(&[(
-        "role",
-        VarKind::Choice,
-        &["teacher", "student", "observer"],
-    )]);
+    let wide = compiled(&[("role", VarKind::Choice, &["teacher", "student", "observer"])]);
     let fewer = "  role: {kind: choice, values: [teacher]}\n";
     let dropped = check(
         &declared(fewer, "{{#if role == \"teacher\"}}T{{/if}}"),

@@ -409,7 +409,10 @@ impl Reader<'_> {
             (&value.value, kind),
             (Yaml::Seq(_) | Yaml::Map(_), _)
                 | (Yaml::Bool(_), Some(DeclaredKind::Text))
-                | (Yaml::Bool(_), Some(DeclaredKind::Choice | DeclaredKind::OptionalChoice))
+                | (
+                    Yaml::Bool(_),
+                    Some(DeclaredKind::Choice | DeclaredKind::OptionalChoice)
+                )
                 | (
                     Yaml::Null,
                     Some(DeclaredKind::Text | DeclaredKind::Flag | DeclaredKind::Choice)

@@ -383,14 +383,38 @@ fn a_choice_declaration_of_the_wrong_shape_is_an_error_at_its_place() {
     let cases: &[(&str, &[&str])] = &[
         ("  role: {kind: choice}\n", &["invalid_front_matter 3:3"]),
         ("  role: {values: [a, b]}\n", &["invalid_front_matter 3:10"]),
-        ("  role: {kind: text, values: [a]}\n", &["invalid_front_matter 3:22"]),
-        ("  role: {kind: choice, values: [a, a]}\n", &["invalid_front_matter 3:36"]),
-        ("  role: {kind: choice, values: []}\n", &["invalid_front_matter 3:32"]),
-        ("  role: {kind: choice, values: a}\n", &["invalid_front_matter 3:32"]),
-        ("  role: {kind: choice, values: [\"a\\\"b\"]}\n", &["invalid_front_matter 3:33"]),
-        ("  role: {kind: choice, values: [a, [b]]}\n", &["invalid_front_matter 3:36"]),
-        ("  role: {kind: choice, values: [a], example: true}\n", &["invalid_front_matter 3:46"]),
-        ("  role: {kind: optional_choice, values: [a, 2.5], example: null}\n", &[]),
+        (
+            "  role: {kind: text, values: [a]}\n",
+            &["invalid_front_matter 3:22"],
+        ),
+        (
+            "  role: {kind: choice, values: [a, a]}\n",
+            &["invalid_front_matter 3:36"],
+        ),
+        (
+            "  role: {kind: choice, values: []}\n",
+            &["invalid_front_matter 3:32"],
+        ),
+        (
+            "  role: {kind: choice, values: a}\n",
+            &["invalid_front_matter 3:32"],
+        ),
+        (
+            "  role: {kind: choice, values: [\"a\\\"b\"]}\n",
+            &["invalid_front_matter 3:33"],
+        ),
+        (
+            "  role: {kind: choice, values: [a, [b]]}\n",
+            &["invalid_front_matter 3:36"],
+        ),
+        (
+            "  role: {kind: choice, values: [a], example: true}\n",
+            &["invalid_front_matter 3:46"],
+        ),
+        (
+            "  role: {kind: optional_choice, values: [a, 2.5], example: null}\n",
+            &[],
+        ),
     ];
     for (vars, errors) in cases {
         let read = read(&format!("---\nvars:\n{vars}---\nHi"));
@@ -421,10 +445,16 @@ fn a_comparison_outside_the_declared_values_is_invalid_choice_at_the_comparison(
         found[0].1,
         "`{{else if role == \"obsever\"}}` compares `role` with \"obsever\", which is not one of its declared values"
     );
-    assert!(found[0].2.starts_with("did you mean \"observer\"?"), "{}", found[0].2);
+    assert!(
+        found[0].2.starts_with("did you mean \"observer\"?"),
+        "{}",
+        found[0].2
+    );
     assert_eq!(found[1].0, "invalid_choice 5:57");
     assert!(
-        found[1].2.contains("\"teacher\", \"student\", \"observer\""),
+        found[1]
+            .2
+            .contains("\"teacher\", \"student\", \"observer\""),
         "{}",
         found[1].2
     );
@@ -442,7 +472,9 @@ fn a_declared_value_no_branch_compares_warns_where_it_goes() {
         with_else.warnings[0].message,
         "value \"observer\" of `role` is declared, but no branch compares with it: it renders the `{{else}}` branch (t/system.md:5:57)"
     );
-    let nothing = resolve_full(&format!("{ROLE}Hi {{{{#if role == \"teacher\"}}}}T{{{{/if}}}}"));
+    let nothing = resolve_full(&format!(
+        "{ROLE}Hi {{{{#if role == \"teacher\"}}}}T{{{{/if}}}}"
+    ));
     assert_eq!(
         places(&nothing.warnings),
         ["unhandled_choice 3:42", "unhandled_choice 3:51"]
