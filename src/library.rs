@@ -417,10 +417,9 @@ fn declared_choices(prompt: &ResolvedPrompt, values: &[Option<ValueRef<'_>>]) ->
         };
         // An optional choice's `None` is what a struct shows as nothing:
         // null, or the empty text an `Option` of the enum renders.
-        let absent = match value {
-            ValueRef::Json(json) => json.is_null(),
-            value => var.declared == Some(VarKind::OptionalChoice) && value.renders_as(""),
-        };
+        let null = matches!(value, ValueRef::Json(json) if json.is_null());
+        let absent =
+            null || (var.declared == Some(VarKind::OptionalChoice) && value.renders_as(""));
         if absent || var.choices.iter().any(|c| value.renders_as(c)) {
             continue;
         }

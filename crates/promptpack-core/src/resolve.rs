@@ -280,13 +280,21 @@ fn resolve_read(
             .flat_map(|s| s.front_matter.vars.iter().flatten())
             .collect();
         let errors_before = errors.len();
+        let mut found = Vec::new();
         apply_contract(
             &mut vars,
             &front_matter,
             &snippet_vars,
             &mut errors,
-            &mut warnings,
+            &mut found,
         );
+        // A snippet's declared choice is checked in every prompt that
+        // includes it: its warning, at the snippet, is told once.
+        for warning in found {
+            if !(warning.code == ErrorCode::UnhandledChoice && warnings.contains(&warning)) {
+                warnings.push(warning);
+            }
+        }
         if errors.len() > errors_before {
             continue;
         }

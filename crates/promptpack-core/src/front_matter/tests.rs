@@ -573,3 +573,30 @@ mod properties {
         }
     }
 }
+
+/// A snippet's declared choice warns once, at the snippet, however many
+/// prompts include it.
+#[test]
+fn a_snippets_unhandled_value_warns_once() {
+    let templates: Vec<TemplateSource> = ["a", "b"]
+        .into_iter()
+        .map(|id| TemplateSource {
+            id: id.into(),
+            system: SourceFile::new(format!("{id}/system.md"), "{{snippet:pace}}"),
+            user: None,
+        })
+        .collect();
+    let snippets = [SnippetSource {
+        name: "pace".into(),
+        file: SourceFile::new(
+            "snippets/pace.md",
+            "---\nvars:\n  pace: {kind: choice, values: [slow, fast]}\n---\n{{#if pace == \"slow\"}}Slowly.{{/if}}",
+        ),
+    }];
+    let counted =
+        crate::resolve::resolve_counting(&templates, &snippets, &crate::Settings::default());
+    assert!(counted.errors.is_empty(), "{:?}", counted.errors);
+    assert_eq!(places(&counted.warnings), ["unhandled_choice 3:39"]);
+    assert_eq!(counted.prompts.len(), 2);
+    assert_eq!(counted.prompts[1].vars[0].choices, ["slow", "fast"]);
+}
