@@ -98,8 +98,9 @@ pub struct ChoiceBlock {
     /// Whether the chain also tests something else (another variable, or
     /// this one's truth), which a value no comparison matches meets first.
     pub other_tests: bool,
-    /// The block's `{{else}}`, when it has one.
-    pub else_at: Option<Location>,
+    /// The block's `{{else}}`, when it has one: the tag as written (the
+    /// delimiters are the prompt's) and where.
+    pub else_tag: Option<(String, Location)>,
 }
 
 impl ChoiceBlock {
@@ -115,8 +116,8 @@ impl ChoiceBlock {
         } else {
             ""
         };
-        match &self.else_at {
-            Some(l) => format!("{other}the `{{{{else}}}}` branch ({})", at(l)),
+        match &self.else_tag {
+            Some((tag, l)) => format!("{other}the `{tag}` branch ({})", at(l)),
             None if self.other_tests => format!(
                 "the block's other tests, else nothing of the block ({})",
                 at(&self.at)

@@ -692,16 +692,16 @@ struct OpenIf {
 /// `{{else}}`.
 struct Chain {
     at: Location,
-    tests: Vec<(usize, Option<(String, String, Location)>)>,
-    else_at: Option<Location>,
+    tests: Vec<ChainTest>,
+    else_tag: Option<(String, Location)>,
 }
 
+/// One test of a [`Chain`]: the variable tested and, for a comparison, the
+/// value, the tag as written and where.
+type ChainTest = (usize, Option<(String, String, Location)>);
+
 /// One test of a [`Chain`], from its condition and the `If` op made of it.
-fn chain_test(
-    file: &SourceFile,
-    condition: &Condition,
-    op: &Op,
-) -> (usize, Option<(String, String, Location)>) {
+fn chain_test(file: &SourceFile, condition: &Condition, op: &Op) -> ChainTest {
     let var = match op {
         Op::If { cond, .. } => *cond,
         _ => usize::MAX,
@@ -837,7 +837,7 @@ impl PromptBuilder {
                     .tests
                     .iter()
                     .any(|(v, test)| *v != var || test.is_none()),
-                else_at: chain.else_at.clone(),
+                else_tag: chain.else_tag.clone(),
             });
         }
     }
@@ -890,7 +890,7 @@ impl PromptBuilder {
                     chains.push(Chain {
                         at: file.location(condition.name.span),
                         tests: vec![chain_test(file, condition, &op)],
-                        else_at: None,
+                        else_tag: None,
                     });
                     open_ifs.push(OpenIf {
                         at: program.ops.len(),
@@ -913,7 +913,8 @@ impl PromptBuilder {
                 }
                 Item::Else(span) => {
                     if let Some(chain) = chains.last_mut() {
-                        chain.else_at = Some(file.location(*span));
+                        let tag = file.slice(*span).to_string();
+                        chain.else_tag = Some((tag, file.location(*span)));
                     }
                     start_else(&mut program.ops, &open_ifs);
                 }

@@ -600,3 +600,33 @@ fn a_snippets_unhandled_value_warns_once() {
     assert_eq!(counted.prompts.len(), 2);
     assert_eq!(counted.prompts[1].vars[0].choices, ["slow", "fast"]);
 }
+
+/// The branch a warning names is written as the prompt writes it, in its
+/// delimiters.
+#[test]
+fn an_unhandled_value_names_the_branch_in_the_prompts_delimiters() {
+    let templates = [TemplateSource {
+        id: "t".into(),
+        system: SourceFile::new(
+            "t/system.md",
+            format!("{ROLE}<<#if role == \"teacher\">>T<<else>>O<</if>>"),
+        ),
+        user: None,
+    }];
+    let settings = crate::Settings {
+        delimiters: Delimiters::new("<<", ">>").expect("delimiters"),
+        ..Default::default()
+    };
+    let counted = crate::resolve::resolve_counting(&templates, &[], &settings);
+    assert!(counted.errors.is_empty(), "{:?}", counted.errors);
+    let messages: Vec<&str> = counted
+        .warnings
+        .iter()
+        .map(|w| w.message.as_str())
+        .collect();
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert!(
+        messages[0].ends_with("it renders the `<<else>>` branch (t/system.md:5:27)"),
+        "{messages:?}"
+    );
+}
