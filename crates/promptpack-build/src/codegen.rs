@@ -997,11 +997,10 @@ fn choice_enum(
 ) {
     let ident = &choice.ident;
     let var = prompt.vars.iter().find(|v| v.name == field.name);
-    let declared = prompt
-        .front_matter
-        .declared(&field.name)
-        .and_then(|d| d.values.as_ref())
-        .is_some();
+    // A declared choice kind comes with its values (the prompt's front
+    // matter or a snippet's), which are then the enum's.
+    let declared =
+        var.is_some_and(|v| matches!(v.declared, Some(VarKind::Choice | VarKind::OptionalChoice)));
     if declared {
         out.doc(&format!(
             "The values `{}` takes in the `{}` prompt, as its front matter declares them.",
