@@ -270,6 +270,7 @@ impl Library {
         if let Some(index) = self.index_of(id) {
             let count = self.prompts[index].vars.len();
             let rendered = crate::serde_vars::collect(&self.names[index], count, vars, |values| {
+                declared_choices(&self.prompts[index], values)?;
                 self.render_values(index, values, missing_vars)
             });
             if let Some(rendered) = rendered {
@@ -280,24 +281,57 @@ impl Library {
     }
 
     /// Renders prompt `id` with values from any [`Vars`], without converting
-    /// them first.
+    /// them first. A variable whose front matter declares its values
+    /// (`kind: choice`) takes one of them: any other value is
+    /// `invalid_choice`, as it cannot be a value of the generated enum.
     pub fn render(
         &self,
         id: &str,
         vars: &(impl Vars + ?Sized),
         missing_vars: MissingVars,
     ) -> Result<Prompt> {
+        self.render_checked(id, vars, missing_vars, true)
+    }
+
+    /// [`Library::render`] of values that come from a generated vars struct
+    /// (the live handle's): its enums are the program's declared values,
+    /// which a catalog version may declare fewer of without being refused,
+    /// so they are not checked against the version's declaration.
+    #[cfg(any(feature = "live", feature = "hot-reload"))]
+    pub(crate) fn render_typed(
+        &self,
+        id: &str,
+        vars: &(impl Vars + ?Sized),
+        missing_vars: MissingVars,
+    ) -> Result<Prompt> {
+        self.render_checked(id, vars, missing_vars, false)
+    }
+
+    fn render_checked(
+        &self,
+        id: &str,
+        vars: &(impl Vars + ?Sized),
+        missing_vars: MissingVars,
+        check_choices: bool,
+    ) -> Result<Prompt> {
         let index = self.index_of(id).ok_or_else(|| self.unknown_prompt(id))?;
-        let names = VarNames::new(&self.prompts[index].vars);
+        let prompt = &self.prompts[index];
+        let names = VarNames::new(&prompt.vars);
+        let render = |values: &[Option<ValueRef<'_>>]| {
+            if check_choices {
+                declared_choices(prompt, values)?;
+            }
+            self.render_values(index, values, missing_vars)
+        };
         if names.len() <= STACK_VALUES {
             let mut values = [None; STACK_VALUES];
             let values = &mut values[..names.len()];
             vars.get_many(names, values);
-            self.render_values(index, values, missing_vars)
+            render(values)
         } else {
             let mut values = vec![None; names.len()];
             vars.get_many(names, &mut values);
-            self.render_values(index, &values, missing_vars)
+            render(&values)
         }
     }
 
@@ -373,6 +407,68 @@ impl Library {
 
     fn unknown_prompt(&self, id: &str) -> Error {
         Error::unknown_prompt(id, self.prompts.iter().map(|p| p.id.as_str()))
+    }
+}
+
+/// Every value given for a variable whose front matter declares its values
+/// (`kind: choice` or `optional_choice`) is one of them: what its generated
+/// enum could hold. `null` or no value at all is left to the render, as for
+/// any variable (a missing comparison is false), and an optional choice
+/// also takes `""` (its `None`, as the struct renders it). Undeclared choices take any
+/// value, as they always have.
+fn declared_choices(prompt: &ResolvedPrompt, values: &[Option<ValueRef<'_>>]) -> Result<()> {
+    use promptpack_core::program::VarKind;
+    let mut errors = Vec::new();
+    for (var, value) in prompt.vars.iter().zip(values) {
+        if !matches!(
+            var.declared,
+            Some(VarKind::Choice | VarKind::OptionalChoice)
+        ) {
+            continue;
+        }
+        let Some(value) = value else {
+            continue;
+        };
+        // An optional choice's `None` is what a struct shows as nothing:
+        // null, or the empty text an `Option` of the enum renders.
+        let null = matches!(value, ValueRef::Json(json) if json.is_null());
+        let absent =
+            null || (var.declared == Some(VarKind::OptionalChoice) && value.renders_as(""));
+        if absent || var.choices.iter().any(|c| value.renders_as(c)) {
+            continue;
+        }
+        let mut shown = String::new();
+        value.write_to(&mut shown);
+        let shown: String = shown.chars().take(60).collect();
+        let listed = var
+            .choices
+            .iter()
+            .map(|c| format!("{c:?}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let near =
+            promptpack_core::similar::nearest(&shown, var.choices.iter().map(String::as_str), 1);
+        let help = match near.first() {
+            Some(near) => format!(
+                "did you mean {near:?}? The values of `{}` are {listed}",
+                var.name
+            ),
+            None => format!("the values of `{}` are {listed}", var.name),
+        };
+        errors.push(
+            Diagnostic::new(
+                ErrorCode::InvalidChoice,
+                format!(
+                    "{shown:?} is not a value of `{}`, which prompt `{}` declares as a choice",
+                    var.name, prompt.id
+                ),
+            )
+            .with_help(help),
+        );
+    }
+    match Error::from_diagnostics(errors) {
+        Some(error) => Err(error),
+        None => Ok(()),
     }
 }
 
@@ -494,6 +590,57 @@ mod tests {
             "{}",
             from_slice.system
         );
+    }
+
+    /// A choice whose values front matter declares takes, as strings, only
+    /// those (an optional one also `""` and null); the values of a compiled
+    /// struct, which the live handle and the dev path render with, are not
+    /// checked against a version that declares fewer.
+    #[test]
+    fn a_declared_choice_takes_its_declared_values() {
+        let system = "---\nvars:\n  role: {kind: choice, values: [teacher, student]}\n  mood: {kind: optional_choice, values: [calm]}\n---\n{{#if role == \"teacher\"}}T{{else}}O{{/if}}{{#if mood}}!{{/if}}";
+        let library = Library::from_sources(
+            vec![TemplateSource {
+                id: "p".into(),
+                system: SourceFile::new("templates/p/system.md", system),
+                user: None,
+            }],
+            vec![],
+            Delimiters::default(),
+        )
+        .expect("loads");
+        let render = |role: &str, mood: serde_json::Value| {
+            library.build_prompt("p", &json!({"role": role, "mood": mood}))
+        };
+        assert_eq!(
+            render("student", json!(null)).expect("declared").system,
+            "O"
+        );
+        assert_eq!(
+            render("teacher", json!("calm")).expect("declared").system,
+            "T!"
+        );
+        assert_eq!(render("teacher", json!("")).expect("`None`").system, "T");
+        for (role, mood) in [("observer", json!(null)), ("teacher", json!("calmly"))] {
+            let error = render(role, mood).expect_err("not declared");
+            assert_eq!(error.code(), ErrorCode::InvalidChoice, "{error}");
+        }
+        let pairs = [("role", "techer"), ("mood", "calm")];
+        let error = library
+            .render("p", &pairs[..], MissingVars::Error)
+            .expect_err("not declared");
+        assert!(
+            format!("{error:?}").contains("did you mean \"teacher\"?"),
+            "{error:?}"
+        );
+        #[cfg(any(feature = "live", feature = "hot-reload"))]
+        {
+            let compiled = [("role", "observer"), ("mood", "calm")];
+            let served = library
+                .render_typed("p", &compiled[..], MissingVars::Error)
+                .expect("a compiled struct's value renders");
+            assert_eq!(served.system, "O!");
+        }
     }
 
     /// A prompt with `n` variables `v0`…, each used twice in `system`, the

@@ -88,7 +88,7 @@ impl PromptInfo {
                 self.variables[i] == var.name
                     && self.kind(i) == var.kind()
                     && var
-                        .choices
+                        .compared
                         .iter()
                         .all(|value| self.values_of(&var.name).contains(&value.as_str()))
             })

@@ -120,3 +120,36 @@ fn lints_and_typos_are_cargo_warnings() {
     );
     assert_eq!(warnings(&stderr), Vec::<&str>::new(), "{stderr}");
 }
+
+/// A declared choice value no branch compares is a cargo warning at the
+/// value, naming the branch it renders; the declared-only variant exists
+/// and the crate builds.
+#[test]
+fn an_unhandled_declared_choice_is_a_cargo_warning() {
+    let scratch = Scratch::new(
+        "scratch-choices",
+        "promptpack::include_prompts!();\n\
+         fn main() {\n\
+         \x20   println!(\"{}\", LessonVars { role: LessonRole::Observer }.render_system());\n\
+         }\n",
+    );
+    scratch.write(
+        "templates/lesson/system.md",
+        "---\nvars:\n  role: {kind: choice, values: [teacher, observer]}\n---\n\
+         {{#if role == \"teacher\"}}Teach.{{else}}Watch.{{/if}}\n",
+    );
+    let out = scratch.cargo(&["build"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let shown: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("warning: scratch-choices@0.0.0: "))
+        .collect();
+    assert_eq!(shown.len(), 1, "{stderr}");
+    assert!(
+        shown[0].starts_with(
+            "templates/lesson/system.md:3:42: unhandled_choice: value \"observer\" of `role` is declared, but no branch compares with it: it renders the `{{else}}` branch (templates/lesson/system.md:5:32)"
+        ),
+        "{stderr}"
+    );
+}

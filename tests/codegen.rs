@@ -85,6 +85,28 @@ fn compared_variables_become_enums() {
     insta::assert_snapshot!(generate_case("choices").expect("generates"));
 }
 
+/// A choice declared in front matter: its enum has every declared value in
+/// the declared order (`observer`, which no branch compares, first), each
+/// variant's rustdoc naming the branch it renders.
+#[test]
+fn declared_choices_become_enums_of_every_declared_value() {
+    let code = generate_case("declared-choices").expect("generates");
+    assert!(
+        code.contains(
+            "pub enum LessonRole {\n\t\t/// `\"observer\"`: renders the `{{else}}` branch (templates/lesson/system.md:16:67).\n\t\tObserver,"
+        ),
+        "{code}"
+    );
+    assert!(
+        code.contains(
+            "pub const ALL: [LessonRole; 3] = [Self::Observer, Self::Teacher, Self::Student];"
+        ),
+        "{code}"
+    );
+    assert!(code.contains("pub mood: Option<LessonMood>,"), "{code}");
+    insta::assert_snapshot!(code);
+}
+
 /// Front matter in the generated code: the description as rustdoc of the
 /// variant and the struct, and `description()`/`metadata()`/`max_tokens()`/
 /// `example()` in the prompt table; declared kinds as field types; field

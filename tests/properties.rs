@@ -1024,3 +1024,123 @@ proptest! {
         prop_assert_eq!(tables.hash, interpreted.hash);
     }
 }
+
+/// `system` with front matter declaring every variable `prompt` uses: each
+/// compared one a choice (`optional_choice` when also tested) of its
+/// compared values in reverse order plus `zz`, which no branch compares.
+fn declaring_front_matter(
+    prompt: &promptpack_core::resolve::ResolvedPrompt,
+    system: &str,
+) -> String {
+    let mut front = String::from("---\nvars:\n");
+    for var in &prompt.vars {
+        if var.compared.is_empty() {
+            front.push_str(&format!("  {}:\n", var.name));
+            continue;
+        }
+        let kind = if var.as_condition {
+            "optional_choice"
+        } else {
+            "choice"
+        };
+        let values: Vec<String> = var
+            .compared
+            .iter()
+            .rev()
+            .map(String::as_str)
+            .chain(["zz"])
+            .map(|v| format!("{v:?}"))
+            .collect();
+        front.push_str(&format!(
+            "  {}: {{kind: {kind}, values: [{}]}}\n",
+            var.name,
+            values.join(", ")
+        ));
+    }
+    front.push_str("---\n");
+    front + system
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// With every compared variable declared a choice (its values in
+    /// another order than the comparisons', and one no branch compares),
+    /// the tables render what the interpreter renders for every value,
+    /// the declared-only one included: the enum's order and the tables'
+    /// value numbers agree.
+    #[test]
+    fn declared_choices_render_in_tables_as_the_interpreter_does(
+        nodes in prop::collection::vec(node(true), 1..6),
+        snippet_nodes in prop::collection::vec(node(false), 0..4),
+        values in prop::collection::vec(
+            prop::option::of(prop_oneof![
+                prop::sample::select(LITERALS).prop_map(str::to_string),
+                Just("zz".to_string()),
+            ]),
+            NAMES.len(),
+        ),
+    ) {
+        use promptpack::__private::{Part, PromptInfo, render_generated};
+        use promptpack_core::table::steps;
+
+        let d = Delimiters::default();
+        let system = format!("[{}]", write_nodes(&nodes, &d));
+        let snippets = || vec![snippet("s", &format!("({})", write_nodes(&snippet_nodes, &d)))];
+        let plain = Library::from_sources(vec![template("t", &system, None)], snippets(), d.clone())
+            .expect("generated templates are valid");
+        let declared_system = declaring_front_matter(plain.resolved("t").expect("prompt t"), &system);
+        let library = Library::from_sources(
+            vec![template("t", &declared_system, None)],
+            snippets(),
+            d,
+        )
+        .expect("declaring every variable keeps the templates valid");
+        let prompt = library.resolved("t").expect("prompt t");
+        for var in prompt.vars.iter().filter(|v| !v.compared.is_empty()) {
+            prop_assert_eq!(var.choices.last().map(String::as_str), Some("zz"));
+        }
+        let given: HashMap<&str, Option<String>> =
+            NAMES.iter().copied().zip(values).collect();
+        let value = |name: &str| given.get(name).cloned().flatten();
+        let shown: HashMap<&str, String> = prompt
+            .vars
+            .iter()
+            .map(|v| (v.name.as_str(), shown_by_struct(v, value(&v.name).as_deref())))
+            .collect();
+        let interpreted = library
+            .render("t", &shown, promptpack::MissingVars::Error)
+            .expect("every value shown is a declared one");
+
+        let leak = |s: &str| -> &'static str { String::leak(s.to_string()) };
+        let parts: Vec<Part> = vec![Part {
+            text: leak(&prompt.system.text),
+            steps: Vec::leak(steps(&prompt.system, &prompt.vars)),
+        }];
+        let info = PromptInfo {
+            id: "t",
+            hash: prompt.hash,
+            variables: Vec::leak(prompt.vars.iter().map(|v| leak(&v.name)).collect()),
+            kinds: leak(
+                &prompt.vars.iter().map(|v| char::from(v.kind().letter())).collect::<String>(),
+            ),
+            conditions: &[],
+            choices: Vec::leak(
+                prompt
+                    .vars
+                    .iter()
+                    .filter(|v| !v.choices.is_empty())
+                    .map(|v| {
+                        let values: Vec<&'static str> = v.choices.iter().map(|c| leak(c)).collect();
+                        (leak(&v.name), &*Vec::leak(values))
+                    })
+                    .collect(),
+            ),
+            parts: Vec::leak(parts),
+            ..promptpack::__private::NO_FIELDS
+        };
+        let tables = render_generated("t", &info, &value);
+        prop_assert_eq!(&tables.system, &interpreted.system);
+        prop_assert_eq!(tables.hash, interpreted.hash);
+    }
+}

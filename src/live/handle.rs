@@ -177,7 +177,7 @@ impl<Id: GeneratedPrompts> Prompts<Id> {
         let Some(arm) = prompt.arm(name, key) else {
             return vars.build();
         };
-        let rendered = arm.library.render(name, vars, MissingVars::Error)?;
+        let rendered = arm.library.render_typed(name, vars, MissingVars::Error)?;
         Ok(Prompt {
             id,
             system: rendered.system,

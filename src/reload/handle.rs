@@ -248,8 +248,11 @@ impl WatchedLibrary {
         if let Some(stale) = stale_build(&library, id, contract) {
             return Err(stale);
         }
+        // The values come from the compiled struct: an edit on disk that
+        // declares fewer values still renders the ones it dropped (their
+        // `{{else}}`), as a catalog version would.
         library
-            .render(id, &vars, MissingVars::Error)
+            .render_typed(id, &vars, MissingVars::Error)
             .map_err(|error| match error.code() {
                 ErrorCode::UnknownPrompt => deleted_prompt(&self.config(), id),
                 _ => error,

@@ -6,8 +6,8 @@ use super::event::ReloadEvent;
 use super::snapshot::stable_snapshot;
 use crate::library::Library;
 use arc_swap::ArcSwap;
-use promptpack_core::diagnostics::{Style, render_error};
-use promptpack_core::error::{Error, Result};
+use promptpack_core::diagnostics::{Severity, Style, render_diagnostic, render_error};
+use promptpack_core::error::{Error, ErrorCode, Result};
 use promptpack_load::Config;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -98,7 +98,17 @@ impl Shared {
             *lock(&self.config) = config;
         }
         match loaded {
-            Ok(library) => {
+            Ok((library, warnings)) => {
+                // What the build would warn of in the edited prompts: a
+                // declared choice value no branch compares now renders its
+                // `{{else}}`, which an edit in dev should hear about.
+                for warning in warnings
+                    .iter()
+                    .filter(|w| w.code == ErrorCode::UnhandledChoice)
+                {
+                    let shown = render_diagnostic(warning, Severity::Warning, Style::Plain);
+                    self.tell(log::Level::Warn, &format!("promptpack: {shown}"));
+                }
                 let prompts = library.ids().len();
                 self.library.store(Arc::new(library));
                 // After the store: whoever sees the new generation sees the

@@ -39,9 +39,10 @@ impl Snapshot {
         }
     }
 
-    /// The library this read makes, or every error it met; and the
-    /// configuration it was read with.
-    pub(super) fn load(self) -> (Option<Config>, Result<Library>) {
+    /// The library this read makes with the front matter's warnings about
+    /// it (a declared choice value no branch compares), or every error it
+    /// met; and the configuration it was read with.
+    pub(super) fn load(self) -> (Option<Config>, Result<(Library, Vec<Diagnostic>)>) {
         match self {
             Snapshot::BadConfig(error) => (None, Err(error)),
             Snapshot::Read {
@@ -52,7 +53,10 @@ impl Snapshot {
                 let delimiters = config.delimiters_ref().clone();
                 let library = compile(*sources, read_errors, config.settings(), Stages::default())
                     .into_result()
-                    .map(|compiled| Library::from_compiled(compiled, delimiters));
+                    .map(|mut compiled| {
+                        let warnings = std::mem::take(&mut compiled.warnings);
+                        (Library::from_compiled(compiled, delimiters), warnings)
+                    });
                 (Some(*config), library)
             }
         }

@@ -996,20 +996,42 @@ fn choice_enum(
     runtime: &str,
 ) {
     let ident = &choice.ident;
-    out.doc(&format!(
-        "The values `{}` is compared with in the `{}` prompt.",
-        field.name, prompt.id
-    ));
+    let var = prompt.vars.iter().find(|v| v.name == field.name);
+    // A declared choice kind comes with its values (the prompt's front
+    // matter or a snippet's), which are then the enum's.
+    let declared =
+        var.is_some_and(|v| matches!(v.declared, Some(VarKind::Choice | VarKind::OptionalChoice)));
+    if declared {
+        out.doc(&format!(
+            "The values `{}` takes in the `{}` prompt, as its front matter declares them.",
+            field.name, prompt.id
+        ));
+    } else {
+        out.doc(&format!(
+            "The values `{}` is compared with in the `{}` prompt.",
+            field.name, prompt.id
+        ));
+    }
     out.line(derive_enum());
     out.open(format!("pub enum {ident} {{"));
     for (value, variant) in &choice.values {
-        out.doc(&format!("`{value:?}`"));
+        // Which branch each value renders, so that a hover on a variant
+        // says what choosing it does (and that a declared value no branch
+        // compares falls to the `{{else}}`).
+        match var.and_then(|v| v.renders(value)) {
+            Some(renders) => out.doc(&format!("`{value:?}`: renders {renders}.")),
+            None => out.doc(&format!("`{value:?}`")),
+        }
         out.line(format!("{variant},"));
     }
     out.close("}");
     out.line("");
     out.open(format!("impl {ident} {{"));
-    out.line("/// Every value, in the order the templates first use them.");
+    if declared {
+        out.line("/// Every value, in the order the front matter declares them.");
+    } else {
+        out.line("/// Every value, in the order the templates first use them.");
+    }
     let all: Vec<String> = choice
         .values
         .iter()

@@ -39,6 +39,14 @@ fn prompt_mistakes_do_not_compile() {
     std::fs::write(root.join("target/promptpack-ui/contract.rs"), code)
         .expect("write generated code");
 
+    // Choices declared in front matter: every declared value a variant, in
+    // the declared order, one of them compared by no branch.
+    let declared = promptpack_build::Config::load(root.join("tests/codegen/declared-choices"))
+        .expect("config");
+    let code = promptpack_build::generate_code(&declared).expect("declared choices generate");
+    std::fs::write(root.join("target/promptpack-ui/declared.rs"), code)
+        .expect("write generated code");
+
     // Through a crate path: the runtime re-exported as `crate::runtime`,
     // named nowhere else.
     let reexported = config

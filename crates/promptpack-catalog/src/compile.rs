@@ -190,6 +190,23 @@ pub(crate) fn compile_draft(
     Ok(describe(&prompt, snippets, settings))
 }
 
+/// What publishing `draft` of prompt `id` against `snippets` warns of:
+/// a value a declared choice takes that no branch compares with
+/// (`unhandled_choice`), which renders the block's `{{else}}` or nothing.
+/// A draft that does not compile has no warnings; its errors are
+/// [`compile_draft`]'s.
+pub(crate) fn draft_warnings(id: &str, draft: &Draft, snippets: &[SnippetText]) -> Vec<Diagnostic> {
+    let Ok(settings) = draft.syntax.settings() else {
+        return Vec::new();
+    };
+    let sources = sources(id, &draft.system, draft.user.as_deref(), snippets);
+    compile(sources, Vec::new(), &settings, Stages::default())
+        .warnings
+        .into_iter()
+        .filter(|w| w.code == ErrorCode::UnhandledChoice)
+        .collect()
+}
+
 /// Checks a snippet text on its own: it must parse, and what it includes
 /// must be in `others` (the newest revision of every other snippet).
 pub(crate) fn check_snippet(

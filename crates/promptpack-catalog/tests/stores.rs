@@ -28,6 +28,7 @@ every_store!(
     labelled_reads_one_label_of_every_prompt_at_once,
     versions_with_sources_reads_many_versions_at_once,
     a_catalog_of_the_first_schema_is_migrated,
+    declared_choices_fit_by_what_they_compare_and_warn_of_unhandled_values,
 );
 
 fn versions_are_numbered_and_never_change(store: &TestStore) {
@@ -1055,4 +1056,73 @@ fn a_catalog_of_the_first_schema_is_migrated(store: &TestStore) {
         )
         .expect_err("a version twice");
     assert_eq!(migrated.history("p").expect("history").audit.len(), 2);
+}
+
+/// A version declaring a choice's values is checked by what it compares:
+/// dropping a value the program's enum has, or declaring one it lacks
+/// without comparing with it, fits; comparing with one it lacks does not.
+/// `draft_warnings` names each declared value no branch compares, also in
+/// a snippet (the catalog's newest revision of it).
+fn declared_choices_fit_by_what_they_compare_and_warn_of_unhandled_values(store: &TestStore) {
+    let mut catalog = store.open();
+    catalog.create("lesson", None, None).expect("create");
+    let contract = Contract::from_json(
+        "contract.json",
+        r#"{"format": 1, "prompts": {"lesson": {"variables": [
+            {"name": "role", "kind": "choice", "values": ["teacher", "student", "observer"]}]}}}"#,
+    )
+    .expect("contract");
+    let declared = |values: &str, body: &str| {
+        draft(&format!(
+            "---\nvars:\n  role: {{kind: choice, values: [{values}]}}\n---\n{body}"
+        ))
+    };
+    let fewer = declared(
+        "teacher, student",
+        "{{#if role == \"teacher\"}}T{{else}}S{{/if}}",
+    );
+    catalog
+        .publish("lesson", &fewer, Some(&contract))
+        .expect("a dropped value fits");
+    let wider = declared(
+        "teacher, student, guest",
+        "{{#if role == \"teacher\"}}T{{else if role == \"student\"}}S{{/if}}",
+    );
+    catalog
+        .publish("lesson", &wider, Some(&contract))
+        .expect("a value declared, not compared, fits");
+    let compares = declared("teacher, guest", "{{#if role == \"guest\"}}G{{/if}}");
+    let error = catalog
+        .publish("lesson", &compares, Some(&contract))
+        .expect_err("guest is not in the program's enum");
+    assert_eq!(error.code(), ErrorCode::ContractViolation);
+
+    let warned = |catalog: &mut Catalog, draft: &Draft| -> Vec<String> {
+        catalog
+            .draft_warnings("lesson", draft)
+            .expect("the store reads")
+            .iter()
+            .map(|w| {
+                let at = w.location.as_ref().expect("located");
+                format!("{} {}:{}:{}", w.code, at.path(), at.line(), at.column())
+            })
+            .collect()
+    };
+    assert_eq!(
+        warned(&mut catalog, &wider),
+        ["unhandled_choice templates/lesson/system.md:3:51"]
+    );
+    catalog
+        .publish_snippet(
+            "pace",
+            "---\nvars:\n  pace: {kind: choice, values: [slow, fast]}\n---\n{{#if pace == \"slow\"}}Slowly.{{/if}}",
+            "pace 1",
+        )
+        .expect("snippet");
+    let with_snippet = draft("{{snippet:pace}}");
+    assert_eq!(
+        warned(&mut catalog, &with_snippet),
+        ["unhandled_choice snippets/pace.md:3:39"]
+    );
+    assert!(warned(&mut catalog, &draft("{{oops")).is_empty());
 }

@@ -424,6 +424,55 @@ fn refuses_contract_violation() {
     snapshot("refuses_contract_violation", &out);
 }
 
+/// Declared choices in the catalog: the program's contract has the
+/// declared values (`observer` too); a version that drops a declared value
+/// is published, one that compares with a value the program's enum lacks is
+/// refused; publishing warns of a declared value no branch compares.
+#[test]
+fn declared_choices_against_the_contract() {
+    let scene = Scene::new();
+    let lesson = "---\nvars:\n  role: {kind: choice, values: [teacher, student, observer]}\n---\n{{#if role == \"teacher\"}}Teach.{{else if role == \"student\"}}Learn.{{else}}Watch.{{/if}}\n";
+    scene.write("tree/templates/lesson/system.md", lesson);
+    let contract = scene.bare(&["contract", "--root", "TMP/tree"]);
+    assert_eq!(contract.code, Some(0), "{}", contract.stderr);
+    assert!(
+        contract
+            .stdout
+            .contains("\"teacher\",\n            \"student\",\n            \"observer\""),
+        "{}",
+        contract.stdout
+    );
+    scene.write("contract.json", &contract.stdout);
+    let publish = [
+        "publish",
+        "lesson",
+        "--from",
+        "TMP/tree",
+        "--contract",
+        "TMP/contract.json",
+    ];
+    let out = scene.play(&[
+        // `observer` renders the `{{else}}`: a warning, and published.
+        Run(&publish),
+        // Dropping a declared value the program still has: published.
+        Write(
+            "tree/templates/lesson/system.md",
+            "---\nvars:\n  role: {kind: choice, values: [teacher, student]}\n---\n{{#if role == \"teacher\"}}Teach.{{else}}Learn or watch.{{/if}}\n",
+        ),
+        Run(&publish),
+        // Comparing with a value the program's enum lacks: refused.
+        Write(
+            "tree/templates/lesson/system.md",
+            "---\nvars:\n  role: {kind: choice, values: [teacher, student, observer, guest]}\n---\n{{#if role == \"guest\"}}Welcome.{{else}}Hello.{{/if}}\n",
+        ),
+        Run(&publish),
+    ]);
+    assert_eq!(versions(&scene, "lesson"), 2);
+    assert!(out.contains("warning[unhandled_choice]"), "{out}");
+    assert!(out.contains("error[contract_violation]"), "{out}");
+    snapshot("declared_choices_against_the_contract", &out);
+}
+
 /// Requests the catalog refuses, each with its code, exit 1 and nothing
 /// written.
 #[test]

@@ -155,6 +155,53 @@ case!(
         "level=child",
     ]
 );
+// Declared choices: every declared value listed in the declared order
+// (`observer`, which no branch compares, first), counted as a combination;
+// a declared value renders its branch (`observer` the `{{else}}`), an
+// undeclared one is refused with the one meant; `check` warns of the
+// values no branch compares.
+case!(
+    list_declared_choices,
+    ["list", "--root", "tests/cli/declared-choices"]
+);
+case!(
+    list_declared_choices_json,
+    ["list", "--json", "--root", "tests/cli/declared-choices"]
+);
+case!(
+    render_declared_choice,
+    [
+        "render",
+        "lesson",
+        "--root",
+        "tests/cli/declared-choices",
+        "--var",
+        "topic=tides",
+        "--var",
+        "role=observer",
+    ]
+);
+case!(
+    render_declared_choice_undeclared_value,
+    [
+        "render",
+        "lesson",
+        "--root",
+        "tests/cli/declared-choices",
+        "--var",
+        "topic=tides",
+        "--var",
+        "role=obsever",
+    ]
+);
+case!(
+    check_declared_choices,
+    ["check", "--root", "tests/cli/declared-choices"]
+);
+case!(
+    contract_declared_choices,
+    ["contract", "--root", "tests/cli/declared-choices"]
+);
 case!(list_json, ["list", "--json", "--root", "tests/cli/clean"]);
 // Front matter: descriptions, budgets, examples. `tutor` has a flag and a
 // choice (shortest < longest, and over its budget at the longest);

@@ -249,8 +249,11 @@ fn problem(
             describe(field.kind)
         ));
     }
+    // What the template compares with, not what it declares: a declared
+    // value the binary's enum lacks is never passed to it, so it renders
+    // nothing the program cannot ask for.
     let lacking: Vec<String> = var
-        .choices
+        .compared
         .iter()
         .filter(|value| !field.values.contains(value))
         .map(|value| format!("{value:?}"))

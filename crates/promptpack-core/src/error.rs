@@ -29,7 +29,9 @@ pub enum ErrorCode {
     /// A malformed condition: `{{#if role == teacher}}`, `{{else if}}`.
     InvalidCondition,
     /// A compared value that cannot become a variant of the generated enum,
-    /// or two that would become the same one.
+    /// or two that would become the same one; a comparison with a value a
+    /// choice's declaration (`values: […]`) lacks; a value a choice does not
+    /// take, given at run time.
     InvalidChoice,
     /// A template folder without `system.md`.
     MissingSystem,
@@ -106,6 +108,10 @@ pub enum ErrorCode {
     UnknownKey,
     /// Lint: a variable the front matter declares that no template reaches.
     UnusedVar,
+    /// Lint: a value a choice declares (`values: […]`) that no branch
+    /// compares with, so that it renders what the block's `{{else}}` does,
+    /// or nothing.
+    UnhandledChoice,
     /// Lint: a combination of conditions renders more tokens than the
     /// prompt's `max_tokens`.
     OverBudget,
@@ -169,6 +175,7 @@ impl ErrorCode {
             ErrorCode::SectionNotFound => "section_not_found",
             ErrorCode::UnknownKey => "unknown_key",
             ErrorCode::UnusedVar => "unused_var",
+            ErrorCode::UnhandledChoice => "unhandled_choice",
             ErrorCode::OverBudget => "over_budget",
             ErrorCode::BrokenFence => "broken_fence",
             ErrorCode::NearMiss => "near_miss",

@@ -26,7 +26,9 @@ pub struct Compiled {
     pub prompts: Vec<ResolvedPrompt>,
     /// Every error: of reading, of the templates. Empty when all is well.
     pub errors: Vec<Diagnostic>,
-    /// Every warning (lints), when [`Stages::lint`] asked for them.
+    /// Every warning: front matter's (unknown keys, unused declarations,
+    /// unhandled choice values) always, the lints when [`Stages::lint`]
+    /// asked for them.
     pub warnings: Vec<Diagnostic>,
 }
 
@@ -54,10 +56,10 @@ pub fn compile(
     errors.extend(resolved.errors);
     let mut prompts = resolved.prompts;
     prompts.sort_by(|a, b| a.id.cmp(&b.id));
+    // Front matter's warnings cost nothing more (resolve finds them on the
+    // way) and the dev reload and catalog publish show some of them.
     let mut warnings = lints(&sources, settings, stages);
-    if stages.lint {
-        warnings.extend(resolved.warnings);
-    }
+    warnings.extend(resolved.warnings);
     Compiled {
         sources,
         prompts,

@@ -67,9 +67,16 @@ pub struct VarInfo {
     pub as_value: bool,
     /// Used as `{{#if name}}` somewhere.
     pub as_condition: bool,
-    /// The values it is compared with (`{{#if name == "value"}}`), in order
-    /// of first use.
+    /// The values of its generated enum: the values front matter declares
+    /// (`kind: choice`, `values: […]`), in the order declared, or else the
+    /// values it is compared with, in order of first use.
     pub choices: Vec<String>,
+    /// The values it is compared with (`{{#if name == "value"}}`), in order
+    /// of first use: what a contract check asks of a vars struct's enum.
+    pub compared: Vec<String>,
+    /// Every block that compares it with a value, once each however many
+    /// times its file is spliced: which branch each value renders.
+    pub blocks: Vec<ChoiceBlock>,
     /// Its first use, for diagnostics.
     pub first_use: Location,
     /// The first `{{name}}`, `{{#if name}}` and `{{#if name == "…"}}`, for
@@ -77,6 +84,69 @@ pub struct VarInfo {
     pub uses: VarUses,
     /// The kind front matter declares, which overrides the inferred one.
     pub declared: Option<VarKind>,
+}
+
+/// An `{{#if}}` block (with its `{{else if}}` chain) that compares a
+/// variable with values: what a value of the variable renders there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChoiceBlock {
+    /// The `{{#if …}}` that opens the block.
+    pub at: Location,
+    /// Each comparison of the variable in the chain, in order: the value,
+    /// the tag as written (`{{else if role == "student"}}`) and where.
+    pub branches: Vec<(String, String, Location)>,
+    /// Whether the chain also tests something else (another variable, or
+    /// this one's truth), which a value no comparison matches meets first.
+    pub other_tests: bool,
+    /// The block's `{{else}}`, when it has one: the tag as written (the
+    /// delimiters are the prompt's) and where.
+    pub else_tag: Option<(String, Location)>,
+}
+
+impl ChoiceBlock {
+    /// Where in this block value `value` goes, as a phrase: the branch
+    /// that compares with it, else the `{{else}}` (or nothing).
+    pub fn renders(&self, value: &str) -> String {
+        let at = |l: &Location| format!("{}:{}:{}", l.path(), l.line(), l.column());
+        if let Some((_, tag, l)) = self.branches.iter().find(|(v, _, _)| v == value) {
+            return format!("the `{tag}` branch ({})", at(l));
+        }
+        let other = if self.other_tests {
+            "the block's other tests, then "
+        } else {
+            ""
+        };
+        match &self.else_tag {
+            Some((tag, l)) => format!("{other}the `{tag}` branch ({})", at(l)),
+            None if self.other_tests => format!(
+                "the block's other tests, else nothing of the block ({})",
+                at(&self.at)
+            ),
+            None => format!("nothing of the block ({})", at(&self.at)),
+        }
+    }
+}
+
+impl VarInfo {
+    /// What value `value` renders in every block that compares this
+    /// variable, as a sentence for docs and warnings (`None` when no block
+    /// compares it at all). Lists up to four blocks, then counts the rest.
+    pub fn renders(&self, value: &str) -> Option<String> {
+        const LISTED: usize = 4;
+        let mut phrases: Vec<String> = self
+            .blocks
+            .iter()
+            .take(LISTED)
+            .map(|b| b.renders(value))
+            .collect();
+        if phrases.is_empty() {
+            return None;
+        }
+        if self.blocks.len() > LISTED {
+            phrases.push(format!("{} more blocks", self.blocks.len() - LISTED));
+        }
+        Some(phrases.join("; "))
+    }
 }
 
 /// Where a variable is first used in each way.
@@ -152,7 +222,7 @@ impl VarInfo {
         if let Some(declared) = self.declared {
             return declared;
         }
-        if !self.choices.is_empty() {
+        if !self.compared.is_empty() {
             return if self.as_condition {
                 VarKind::OptionalChoice
             } else {

@@ -2,11 +2,12 @@
 //! cycles), splices snippets into templates, numbers variables and turns
 //! blocks into jumps. Knows nothing of files on disk.
 
+use crate::error::Location;
 use crate::error::{Diagnostic, ErrorCode};
 use crate::front_matter::{
     DeclaredVar, FileRole, FrontMatter, apply_contract, read_front_matter, unused_snippet_vars,
 };
-use crate::program::{Op, Program, StableHasher, VarInfo, VarUses, hash_program};
+use crate::program::{ChoiceBlock, Op, Program, StableHasher, VarInfo, VarUses, hash_program};
 use crate::sections::Headings;
 use crate::settings::Settings;
 use crate::source_file::SourceFile;
@@ -279,13 +280,21 @@ fn resolve_read(
             .flat_map(|s| s.front_matter.vars.iter().flatten())
             .collect();
         let errors_before = errors.len();
+        let mut found = Vec::new();
         apply_contract(
             &mut vars,
             &front_matter,
             &snippet_vars,
             &mut errors,
-            &mut warnings,
+            &mut found,
         );
+        // A snippet's declared choice is checked in every prompt that
+        // includes it: its warning, at the snippet, is told once.
+        for warning in found {
+            if !(warning.code == ErrorCode::UnhandledChoice && warnings.contains(&warning)) {
+                warnings.push(warning);
+            }
+        }
         if errors.len() > errors_before {
             continue;
         }
@@ -678,6 +687,32 @@ struct OpenIf {
     from_else_if: bool,
 }
 
+/// An `{{#if}}` chain being walked: where it opens, each test (the
+/// variable, and for a comparison its value, tag and place) and its
+/// `{{else}}`.
+struct Chain {
+    at: Location,
+    tests: Vec<ChainTest>,
+    else_tag: Option<(String, Location)>,
+}
+
+/// One test of a [`Chain`]: the variable tested and, for a comparison, the
+/// value, the tag as written and where.
+type ChainTest = (usize, Option<(String, String, Location)>);
+
+/// One test of a [`Chain`], from its condition and the `If` op made of it.
+fn chain_test(file: &SourceFile, condition: &Condition, op: &Op) -> ChainTest {
+    let var = match op {
+        Op::If { cond, .. } => *cond,
+        _ => usize::MAX,
+    };
+    let compared = condition.equals.as_ref().map(|value| {
+        let tag = file.slice(condition.name.span).to_string();
+        (value.clone(), tag, file.location(condition.name.span))
+    });
+    (var, compared)
+}
+
 /// Accumulates one prompt's variable table and snippet set while its parts
 /// are expanded.
 #[derive(Default)]
@@ -717,6 +752,8 @@ impl PromptBuilder {
                 as_value: false,
                 as_condition: false,
                 choices: Vec::new(),
+                compared: Vec::new(),
+                blocks: Vec::new(),
                 first_use: file.location(name.span),
                 uses: VarUses::default(),
                 declared: None,
@@ -736,7 +773,10 @@ impl PromptBuilder {
             Usage::Value => info.as_value = true,
             Usage::Condition => info.as_condition = true,
             Usage::Equals(value) => {
-                if !info.choices.iter().any(|c| c == value) {
+                // Without a declaration the enum is what is compared with;
+                // front matter may replace `choices` with its declared set.
+                if !info.compared.iter().any(|c| c == value) {
+                    info.compared.push(value.to_string());
                     info.choices.push(value.to_string());
                 }
             }
@@ -769,6 +809,39 @@ impl PromptBuilder {
         }
     }
 
+    /// Gives each variable a chain compares with values its
+    /// [`ChoiceBlock`], once however often the chain's file is walked.
+    fn record_chain(&mut self, chain: Chain) {
+        let mut compared: Vec<usize> = Vec::new();
+        for (var, test) in &chain.tests {
+            if test.is_some() && !compared.contains(var) {
+                compared.push(*var);
+            }
+        }
+        for var in compared {
+            let Some(info) = self.vars.get_mut(var) else {
+                continue;
+            };
+            if info.blocks.iter().any(|b| b.at == chain.at) {
+                continue;
+            }
+            info.blocks.push(ChoiceBlock {
+                at: chain.at.clone(),
+                branches: chain
+                    .tests
+                    .iter()
+                    .filter(|(v, _)| *v == var)
+                    .filter_map(|(_, test)| test.clone())
+                    .collect(),
+                other_tests: chain
+                    .tests
+                    .iter()
+                    .any(|(v, test)| *v != var || test.is_none()),
+                else_tag: chain.else_tag.clone(),
+            });
+        }
+    }
+
     /// Splices snippets into one part and compiles it. The snippet graph must
     /// have been checked: every include exists, parses and has no cycle.
     fn expand(
@@ -779,6 +852,10 @@ impl PromptBuilder {
     ) -> Result<Program, Box<Diagnostic>> {
         let mut program = Program::default();
         let mut open_ifs: Vec<OpenIf> = Vec::new();
+        // The `{{#if}}` chains open, for what each compared value renders.
+        // A snippet spliced again is copied, not walked: its blocks were
+        // recorded at its first splice.
+        let mut chains: Vec<Chain> = Vec::new();
         // The snippets spliced into this part so far: what a splice added
         // depends on the program it went into, so each part has its own.
         let mut fragments: HashMap<Target<'_>, Fragment> = HashMap::new();
@@ -810,6 +887,11 @@ impl PromptBuilder {
                 }
                 Item::If(condition) => {
                     let op = self.test(file, condition, &mut program);
+                    chains.push(Chain {
+                        at: file.location(condition.name.span),
+                        tests: vec![chain_test(file, condition, &op)],
+                        else_tag: None,
+                    });
                     open_ifs.push(OpenIf {
                         at: program.ops.len(),
                         from_else_if: false,
@@ -820,14 +902,26 @@ impl PromptBuilder {
                     // `{{else}}{{#if …}}`, closed by the same `{{/if}}`.
                     start_else(&mut program.ops, &open_ifs);
                     let op = self.test(file, condition, &mut program);
+                    if let Some(chain) = chains.last_mut() {
+                        chain.tests.push(chain_test(file, condition, &op));
+                    }
                     open_ifs.push(OpenIf {
                         at: program.ops.len(),
                         from_else_if: true,
                     });
                     program.ops.push(op);
                 }
-                Item::Else(_) => start_else(&mut program.ops, &open_ifs),
+                Item::Else(span) => {
+                    if let Some(chain) = chains.last_mut() {
+                        let tag = file.slice(*span).to_string();
+                        chain.else_tag = Some((tag, file.location(*span)));
+                    }
+                    start_else(&mut program.ops, &open_ifs);
+                }
                 Item::EndIf(_) => {
+                    if let Some(chain) = chains.pop() {
+                        self.record_chain(chain);
+                    }
                     while let Some(open) = open_ifs.pop() {
                         let here = program.ops.len();
                         close_block(&mut program.ops, open.at, here);

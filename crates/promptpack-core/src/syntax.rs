@@ -134,7 +134,7 @@ pub(crate) fn is_token_char(c: char) -> bool {
 }
 
 /// Characters of a compared value: `"teacher"`, `"gpt-4o"`, `"high school"`.
-fn is_literal_char(c: char) -> bool {
+pub(crate) fn is_literal_char(c: char) -> bool {
     is_name_char(c) || matches!(c, ' ' | '-' | '.')
 }
 

@@ -7,7 +7,8 @@ pub(crate) mod rows;
 pub(crate) mod verify;
 
 use crate::compile::{
-    Compiled, SnippetText, check_record, check_snippet, compile_draft, sources, text_hash,
+    Compiled, SnippetText, check_record, check_snippet, compile_draft, draft_warnings, sources,
+    text_hash,
 };
 use crate::diff::unified_diff;
 use crate::model::{
@@ -18,7 +19,7 @@ use crate::store::{Access, Store, Tx};
 use crate::timeouts::Timeouts;
 use promptpack_core::contract::Contract;
 use promptpack_core::syntax::is_snippet_name;
-use promptpack_core::{Error, ErrorCode, Settings, Sources};
+use promptpack_core::{Diagnostic, Error, ErrorCode, Settings, Sources};
 use std::collections::HashMap;
 
 /// What [`Catalog::change_marker`] reads: equal marks, no change between.
@@ -223,6 +224,22 @@ impl Catalog {
     ) -> Result<Version, Error> {
         self.publish_version(id, draft, contract, false)
             .map(|(version, _)| version)
+    }
+
+    /// What publishing `draft` as a version of prompt `id` warns of, with
+    /// the newest revision of every snippet: each value a declared choice
+    /// takes (`kind: choice`, `values: […]`) that no branch compares with
+    /// (`unhandled_choice`, naming the branch it renders instead). A draft
+    /// that does not compile has none: [`Catalog::publish`] reports its
+    /// errors.
+    ///
+    /// # Errors
+    /// Only the store's (`unavailable`).
+    pub fn draft_warnings(&mut self, id: &str, draft: &Draft) -> Result<Vec<Diagnostic>, Error> {
+        self.store.read(&mut |tx| {
+            let snippets = rows::current_snippets(tx)?;
+            Ok(draft_warnings(id, draft, &snippets))
+        })
     }
 
     /// [`Catalog::publish`], creating prompt `id` first when the catalog

@@ -374,6 +374,18 @@ fn execute(args: &CatalogArgs, style: Style) -> Result<String, Error> {
             };
             let (version, created) =
                 catalog.publish_or_create(&publish.id, &draft, contract.as_ref())?;
+            // As `check` and the build warn of them: a declared choice value
+            // that renders the `{{else}}`, now in the catalog.
+            for warning in catalog.draft_warnings(&publish.id, &draft)? {
+                eprintln!(
+                    "{}",
+                    promptpack_core::diagnostics::render_diagnostic(
+                        &warning,
+                        promptpack_core::diagnostics::Severity::Warning,
+                        style
+                    )
+                );
+            }
             // As `import` and `snippet`: the newest version's files again
             // are no new version.
             let written = before != Some(version.version);

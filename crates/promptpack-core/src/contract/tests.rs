@@ -263,3 +263,67 @@ fn a_contract_of_another_format_or_not_a_contract_is_refused() {
     let current = format!(r#"{{"format": {FORMAT}, "prompts": {{}}}}"#);
     assert!(Contract::from_json("new.json", &current).is_ok());
 }
+
+/// A prompt with `front` as its front matter's `vars` and `body` after it.
+fn declared(vars: &str, body: &str) -> ResolvedPrompt {
+    prompt(&format!("---\nvars:\n{vars}---\n{body}"))
+}
+
+const DECLARED_ROLE: &str = "  role: {kind: choice, values: [teacher, student, observer]}\n";
+const BRANCHES: &str =
+    "{{#if role == \"teacher\"}}T{{else if role == \"student\"}}S{{else}}O{{/if}}";
+
+/// A declared choice's contract is its declared values, in the order
+/// declared, observer included though no branch compares with it.
+#[test]
+fn a_declared_choice_contracts_every_declared_value() {
+    let contract = of_prompt(&declared(DECLARED_ROLE, BRANCHES));
+    assert_eq!(
+        contract.variables,
+        [VarContract::new(
+            "role",
+            VarKind::Choice,
+            vec!["teacher".into(), "student".into(), "observer".into()]
+        )]
+    );
+}
+
+/// A version that declares a value the binary's enum lacks but compares
+/// only with values it has fits (the binary never passes the new value);
+/// one that compares with the new value does not; one that drops a
+/// declared value fits.
+#[test]
+fn declared_values_fit_by_what_is_compared() {
+    let binary = compiled(&[("role", VarKind::Choice, &["teacher", "student"])]);
+    let more = "  role: {kind: choice, values: [teacher, student, guest]}\n";
+    let fits = check(
+        &declared(
+            more,
+            "{{#if role == \"teacher\"}}T{{else if role == \"student\"}}S{{/if}}",
+        ),
+        &binary,
+        ErrorCode::ContractViolation,
+    );
+    assert!(fits.is_empty(), "{fits:?}");
+    let refused = check(
+        &declared(more, "{{#if role == \"guest\"}}G{{/if}}"),
+        &binary,
+        ErrorCode::ContractViolation,
+    );
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert!(
+        refused[0]
+            .message
+            .contains("compares `role` with \"guest\""),
+        "{}",
+        refused[0].message
+    );
+    let wide = compiled(&[("role", VarKind::Choice, &["teacher", "student", "observer"])]);
+    let fewer = "  role: {kind: choice, values: [teacher]}\n";
+    let dropped = check(
+        &declared(fewer, "{{#if role == \"teacher\"}}T{{/if}}"),
+        &wide,
+        ErrorCode::ContractViolation,
+    );
+    assert!(dropped.is_empty(), "{dropped:?}");
+}

@@ -1,6 +1,8 @@
 //! A prompt's declared variables against what its templates do with them:
 //! names nobody declared, uses a declared kind forbids, declarations no
-//! template reaches, examples out of step with the variables.
+//! template reaches, a choice compared with a value it does not declare or
+//! declaring one no branch compares, examples out of step with the
+//! variables.
 
 use super::{DeclaredKind, DeclaredVar, FrontMatter};
 use crate::error::{Diagnostic, ErrorCode, Location};
@@ -41,7 +43,12 @@ pub fn apply_contract(
                 if let Some(kind) = declaration.kind {
                     match contradiction(var, kind) {
                         Some(mismatch) => errors.push(mismatch),
-                        None => var.declared = Some(kind.var_kind()),
+                        None => {
+                            var.declared = Some(kind.var_kind());
+                            if let Some(values) = &declaration.values {
+                                declare_choice(var, declaration, values, errors, warnings);
+                            }
+                        }
                     }
                 }
             }
@@ -72,6 +79,79 @@ pub fn unused_snippet_vars(front_matter: &FrontMatter, parsed: &Parsed) -> Vec<D
         .filter(|d| !used(&d.name))
         .map(|d| unused(d, "this snippet does not use it"))
         .collect()
+}
+
+/// Gives `var` its declared `values` as the generated enum's, in the order
+/// declared: a comparison with any other value is `invalid_choice` at the
+/// comparison, and a declared value no branch compares is
+/// `unhandled_choice` at the value, naming where it goes instead.
+fn declare_choice(
+    var: &mut VarInfo,
+    declaration: &DeclaredVar,
+    values: &[String],
+    errors: &mut Vec<Diagnostic>,
+    warnings: &mut Vec<Diagnostic>,
+) {
+    let listed = values
+        .iter()
+        .map(|v| format!("{v:?}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    for block in &var.blocks {
+        for (value, tag, at) in &block.branches {
+            if values.contains(value) {
+                continue;
+            }
+            let near = nearest(value, values.iter().map(String::as_str), 1);
+            let help = match near.first() {
+                Some(near) => format!(
+                    "did you mean {near:?}? The declared values of `{}` are {listed}",
+                    var.name
+                ),
+                None => format!(
+                    "the declared values of `{}` are {listed}; add {value:?} to its `values` ({}:{}) or compare with one of them",
+                    var.name,
+                    declaration.at.path(),
+                    declaration.at.line()
+                ),
+            };
+            errors.push(
+                Diagnostic::new(
+                    ErrorCode::InvalidChoice,
+                    format!(
+                        "`{tag}` compares `{}` with {value:?}, which is not one of its declared values",
+                        var.name
+                    ),
+                )
+                .at(at.clone())
+                .with_help(help),
+            );
+        }
+    }
+    for (i, value) in values.iter().enumerate() {
+        if var.compared.contains(value) {
+            continue;
+        }
+        // A choice only printed has no branches to fall through.
+        let Some(renders) = var.renders(value) else {
+            continue;
+        };
+        warnings.push(
+            Diagnostic::new(
+                ErrorCode::UnhandledChoice,
+                format!(
+                    "value {value:?} of `{}` is declared, but no branch compares with it: it renders {renders}",
+                    var.name
+                ),
+            )
+            .at(declaration.value_location(i).clone())
+            .with_help(format!(
+                "add a branch for it (`else if {} == {value:?}`), or remove it from `values` if `{}` never takes it",
+                var.name, var.name
+            )),
+        );
+    }
+    var.choices = values.to_vec();
 }
 
 fn unused(declaration: &DeclaredVar, why: &str) -> Diagnostic {
@@ -106,10 +186,18 @@ fn undeclared(var: &VarInfo, declared: &[&str]) -> Diagnostic {
 fn contradiction(var: &VarInfo, kind: DeclaredKind) -> Option<Diagnostic> {
     let name = &var.name;
     let (what, at, help): (&str, &Location, String) = match kind {
+        DeclaredKind::Choice => (
+            "tested with `#if`",
+            var.uses.condition.as_ref()?,
+            format!(
+                "declare it `optional_choice` (an `Option` of its enum) to test `{name}` for truth too"
+            ),
+        ),
+        DeclaredKind::OptionalChoice => return None,
         _ if var.uses.compared.is_some() => (
             "compared with a value",
             var.uses.compared.as_ref()?,
-            "a variable compared with values becomes an enum of them: declare it without `kind`"
+            "a variable compared with values becomes an enum: declare it `kind: choice` with its `values`, or without `kind`"
                 .to_string(),
         ),
         DeclaredKind::Text => (
@@ -122,7 +210,8 @@ fn contradiction(var: &VarInfo, kind: DeclaredKind) -> Option<Diagnostic> {
             var.uses.value.as_ref()?,
             format!("declare it `optional` (`Option<&str>`) to print and test `{name}`"),
         ),
-        DeclaredKind::Optional => return None,
+        // `Optional`, and kinds this check does not know of, take any use.
+        _ => return None,
     };
     Some(
         Diagnostic::new(

@@ -64,14 +64,30 @@ pub struct DeclaredVar {
     /// A value to render examples and snapshots with.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub example: Option<Value>,
+    /// For a `choice` or `optional_choice`, every value it takes, in the
+    /// order declared: the variants of its generated enum.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub values: Option<Vec<String>>,
     /// Where the name is declared.
     #[serde(skip)]
     pub at: Location,
+    /// Where each of [`DeclaredVar::values`] is written.
+    #[serde(skip)]
+    values_at: Vec<Location>,
+}
+
+impl DeclaredVar {
+    /// Where declared value `i` is written; the declaration's name when it
+    /// is not known.
+    pub fn value_location(&self, i: usize) -> &Location {
+        self.values_at.get(i).unwrap_or(&self.at)
+    }
 }
 
 /// A kind a variable may be declared with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum DeclaredKind {
     /// `text`: `&str`, printed with `{{x}}`.
     Text,
@@ -79,6 +95,12 @@ pub enum DeclaredKind {
     Flag,
     /// `optional`: `Option<&str>`, printed, tested, or both.
     Optional,
+    /// `choice`: one of its declared `values`, a generated enum; compared
+    /// (`{{#if x == "value"}}`) and maybe printed.
+    Choice,
+    /// `optional_choice`: `Option` of the generated enum of its declared
+    /// `values`; also tested for truth (`{{#if x}}`).
+    OptionalChoice,
 }
 
 impl DeclaredKind {
@@ -88,7 +110,14 @@ impl DeclaredKind {
             DeclaredKind::Text => "text",
             DeclaredKind::Flag => "flag",
             DeclaredKind::Optional => "optional",
+            DeclaredKind::Choice => "choice",
+            DeclaredKind::OptionalChoice => "optional_choice",
         }
+    }
+
+    /// Whether the kind is a choice, declared with its `values`.
+    pub fn is_choice(self) -> bool {
+        matches!(self, DeclaredKind::Choice | DeclaredKind::OptionalChoice)
     }
 
     /// The kind of the generated field.
@@ -97,14 +126,18 @@ impl DeclaredKind {
             DeclaredKind::Text => VarKind::Text,
             DeclaredKind::Flag => VarKind::Flag,
             DeclaredKind::Optional => VarKind::Optional,
+            DeclaredKind::Choice => VarKind::Choice,
+            DeclaredKind::OptionalChoice => VarKind::OptionalChoice,
         }
     }
 
     #[cfg(feature = "load")]
-    const ALL: [DeclaredKind; 3] = [
+    const ALL: [DeclaredKind; 5] = [
         DeclaredKind::Text,
         DeclaredKind::Flag,
         DeclaredKind::Optional,
+        DeclaredKind::Choice,
+        DeclaredKind::OptionalChoice,
     ];
 }
 

@@ -6,7 +6,7 @@ use super::{DeclaredKind, DeclaredVar, Example, Field, FrontMatter};
 use crate::error::{Diagnostic, ErrorCode, Location};
 use crate::similar::nearest;
 use crate::source_file::SourceFile;
-use crate::syntax::is_var_name;
+use crate::syntax::{is_literal_char, is_var_name};
 use serde_json::{Map, Value};
 
 /// What kind of file front matter is read from.
@@ -214,7 +214,9 @@ impl Reader<'_> {
             description: None,
             kind: None,
             example: None,
+            values: None,
             at: self.location(key),
+            values_at: Vec::new(),
         };
         let pairs = match &value.value {
             Yaml::Null => return var,
@@ -229,7 +231,7 @@ impl Reader<'_> {
                     value,
                     format!(
                         "variable `{}` is declared with a description or a map \
-                         (`description`, `kind`, `example`), found {found}",
+                         (`description`, `kind`, `values`, `example`), found {found}",
                         var.name
                     ),
                 );
@@ -237,6 +239,7 @@ impl Reader<'_> {
             }
         };
         let mut example = None;
+        let mut values_key = None;
         for (key, value) in pairs {
             let field = key.value.key_text();
             match field.as_str() {
@@ -248,17 +251,119 @@ impl Reader<'_> {
                     }
                 },
                 "kind" => var.kind = self.kind(value),
+                "values" => {
+                    values_key = Some(key);
+                    if let Some((values, at)) = self.values(&var.name, value) {
+                        var.values = Some(values);
+                        var.values_at = at;
+                    }
+                }
                 "example" => example = Some(value),
                 _ => {
                     let of_what = format!("the declaration of `{}`", var.name);
-                    self.unknown_key(key, &field, &["description", "kind", "example"], &of_what);
+                    let known = ["description", "kind", "values", "example"];
+                    self.unknown_key(key, &field, &known, &of_what);
                 }
             }
+        }
+        // `values` and a choice kind go together: the values are the enum's
+        // variants, and a choice without them would be inferred after all.
+        match (var.kind, values_key) {
+            (Some(kind), None) if kind.is_choice() => {
+                let at = var.at.clone();
+                self.errors.push(
+                    Diagnostic::new(
+                        ErrorCode::InvalidFrontMatter,
+                        format!(
+                            "`{}` is declared `{}` without its `values`",
+                            var.name,
+                            kind.as_str()
+                        ),
+                    )
+                    .at(at)
+                    .with_help(format!(
+                        "list every value it takes: `{}: {{kind: {}, values: [a, b]}}`",
+                        var.name,
+                        kind.as_str()
+                    )),
+                );
+            }
+            (kind, Some(key)) if !kind.is_some_and(DeclaredKind::is_choice) => {
+                let at = self.location(key);
+                let declared = kind.map_or("no kind".to_string(), |k| format!("`{}`", k.as_str()));
+                self.errors.push(
+                    Diagnostic::new(
+                        ErrorCode::InvalidFrontMatter,
+                        format!(
+                            "`values` declares the values of a choice, and `{}` has {declared}",
+                            var.name
+                        ),
+                    )
+                    .at(at)
+                    .with_help(
+                        "add `kind: choice` (or `optional_choice`, for a choice that may be absent)",
+                    ),
+                );
+                var.values = None;
+                var.values_at.clear();
+            }
+            _ => {}
         }
         if let Some(example) = example {
             var.example = self.example_value(&var.name, var.kind, example);
         }
         var
+    }
+
+    /// A choice's `values`: a non-empty list of distinct values a template
+    /// can compare with (letters, digits, spaces, `_`, `-`, `.`), each with
+    /// where it is written.
+    fn values(&mut self, var: &str, value: &Node) -> Option<(Vec<String>, Vec<Location>)> {
+        let Yaml::Seq(items) = &value.value else {
+            let found = value.value.kind_name();
+            self.error(
+                value,
+                format!("the `values` of `{var}` are a list (`[teacher, student]`), found {found}"),
+            );
+            return None;
+        };
+        if items.is_empty() {
+            self.error(value, format!("`{var}` is declared with no `values`"));
+            return None;
+        }
+        let mut values: Vec<String> = Vec::new();
+        let mut at = Vec::new();
+        let mut ok = true;
+        for item in items {
+            let text = match &item.value {
+                Yaml::String(text) => text.clone(),
+                Yaml::Number(n) => n.to_string(),
+                other => {
+                    let found = other.kind_name();
+                    self.error(item, format!("a value of `{var}` is text, found {found}"));
+                    ok = false;
+                    continue;
+                }
+            };
+            if text.is_empty() || !text.chars().all(is_literal_char) {
+                self.error(
+                    item,
+                    format!(
+                        "{text:?} cannot be compared with: a value of `{var}` holds letters, digits, spaces, `_`, `-` and `.`"
+                    ),
+                );
+                ok = false;
+                continue;
+            }
+            if values.contains(&text) {
+                self.error(item, format!("value {text:?} of `{var}` is listed twice"));
+                ok = false;
+                continue;
+            }
+            values.push(text);
+            at.push(self.location(item));
+        }
+        ok.then_some((values, at))
     }
 
     fn kind(&mut self, value: &Node) -> Option<DeclaredKind> {
@@ -283,8 +388,9 @@ impl Reader<'_> {
             )
             .at(at)
             .with_help(
-                "`text` is `&str`, `flag` is `bool`, `optional` is `Option<&str>`; \
-                 a variable compared with values needs no kind (it becomes an enum)",
+                "`text` is `&str`, `flag` is `bool`, `optional` is `Option<&str>`, \
+                 `choice` an enum of its `values`, `optional_choice` an `Option` of one; \
+                 a variable compared with values needs no kind (it becomes an enum of them)",
             ),
         );
         None
@@ -303,7 +409,14 @@ impl Reader<'_> {
             (&value.value, kind),
             (Yaml::Seq(_) | Yaml::Map(_), _)
                 | (Yaml::Bool(_), Some(DeclaredKind::Text))
-                | (Yaml::Null, Some(DeclaredKind::Text | DeclaredKind::Flag))
+                | (
+                    Yaml::Bool(_),
+                    Some(DeclaredKind::Choice | DeclaredKind::OptionalChoice)
+                )
+                | (
+                    Yaml::Null,
+                    Some(DeclaredKind::Text | DeclaredKind::Flag | DeclaredKind::Choice)
+                )
                 | (Yaml::String(_) | Yaml::Number(_), Some(DeclaredKind::Flag))
         );
         if fits {
@@ -313,7 +426,11 @@ impl Reader<'_> {
             Some(DeclaredKind::Text) => "a string",
             Some(DeclaredKind::Flag) => "true or false",
             Some(DeclaredKind::Optional) => "a string or null",
-            None => "a string, number, boolean or null",
+            Some(DeclaredKind::Choice) => "one of its values",
+            Some(DeclaredKind::OptionalChoice) => "one of its values or null",
+            // `DeclaredKind` may grow: a kind this reader does not know of
+            // takes what an undeclared variable does.
+            _ => "a string, number, boolean or null",
         };
         let kind = kind.map_or(String::new(), |k| format!(" ({})", k.as_str()));
         let found = value.value.kind_name();

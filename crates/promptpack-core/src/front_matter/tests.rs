@@ -339,6 +339,192 @@ fn a_prompts_two_files_merge_and_a_field_set_twice_is_an_error() {
     assert_eq!(declared, ["a", "b"]);
 }
 
+fn resolve_full(system: &str) -> crate::resolve::Counted {
+    let templates = [TemplateSource {
+        id: "t".into(),
+        system: SourceFile::new("t/system.md", system),
+        user: None,
+    }];
+    crate::resolve::resolve_counting(&templates, &[], &crate::Settings::default())
+}
+
+const ROLE: &str = "---\nvars:\n  role: {kind: choice, values: [teacher, student, observer], description: Who speaks, example: student}\n---\n";
+
+#[test]
+fn a_choice_declares_its_values_in_order() {
+    let read = read(ROLE);
+    assert!(read.errors.is_empty(), "{:?}", read.errors);
+    let role = read.front_matter.declared("role").expect("declared");
+    assert_eq!(role.kind, Some(DeclaredKind::Choice));
+    assert_eq!(
+        role.values.as_deref(),
+        Some(&["teacher".to_string(), "student".into(), "observer".into()][..])
+    );
+    assert_eq!(role.example, Some(Value::String("student".into())));
+    let at = role.value_location(2);
+    assert_eq!((at.line(), at.column()), (3, 51));
+    // The serialized declaration (what a catalog version stores) keeps them.
+    let json = serde_json::to_value(role).expect("serializes");
+    assert_eq!(json["kind"], "choice");
+    assert_eq!(json["values"][2], "observer");
+
+    let counted = resolve_full(&format!(
+        "{ROLE}{{{{#if role == \"student\"}}}}S{{{{else if role == \"teacher\"}}}}T{{{{else}}}}O{{{{/if}}}}"
+    ));
+    assert!(counted.errors.is_empty(), "{:?}", counted.errors);
+    let var = &counted.prompts[0].vars[0];
+    assert_eq!(var.kind(), VarKind::Choice);
+    assert_eq!(var.choices, ["teacher", "student", "observer"]);
+    assert_eq!(var.compared, ["student", "teacher"]);
+}
+
+#[test]
+fn a_choice_declaration_of_the_wrong_shape_is_an_error_at_its_place() {
+    let cases: &[(&str, &[&str])] = &[
+        ("  role: {kind: choice}\n", &["invalid_front_matter 3:3"]),
+        ("  role: {values: [a, b]}\n", &["invalid_front_matter 3:10"]),
+        (
+            "  role: {kind: text, values: [a]}\n",
+            &["invalid_front_matter 3:22"],
+        ),
+        (
+            "  role: {kind: choice, values: [a, a]}\n",
+            &["invalid_front_matter 3:36"],
+        ),
+        (
+            "  role: {kind: choice, values: []}\n",
+            &["invalid_front_matter 3:32"],
+        ),
+        (
+            "  role: {kind: choice, values: a}\n",
+            &["invalid_front_matter 3:32"],
+        ),
+        (
+            "  role: {kind: choice, values: [\"a\\\"b\"]}\n",
+            &["invalid_front_matter 3:33"],
+        ),
+        (
+            "  role: {kind: choice, values: [a, [b]]}\n",
+            &["invalid_front_matter 3:36"],
+        ),
+        (
+            "  role: {kind: choice, values: [a], example: true}\n",
+            &["invalid_front_matter 3:46"],
+        ),
+        (
+            "  role: {kind: optional_choice, values: [a, 2.5], example: null}\n",
+            &[],
+        ),
+    ];
+    for (vars, errors) in cases {
+        let read = read(&format!("---\nvars:\n{vars}---\nHi"));
+        assert_eq!(places(&read.errors), *errors, "{vars:?}");
+    }
+}
+
+#[test]
+fn a_comparison_outside_the_declared_values_is_invalid_choice_at_the_comparison() {
+    let counted = resolve_full(&format!(
+        "{ROLE}{{{{#if role == \"teacher\"}}}}T{{{{else if role == \"obsever\"}}}}O{{{{else if role == \"admin\"}}}}A{{{{/if}}}}"
+    ));
+    let found: Vec<(String, String, String)> = counted
+        .errors
+        .iter()
+        .map(|d| {
+            let at = d.location.as_ref().expect("located");
+            (
+                format!("{} {}:{}", d.code, at.line(), at.column()),
+                d.message.clone(),
+                d.help.clone().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert_eq!(found[0].0, "invalid_choice 5:27");
+    assert_eq!(
+        found[0].1,
+        "`{{else if role == \"obsever\"}}` compares `role` with \"obsever\", which is not one of its declared values"
+    );
+    assert!(
+        found[0].2.starts_with("did you mean \"observer\"?"),
+        "{}",
+        found[0].2
+    );
+    assert_eq!(found[1].0, "invalid_choice 5:57");
+    assert!(
+        found[1]
+            .2
+            .contains("\"teacher\", \"student\", \"observer\""),
+        "{}",
+        found[1].2
+    );
+    assert!(counted.prompts.is_empty());
+}
+
+#[test]
+fn a_declared_value_no_branch_compares_warns_where_it_goes() {
+    let with_else = resolve_full(&format!(
+        "{ROLE}{{{{#if role == \"teacher\"}}}}T{{{{else if role == \"student\"}}}}S{{{{else}}}}O{{{{/if}}}}"
+    ));
+    assert!(with_else.errors.is_empty(), "{:?}", with_else.errors);
+    assert_eq!(places(&with_else.warnings), ["unhandled_choice 3:51"]);
+    assert_eq!(
+        with_else.warnings[0].message,
+        "value \"observer\" of `role` is declared, but no branch compares with it: it renders the `{{else}}` branch (t/system.md:5:57)"
+    );
+    let nothing = resolve_full(&format!(
+        "{ROLE}Hi {{{{#if role == \"teacher\"}}}}T{{{{/if}}}}"
+    ));
+    assert_eq!(
+        places(&nothing.warnings),
+        ["unhandled_choice 3:42", "unhandled_choice 3:51"]
+    );
+    assert!(
+        nothing.warnings[0]
+            .message
+            .ends_with("it renders nothing of the block (t/system.md:5:4)"),
+        "{}",
+        nothing.warnings[0].message
+    );
+    // Printed only: no branch to fall through, nothing to warn of.
+    let printed = resolve_full(&format!("{ROLE}{{{{role}}}}"));
+    assert!(printed.errors.is_empty() && printed.warnings.is_empty());
+    assert_eq!(printed.prompts[0].vars[0].choices.len(), 3);
+}
+
+#[test]
+fn an_optional_choice_may_be_tested_and_a_choice_may_not() {
+    let optional = "---\nvars:\n  role: {kind: optional_choice, values: [teacher, student]}\n---\n{{#if role}}{{#if role == \"teacher\"}}T{{else}}S{{/if}}{{/if}}";
+    let counted = resolve_full(optional);
+    assert!(counted.errors.is_empty(), "{:?}", counted.errors);
+    assert_eq!(counted.prompts[0].vars[0].kind(), VarKind::OptionalChoice);
+    assert_eq!(places(&counted.warnings), ["unhandled_choice 3:51"]);
+    let choice = optional.replace("optional_choice", "choice");
+    let counted = resolve_full(&choice);
+    assert_eq!(places(&counted.errors), ["kind_mismatch 5:1"]);
+    assert!(
+        counted.errors[0]
+            .help
+            .as_deref()
+            .unwrap_or("")
+            .contains("optional_choice"),
+        "{:?}",
+        counted.errors[0]
+    );
+}
+
+#[test]
+fn without_a_declaration_choices_are_what_is_compared() {
+    let counted = resolve_full(
+        "{{#if role == \"b\"}}B{{else if role == \"a\"}}A{{/if}}{{#if role == \"c\"}}{{/if}}",
+    );
+    assert!(counted.errors.is_empty() && counted.warnings.is_empty());
+    let var = &counted.prompts[0].vars[0];
+    assert_eq!(var.choices, ["b", "a", "c"]);
+    assert_eq!(var.compared, var.choices);
+    assert_eq!(var.blocks.len(), 2);
+}
+
 mod properties {
     use super::*;
     use proptest::prelude::*;
@@ -386,4 +572,61 @@ mod properties {
             }
         }
     }
+}
+
+/// A snippet's declared choice warns once, at the snippet, however many
+/// prompts include it.
+#[test]
+fn a_snippets_unhandled_value_warns_once() {
+    let templates: Vec<TemplateSource> = ["a", "b"]
+        .into_iter()
+        .map(|id| TemplateSource {
+            id: id.into(),
+            system: SourceFile::new(format!("{id}/system.md"), "{{snippet:pace}}"),
+            user: None,
+        })
+        .collect();
+    let snippets = [SnippetSource {
+        name: "pace".into(),
+        file: SourceFile::new(
+            "snippets/pace.md",
+            "---\nvars:\n  pace: {kind: choice, values: [slow, fast]}\n---\n{{#if pace == \"slow\"}}Slowly.{{/if}}",
+        ),
+    }];
+    let counted =
+        crate::resolve::resolve_counting(&templates, &snippets, &crate::Settings::default());
+    assert!(counted.errors.is_empty(), "{:?}", counted.errors);
+    assert_eq!(places(&counted.warnings), ["unhandled_choice 3:39"]);
+    assert_eq!(counted.prompts.len(), 2);
+    assert_eq!(counted.prompts[1].vars[0].choices, ["slow", "fast"]);
+}
+
+/// The branch a warning names is written as the prompt writes it, in its
+/// delimiters.
+#[test]
+fn an_unhandled_value_names_the_branch_in_the_prompts_delimiters() {
+    let templates = [TemplateSource {
+        id: "t".into(),
+        system: SourceFile::new(
+            "t/system.md",
+            format!("{ROLE}<<#if role == \"teacher\">>T<<else>>O<</if>>"),
+        ),
+        user: None,
+    }];
+    let settings = crate::Settings {
+        delimiters: Delimiters::new("<<", ">>").expect("delimiters"),
+        ..Default::default()
+    };
+    let counted = crate::resolve::resolve_counting(&templates, &[], &settings);
+    assert!(counted.errors.is_empty(), "{:?}", counted.errors);
+    let messages: Vec<&str> = counted
+        .warnings
+        .iter()
+        .map(|w| w.message.as_str())
+        .collect();
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert!(
+        messages[0].ends_with("it renders the `<<else>>` branch (t/system.md:5:27)"),
+        "{messages:?}"
+    );
 }
