@@ -7,7 +7,7 @@ use crate::reload::{WatchOptions, WatchedLibrary};
 use promptpack_core::error::{Diagnostic, Error, ErrorCode, Result};
 use promptpack_core::front_matter::FrontMatter;
 use promptpack_core::pipeline::{Compiled, Stages};
-use promptpack_core::program::{Op, Program};
+use promptpack_core::program::{Op, Program, VarKind};
 use promptpack_core::render::{Missing, MissingVars, measure_ops, render_ops, write_token};
 use promptpack_core::resolve::ResolvedPrompt;
 use promptpack_core::settings::Settings;
@@ -50,6 +50,9 @@ pub struct Library {
     uses: Vec<Box<[u32]>>,
     /// For each prompt, its variables by name, for `build_prompt`.
     names: Vec<crate::serde_vars::NameIndex>,
+    /// For each prompt, whether front matter declares a choice's values,
+    /// which its renders then check: most prompts skip that at no cost.
+    declares_choices: Vec<bool>,
     delimiters: Delimiters,
 }
 
@@ -136,10 +139,19 @@ impl Library {
             .iter()
             .map(|p| crate::serde_vars::NameIndex::new(&p.vars))
             .collect();
+        let declares_choices = prompts
+            .iter()
+            .map(|p| {
+                p.vars
+                    .iter()
+                    .any(|v| matches!(v.declared, Some(VarKind::Choice | VarKind::OptionalChoice)))
+            })
+            .collect();
         Library {
             prompts,
             uses,
             names,
+            declares_choices,
             delimiters,
         }
     }
@@ -270,7 +282,9 @@ impl Library {
         if let Some(index) = self.index_of(id) {
             let count = self.prompts[index].vars.len();
             let rendered = crate::serde_vars::collect(&self.names[index], count, vars, |values| {
-                declared_choices(&self.prompts[index], values)?;
+                if self.declares_choices[index] {
+                    declared_choices(&self.prompts[index], values)?;
+                }
                 self.render_values(index, values, missing_vars)
             });
             if let Some(rendered) = rendered {
@@ -318,7 +332,7 @@ impl Library {
         let prompt = &self.prompts[index];
         let names = VarNames::new(&prompt.vars);
         let render = |values: &[Option<ValueRef<'_>>]| {
-            if check_choices {
+            if check_choices && self.declares_choices[index] {
                 declared_choices(prompt, values)?;
             }
             self.render_values(index, values, missing_vars)
@@ -417,7 +431,6 @@ impl Library {
 /// also takes `""` (its `None`, as the struct renders it). Undeclared choices take any
 /// value, as they always have.
 fn declared_choices(prompt: &ResolvedPrompt, values: &[Option<ValueRef<'_>>]) -> Result<()> {
-    use promptpack_core::program::VarKind;
     let mut errors = Vec::new();
     for (var, value) in prompt.vars.iter().zip(values) {
         if !matches!(
