@@ -92,6 +92,7 @@ impl Contract {
     /// of promptpack whose fields may mean something else), is
     /// `invalid_config`: checking against a misread contract would let a
     /// version through that the program cannot render.
+    #[cfg(feature = "contract-json")]
     pub fn from_json(path: &str, text: &str) -> Result<Contract, Error> {
         let contract: Contract = serde_json::from_str(text).map_err(|e| {
             Error::new(
@@ -113,6 +114,7 @@ impl Contract {
 
     /// The contract as pretty-printed JSON with a final newline: the text of
     /// the file the build writes and `promptpack contract` prints.
+    #[cfg(feature = "contract-json")]
     pub fn to_json(&self) -> String {
         // Strings, numbers and maps with string keys only: serializing
         // cannot fail.
