@@ -173,7 +173,11 @@ pub fn check(
         .iter()
         .filter_map(|var| {
             let (message, at) = problem(&prompt.id, var, compiled, &wording)?;
-            Some(Diagnostic::new(code, message).at(at).with_help(help.clone()))
+            Some(
+                Diagnostic::new(code, message)
+                    .at(at)
+                    .with_help(help.clone()),
+            )
         })
         .collect()
 }

@@ -153,9 +153,31 @@ mod tests {
         #[test]
         fn agrees_on_listed_names() {
             for name in [
-                "", "_", "__", "a", "A", "aB", "AB", "ABc", "AbC", "abcDEF", "ABCdef", "a1B",
-                "A1b", "1aB", "a_B_c", "_A", "A_", "XMLHttpRequest", "iOS", "ID", "Id",
-                "myURLIs", "x9Y9z", "ΣΑΣ", "aΣ",
+                "",
+                "_",
+                "__",
+                "a",
+                "A",
+                "aB",
+                "AB",
+                "ABc",
+                "AbC",
+                "abcDEF",
+                "ABCdef",
+                "a1B",
+                "A1b",
+                "1aB",
+                "a_B_c",
+                "_A",
+                "A_",
+                "XMLHttpRequest",
+                "iOS",
+                "ID",
+                "Id",
+                "myURLIs",
+                "x9Y9z",
+                "ΣΑΣ",
+                "aΣ",
             ] {
                 assert_eq!(snake_case(name), name.to_snake_case(), "{name:?}");
             }

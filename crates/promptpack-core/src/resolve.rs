@@ -9,8 +9,8 @@ use crate::front_matter::{
 };
 use crate::program::{ChoiceBlock, Op, Program, StableHasher, VarInfo, VarUses, hash_program};
 use crate::sections::Headings;
-use crate::similar::nearest;
 use crate::settings::Settings;
+use crate::similar::nearest;
 use crate::source_file::SourceFile;
 use crate::sources::Sources;
 pub use crate::sources::{SnippetSource, TemplateSource};

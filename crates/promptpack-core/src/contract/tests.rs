@@ -144,7 +144,11 @@ fn of_several_lacking_values_the_first_comparison_is_where() {
         ErrorCode::ContractViolation,
     );
     assert_eq!(found.len(), 1, "{found:?}");
-    assert!(found[0].message.contains("\"admin\", \"parent\""), "{}", found[0].message);
+    assert!(
+        found[0].message.contains("\"admin\", \"parent\""),
+        "{}",
+        found[0].message
+    );
     let at = found[0].location.as_ref().expect("located");
     assert_eq!((at.line(), at.column()), (2, 1));
 }
@@ -170,9 +174,16 @@ fn the_help_names_the_rust_fields() {
         ),
         "{help}"
     );
-    assert!(!help.contains("agentName") && !help.contains("userRole"), "{help}");
+    assert!(
+        !help.contains("agentName") && !help.contains("userRole"),
+        "{help}"
+    );
     // The message names the template's variable: that is what the text uses.
-    assert!(found[0].message.contains("`userRole`"), "{}", found[0].message);
+    assert!(
+        found[0].message.contains("`userRole`"),
+        "{}",
+        found[0].message
+    );
 }
 
 #[test]
