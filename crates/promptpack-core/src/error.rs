@@ -383,10 +383,10 @@ impl Error {
     }
 
     /// `unknown_prompt`: no prompt is named `id`. The help names the few
-    /// ids nearest `id` (a typo of one), and lists `known` when there are a
-    /// few; among more, it names only the nearest and
-    /// how many there are, so that its size is bounded whatever their number
-    /// (and `id` is shortened in the message, whatever its length).
+    /// ids `id` is a typo of, and lists `known` when there are a few; among
+    /// more, it says only how many there are, so that its size is bounded
+    /// whatever their number (and `id` is shortened in the message, whatever
+    /// its length).
     pub fn unknown_prompt<'a>(id: &str, known: impl IntoIterator<Item = &'a str>) -> Error {
         /// Up to this many prompts, the help lists them all.
         const LISTED: usize = 8;
