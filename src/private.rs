@@ -581,14 +581,20 @@ pub fn wrong_vars(requested: &str, vars_of: &str) -> Error {
 }
 
 /// The error of a generated choice enum's `from_str` given a value the
-/// prompt does not compare with.
+/// prompt does not compare with: the values, and first the one meant when
+/// `value` is a typo of one.
 pub fn unknown_choice(var: &str, value: &str, known: &[&str]) -> Error {
+    let values = known.join(", ");
+    let help = match promptpack_core::similar::nearest(value, known.iter().copied(), 1).first() {
+        Some(near) => format!("did you mean `{near}`? The values are: {values}"),
+        None => format!("the values are: {values}"),
+    };
     Error::from(
         promptpack_core::error::Diagnostic::new(
             ErrorCode::InvalidChoice,
             format!("`{value}` is not a value of `{var}`"),
         )
-        .with_help(format!("the values are: {}", known.join(", "))),
+        .with_help(help),
     )
 }
 

@@ -81,6 +81,16 @@ fn prompt_id_round_trips_through_strings() {
     }
     let error = PromptId::from_str("agent-sytem").expect_err("misspelled id");
     assert_eq!(error.code(), promptpack::ErrorCode::UnknownPrompt);
+    // The generated `FromStr` names the prompt meant, among the few there
+    // are, as `str::parse` is usually called.
+    let error = "code-reveiw"
+        .parse::<PromptId>()
+        .expect_err("misspelled id");
+    let help = error.diagnostics()[0].help.as_deref().unwrap_or("");
+    assert!(
+        help.starts_with("did you mean `code-review`? The prompts are: "),
+        "{help}"
+    );
     assert_eq!(PromptId::ALL.len(), library().ids().len());
 }
 

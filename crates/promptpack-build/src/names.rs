@@ -2,7 +2,7 @@
 //! choice enums and their variants, and every name that cannot be one or
 //! would be taken twice.
 
-use heck::{ToSnakeCase, ToUpperCamelCase};
+use heck::ToUpperCamelCase;
 use promptpack_core::error::{Diagnostic, ErrorCode, Location};
 use promptpack_core::program::{VarInfo, VarKind};
 use promptpack_core::resolve::ResolvedPrompt;
@@ -163,38 +163,9 @@ const PROMPT_ID_CONSTS: &[&str] = &["ALL", "DELIMITERS"];
 /// The associated constants of a choice enum, which no variant may be named.
 const CHOICE_CONSTS: &[&str] = &["ALL"];
 
-const STRICT_KEYWORDS: &[&str] = &[
-    "as", "async", "await", "break", "const", "continue", "dyn", "else", "enum", "extern", "false",
-    "fn", "for", "gen", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub",
-    "ref", "return", "static", "struct", "trait", "true", "type", "unsafe", "use", "where",
-    "while", "abstract", "become", "box", "do", "final", "macro", "override", "priv", "try",
-    "typeof", "unsized", "virtual", "yield",
-];
-
-/// Keywords that cannot even be raw identifiers.
-const UNRAWABLE_KEYWORDS: &[&str] = &["self", "Self", "super", "crate", "_"];
-
-/// The Rust field for template variable `name`: snake_case, raw when a
-/// keyword, suffixed with `_` when not even a raw identifier may be used.
-pub(crate) fn field_ident(name: &str) -> Option<String> {
-    // Parsed templates only hold such names; a hand-made program may not.
-    if !promptpack_core::syntax::is_var_name(name) {
-        return None;
-    }
-    let snake = name.to_snake_case();
-    // snake_case drops leading underscores (`_1a` becomes `1a`): what is
-    // left must still start like an identifier.
-    if snake.is_empty() || snake.starts_with(|c: char| c.is_ascii_digit()) {
-        return None;
-    }
-    if UNRAWABLE_KEYWORDS.contains(&snake.as_str()) {
-        return Some(format!("{snake}_"));
-    }
-    if STRICT_KEYWORDS.contains(&snake.as_str()) {
-        return Some(format!("r#{snake}"));
-    }
-    Some(snake)
-}
+/// The Rust field for a template variable, as the runtime's diagnostics
+/// name it too.
+pub(crate) use promptpack_core::field::field_ident;
 
 fn fields_of(prompt: &ResolvedPrompt, variant: &str, errors: &mut Vec<Diagnostic>) -> Vec<Field> {
     let mut fields: Vec<Field> = Vec::new();

@@ -466,10 +466,22 @@ fn declared_choices_against_the_contract() {
             "---\nvars:\n  role: {kind: choice, values: [teacher, student, observer, guest]}\n---\n{{#if role == \"guest\"}}Welcome.{{else}}Hello.{{/if}}\n",
         ),
         Run(&publish),
+        // A new `{{else if}}` down a chain (values no longer declared):
+        // refused at the line that compares with the new value, not at
+        // the chain's `{{#if}}`.
+        Write(
+            "tree/templates/lesson/system.md",
+            "{{#if role == \"teacher\"}}\nTeach.\n{{else if role == \"student\"}}\nLearn.\n{{else if role == \"parent\"}}\nInform.\n{{/if}}\n",
+        ),
+        Run(&publish),
     ]);
     assert_eq!(versions(&scene, "lesson"), 2);
     assert!(out.contains("warning[unhandled_choice]"), "{out}");
     assert!(out.contains("error[contract_violation]"), "{out}");
+    assert!(
+        out.contains(" --> templates/lesson/system.md:5:1\n"),
+        "the new comparison is line 5: {out}"
+    );
     snapshot("declared_choices_against_the_contract", &out);
 }
 

@@ -8,6 +8,8 @@
 use crate::error::{Diagnostic, Location};
 use crate::error::{Error, ErrorCode};
 #[cfg(feature = "load")]
+use crate::field::field_name;
+#[cfg(feature = "load")]
 use crate::program::VarInfo;
 use crate::program::VarKind;
 #[cfg(feature = "load")]
@@ -172,10 +174,10 @@ pub fn check(
         .vars
         .iter()
         .filter_map(|var| {
-            let message = problem(&prompt.id, var, compiled, &wording)?;
+            let (message, at) = problem(&prompt.id, var, compiled, &wording)?;
             Some(
                 Diagnostic::new(code, message)
-                    .at(var.first_use.clone())
+                    .at(at)
                     .with_help(help.clone()),
             )
         })
@@ -222,14 +224,15 @@ fn unknown_prompt(prompt: &ResolvedPrompt, contract: &Contract) -> Diagnostic {
 }
 
 #[cfg(feature = "load")]
-/// What `var` needs that `compiled` does not give, as a sentence; `None`
-/// when the struct serves it as it is.
+/// What `var` needs that `compiled` does not give, as a sentence, and
+/// where: the comparison with the first value the struct's enum lacks, or
+/// else the variable's first use. `None` when the struct serves it as it is.
 fn problem(
     id: &str,
     var: &VarInfo,
     compiled: &PromptContract,
     wording: &Wording,
-) -> Option<String> {
+) -> Option<(String, Location)> {
     let Wording {
         prompt,
         structure,
@@ -238,17 +241,23 @@ fn problem(
     } = wording;
     let kind = var.kind();
     let Some(field) = compiled.variable(&var.name) else {
-        return Some(format!(
-            "prompt `{id}`{prompt} needs variable `{}`, which {structure} lacks{fix}",
-            var.name
+        return Some((
+            format!(
+                "prompt `{id}`{prompt} needs variable `{}`, which {structure} lacks{fix}",
+                var.name
+            ),
+            var.first_use.clone(),
         ));
     };
     if field.kind != kind {
-        return Some(format!(
-            "prompt `{id}`{prompt} uses `{}` as {}, but {structure} has it as {}{fix}",
-            var.name,
-            describe(kind),
-            describe(field.kind)
+        return Some((
+            format!(
+                "prompt `{id}`{prompt} uses `{}` as {}, but {structure} has it as {}{fix}",
+                var.name,
+                describe(kind),
+                describe(field.kind)
+            ),
+            var.first_use.clone(),
         ));
     }
     // What the template compares with, not what it declares: a declared
@@ -263,10 +272,21 @@ fn problem(
     if lacking.is_empty() {
         return None;
     }
-    Some(format!(
-        "prompt `{id}`{prompt} compares `{}` with {}, which {structure}'s enum lacks{fix}",
-        var.name,
-        lacking.join(", ")
+    // The comparison a new value was added in, not the chain's `{{#if}}`
+    // nor the variable's first use, which may be far from the edit.
+    let at = var
+        .blocks
+        .iter()
+        .flat_map(|block| &block.branches)
+        .find(|(value, _, _)| !field.values.contains(value))
+        .map_or_else(|| var.first_use.clone(), |(_, _, at)| at.clone());
+    Some((
+        format!(
+            "prompt `{id}`{prompt} compares `{}` with {}, which {structure}'s enum lacks{fix}",
+            var.name,
+            lacking.join(", ")
+        ),
+        at,
     ))
 }
 
@@ -328,11 +348,13 @@ impl Wording {
             .take(LISTED_FIELDS)
             .map(|field| {
                 let shown = field.kind.shown_type(&field.values);
+                // The field as the vars struct has it (`agent_name`), which
+                // is what the reader's code writes; the contract keeps the
+                // template's name (`agentName`).
+                let name = field_name(&field.name);
                 match field.kind {
-                    VarKind::Choice | VarKind::OptionalChoice => {
-                        format!("`{}` ({shown})", field.name)
-                    }
-                    _ => format!("`{}` (`{shown}`)", field.name),
+                    VarKind::Choice | VarKind::OptionalChoice => format!("`{name}` ({shown})"),
+                    _ => format!("`{name}` (`{shown}`)"),
                 }
             })
             .collect();

@@ -382,28 +382,40 @@ impl Error {
         Error::from(Diagnostic::new(code, message))
     }
 
-    /// `unknown_prompt`: no prompt is named `id`. The help lists `known`
-    /// when there are a few; among more, it names the few nearest `id` and
-    /// how many there are, so that its size is bounded whatever their number
-    /// (and `id` is shortened in the message, whatever its length).
+    /// `unknown_prompt`: no prompt is named `id`. The help names the few
+    /// ids `id` is a typo of, and lists `known` when there are a few; among
+    /// more, it says only how many there are, so that its size is bounded
+    /// whatever their number (and `id` is shortened in the message, whatever
+    /// its length).
     pub fn unknown_prompt<'a>(id: &str, known: impl IntoIterator<Item = &'a str>) -> Error {
         /// Up to this many prompts, the help lists them all.
         const LISTED: usize = 8;
-        /// How many near ids the help names among more.
+        /// How many near ids the help names.
         const NEAREST: usize = 3;
+        let quoted = |names: &[&str]| {
+            names
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         let known: Vec<&str> = known.into_iter().collect();
         let count = known.len();
         let near = crate::similar::nearest(id, known.iter().copied(), NEAREST);
         let help = match (count, near.as_slice()) {
             (0, _) => "there are no prompts".to_string(),
-            (1..=LISTED, _) => format!("the prompts are: {}", known.join(", ")),
+            (1..=LISTED, []) => format!("the prompts are: {}", known.join(", ")),
+            // The one meant first, even among few: `tutr` among ids that
+            // include `tutor` should not leave the reader to spot it.
+            (1..=LISTED, near) => format!(
+                "did you mean {}? The prompts are: {}",
+                quoted(near),
+                known.join(", ")
+            ),
             (_, []) => format!("{count} prompts; `promptpack list` shows them"),
             (_, near) => format!(
                 "did you mean {}? ({count} prompts; `promptpack list` shows them)",
-                near.iter()
-                    .map(|n| format!("`{n}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                quoted(near)
             ),
         };
         let shown = match id.char_indices().nth(80) {

@@ -12,6 +12,7 @@
 pub mod contract;
 pub mod diagnostics;
 pub mod error;
+pub mod field;
 pub mod front_matter;
 #[cfg(feature = "json")]
 mod json;

@@ -10,6 +10,7 @@ use crate::front_matter::{
 use crate::program::{ChoiceBlock, Op, Program, StableHasher, VarInfo, VarUses, hash_program};
 use crate::sections::Headings;
 use crate::settings::Settings;
+use crate::similar::nearest;
 use crate::source_file::SourceFile;
 use crate::sources::Sources;
 pub use crate::sources::{SnippetSource, TemplateSource};
@@ -325,7 +326,26 @@ fn snippet_refs(parsed: &Parsed) -> impl Iterator<Item = &Include> {
     })
 }
 
-fn snippet_not_found(file: &SourceFile, name: &Name, delims: &Delimiters) -> Diagnostic {
+/// `snippet_not_found` for `name`, in `file`; the help names the snippet
+/// meant when one of `snippets` (the names that exist) is a typo away.
+fn snippet_not_found(
+    file: &SourceFile,
+    name: &Name,
+    snippets: &[&str],
+    delims: &Delimiters,
+) -> Diagnostic {
+    let help = match nearest(&name.name, snippets.iter().copied(), 1).first() {
+        Some(near) => format!(
+            "did you mean `{near}`? Or create `snippets/{}.md`",
+            name.name
+        ),
+        None => format!(
+            "create `snippets/{}.md`, or fix the name in `{}snippet:…{}`",
+            name.name,
+            delims.open(),
+            delims.close()
+        ),
+    };
     Diagnostic::new(
         ErrorCode::SnippetNotFound,
         format!(
@@ -334,12 +354,7 @@ fn snippet_not_found(file: &SourceFile, name: &Name, delims: &Delimiters) -> Dia
         ),
     )
     .at(file.location(name.span))
-    .with_help(format!(
-        "create `snippets/{}.md`, or fix the name in `{}snippet:…{}`",
-        name.name,
-        delims.open(),
-        delims.close()
-    ))
+    .with_help(help)
 }
 
 /// The most headings [`section_not_found`] lists.
@@ -514,7 +529,11 @@ impl<'s, 'a> SnippetGraph<'s, 'a> {
     ) -> Option<Target<'a>> {
         let Some((&name, snippet)) = self.snippets.get_key_value(include.name.name.as_str()) else {
             if !self.unreadable.contains(&include.name.name) {
-                errors.push(snippet_not_found(file, &include.name, self.delims));
+                // Sorted, so that of two names as near, the one suggested
+                // does not depend on the map's order.
+                let mut names: Vec<&str> = self.snippets.keys().copied().collect();
+                names.sort_unstable();
+                errors.push(snippet_not_found(file, &include.name, &names, self.delims));
             }
             return None;
         };

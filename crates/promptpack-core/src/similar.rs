@@ -147,6 +147,11 @@ mod tests {
         assert!(error.to_string().len() < 300, "{}", error.to_string().len());
         let few = crate::Error::unknown_prompt("nope", ["greet", "review"]);
         assert_eq!(help(&few), "the prompts are: greet, review");
+        let near_few = crate::Error::unknown_prompt("tutr", ["greet", "tutor"]);
+        assert_eq!(
+            help(&near_few),
+            "did you mean `tutor`? The prompts are: greet, tutor"
+        );
         let none = crate::Error::unknown_prompt("nope", []);
         assert_eq!(help(&none), "there are no prompts");
     }

@@ -114,6 +114,78 @@ fn a_value_the_enum_lacks_is_a_violation() {
     );
 }
 
+/// A value added to a chain is reported at the `{{else if}}` that compares
+/// with it, on its own line, not at the chain's `{{#if}}` (line 1).
+#[test]
+fn a_value_the_enum_lacks_is_located_at_its_comparison() {
+    let found = check(
+        &prompt(
+            "{{#if role == \"teacher\"}}\nT\n{{else if role == \"student\"}}\nS\n  {{else if role == \"parent\"}}\nP\n{{/if}}",
+        ),
+        &compiled(&[("role", VarKind::Choice, ROLE)]),
+        ErrorCode::ContractViolation,
+    );
+    assert_eq!(found.len(), 1, "{found:?}");
+    let at = found[0].location.as_ref().expect("located");
+    assert_eq!(
+        (at.path(), at.line(), at.column()),
+        ("templates/p/system.md", 5, 3)
+    );
+}
+
+/// Of several values the enum lacks, the first compared is where.
+#[test]
+fn of_several_lacking_values_the_first_comparison_is_where() {
+    let found = check(
+        &prompt(
+            "{{#if role == \"teacher\"}}T{{/if}}\n{{#if role == \"admin\"}}A{{/if}}\n{{#if role == \"parent\"}}P{{/if}}",
+        ),
+        &compiled(&[("role", VarKind::Choice, ROLE)]),
+        ErrorCode::ContractViolation,
+    );
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].message.contains("\"admin\", \"parent\""),
+        "{}",
+        found[0].message
+    );
+    let at = found[0].location.as_ref().expect("located");
+    assert_eq!((at.line(), at.column()), (2, 1));
+}
+
+/// The help names fields as the generated struct has them (snake_case,
+/// raw when a keyword), not as the templates write them.
+#[test]
+fn the_help_names_the_rust_fields() {
+    let found = check(
+        &prompt("{{agentName}} {{type}} {{#if userRole == \"admin\"}}A{{/if}}"),
+        &compiled(&[
+            ("agentName", VarKind::Text, &[]),
+            ("type", VarKind::Text, &[]),
+            ("userRole", VarKind::Choice, ROLE),
+        ]),
+        ErrorCode::ContractViolation,
+    );
+    assert_eq!(found.len(), 1, "{found:?}");
+    let help = found[0].help.as_deref().unwrap_or("");
+    assert!(
+        help.starts_with(
+            "the program's vars struct has the fields `agent_name` (`&str`), `r#type` (`&str`), `user_role` (enum of"
+        ),
+        "{help}"
+    );
+    assert!(
+        !help.contains("agentName") && !help.contains("userRole"),
+        "{help}"
+    );
+    // The message names the template's variable: that is what the text uses.
+    assert!(
+        found[0].message.contains("`userRole`"),
+        "{}",
+        found[0].message
+    );
+}
+
 #[test]
 fn fewer_values_and_unused_fields_fit() {
     let fields = compiled(&[
@@ -193,7 +265,7 @@ fn a_prompt_the_program_lacks_is_a_violation() {
         Some("templates/b/system.md")
     );
     let help = found[0].help.as_deref().unwrap_or("");
-    assert!(help.starts_with("the prompts are: a;"), "{help}");
+    assert!(help.contains("prompts are: a;"), "{help}");
 }
 
 #[test]

@@ -30,6 +30,9 @@ pub fn apply_contract(
         .chain(snippet_vars.iter().copied())
         .map(|v| v.name.as_str())
         .collect();
+    // Variables whose declaration a use contradicts: their kind is in
+    // question, so an example is not judged by either side of it.
+    let mut in_conflict: Vec<String> = Vec::new();
     for var in vars.iter_mut() {
         let declaration = front_matter
             .declared(&var.name)
@@ -42,7 +45,10 @@ pub fn apply_contract(
             Some(declaration) => {
                 if let Some(kind) = declaration.kind {
                     match contradiction(var, kind) {
-                        Some(mismatch) => errors.push(mismatch),
+                        Some(mismatch) => {
+                            errors.push(mismatch);
+                            in_conflict.push(var.name.clone());
+                        }
                         None => {
                             var.declared = Some(kind.var_kind());
                             if let Some(values) = &declaration.values {
@@ -59,7 +65,7 @@ pub fn apply_contract(
             warnings.push(unused(declaration, "no template of this prompt uses it"));
         }
     }
-    check_examples(vars, front_matter, errors);
+    check_examples(vars, front_matter, &in_conflict, errors);
 }
 
 /// Declarations of a snippet's front matter that the snippet's own tokens
@@ -228,8 +234,17 @@ fn contradiction(var: &VarInfo, kind: DeclaredKind) -> Option<Diagnostic> {
 }
 
 /// Every example value names a variable the prompt uses and fits its kind,
-/// so that examples stay in step with the templates.
-fn check_examples(vars: &[VarInfo], front_matter: &FrontMatter, errors: &mut Vec<Diagnostic>) {
+/// so that examples stay in step with the templates. A variable
+/// `in_conflict` (its declared kind contradicted by a use, already
+/// `kind_mismatch`) has no kind to fit: checking its example against the
+/// kind its uses imply would contradict the declaration, and against the
+/// declared one would pass an example the templates cannot take.
+fn check_examples(
+    vars: &[VarInfo],
+    front_matter: &FrontMatter,
+    in_conflict: &[String],
+    errors: &mut Vec<Diagnostic>,
+) {
     let names: Vec<&str> = vars.iter().map(|v| v.name.as_str()).collect();
     let declared_examples = front_matter
         .vars
@@ -261,6 +276,9 @@ fn check_examples(vars: &[VarInfo], front_matter: &FrontMatter, errors: &mut Vec
             }
             continue;
         };
+        if in_conflict.contains(&var.name) {
+            continue;
+        }
         if let Some(expected) = misfit(var, value) {
             errors.push(
                 Diagnostic::new(
