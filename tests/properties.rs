@@ -926,6 +926,41 @@ proptest! {
     }
 }
 
+/// The `PromptInfo` generated code would hold for `prompt` (id `t`), with
+/// its tables `parts`, leaked to be `'static` as generated constants are.
+fn leaked_info(
+    prompt: &promptpack_core::resolve::ResolvedPrompt,
+    parts: Vec<promptpack::__private::Part>,
+) -> promptpack::__private::PromptInfo {
+    let leak = |s: &str| -> &'static str { String::leak(s.to_string()) };
+    promptpack::__private::PromptInfo {
+        id: "t",
+        hash: prompt.hash,
+        variables: Vec::leak(prompt.vars.iter().map(|v| leak(&v.name)).collect()),
+        kinds: leak(
+            &prompt
+                .vars
+                .iter()
+                .map(|v| char::from(v.kind().letter()))
+                .collect::<String>(),
+        ),
+        conditions: &[],
+        choices: Vec::leak(
+            prompt
+                .vars
+                .iter()
+                .filter(|v| !v.choices.is_empty())
+                .map(|v| {
+                    let values: Vec<&'static str> = v.choices.iter().map(|c| leak(c)).collect();
+                    (leak(&v.name), &*Vec::leak(values))
+                })
+                .collect(),
+        ),
+        parts: Vec::leak(parts),
+        ..promptpack::__private::NO_FIELDS
+    }
+}
+
 /// What a generated vars struct makes of a value given by name, as
 /// `render_generated` does: a compared variable keeps only one of its
 /// values (the first, when given another; nothing, when it is optional).
@@ -962,7 +997,7 @@ proptest! {
             NAMES.len(),
         ),
     ) {
-        use promptpack::__private::{Part, PromptInfo, render_generated};
+        use promptpack::__private::{Part, render_generated};
         use promptpack_core::table::steps;
 
         let d = Delimiters::default();
@@ -996,28 +1031,7 @@ proptest! {
             .chain(prompt.user.as_ref())
             .map(part)
             .collect();
-        let info = PromptInfo {
-            id: "t",
-            hash: prompt.hash,
-            variables: Vec::leak(prompt.vars.iter().map(|v| leak(&v.name)).collect()),
-            kinds: leak(
-                &prompt.vars.iter().map(|v| char::from(v.kind().letter())).collect::<String>(),
-            ),
-            conditions: &[],
-            choices: Vec::leak(
-                prompt
-                    .vars
-                    .iter()
-                    .filter(|v| !v.choices.is_empty())
-                    .map(|v| {
-                        let values: Vec<&'static str> = v.choices.iter().map(|c| leak(c)).collect();
-                        (leak(&v.name), &*Vec::leak(values))
-                    })
-                    .collect(),
-            ),
-            parts: Vec::leak(parts),
-            ..promptpack::__private::NO_FIELDS
-        };
+        let info = leaked_info(prompt, parts);
         let tables = render_generated("t", &info, &value);
         prop_assert_eq!(&tables.system, &interpreted.system);
         prop_assert_eq!(&tables.user, &interpreted.user);
@@ -1081,7 +1095,7 @@ proptest! {
             NAMES.len(),
         ),
     ) {
-        use promptpack::__private::{Part, PromptInfo, render_generated};
+        use promptpack::__private::{Part, render_generated};
         use promptpack_core::table::steps;
 
         let d = Delimiters::default();
@@ -1117,28 +1131,7 @@ proptest! {
             text: leak(&prompt.system.text),
             steps: Vec::leak(steps(&prompt.system, &prompt.vars)),
         }];
-        let info = PromptInfo {
-            id: "t",
-            hash: prompt.hash,
-            variables: Vec::leak(prompt.vars.iter().map(|v| leak(&v.name)).collect()),
-            kinds: leak(
-                &prompt.vars.iter().map(|v| char::from(v.kind().letter())).collect::<String>(),
-            ),
-            conditions: &[],
-            choices: Vec::leak(
-                prompt
-                    .vars
-                    .iter()
-                    .filter(|v| !v.choices.is_empty())
-                    .map(|v| {
-                        let values: Vec<&'static str> = v.choices.iter().map(|c| leak(c)).collect();
-                        (leak(&v.name), &*Vec::leak(values))
-                    })
-                    .collect(),
-            ),
-            parts: Vec::leak(parts),
-            ..promptpack::__private::NO_FIELDS
-        };
+        let info = leaked_info(prompt, parts);
         let tables = render_generated("t", &info, &value);
         prop_assert_eq!(&tables.system, &interpreted.system);
         prop_assert_eq!(tables.hash, interpreted.hash);

@@ -392,26 +392,29 @@ fn a_burst_of_saves_ends_on_the_last_version() {
     assert!(failures(&events).is_empty());
 }
 
-/// Without a logger, a broken save is printed on stderr (dev builds), with
-/// its place: run in a child process, whose stderr the parent reads.
-#[test]
-fn a_broken_edit_is_told_on_stderr_without_a_logger() {
+/// Runs the ignored test `child` of this binary in a child process, which
+/// must pass, and gives its stderr: what a dev build without a logger
+/// prints there.
+fn child_stderr(child: &str) -> String {
     let exe = std::env::current_exe().expect("test binary");
     let output = std::process::Command::new(&exe)
-        .args([
-            "--exact",
-            "broken_edit_without_a_logger_child",
-            "--include-ignored",
-            "--nocapture",
-        ])
+        .args(["--exact", child, "--include-ignored", "--nocapture"])
         .output()
         .expect("run the child test");
     let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(
         output.status.success() && stdout.contains("1 passed"),
         "{stdout}\n{stderr}"
     );
+    stderr
+}
+
+/// Without a logger, a broken save is printed on stderr (dev builds), with
+/// its place: run in a child process, whose stderr the parent reads.
+#[test]
+fn a_broken_edit_is_told_on_stderr_without_a_logger() {
+    let stderr = child_stderr("broken_edit_without_a_logger_child");
     assert!(
         stderr.contains("promptpack: an edit does not load; the last good prompts keep serving"),
         "{stderr}"
@@ -436,22 +439,7 @@ fn broken_edit_without_a_logger_child() {
 /// value): on stderr without a logger, in a child process.
 #[test]
 fn an_unhandled_choice_is_told_on_reload() {
-    let exe = std::env::current_exe().expect("test binary");
-    let output = std::process::Command::new(&exe)
-        .args([
-            "--exact",
-            "unhandled_choice_on_reload_child",
-            "--include-ignored",
-            "--nocapture",
-        ])
-        .output()
-        .expect("run the child test");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success() && stdout.contains("1 passed"),
-        "{stdout}\n{stderr}"
-    );
+    let stderr = child_stderr("unhandled_choice_on_reload_child");
     // The first load has no unhandled value: a warning is the edit's.
     assert!(stderr.contains("warning[unhandled_choice]"), "{stderr}");
     assert!(
