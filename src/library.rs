@@ -44,16 +44,37 @@ use std::time::Duration;
 pub struct Library {
     /// Sorted by id, which [`Library::get`] relies on.
     prompts: Vec<ResolvedPrompt>,
-    /// For each prompt, how many value tokens each of its variables has in
-    /// `system` (the first `vars.len()` numbers) and in `user` (the rest):
-    /// with the values' lengths, they bound the output's length.
-    uses: Vec<Box<[u32]>>,
-    /// For each prompt, its variables by name, for `build_prompt`.
-    names: Vec<crate::serde_vars::NameIndex>,
-    /// For each prompt, whether front matter declares a choice's values,
-    /// which its renders then check: most prompts skip that at no cost.
-    declares_choices: Vec<bool>,
+    /// What renders need of each prompt, in the order of `prompts`, worked
+    /// out once when the library is made.
+    tables: Vec<RenderTables>,
     delimiters: Delimiters,
+}
+
+/// What the renders of one prompt look up, derived from it once.
+#[derive(Debug, Clone)]
+struct RenderTables {
+    /// How many value tokens each variable has in `system` (the first
+    /// `vars.len()` numbers) and in `user` (the rest): with the values'
+    /// lengths, they bound the output's length.
+    uses: Box<[u32]>,
+    /// The variables by name, for `build_prompt`.
+    names: crate::serde_vars::NameIndex,
+    /// Whether front matter declares a choice's values, which renders then
+    /// check: most prompts skip that at no cost.
+    declares_choices: bool,
+}
+
+impl RenderTables {
+    fn of(prompt: &ResolvedPrompt) -> RenderTables {
+        RenderTables {
+            uses: value_uses(prompt),
+            names: crate::serde_vars::NameIndex::new(&prompt.vars),
+            declares_choices: prompt
+                .vars
+                .iter()
+                .any(|v| matches!(v.declared, Some(VarKind::Choice | VarKind::OptionalChoice))),
+        }
+    }
 }
 
 impl Library {
@@ -134,24 +155,10 @@ impl Library {
     ) -> Library {
         prompts.sort_by(|a, b| a.id.cmp(&b.id));
         prompts.shrink_to_fit();
-        let uses = prompts.iter().map(value_uses).collect();
-        let names = prompts
-            .iter()
-            .map(|p| crate::serde_vars::NameIndex::new(&p.vars))
-            .collect();
-        let declares_choices = prompts
-            .iter()
-            .map(|p| {
-                p.vars
-                    .iter()
-                    .any(|v| matches!(v.declared, Some(VarKind::Choice | VarKind::OptionalChoice)))
-            })
-            .collect();
+        let tables = prompts.iter().map(RenderTables::of).collect();
         Library {
             prompts,
-            uses,
-            names,
-            declares_choices,
+            tables,
             delimiters,
         }
     }
@@ -280,9 +287,8 @@ impl Library {
         missing_vars: MissingVars,
     ) -> Result<Prompt> {
         if let Some(index) = self.index_of(id) {
-            let count = self.prompts[index].vars.len();
-            let rendered = crate::serde_vars::collect(&self.names[index], count, vars, |values| {
-                if self.declares_choices[index] {
+            let rendered = crate::serde_vars::collect(&self.tables[index].names, vars, |values| {
+                if self.tables[index].declares_choices {
                     declared_choices(&self.prompts[index], values)?;
                 }
                 self.render_values(index, values, missing_vars)
@@ -332,7 +338,7 @@ impl Library {
         let prompt = &self.prompts[index];
         let names = VarNames::new(&prompt.vars);
         let render = |values: &[Option<ValueRef<'_>>]| {
-            if check_choices && self.declares_choices[index] {
+            if check_choices && self.tables[index].declares_choices {
                 declared_choices(prompt, values)?;
             }
             self.render_values(index, values, missing_vars)
@@ -365,7 +371,7 @@ impl Library {
         missing_vars: MissingVars,
     ) -> Result<Prompt> {
         let prompt = &self.prompts[index];
-        let uses = &self.uses[index];
+        let uses = &self.tables[index].uses;
         let delims = &self.delimiters;
         let keep_tokens = missing_vars == MissingVars::KeepToken;
         // Bytes per use of each variable, when it has a value.
@@ -486,7 +492,7 @@ fn declared_choices(prompt: &ResolvedPrompt, values: &[Option<ValueRef<'_>>]) ->
 }
 
 /// How many value tokens each variable of `prompt` has in its system part,
-/// then in its user part (see `Library::uses`).
+/// then in its user part (see `RenderTables::uses`).
 fn value_uses(prompt: &ResolvedPrompt) -> Box<[u32]> {
     let n = prompt.vars.len();
     let mut uses = vec![0u32; if prompt.user.is_some() { 2 * n } else { n }];

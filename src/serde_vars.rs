@@ -76,6 +76,12 @@ impl NameIndex {
         }
     }
 
+    /// How many variables the prompt has: one entry each, a name given
+    /// twice included.
+    fn len(&self) -> usize {
+        self.names.len()
+    }
+
     fn find(&self, key: &str) -> Option<usize> {
         let mask = self.slots.len().checked_sub(1)?;
         let mut at = hash(key.as_bytes()) & mask;
@@ -127,7 +133,6 @@ const STACK_SLOTS: usize = 32;
 /// value, as in a `serde_json::Map`.
 pub(crate) fn collect<T, R>(
     names: &NameIndex,
-    count: usize,
     vars: &T,
     f: impl FnOnce(&[Option<ValueRef<'_>>]) -> R,
 ) -> Option<R>
@@ -136,7 +141,7 @@ where
 {
     let mut arena = take_arena();
     let mut json = Vec::new();
-    let n = count;
+    let n = names.len();
     let result = if n <= STACK_SLOTS {
         let mut slots = [None; STACK_SLOTS];
         collect_into(names, vars, &mut slots[..n], &mut arena, &mut json).then(|| {
@@ -800,7 +805,7 @@ mod tests {
         fn direct<T: Serialize + ?Sized>(vars: &T) -> bool {
             let library = library();
             let names = &library.get("t").expect("t").vars;
-            super::collect(&super::NameIndex::new(names), names.len(), vars, |_| ()).is_some()
+            super::collect(&super::NameIndex::new(names), vars, |_| ()).is_some()
         }
         assert!(direct(&json!({"a": "x", "n": 1, "o": {"k": 1}, "zz": [1]})));
         assert!(direct(&BTreeMap::from([("a", "x")])));
