@@ -17,13 +17,7 @@ cd "$(dirname "$0")/.."
 if [ -z "${PROMPTPACK_TEST_POSTGRES_URL:-}" ]; then
   source scripts/postgres.sh
   ensure_postgres_installed
-  pgdir=$(mktemp -d)
-  # Set before the start, so that a half-started server is stopped too.
-  trap 'cargo run --quiet -p promptpack-pgtest -- stop "$pgdir" || true; rm -rf "$pgdir"' EXIT
-  # Not `export VAR=$(...)`, which would hide a failed start from `set -e`.
-  PROMPTPACK_TEST_POSTGRES_URL=$(cargo run --quiet -p promptpack-pgtest -- start "$pgdir")
-  export PROMPTPACK_TEST_POSTGRES_URL
-  echo "PostgreSQL for the tests at $PROMPTPACK_TEST_POSTGRES_URL" >&2
+  start_throwaway_postgres
 fi
 
 cargo test --all-features "$@"
