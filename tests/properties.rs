@@ -961,6 +961,24 @@ fn leaked_info(
     }
 }
 
+/// Every variable of `prompt` as [`shown_by_struct`] makes it of the
+/// values `value` gives by name: what the interpreter renders with.
+fn shown_by_structs<'p>(
+    prompt: &'p promptpack_core::resolve::ResolvedPrompt,
+    value: &dyn Fn(&str) -> Option<String>,
+) -> HashMap<&'p str, String> {
+    prompt
+        .vars
+        .iter()
+        .map(|v| {
+            (
+                v.name.as_str(),
+                shown_by_struct(v, value(&v.name).as_deref()),
+            )
+        })
+        .collect()
+}
+
 /// What a generated vars struct makes of a value given by name, as
 /// `render_generated` does: a compared variable keeps only one of its
 /// values (the first, when given another; nothing, when it is optional).
@@ -1013,11 +1031,7 @@ proptest! {
             NAMES.iter().copied().zip(values).collect();
         let value = |name: &str| given.get(name).cloned().flatten();
 
-        let shown: HashMap<&str, String> = prompt
-            .vars
-            .iter()
-            .map(|v| (v.name.as_str(), shown_by_struct(v, value(&v.name).as_deref())))
-            .collect();
+        let shown = shown_by_structs(prompt, &value);
         let interpreted = library
             .render("t", &shown, promptpack::MissingVars::Error)
             .expect("every variable is given");
@@ -1117,11 +1131,7 @@ proptest! {
         let given: HashMap<&str, Option<String>> =
             NAMES.iter().copied().zip(values).collect();
         let value = |name: &str| given.get(name).cloned().flatten();
-        let shown: HashMap<&str, String> = prompt
-            .vars
-            .iter()
-            .map(|v| (v.name.as_str(), shown_by_struct(v, value(&v.name).as_deref())))
-            .collect();
+        let shown = shown_by_structs(prompt, &value);
         let interpreted = library
             .render("t", &shown, promptpack::MissingVars::Error)
             .expect("every value shown is a declared one");
