@@ -13,11 +13,7 @@ const CRATE: &str = "scratch-errors";
 
 /// Builds the crate with `RUST_BACKTRACE=1`: (stderr, success).
 fn build(scratch: &Scratch) -> (String, bool) {
-    let out = scratch.cargo_with(&["build"], &[("RUST_BACKTRACE", Some("1"))]);
-    (
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        out.status.success(),
-    )
+    scratch.build_with(&[("RUST_BACKTRACE", Some("1"))])
 }
 
 #[test]

@@ -34,11 +34,7 @@ fn clean(scratch: &Scratch) {
 
 /// Builds the crate: (stderr, success).
 fn build(scratch: &Scratch) -> (String, bool) {
-    let out = scratch.cargo(&["build"]);
-    (
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        out.status.success(),
-    )
+    scratch.build_with(&[])
 }
 
 /// The lines of `stderr` that are warnings of the scratch crate's build script.

@@ -60,6 +60,16 @@ impl Scratch {
         self.cargo_with(args, &[])
     }
 
+    /// `cargo build` of the crate with environment variables set (`Some`)
+    /// or removed (`None`): its stderr, and whether it succeeded.
+    pub fn build_with(&self, env: &[(&str, Option<&str>)]) -> (String, bool) {
+        let out = self.cargo_with(&["build"], env);
+        (
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+            out.status.success(),
+        )
+    }
+
     /// [`Scratch::cargo`] with environment variables set (`Some`) or
     /// removed (`None`).
     pub fn cargo_with(&self, args: &[&str], env: &[(&str, Option<&str>)]) -> Output {
