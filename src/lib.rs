@@ -104,6 +104,8 @@ mod library;
 #[cfg(feature = "live")]
 #[cfg_attr(docsrs, doc(cfg(feature = "live")))]
 pub mod live;
+#[cfg(feature = "library")]
+mod name_index;
 mod private;
 mod prompt;
 mod provenance;

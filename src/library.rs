@@ -58,7 +58,7 @@ struct RenderTables {
     /// lengths, they bound the output's length.
     uses: Box<[u32]>,
     /// The variables by name, for `build_prompt`.
-    names: crate::serde_vars::NameIndex,
+    names: crate::name_index::NameIndex,
     /// Whether front matter declares a choice's values, which renders then
     /// check: most prompts skip that at no cost.
     declares_choices: bool,
@@ -68,7 +68,7 @@ impl RenderTables {
     fn of(prompt: &ResolvedPrompt) -> RenderTables {
         RenderTables {
             uses: value_uses(prompt),
-            names: crate::serde_vars::NameIndex::new(&prompt.vars),
+            names: crate::name_index::NameIndex::new(&prompt.vars),
             declares_choices: prompt
                 .vars
                 .iter()
