@@ -452,9 +452,7 @@ struct Places<'t> {
 }
 
 impl Places<'_> {
-    /// The file span between two parser markers. The parser reading a
-    /// `&str` knows byte offsets; a marker without one is placed by its
-    /// line and column.
+    /// The file span between two parser markers.
     fn span(&self, start: granit_parser::Marker, end: granit_parser::Marker) -> Span {
         let start = self.offset(start);
         let end = self.offset(end).max(start);
@@ -470,31 +468,19 @@ impl Places<'_> {
     }
 
     fn offset(&self, at: granit_parser::Marker) -> usize {
-        let offset = match at.byte_offset() {
-            Some(offset) => offset,
-            None => self.offset_of(at.line(), at.col()),
-        };
+        // A parser of a `&str` gives every marker its byte offset; the
+        // character index is the marker's other measure of the same place.
+        let offset = at.byte_offset().unwrap_or_else(|| {
+            self.text
+                .char_indices()
+                .nth(at.index())
+                .map_or(self.text.len(), |(byte, _)| byte)
+        });
         let mut offset = offset.min(self.text.len());
         while !self.text.is_char_boundary(offset) {
             offset -= 1;
         }
         offset
-    }
-
-    /// The byte of a line (1-based) and column (0-based, in characters).
-    fn offset_of(&self, line: usize, column: usize) -> usize {
-        let line_start: usize = self
-            .text
-            .split_inclusive('\n')
-            .take(line.saturating_sub(1))
-            .map(str::len)
-            .sum();
-        let rest = &self.text[line_start.min(self.text.len())..];
-        line_start
-            + rest
-                .char_indices()
-                .nth(column)
-                .map_or(rest.len(), |(at, _)| at)
     }
 }
 
