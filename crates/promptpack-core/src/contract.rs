@@ -6,6 +6,7 @@
 
 #[cfg(feature = "load")]
 use crate::error::{Diagnostic, Location};
+#[cfg(any(feature = "load", feature = "contract-json"))]
 use crate::error::{Error, ErrorCode};
 #[cfg(feature = "load")]
 use crate::field::field_name;
