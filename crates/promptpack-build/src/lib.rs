@@ -359,6 +359,27 @@ pub struct Report {
 /// rustc compiles: `promptpack check` runs this.
 pub fn check(config: &Config) -> Report {
     let Checked { compiled, .. } = checked(config, &[Renderers::StraightLine, Renderers::Tables]);
+    report_of(compiled)
+}
+
+/// [`check`] on prompts and snippets already in memory (a draft in an
+/// editor or a console, with the snippets of a catalog): the same pipeline,
+/// lints and code generator, under `config`'s settings; its folders are not
+/// read.
+#[cfg(feature = "unstable-machinery")]
+pub fn check_sources(sources: promptpack_core::sources::Sources, config: &Config) -> Report {
+    let compiled = promptpack_core::pipeline::compile(
+        sources,
+        Vec::new(),
+        config.settings(),
+        Stages { lint: true },
+    );
+    let renderers = [Renderers::StraightLine, Renderers::Tables];
+    let Checked { compiled, .. } = generate_checked(compiled, config, &renderers);
+    report_of(compiled)
+}
+
+fn report_of(compiled: Compiled) -> Report {
     Report {
         prompts: compiled.sources.templates.len(),
         snippets: compiled.sources.snippets.len(),
@@ -379,7 +400,12 @@ struct Checked {
 /// The load pipeline with lints, then the code generator: [`check`] and the
 /// build run this one function, so that they cannot disagree.
 fn checked(config: &Config, renderers: &[Renderers]) -> Checked {
-    let mut compiled = load(config, Stages { lint: true });
+    generate_checked(load(config, Stages { lint: true }), config, renderers)
+}
+
+/// The code generator over what the pipeline made, its refusals added to
+/// the pipeline's errors.
+fn generate_checked(mut compiled: Compiled, config: &Config, renderers: &[Renderers]) -> Checked {
     let mut code = None;
     if compiled.errors.is_empty() {
         let prompts = &compiled.prompts;

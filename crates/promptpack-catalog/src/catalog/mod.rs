@@ -620,6 +620,18 @@ impl Catalog {
         ))
     }
 
+    /// The sources `draft` would render from as the next version of prompt
+    /// `id`: its text and the newest revision of every snippet, as
+    /// [`Catalog::publish`] compiles it. For checking and previewing a draft
+    /// without writing it.
+    ///
+    /// # Errors
+    /// Only the store's (`unavailable`).
+    pub fn draft_sources(&mut self, id: &str, draft: &Draft) -> Result<Sources, Error> {
+        let snippets = self.store.read(&mut |tx| rows::current_snippets(tx))?;
+        Ok(sources(id, &draft.system, draft.user.as_deref(), &snippets))
+    }
+
     pub(crate) fn pinned_snippets(&mut self, pins: &[Pin]) -> Result<Vec<SnippetText>, Error> {
         self.store
             .read(&mut |tx| pinned_texts(tx, pins, &mut HashMap::new()))
