@@ -82,8 +82,8 @@ pub use compile::{MAX_FILE_BYTES, content_hash};
 #[cfg(feature = "postgres")]
 pub use listener::{Change, Listener};
 pub use model::{
-    Arm, AuditEntry, Draft, History, ImportReport, Imported, Listed, Page, Pin, PromptEntry,
-    Selector, SnippetRevision, Syntax, Timestamp, Version, VersionSummary,
+    Arm, AuditEntry, Draft, History, ImportReport, Imported, Listed, Page, Pin, PromptEntry, Role,
+    Selector, SnippetRevision, Syntax, Timestamp, User, Version, VersionSummary, token_hash,
 };
 pub use promptpack_core::contract::Contract;
 pub use promptpack_core::{Error, ErrorCode, Settings};

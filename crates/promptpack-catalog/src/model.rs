@@ -1,9 +1,11 @@
 //! What the catalog holds and returns: prompts, versions, snippet
 //! revisions, labels and the audit history.
 
+use promptpack_core::ErrorCode;
 use promptpack_core::{Delimiters, Error, Settings, SourceFile, Sources, TemplateSource};
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 use std::fmt;
+use std::str::FromStr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// A moment, as milliseconds since the Unix epoch (what the stores keep).
@@ -313,4 +315,81 @@ pub struct Imported {
     pub version: u32,
     /// Whether the import wrote it.
     pub written: bool,
+}
+
+/// A console user's role: viewers read; editors publish, move and split
+/// labels; admins also move protected labels, delete and restore. Ordered
+/// by what each may do: `Viewer < Editor < Admin`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Reads prompts, versions, labels, history and builds.
+    Viewer,
+    /// Also publishes, and moves and splits labels.
+    Editor,
+    /// Also moves protected labels, deletes and restores prompts.
+    Admin,
+}
+
+impl Role {
+    /// Every role, from the least to the most allowed.
+    pub const ALL: [Role; 3] = [Role::Viewer, Role::Editor, Role::Admin];
+
+    /// Its name as the catalog stores it: `viewer`, `editor` or `admin`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Viewer => "viewer",
+            Role::Editor => "editor",
+            Role::Admin => "admin",
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Role {
+    type Err = Error;
+
+    /// `viewer`, `editor` or `admin`, in any case.
+    fn from_str(text: &str) -> Result<Role, Error> {
+        Role::ALL
+            .into_iter()
+            .find(|role| role.as_str().eq_ignore_ascii_case(text))
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorCode::InvalidRequest,
+                    format!(
+                        "`{}` is not a role: use `viewer`, `editor` or `admin`",
+                        promptpack_core::diagnostics::escape_controls(text)
+                    ),
+                )
+            })
+    }
+}
+
+/// A user of the web console. The catalog keeps the SHA-256 of the user's
+/// token ([`token_hash`]), never the token, and never returns even that.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct User {
+    /// The name the user signs as, and what the console records as the
+    /// author of the user's writes.
+    pub name: String,
+    /// What the user may do.
+    pub role: Role,
+    /// Who added the user (the adding catalog's author).
+    pub created_by: String,
+    /// When.
+    pub created_at: Timestamp,
+}
+
+/// What the catalog stores instead of a console user's token: its SHA-256,
+/// as 64 lowercase hex digits. A console hashes the bearer token it is
+/// shown and looks the user up by the hash
+/// ([`Catalog::user_by_token_hash`](crate::Catalog::user_by_token_hash)).
+pub fn token_hash(token: &str) -> String {
+    crate::compile::text_hash(token)
 }

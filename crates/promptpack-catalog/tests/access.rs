@@ -163,6 +163,10 @@ fn a_reader_cannot_write(store: &TestStore) {
     let refused = reader.publish("greeter", &draft("Changed"), None);
     assert!(refused.is_err(), "a reader published {refused:?}");
     assert!(reader.set_label("greeter", "production", 1).is_err());
+    let hash = promptpack_catalog::token_hash("a token");
+    let refused = reader.add_user("ada", promptpack_catalog::Role::Admin, &hash);
+    assert_eq!(code(refused), ErrorCode::InvalidRequest);
+    assert_eq!(code(reader.remove_user("ada")), ErrorCode::InvalidRequest);
     assert_eq!(store.footprint(), before);
 }
 

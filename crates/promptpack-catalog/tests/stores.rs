@@ -4,9 +4,10 @@
 mod support;
 
 use promptpack_catalog::{
-    Arm, Catalog, Contract, Draft, ErrorCode, Selector, Syntax, content_hash,
+    Arm, Catalog, Contract, Draft, ErrorCode, Role, Selector, Syntax, User, content_hash,
+    token_hash,
 };
-use support::{TestStore, code, draft, write_tree};
+use support::{SCHEMA_VERSION, TestStore, code, draft, write_tree};
 
 every_store!(
     versions_are_numbered_and_never_change,
@@ -29,6 +30,7 @@ every_store!(
     versions_with_sources_reads_many_versions_at_once,
     a_catalog_of_the_first_schema_is_migrated,
     declared_choices_fit_by_what_they_compare_and_warn_of_unhandled_values,
+    console_users_are_added_found_by_token_and_removed,
 );
 
 fn versions_are_numbered_and_never_change(store: &TestStore) {
@@ -654,9 +656,12 @@ fn the_schema_is_applied_once_and_checked(store: &TestStore) {
         );
     }
     let mut catalog = store.open();
-    assert_eq!(catalog.init().expect("init again"), 3);
+    assert_eq!(catalog.init().expect("init again"), SCHEMA_VERSION);
     Catalog::connect(&store.url).expect("schema applied");
-    assert_eq!(store.count("SELECT COUNT(*) FROM promptpack_schema"), 3);
+    assert_eq!(
+        store.count("SELECT COUNT(*) FROM promptpack_schema"),
+        SCHEMA_VERSION
+    );
     store
         .raw("INSERT INTO promptpack_schema (version) VALUES (99)")
         .expect("a newer schema");
@@ -1013,7 +1018,8 @@ fn a_catalog_of_the_first_schema_is_migrated(store: &TestStore) {
     catalog.publish("p", &draft("one"), None).expect("publish");
     catalog.set_label("p", "production", 1).expect("label");
     let mut back = String::from(
-        "DROP TABLE label_arms; ALTER TABLE audit DROP COLUMN arms; \
+        "DROP TABLE console_users; \
+         DROP TABLE label_arms; ALTER TABLE audit DROP COLUMN arms; \
          DELETE FROM promptpack_schema WHERE version >= 2; \
          ALTER TABLE promptpack_schema DROP COLUMN checksum;",
     );
@@ -1125,4 +1131,127 @@ fn declared_choices_fit_by_what_they_compare_and_warn_of_unhandled_values(store:
         ["unhandled_choice snippets/pace.md:3:39"]
     );
     assert!(warned(&mut catalog, &draft("{{oops")).is_empty());
+}
+
+fn console_users_are_added_found_by_token_and_removed(store: &TestStore) {
+    let mut catalog = store.open().with_author("root");
+    assert_eq!(catalog.users().expect("no users"), []);
+    let ada_hash = token_hash("ada's token");
+    let ada = catalog
+        .add_user("ada", Role::Admin, &ada_hash)
+        .expect("add ada");
+    assert_eq!(
+        (ada.name.as_str(), ada.role, ada.created_by.as_str()),
+        ("ada", Role::Admin, "root")
+    );
+    let bob = catalog
+        .add_user("bob", Role::Viewer, &token_hash("bob's token"))
+        .expect("add bob");
+    catalog
+        .add_user("amy", Role::Editor, &token_hash("amy's token"))
+        .expect("add amy");
+    let names: Vec<(String, Role)> = catalog
+        .users()
+        .expect("users")
+        .into_iter()
+        .map(|user| (user.name, user.role))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("ada".to_string(), Role::Admin),
+            ("amy".to_string(), Role::Editor),
+            ("bob".to_string(), Role::Viewer)
+        ]
+    );
+    assert_eq!(
+        catalog.user_by_token_hash(&ada_hash).expect("by hash"),
+        Some(ada.clone())
+    );
+    assert_eq!(
+        catalog
+            .user_by_token_hash(&token_hash("bob's token"))
+            .expect("by hash"),
+        Some(bob)
+    );
+    assert_eq!(
+        catalog
+            .user_by_token_hash(&token_hash("a guess"))
+            .expect("unknown"),
+        None
+    );
+    // The token itself is never stored: only its hash.
+    assert_eq!(
+        store.count("SELECT COUNT(*) FROM console_users WHERE token_hash LIKE '%token%'"),
+        0
+    );
+
+    let before = store.footprint();
+    let taken = catalog
+        .add_user("ada", Role::Viewer, &token_hash("another"))
+        .expect_err("a taken name");
+    assert_eq!(taken.code(), ErrorCode::AlreadyExists);
+    assert!(taken.to_string().contains("`ada`"), "{taken}");
+    let same_token = catalog
+        .add_user("eve", Role::Viewer, &ada_hash)
+        .expect_err("a taken token");
+    assert_eq!(same_token.code(), ErrorCode::AlreadyExists);
+    assert!(!same_token.to_string().contains("ada"), "{same_token}");
+    for bad_hash in [
+        "ada's token".to_string(),
+        ada_hash.to_uppercase(),
+        ada_hash[..63].to_string(),
+        format!("{ada_hash}0"),
+        format!("{}g", &ada_hash[..63]),
+    ] {
+        assert_eq!(
+            code(catalog.add_user("eve", Role::Viewer, &bad_hash)),
+            ErrorCode::InvalidRequest,
+            "{bad_hash}"
+        );
+        assert_eq!(
+            code(catalog.user_by_token_hash(&bad_hash)),
+            ErrorCode::InvalidRequest,
+            "{bad_hash}"
+        );
+    }
+    for bad_name in ["", "two words", "-dash", "a/b", &"x".repeat(201)] {
+        assert_eq!(
+            code(catalog.add_user(bad_name, Role::Viewer, &token_hash("eve"))),
+            ErrorCode::InvalidRequest,
+            "{bad_name}"
+        );
+    }
+    assert_eq!(store.footprint(), before, "a refused add wrote");
+
+    catalog.remove_user("ada").expect("remove ada");
+    assert_eq!(catalog.user_by_token_hash(&ada_hash).expect("gone"), None);
+    assert_eq!(code(catalog.remove_user("ada")), ErrorCode::NotFound);
+    assert_eq!(code(catalog.remove_user("nobody")), ErrorCode::NotFound);
+    // A removed name may come back, with its old token or a new one.
+    let again = catalog
+        .add_user("ada", Role::Editor, &ada_hash)
+        .expect("ada again");
+    assert_eq!(again.role, Role::Editor);
+    let users: Vec<User> = catalog.users().expect("users");
+    assert_eq!(users.len(), 3);
+
+    // A reader finds users, and writes none.
+    let mut reader = Catalog::connect(&store.url).expect("a reader");
+    assert_eq!(reader.users().expect("users"), users);
+    assert_eq!(
+        reader
+            .user_by_token_hash(&ada_hash)
+            .expect("by hash")
+            .map(|user| user.role),
+        Some(Role::Editor)
+    );
+    let before = store.footprint();
+    assert!(
+        reader
+            .add_user("zed", Role::Admin, &token_hash("zed"))
+            .is_err()
+    );
+    assert!(reader.remove_user("bob").is_err());
+    assert_eq!(store.footprint(), before);
 }

@@ -9,7 +9,7 @@ mod support;
 use promptpack_catalog::{
     Catalog, Draft, ErrorCode, FindingCode, Selector, Subject, Syntax, Timeouts, VerifyReport,
 };
-use support::{Kind, TestStore, code, draft};
+use support::{Kind, SCHEMA_VERSION, TestStore, code, draft};
 
 every_store!(
     a_rewritten_version_is_refused_by_reads_and_listed_by_verify,
@@ -337,7 +337,7 @@ fn a_catalog_from_before_checksums_gets_them(store: &TestStore) {
     let mut catalog = greeter(store);
     drop(catalog);
     let mut back = String::from(
-        "DELETE FROM promptpack_schema WHERE version = 3; \
+        "DELETE FROM promptpack_schema WHERE version >= 3; DROP TABLE console_users; \
          ALTER TABLE promptpack_schema DROP COLUMN checksum;",
     );
     if store.kind == Kind::Postgres {
@@ -354,10 +354,10 @@ fn a_catalog_from_before_checksums_gets_them(store: &TestStore) {
     let older = Catalog::connect(&store.url).expect_err("older");
     assert_eq!(older.code(), ErrorCode::NotConfigured, "{older}");
     catalog = store.open();
-    assert_eq!(catalog.init().expect("migrated"), 3);
+    assert_eq!(catalog.init().expect("migrated"), SCHEMA_VERSION);
     assert_eq!(
         store.count("SELECT COUNT(*) FROM promptpack_schema WHERE checksum IS NOT NULL"),
-        3
+        SCHEMA_VERSION
     );
     Catalog::connect(&store.url).expect("connects");
     assert_eq!(
@@ -385,7 +385,7 @@ fn a_clean_catalog_verifies(store: &TestStore) {
     catalog.publish("square", &custom, None).expect("square v1");
     catalog.upgrade("greeter", None).expect_err("pins current");
     catalog.delete("square").expect("delete");
-    assert_eq!(catalog.init().expect("init"), 3);
+    assert_eq!(catalog.init().expect("init"), SCHEMA_VERSION);
     let report = catalog.verify().expect("verifies");
     assert_eq!(
         report,
@@ -393,7 +393,7 @@ fn a_clean_catalog_verifies(store: &TestStore) {
             versions: 3,
             snippet_revisions: 2,
             guards: 8,
-            migrations: 3,
+            migrations: SCHEMA_VERSION as u64,
             findings: Vec::new(),
         }
     );

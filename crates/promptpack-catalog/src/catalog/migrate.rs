@@ -38,6 +38,7 @@ migrations! {
     1 => "0001_catalog.sql",
     2 => "0002_label_arms.sql",
     3 => "0003_no_truncate.sql",
+    4 => "0004_console_users.sql",
 }
 
 /// The first schema version whose migrate recorded checksums.

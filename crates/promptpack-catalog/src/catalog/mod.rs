@@ -1,6 +1,7 @@
 //! [`Catalog`]: every operation of the catalog, each one transaction of
 //! the store.
 
+mod console;
 pub(crate) mod follow;
 pub(crate) mod migrate;
 pub(crate) mod rows;

@@ -3,8 +3,8 @@
 
 use crate::compile::{Compiled, SnippetText};
 use crate::model::{
-    Arm, AuditEntry, Draft, Pin, PromptEntry, SnippetRevision, Syntax, Timestamp, Version,
-    VersionSummary,
+    Arm, AuditEntry, Draft, Pin, PromptEntry, Role, SnippetRevision, Syntax, Timestamp, User,
+    Version, VersionSummary,
 };
 use crate::store::{Param, Row, Tx};
 use promptpack_core::{Error, ErrorCode};
@@ -854,4 +854,85 @@ pub(crate) fn change_marker(tx: &mut dyn Tx) -> Result<(i64, i64), Error> {
         Some(row) => Ok((row.int("audit")?, row.int("versions")?)),
         None => Ok((0, 0)),
     }
+}
+
+const USER_COLUMNS: &str = "name, role, created_by, created_at";
+
+fn user_row(row: &Row) -> Result<User, Error> {
+    let role = row.text("role")?;
+    Ok(User {
+        name: row.text("name")?,
+        // The schema's CHECK admits only the three; a row that says
+        // otherwise was written by hand.
+        role: role.parse().map_err(|_| {
+            Error::new(
+                ErrorCode::NotConfigured,
+                format!("the catalog holds a console user of role `{role}`, which is not one"),
+            )
+        })?,
+        created_by: row.text("created_by")?,
+        created_at: Timestamp(row.int("created_at")?),
+    })
+}
+
+/// Adds a console user; `None` when the name or the token hash is taken
+/// (the caller tells which apart).
+pub(crate) fn insert_user(
+    tx: &mut dyn Tx,
+    name: &str,
+    role: Role,
+    token_hash: &str,
+    created_by: &str,
+) -> Result<Option<User>, Error> {
+    let created_at = Timestamp::now();
+    // No conflict target: either unique key (name, token hash) refuses
+    // the row quietly, on both stores, instead of failing the transaction.
+    let added = tx.execute(
+        "INSERT INTO console_users (name, role, token_hash, created_by, created_at) \
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+        &[
+            Param::Text(name),
+            Param::Text(role.as_str()),
+            Param::Text(token_hash),
+            Param::Text(created_by),
+            Param::Int(created_at.0),
+        ],
+    )?;
+    Ok((added > 0).then(|| User {
+        name: name.to_string(),
+        role,
+        created_by: created_by.to_string(),
+        created_at,
+    }))
+}
+
+/// The console user named `name`.
+pub(crate) fn user(tx: &mut dyn Tx, name: &str) -> Result<Option<User>, Error> {
+    let sql = format!("SELECT {USER_COLUMNS} FROM console_users WHERE name = $1");
+    tx.query_opt(&sql, &[Param::Text(name)])?
+        .map(|row| user_row(&row))
+        .transpose()
+}
+
+/// The console user whose token hashes to `token_hash`.
+pub(crate) fn user_by_token_hash(tx: &mut dyn Tx, token_hash: &str) -> Result<Option<User>, Error> {
+    let sql = format!("SELECT {USER_COLUMNS} FROM console_users WHERE token_hash = $1");
+    tx.query_opt(&sql, &[Param::Text(token_hash)])?
+        .map(|row| user_row(&row))
+        .transpose()
+}
+
+/// Every console user, by name.
+pub(crate) fn users(tx: &mut dyn Tx) -> Result<Vec<User>, Error> {
+    let sql = format!("SELECT {USER_COLUMNS} FROM console_users ORDER BY name");
+    tx.query(&sql, &[])?.iter().map(user_row).collect()
+}
+
+/// Removes the console user named `name`; whether there was one.
+pub(crate) fn delete_user(tx: &mut dyn Tx, name: &str) -> Result<bool, Error> {
+    let removed = tx.execute(
+        "DELETE FROM console_users WHERE name = $1",
+        &[Param::Text(name)],
+    )?;
+    Ok(removed > 0)
 }

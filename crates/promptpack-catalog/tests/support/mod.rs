@@ -5,6 +5,9 @@
 use promptpack_catalog::{Catalog, Draft, Error, ErrorCode};
 use std::path::Path;
 
+/// The schema version this promptpack's migrations bring a catalog to.
+pub const SCHEMA_VERSION: i64 = 4;
+
 /// A fresh, empty catalog store.
 pub struct TestStore {
     /// Its URL.
@@ -111,6 +114,7 @@ impl TestStore {
             "snippet_revisions",
             "labels",
             "audit",
+            "console_users",
         ]
         .iter()
         .map(|table| self.count(&format!("SELECT COUNT(*) FROM {table}")))
