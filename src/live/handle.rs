@@ -10,7 +10,7 @@ use crate::__private::wrong_vars;
 use crate::prompt::Prompt;
 use crate::provenance::Provenance;
 use crate::typed::TypedVars;
-use promptpack_catalog::redact_url;
+use promptpack_catalog::{BuildRegistration, Contract, check_process_name, redact_url};
 use promptpack_core::error::{Error, ErrorCode, Result};
 use promptpack_core::render::MissingVars;
 use std::fmt;
@@ -99,6 +99,7 @@ pub struct Builder<Id> {
     label: String,
     poll: Option<Duration>,
     timeouts: Timeouts,
+    process: Option<String>,
     subscribers: Vec<Sender<LiveEvent>>,
     id: PhantomData<fn() -> Id>,
 }
@@ -110,6 +111,7 @@ impl<Id> fmt::Debug for Builder<Id> {
             .field("label", &self.label)
             .field("poll", &self.poll)
             .field("timeouts", &self.timeouts)
+            .field("process", &self.process)
             .finish_non_exhaustive()
     }
 }
@@ -125,6 +127,7 @@ impl<Id: GeneratedPrompts> Prompts<Id> {
             label: "production".to_string(),
             poll: None,
             timeouts: Timeouts::DEFAULT,
+            process: None,
             subscribers: Vec::new(),
             id: PhantomData,
         }
@@ -256,6 +259,19 @@ impl<Id: GeneratedPrompts> Builder<Id> {
         self
     }
 
+    /// The name this process registers its build under in the catalog
+    /// (with the label it follows and the contract of its prompts, for a
+    /// console to show what serves what): by default the executable's file
+    /// name and the process id, `agent-service#1234`. 1 to 200 bytes, no
+    /// control characters. A handle registers when it connects and about
+    /// every minute while it runs, through a short writable connection of
+    /// its own; a catalog it may only read is followed all the same,
+    /// without a registration.
+    pub fn process_name(mut self, name: impl Into<String>) -> Builder<Id> {
+        self.process = Some(name.into());
+        self
+    }
+
     /// A channel of every event from the start on, including the start's
     /// own (the versions first served, a store that is down).
     pub fn subscribe(&mut self) -> Receiver<LiveEvent> {
@@ -273,8 +289,9 @@ impl<Id: GeneratedPrompts> Builder<Id> {
     ///
     /// # Errors
     /// `invalid_request` for a URL that names no store (or one this build
-    /// lacks: PostgreSQL needs the `live-postgres` feature) or an empty
-    /// label; `io` when the thread cannot start.
+    /// lacks: PostgreSQL needs the `live-postgres` feature), an empty
+    /// label or a [`Builder::process_name`] that is not one; `io` when the
+    /// thread cannot start.
     pub fn start(self) -> Result<Prompts<Id>> {
         if self.label.is_empty() {
             return Err(Error::new(
@@ -282,21 +299,38 @@ impl<Id: GeneratedPrompts> Builder<Id> {
                 "a live handle needs a label to follow",
             ));
         }
+        let process = match self.process {
+            Some(process) => {
+                check_process_name(&process)?;
+                process
+            }
+            None => default_process_name(),
+        };
         let poll = self.poll.unwrap_or(if self.url.starts_with("postgres") {
             POSTGRES_POLL
         } else {
             SQLITE_POLL
         });
         let prompts = Id::__source().prompts;
+        let registration = BuildRegistration {
+            process,
+            label: self.label.clone(),
+            contract: Contract::new(
+                prompts
+                    .iter()
+                    .map(|prompt| (prompt.id.to_string(), prompt.contract()))
+                    .collect(),
+            ),
+        };
         let shared = Arc::new(Shared::new(prompts.len(), self.subscribers));
         let (stop, stopped) = channel();
         let mut worker = Worker::new(
             Arc::clone(&shared),
             prompts,
             self.url,
-            self.label.clone(),
             poll,
             self.timeouts,
+            registration,
             stopped,
         );
         match worker.connect() {
@@ -331,4 +365,27 @@ impl<Id: GeneratedPrompts> Builder<Id> {
             }),
         })
     }
+}
+
+/// The executable's file name and the process id (`agent-service#1234`),
+/// made a valid process name whatever the file is called: control
+/// characters replaced, cut to fit.
+fn default_process_name() -> String {
+    let executable = std::env::current_exe()
+        .ok()
+        .and_then(|path| {
+            path.file_name()
+                .map(|name| name.to_string_lossy().into_owned())
+        })
+        .unwrap_or_else(|| "process".to_string());
+    let mut name: String = executable
+        .chars()
+        .map(|c| if c.is_control() { '_' } else { c })
+        .collect();
+    let pid = format!("#{}", std::process::id());
+    // 200 bytes in all, cut at a character boundary.
+    while name.len() + pid.len() > 200 {
+        name.pop();
+    }
+    name + &pid
 }

@@ -62,7 +62,13 @@
 //!   (`LISTEN`), with a poll of the catalog's change marker as the safety
 //!   net; SQLite is polled, and a catalog file replaced under the handle
 //!   (a backup moved over it) is noticed at the next poll and opened anew.
-//!   A handle only reads: a catalog it may only read is followed too.
+//!   A handle reads through a read-only connection: a catalog it may only
+//!   read is followed too.
+//! - **Registered**: the handle registers its build in the catalog (its
+//!   process name, [`Builder::process_name`], the label and the binary's
+//!   contract) when it connects and about every minute, through a short
+//!   writable connection of its own; where it may not write, it serves
+//!   unregistered, with no event, trying again a minute later.
 //! - **Split labels**: [`Prompts::build_prompt_for`] picks a split label's
 //!   arm by a stable hash of a caller's key, so one user sees one arm.
 //! - **Provenance**: every [`Prompt`](crate::Prompt) says where its text came

@@ -12,7 +12,7 @@ use crate::__private::PromptInfo;
 use crate::provenance::Provenance;
 use arc_swap::ArcSwap;
 use promptpack_catalog::redact_url;
-use promptpack_catalog::{Catalog, ChangeMarker, Timeouts};
+use promptpack_catalog::{BuildRegistration, Catalog, ChangeMarker, Timeouts};
 use promptpack_core::error::{Error, ErrorCode};
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -29,6 +29,11 @@ const MAX_BACKOFF: Duration = Duration::from_secs(5);
 /// whether its handle is gone: the bound on how long dropping it takes.
 #[cfg(feature = "live-postgres")]
 const LISTEN_SLICE: Duration = Duration::from_millis(200);
+/// How often the handle registers its build in the catalog (refreshing
+/// its `last_seen`), and so the least time between two attempts, failed or
+/// not: a catalog this process may only read costs one refused attempt a
+/// minute, never a storm.
+const REGISTER_EVERY: Duration = Duration::from_secs(60);
 
 /// What the handle and its thread share.
 pub(super) struct Shared {
@@ -87,6 +92,10 @@ pub(super) struct Worker {
     /// connection after a start without the store `StoreUp`.
     reached: bool,
     backoff: Duration,
+    /// What the handle registers: its process, label and contract.
+    registration: BuildRegistration,
+    /// When it last tried to register; `None` before the first try.
+    registered_at: Option<Instant>,
     stop: Receiver<()>,
 }
 
@@ -110,11 +119,13 @@ impl Worker {
         shared: Arc<Shared>,
         prompts: &'static [PromptInfo],
         url: String,
-        label: String,
         poll: Duration,
         timeouts: Timeouts,
+        registration: BuildRegistration,
         stop: Receiver<()>,
     ) -> Worker {
+        // The label followed is the one registered.
+        let label = registration.label.clone();
         let file = Catalog::sqlite_file(&url);
         Worker {
             shared,
@@ -135,6 +146,8 @@ impl Worker {
             down: false,
             reached: false,
             backoff: FIRST_BACKOFF,
+            registration,
+            registered_at: None,
             stop,
         }
     }
@@ -219,6 +232,7 @@ impl Worker {
                 }
                 continue;
             }
+            self.register_when_due();
             let done = match self.wait() {
                 Ok(Wake::Stop) => return,
                 #[cfg(feature = "live-postgres")]
@@ -231,6 +245,31 @@ impl Worker {
             if let Err(error) = done {
                 self.lost(error);
             }
+        }
+    }
+
+    /// Registers the build in the catalog when it has not tried for
+    /// [`REGISTER_EVERY`], through a writable connection of its own that
+    /// lives for this one write (the handle itself only reads). A catalog
+    /// this process may not write (a read-only file or folder, a
+    /// PostgreSQL role that may only read), or any other failure, leaves
+    /// the build unregistered until the next try: logged at debug level,
+    /// no event, and serving goes on as before.
+    fn register_when_due(&mut self) {
+        if self
+            .registered_at
+            .is_some_and(|at| at.elapsed() < REGISTER_EVERY)
+        {
+            return;
+        }
+        self.registered_at = Some(Instant::now());
+        let registered = Catalog::connect_writable(&self.url, &self.timeouts)
+            .and_then(|mut catalog| catalog.register_build(&self.registration));
+        if let Err(error) = registered {
+            log::debug!(
+                "promptpack: this build is not registered in the prompt catalog ({}): {error}",
+                redact_url(&self.url)
+            );
         }
     }
 

@@ -77,13 +77,14 @@ mod timeouts;
 pub use catalog::follow::LabelledPrompt;
 pub use catalog::rows::CHANGES_CHANNEL;
 pub use catalog::verify::{Finding, FindingCode, Subject, VerifyReport, check_compiled};
-pub use catalog::{Catalog, ChangeMarker, MAX_PAGE, VersionSources};
+pub use catalog::{Catalog, ChangeMarker, MAX_PAGE, VersionSources, check_process_name};
 pub use compile::{MAX_FILE_BYTES, content_hash};
 #[cfg(feature = "postgres")]
 pub use listener::{Change, Listener};
 pub use model::{
-    Arm, AuditEntry, Draft, History, ImportReport, Imported, Listed, Page, Pin, PromptEntry, Role,
-    Selector, SnippetRevision, Syntax, Timestamp, User, Version, VersionSummary, token_hash,
+    Arm, AuditEntry, BuildRegistration, Draft, History, ImportReport, Imported, Listed, Page, Pin,
+    PromptEntry, RegisteredBuild, Role, Selector, SnippetRevision, Syntax, Timestamp, User,
+    Version, VersionSummary, contract_hash, token_hash,
 };
 pub use promptpack_core::contract::Contract;
 pub use promptpack_core::{Error, ErrorCode, Settings};

@@ -2,6 +2,7 @@
 //! revisions, labels and the audit history.
 
 use promptpack_core::ErrorCode;
+use promptpack_core::contract::Contract;
 use promptpack_core::{Delimiters, Error, Settings, SourceFile, Sources, TemplateSource};
 use serde::{Deserialize, Serialize, Serializer};
 use std::fmt;
@@ -392,4 +393,54 @@ pub struct User {
 /// ([`Catalog::user_by_token_hash`](crate::Catalog::user_by_token_hash)).
 pub fn token_hash(token: &str) -> String {
     crate::compile::text_hash(token)
+}
+
+/// What a live handle registers in the catalog: the process it runs in,
+/// the label it follows and the contract of the binary (its prompts' vars
+/// structs), so that a console shows which binaries serve which label and
+/// what each can render.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildRegistration {
+    /// The process: `agent-service#1234` by default (the executable's file
+    /// name and the pid), or what the service names itself. 1 to 200
+    /// bytes, no control characters.
+    pub process: String,
+    /// The label it follows.
+    pub label: String,
+    /// The contract of the binary.
+    pub contract: Contract,
+}
+
+/// A build as the catalog holds it: [`Catalog::builds`](crate::Catalog::builds).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RegisteredBuild {
+    /// The process it runs in.
+    pub process: String,
+    /// The label it follows.
+    pub label: String,
+    /// SHA-256 of the contract's canonical JSON ([`contract_hash`]): equal
+    /// hashes, equal contracts.
+    pub contract_hash: String,
+    /// The contract of the binary.
+    pub contract: Contract,
+    /// When this process first registered with this contract.
+    pub first_seen: Timestamp,
+    /// When it last said it runs.
+    pub last_seen: Timestamp,
+}
+
+/// A contract's canonical JSON: compact, prompts sorted by id (the
+/// contract's map is sorted), fields in declaration order. What a
+/// registered build stores and its hash is taken of.
+pub(crate) fn canonical_contract(contract: &Contract) -> String {
+    // Strings, numbers and maps with string keys only: serializing cannot
+    // fail.
+    serde_json::to_string(contract).unwrap_or_default()
+}
+
+/// The hash that names a contract: SHA-256 of its canonical JSON (compact,
+/// prompts by id), as lowercase hex. Two binaries with equal hashes have
+/// vars structs of the same fields, kinds and choice values.
+pub fn contract_hash(contract: &Contract) -> String {
+    crate::compile::text_hash(&canonical_contract(contract))
 }

@@ -4,9 +4,10 @@
 mod support;
 
 use promptpack_catalog::{
-    Arm, Catalog, Contract, Draft, ErrorCode, Role, Selector, Syntax, User, content_hash,
-    token_hash,
+    Arm, BuildRegistration, Catalog, Contract, Draft, ErrorCode, Role, Selector, Syntax, User,
+    content_hash, contract_hash, token_hash,
 };
+use std::time::Duration;
 use support::{SCHEMA_VERSION, TestStore, code, draft, write_tree};
 
 every_store!(
@@ -31,6 +32,8 @@ every_store!(
     a_catalog_of_the_first_schema_is_migrated,
     declared_choices_fit_by_what_they_compare_and_warn_of_unhandled_values,
     console_users_are_added_found_by_token_and_removed,
+    builds_register_refresh_and_expire,
+    a_registered_contract_is_checked_when_read,
 );
 
 fn versions_are_numbered_and_never_change(store: &TestStore) {
@@ -1018,7 +1021,7 @@ fn a_catalog_of_the_first_schema_is_migrated(store: &TestStore) {
     catalog.publish("p", &draft("one"), None).expect("publish");
     catalog.set_label("p", "production", 1).expect("label");
     let mut back = String::from(
-        "DROP TABLE console_users; \
+        "DROP TABLE console_users; DROP TABLE registered_builds; \
          DROP TABLE label_arms; ALTER TABLE audit DROP COLUMN arms; \
          DELETE FROM promptpack_schema WHERE version >= 2; \
          ALTER TABLE promptpack_schema DROP COLUMN checksum;",
@@ -1254,4 +1257,190 @@ fn console_users_are_added_found_by_token_and_removed(store: &TestStore) {
     );
     assert!(reader.remove_user("bob").is_err());
     assert_eq!(store.footprint(), before);
+}
+
+/// A contract of one prompt `greeter` with the variables `vars`.
+fn greeter_contract(vars: &[&str]) -> Contract {
+    let variables: Vec<String> = vars
+        .iter()
+        .map(|name| format!(r#"{{"name": "{name}", "kind": "text"}}"#))
+        .collect();
+    let json = format!(
+        r#"{{"format": 1, "prompts": {{"greeter": {{"variables": [{}]}}}}}}"#,
+        variables.join(", ")
+    );
+    Contract::from_json("contract.json", &json).expect("a contract")
+}
+
+fn registration(process: &str, label: &str, contract: &Contract) -> BuildRegistration {
+    BuildRegistration {
+        process: process.to_string(),
+        label: label.to_string(),
+        contract: contract.clone(),
+    }
+}
+
+const HOUR_MS: i64 = 60 * 60 * 1000;
+const DAY: Duration = Duration::from_secs(24 * 60 * 60);
+
+fn builds_register_refresh_and_expire(store: &TestStore) {
+    let mut catalog = store.open();
+    assert_eq!(catalog.builds(DAY).expect("none yet"), []);
+    let before_tone = greeter_contract(&["name"]);
+    let with_tone = greeter_contract(&["name", "tone"]);
+    assert_ne!(contract_hash(&before_tone), contract_hash(&with_tone));
+    assert_eq!(contract_hash(&before_tone).len(), 64);
+    catalog
+        .register_build(&registration("svc#2", "production", &with_tone))
+        .expect("register svc#2");
+    catalog
+        .register_build(&registration("svc#1", "staging", &before_tone))
+        .expect("register svc#1 staging");
+    catalog
+        .register_build(&registration("svc#1", "production", &before_tone))
+        .expect("register svc#1 production");
+    let builds = catalog.builds(DAY).expect("builds");
+    let listed: Vec<(&str, &str, &Contract)> = builds
+        .iter()
+        .map(|b| (b.process.as_str(), b.label.as_str(), &b.contract))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("svc#1", "production", &before_tone),
+            ("svc#1", "staging", &before_tone),
+            ("svc#2", "production", &with_tone),
+        ]
+    );
+    for build in &builds {
+        assert_eq!(build.contract_hash, contract_hash(&build.contract));
+        assert!(build.first_seen <= build.last_seen, "{build:?}");
+    }
+
+    // A refresh keeps first_seen and moves last_seen; a new contract
+    // under the same process and label is seen first now.
+    store
+        .raw(&format!(
+            "UPDATE registered_builds SET first_seen = first_seen - {}, \
+             last_seen = last_seen - {} WHERE process = 'svc#1'",
+            10 * HOUR_MS,
+            2 * HOUR_MS
+        ))
+        .expect("backdated");
+    let find = |catalog: &mut Catalog, process: &str, label: &str| {
+        catalog
+            .builds(DAY)
+            .expect("builds")
+            .into_iter()
+            .find(|b| b.process == process && b.label == label)
+            .unwrap_or_else(|| panic!("{process} {label} is registered"))
+    };
+    let old = find(&mut catalog, "svc#1", "production");
+    // Seen within an hour: only svc#2 (svc#1 was last seen 2 hours ago).
+    let recent: Vec<String> = catalog
+        .builds(Duration::from_secs(60 * 60))
+        .expect("recent")
+        .into_iter()
+        .map(|b| b.process)
+        .collect();
+    assert_eq!(recent, ["svc#2"]);
+    catalog
+        .register_build(&registration("svc#1", "production", &before_tone))
+        .expect("refresh");
+    let refreshed = find(&mut catalog, "svc#1", "production");
+    assert_eq!(refreshed.first_seen, old.first_seen);
+    assert!(refreshed.last_seen.0 >= old.last_seen.0 + 2 * HOUR_MS - 1000);
+    catalog
+        .register_build(&registration("svc#1", "production", &with_tone))
+        .expect("a new contract");
+    let renewed = find(&mut catalog, "svc#1", "production");
+    assert_eq!(renewed.contract, with_tone);
+    assert_eq!(renewed.contract_hash, contract_hash(&with_tone));
+    assert!(renewed.first_seen.0 >= old.first_seen.0 + 10 * HOUR_MS - 1000);
+    assert_eq!(
+        store.count("SELECT COUNT(*) FROM registered_builds"),
+        3,
+        "a refresh is an update, not another row"
+    );
+
+    // Not seen for a day: the next registration deletes it.
+    store
+        .raw(&format!(
+            "UPDATE registered_builds SET last_seen = last_seen - {} WHERE label = 'staging'",
+            25 * HOUR_MS
+        ))
+        .expect("a day old");
+    assert_eq!(store.count("SELECT COUNT(*) FROM registered_builds"), 3);
+    catalog
+        .register_build(&registration("svc#2", "production", &with_tone))
+        .expect("refresh svc#2");
+    let left: Vec<(String, String)> = catalog
+        .builds(Duration::from_secs(365 * 24 * 60 * 60))
+        .expect("builds")
+        .into_iter()
+        .map(|b| (b.process, b.label))
+        .collect();
+    assert_eq!(
+        left,
+        [
+            ("svc#1".to_string(), "production".to_string()),
+            ("svc#2".to_string(), "production".to_string())
+        ]
+    );
+
+    // Refused: bad names, and any write of a reader.
+    let before = store.footprint();
+    let long = "p".repeat(201);
+    for (process, label) in [
+        ("", "production"),
+        ("svc\n1", "production"),
+        (long.as_str(), "production"),
+        ("svc#1", "bad label"),
+        ("svc#1", ""),
+    ] {
+        assert_eq!(
+            code(catalog.register_build(&registration(process, label, &before_tone))),
+            ErrorCode::InvalidRequest,
+            "{process:?} {label:?}"
+        );
+    }
+    let mut reader = Catalog::connect(&store.url).expect("a reader");
+    assert_eq!(reader.builds(DAY).expect("a reader reads").len(), 2);
+    assert_eq!(
+        code(reader.register_build(&registration("svc#3", "production", &before_tone))),
+        ErrorCode::InvalidRequest
+    );
+    assert_eq!(store.footprint(), before);
+}
+
+fn a_registered_contract_is_checked_when_read(store: &TestStore) {
+    let mut catalog = store.open();
+    let contract = greeter_contract(&["name"]);
+    catalog
+        .register_build(&registration("svc#1", "production", &contract))
+        .expect("register");
+    // A contract of a format this promptpack does not read (a newer
+    // promptpack's registration) is left out, not an error.
+    let newer = r#"{"format":99,"prompts":{}}"#;
+    store
+        .raw(&format!(
+            "INSERT INTO registered_builds VALUES ('svc#9', 'production', '{}', '{newer}', 0, {})",
+            token_hash(newer),
+            i64::MAX / 2
+        ))
+        .expect("a newer registration");
+    let processes: Vec<String> = catalog
+        .builds(DAY)
+        .expect("builds")
+        .into_iter()
+        .map(|b| b.process)
+        .collect();
+    assert_eq!(processes, ["svc#1"]);
+    // A contract that is not what its hash names was edited by hand.
+    store
+        .raw("UPDATE registered_builds SET contract = REPLACE(contract, 'name', 'nom') WHERE process = 'svc#1'")
+        .expect("edited by hand");
+    let damaged = catalog.builds(DAY).expect_err("damaged");
+    assert_eq!(damaged.code(), ErrorCode::Damaged);
+    assert!(damaged.to_string().contains("svc#1"), "{damaged}");
 }

@@ -337,7 +337,8 @@ fn a_catalog_from_before_checksums_gets_them(store: &TestStore) {
     let mut catalog = greeter(store);
     drop(catalog);
     let mut back = String::from(
-        "DELETE FROM promptpack_schema WHERE version >= 3; DROP TABLE console_users; \
+        "DELETE FROM promptpack_schema WHERE version >= 3; \
+         DROP TABLE console_users; DROP TABLE registered_builds; \
          ALTER TABLE promptpack_schema DROP COLUMN checksum;",
     );
     if store.kind == Kind::Postgres {

@@ -90,6 +90,16 @@ pub fn of_prompt(prompt: &ResolvedPrompt) -> PromptContract {
 }
 
 impl Contract {
+    /// The contract of a program whose prompts are `prompts` (by id), of
+    /// this promptpack's [`FORMAT`]: what a running binary that knows its
+    /// prompts' contracts (a live handle) builds to say what it is.
+    pub fn new(prompts: BTreeMap<String, PromptContract>) -> Contract {
+        Contract {
+            format: FORMAT,
+            prompts,
+        }
+    }
+
     /// Reads a contract file's text (`path` names it in errors). Text that
     /// is not a contract, or one of another [`FORMAT`] (written by a build
     /// of promptpack whose fields may mean something else), is

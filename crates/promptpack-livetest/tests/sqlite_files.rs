@@ -256,7 +256,20 @@ fn a_catalog_the_service_may_only_read_is_served_and_left_as_it_was() {
         None,
     );
     drop(catalog);
-    service.wait_for(&format!("serving catalog greeter v{v2} label=production"));
+    let seen = service.wait_for(&format!("serving catalog greeter v{v2} label=production"));
+    // The handle tried to register when it connected, before this poll:
+    // refused by the file, it registered nothing and said nothing of it.
+    assert!(
+        !seen.iter().any(|line| line.contains("event: catalog")),
+        "{seen:#?}"
+    );
+    let mut reader = promptpack_catalog::Catalog::connect(&store.url).expect("a reader");
+    assert_eq!(
+        reader
+            .builds(Duration::from_secs(24 * 60 * 60))
+            .expect("builds"),
+        []
+    );
     drop(service);
     // The temporary folder goes with the test: writable again.
     chmod(&folder, 0o755);

@@ -1,10 +1,20 @@
 //! What the web console keeps in the catalog besides prompts: its users,
-//! each with a role and the SHA-256 of a bearer token.
+//! each with a role and the SHA-256 of a bearer token; and the builds that
+//! live handles register (which binary follows which label, with what
+//! contract).
 
 use super::{Catalog, check_name, rows};
-use crate::compile::check_record;
-use crate::model::{Role, User};
+use crate::compile::{check_record, text_hash};
+use crate::model::{BuildRegistration, RegisteredBuild, Role, Timestamp, User, canonical_contract};
 use promptpack_core::{Error, ErrorCode};
+use std::time::Duration;
+
+/// How long a registration lives without being refreshed: a process that
+/// stopped a day ago is gone from [`Catalog::builds`] for good.
+const BUILD_EXPIRY: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// The most bytes of a registered process name.
+const MAX_PROCESS: usize = 200;
 
 impl Catalog {
     /// Adds console user `name` (a name as prompt ids are: letters, digits,
@@ -75,6 +85,74 @@ impl Catalog {
             }
         })
     }
+}
+
+impl Catalog {
+    /// Registers `build` (a live handle does, when it connects and then
+    /// about every minute): inserted, or its `last_seen` refreshed when
+    /// the catalog has its process and label already (its contract and
+    /// `first_seen` renewed when the contract changed). Registrations not
+    /// seen for 24 hours are deleted in the same transaction.
+    ///
+    /// # Errors
+    /// `invalid_request` for an empty process name, one past 200 bytes or
+    /// with control characters, or a label that is not a name; what the
+    /// store says of a write (a read-only connection or file is refused).
+    pub fn register_build(&mut self, build: &BuildRegistration) -> Result<(), Error> {
+        check_build(build)?;
+        let contract = canonical_contract(&build.contract);
+        let hash = text_hash(&contract);
+        self.store.write(&mut |tx| {
+            let now = Timestamp::now();
+            rows::upsert_build(tx, &build.process, &build.label, &hash, &contract, now)?;
+            rows::expire_builds(tx, before(now, BUILD_EXPIRY))?;
+            Ok(())
+        })
+    }
+
+    /// The builds registered and seen within `seen_within` of now, by
+    /// process and label.
+    ///
+    /// # Errors
+    /// `damaged` for a registration whose contract is not what its hash
+    /// names; `unavailable` when the store cannot be read. A registration
+    /// whose contract is of a format this promptpack does not read (a
+    /// newer one's) is left out.
+    pub fn builds(&mut self, seen_within: Duration) -> Result<Vec<RegisteredBuild>, Error> {
+        let since = before(Timestamp::now(), seen_within);
+        self.store.read(&mut |tx| rows::builds(tx, since))
+    }
+}
+
+/// The moment `span` before `now`; the epoch's start for a span past it.
+fn before(now: Timestamp, span: Duration) -> Timestamp {
+    let span = i64::try_from(span.as_millis()).unwrap_or(i64::MAX);
+    Timestamp(now.0.saturating_sub(span))
+}
+
+/// A registration's process name and label, as the catalog keeps them.
+fn check_build(build: &BuildRegistration) -> Result<(), Error> {
+    check_name("label", &build.label)?;
+    check_process_name(&build.process)
+}
+
+/// Checks a process name as [`Catalog::register_build`] does: 1 to 200
+/// bytes, no control characters. For a live handle's builder, which
+/// refuses a bad name at its start rather than registering nothing.
+///
+/// # Errors
+/// `invalid_request` for a name that is not one.
+pub fn check_process_name(process: &str) -> Result<(), Error> {
+    if process.is_empty() || process.len() > MAX_PROCESS || process.chars().any(char::is_control) {
+        return Err(Error::new(
+            ErrorCode::InvalidRequest,
+            format!(
+                "`{}` is not a valid process name: use 1 to {MAX_PROCESS} bytes without control characters",
+                promptpack_core::diagnostics::escape_controls(process)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A token hash as [`token_hash`](crate::token_hash) makes it: 64

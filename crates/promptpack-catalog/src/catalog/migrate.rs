@@ -39,6 +39,7 @@ migrations! {
     2 => "0002_label_arms.sql",
     3 => "0003_no_truncate.sql",
     4 => "0004_console_users.sql",
+    5 => "0005_registered_builds.sql",
 }
 
 /// The first schema version whose migrate recorded checksums.
@@ -102,6 +103,21 @@ pub(crate) fn migrate(store: &mut Store) -> Result<i64, Error> {
         }
         refuse_any(guard_findings(tx)?.0)?;
         Ok(latest)
+    })
+}
+
+/// Whether the database is at this promptpack's schema and passes every
+/// check [`migrate`] makes (checksums, guards), read without the write
+/// lock: a writer then has nothing to migrate, and need neither wait for
+/// the migration lock nor run DDL (a PostgreSQL role allowed to write rows
+/// but not to create tables writes all the same).
+pub(crate) fn is_current(store: &mut Store) -> Result<bool, Error> {
+    let migrations = store.migrations();
+    store.read(&mut |tx| {
+        Ok(applied(tx)? == latest(migrations)
+            && has_checksums(tx)?
+            && migration_findings(tx, migrations)?.is_empty()
+            && guard_findings(tx)?.0.is_empty())
     })
 }
 

@@ -2,6 +2,7 @@
 //! the store.
 
 mod console;
+pub use console::check_process_name;
 pub(crate) mod follow;
 pub(crate) mod migrate;
 pub(crate) mod rows;
@@ -95,7 +96,11 @@ impl Catalog {
                 ),
             ));
         }
-        migrate::migrate(&mut catalog.store)?;
+        // Anything short of current (or a read that failed) goes the way
+        // that migrates, and reports what is wrong.
+        if !migrate::is_current(&mut catalog.store).unwrap_or(false) {
+            migrate::migrate(&mut catalog.store)?;
+        }
         Ok(catalog)
     }
 

@@ -3,10 +3,11 @@
 
 use crate::compile::{Compiled, SnippetText};
 use crate::model::{
-    Arm, AuditEntry, Draft, Pin, PromptEntry, Role, SnippetRevision, Syntax, Timestamp, User,
-    Version, VersionSummary,
+    Arm, AuditEntry, Draft, Pin, PromptEntry, RegisteredBuild, Role, SnippetRevision, Syntax,
+    Timestamp, User, Version, VersionSummary,
 };
 use crate::store::{Param, Row, Tx};
+use promptpack_core::contract::{Contract, FORMAT};
 use promptpack_core::{Error, ErrorCode};
 use std::collections::HashMap;
 
@@ -935,4 +936,92 @@ pub(crate) fn delete_user(tx: &mut dyn Tx, name: &str) -> Result<bool, Error> {
         &[Param::Text(name)],
     )?;
     Ok(removed > 0)
+}
+
+/// Registers a build: inserts it, or refreshes its `last_seen` (and, when
+/// its contract changed, the contract and `first_seen`).
+pub(crate) fn upsert_build(
+    tx: &mut dyn Tx,
+    process: &str,
+    label: &str,
+    contract_hash: &str,
+    contract: &str,
+    now: Timestamp,
+) -> Result<(), Error> {
+    // Every SET reads the row as it was, on both stores: first_seen
+    // compares the old hash. An unchanged contract keeps its stored text
+    // rather than writing the same again.
+    tx.execute(
+        "INSERT INTO registered_builds (process, label, contract_hash, contract, first_seen, last_seen) \
+         VALUES ($1, $2, $3, $4, $5, $5) \
+         ON CONFLICT (process, label) DO UPDATE SET \
+         first_seen = CASE WHEN registered_builds.contract_hash = excluded.contract_hash \
+             THEN registered_builds.first_seen ELSE excluded.first_seen END, \
+         contract = CASE WHEN registered_builds.contract_hash = excluded.contract_hash \
+             THEN registered_builds.contract ELSE excluded.contract END, \
+         contract_hash = excluded.contract_hash, \
+         last_seen = excluded.last_seen",
+        &[
+            Param::Text(process),
+            Param::Text(label),
+            Param::Text(contract_hash),
+            Param::Text(contract),
+            Param::Int(now.0),
+        ],
+    )?;
+    Ok(())
+}
+
+/// Deletes the registrations last seen before `cutoff`.
+pub(crate) fn expire_builds(tx: &mut dyn Tx, cutoff: Timestamp) -> Result<u64, Error> {
+    tx.execute(
+        "DELETE FROM registered_builds WHERE last_seen < $1",
+        &[Param::Int(cutoff.0)],
+    )
+}
+
+/// The registrations last seen at or after `since`, by process and label.
+/// One whose contract is of another format than this promptpack reads (a
+/// newer promptpack's) is left out: it is not this promptpack's to show.
+pub(crate) fn builds(tx: &mut dyn Tx, since: Timestamp) -> Result<Vec<RegisteredBuild>, Error> {
+    let sql = "SELECT process, label, contract_hash, contract, first_seen, last_seen \
+               FROM registered_builds WHERE last_seen >= $1 ORDER BY process, label";
+    let mut builds = Vec::new();
+    for row in tx.query(sql, &[Param::Int(since.0)])? {
+        let (process, label) = (row.text("process")?, row.text("label")?);
+        let text = row.text("contract")?;
+        let contract_hash = row.text("contract_hash")?;
+        let damaged = |why: String| {
+            Error::new(
+                ErrorCode::Damaged,
+                format!(
+                    "the registered build of `{process}` (label `{label}`) {why}: the catalog was changed outside promptpack"
+                ),
+            )
+        };
+        if crate::compile::text_hash(&text) != contract_hash {
+            return Err(damaged("holds a contract other than its hash names".into()));
+        }
+        let contract = match Contract::from_json("the registered contract", &text) {
+            Ok(contract) => contract,
+            Err(error) => {
+                let format = serde_json::from_str::<serde_json::Value>(&text)
+                    .ok()
+                    .and_then(|json| json.get("format").and_then(serde_json::Value::as_u64));
+                if format.is_some_and(|format| format != u64::from(FORMAT)) {
+                    continue;
+                }
+                return Err(damaged(error.to_string()));
+            }
+        };
+        builds.push(RegisteredBuild {
+            process,
+            label,
+            contract_hash,
+            contract,
+            first_seen: Timestamp(row.int("first_seen")?),
+            last_seen: Timestamp(row.int("last_seen")?),
+        });
+    }
+    Ok(builds)
 }
