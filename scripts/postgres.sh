@@ -1,5 +1,6 @@
 # Sourced by scripts/test.sh and .ci/run: PostgreSQL for the catalog's and the
 # live prompts' tests, which run against a real server.
+source "$(dirname "${BASH_SOURCE[0]}")/debian.sh"
 
 # Makes sure initdb and pg_ctl are installed: Debian's `postgresql` package,
 # installed with apt-get when this runs as root or may use sudo without a
@@ -8,20 +9,7 @@ ensure_postgres_installed() {
   if compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || command -v initdb >/dev/null; then
     return 0
   fi
-  local apt=()
-  if [ "$(id -u)" -eq 0 ]; then
-    apt=(apt-get)
-  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
-    apt=(sudo apt-get)
-  fi
-  if [ ${#apt[@]} -eq 0 ] || ! command -v apt-get >/dev/null; then
-    echo "the catalog's tests need PostgreSQL's server programs (initdb, pg_ctl): install PostgreSQL 15 or later (Debian/Ubuntu: sudo apt-get install postgresql), then run this again" >&2
-    return 1
-  fi
-  echo "installing PostgreSQL (Debian's postgresql package) for the catalog's tests" >&2
-  # The package lists may be stale or missing; refresh them only if needed.
-  DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y postgresql >/dev/null ||
-    { "${apt[@]}" update >/dev/null && DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y postgresql >/dev/null; }
+  install_debian_packages "the catalog's tests need PostgreSQL's server programs (initdb, pg_ctl), version 15 or later" postgresql
 }
 
 # Starts one throwaway cluster on 127.0.0.1 in a temporary folder

@@ -8,7 +8,9 @@
 # (scripts/postgres.sh: Debian's package, as root or with sudo; else it says
 # in one line what to install and stops), starts one throwaway cluster on
 # 127.0.0.1 in a temporary folder for all the test processes, and stops and
-# removes it when the tests end, however they end.
+# removes it when the tests end, however they end. It also installs Debian's
+# chromium and chromium-driver for the console's browser suite when missing
+# (scripts/chromium.sh).
 #
 # Usage: scripts/test.sh [ARGS...]   (ARGS go to `cargo test --all-features`)
 set -euo pipefail
@@ -19,5 +21,8 @@ if [ -z "${PROMPTPACK_TEST_POSTGRES_URL:-}" ]; then
   ensure_postgres_installed
   start_throwaway_postgres
 fi
+
+source scripts/chromium.sh
+ensure_chromium_installed
 
 cargo test --all-features "$@"

@@ -22,6 +22,7 @@
 
 mod catalog;
 mod choice;
+mod console;
 mod live;
 mod live_tree;
 mod translate;
@@ -1657,7 +1658,7 @@ usage: promptpack-bench [--quick] [--only SECTION[,SECTION…]]
 
   --quick      10 rounds of ~2 ms batches instead of 100 of ~20 ms, fewer samples elsewhere
   --only       run only these sections: render, choice, corpus, memory, codegen, reload, catalog,
-               live
+               live, console
   --profile    render the first contender whose name contains CONTENDER RENDERS times
                (default 10000) inside `profile_batch`, untimed, and exit; for
                valgrind --tool=callgrind --toggle-collect='*profile_batch*'
@@ -1666,7 +1667,7 @@ Run it through cargo: cargo run --release --manifest-path bench/Cargo.toml -- [A
 
 /// The sections of the report, in order.
 const SECTIONS: [&str; 8] = [
-    "render", "choice", "corpus", "memory", "codegen", "reload", "catalog", "live",
+    "render", "choice", "corpus", "memory", "codegen", "reload", "catalog", "live", "console",
 ];
 
 /// What the command line asked for.
@@ -1814,5 +1815,8 @@ fn main() {
     }
     if mode.wants("live") {
         println!("{}", live::section(&mode, &workload, &expected, &values));
+    }
+    if mode.wants("console") {
+        println!("{}", console::section(mode.quick));
     }
 }

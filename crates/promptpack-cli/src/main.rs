@@ -6,6 +6,7 @@
 mod budget;
 mod catalog;
 mod check;
+mod console;
 mod contract;
 mod init;
 mod list;
@@ -48,6 +49,8 @@ enum Command {
     /// Keep prompts in a versioned catalog (SQLite or PostgreSQL): import,
     /// publish, label, diff, roll back.
     Catalog(catalog::CatalogArgs),
+    /// Serve the catalog's web console and JSON API; manage its users.
+    Console(console::ConsoleArgs),
 }
 
 /// Where the prompts are: the options every subcommand takes.
@@ -116,6 +119,7 @@ fn main() -> ExitCode {
         Command::Watch(args) => watch::run(&args, style),
         Command::Init(args) => init::run(&args, style),
         Command::Catalog(args) => catalog::run(&args, style),
+        Command::Console(args) => console::run(&args, style),
     }
 }
 

@@ -15,7 +15,7 @@ pub mod error;
 pub mod field;
 pub mod front_matter;
 #[cfg(feature = "json")]
-mod json;
+pub mod json;
 #[cfg(feature = "lint")]
 pub mod lint;
 #[cfg(feature = "load")]

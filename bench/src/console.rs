@@ -1,0 +1,208 @@
+//! The `console` section: `promptpack console` serving a SQLite catalog of 10,000 prompts on
+//! loopback, each page and the API's `render` timed from a client over real HTTP (median and p95
+//! of the whole request, so loopback and HTTP are in it), beside the same catalog read made
+//! directly in this process, measured in the same run: the ratio is what the web layer (HTTP,
+//! the session lookup, HTML) adds. Page weight is the body's size.
+
+use crate::{err, median};
+use promptpack_catalog::{Catalog, Draft, ListQuery, Role, Selector, token_hash};
+use promptpack_console::{Server, Settings, new_token};
+use std::path::Path;
+use std::time::Instant;
+
+/// The prompts of the catalog.
+const PROMPTS: usize = 10_000;
+/// The prompt the single-prompt rows read: two versions, a declared example.
+const ID: &str = "p05000";
+
+/// Median and p95 (nearest rank) of `samples`.
+fn summary(samples: &mut [f64]) -> (f64, f64) {
+    let mid = median(samples);
+    let rank = ((samples.len() as f64 * 0.95).ceil() as usize).clamp(1, samples.len().max(1));
+    (mid, samples.get(rank - 1).copied().unwrap_or(f64::NAN))
+}
+
+fn ms(value: f64) -> String {
+    format!("{:.2}", value * 1e3)
+}
+
+/// A tree of `PROMPTS` prompts under `root`, imported as one version each.
+fn build_catalog(root: &Path, url: &str) -> Result<(), String> {
+    for n in 0..PROMPTS {
+        let dir = root.join(format!("templates/p{n:05}"));
+        std::fs::create_dir_all(&dir).map_err(err)?;
+        let text = format!(
+            "---\ndescription: prompt number {n} of the console bench\nvars:\n  name:\n    kind: text\n    example: Ada\n  formal:\n    kind: flag\n    example: false\nexamples:\n  casual:\n    name: Bo\n    formal: false\n---\nYou are assistant {n}.\n{{{{#if formal}}}}Good day, {{{{name}}}}.{{{{else}}}}Hi {{{{name}}}}!{{{{/if}}}}\nAnswer briefly.\n"
+        );
+        std::fs::write(dir.join("system.md"), text).map_err(err)?;
+    }
+    let mut catalog = Catalog::open(url).map_err(err)?.with_author("bench");
+    catalog.import(root, "import", None).map_err(err)?;
+    let newest = catalog.get(ID, &Selector::Latest).map_err(err)?;
+    let draft = Draft {
+        system: newest.system.replace("Answer briefly.", "Answer briefly and kindly."),
+        message: "kinder".into(),
+        syntax: newest.syntax.clone(),
+        user: None,
+    };
+    catalog.publish(ID, &draft, None).map_err(err)?;
+    catalog.set_label(ID, "production", 1).map_err(err)?;
+    Ok(())
+}
+
+struct Client {
+    agent: ureq::Agent,
+    base: String,
+}
+
+impl Client {
+    fn get(&self, path: &str, cookie: &str) -> Result<(u16, usize), String> {
+        let mut answer = self
+            .agent
+            .get(format!("{}{path}", self.base))
+            .header("cookie", cookie)
+            .call()
+            .map_err(err)?;
+        let body = answer.body_mut().with_config().limit(64 << 20).read_to_string().map_err(err)?;
+        Ok((answer.status().as_u16(), body.len()))
+    }
+
+    fn render(&self, token: &str) -> Result<(u16, usize), String> {
+        let mut answer = self
+            .agent
+            .post(format!("{}/api/v1/prompts/{ID}/render", self.base))
+            .header("authorization", format!("Bearer {token}"))
+            .content_type("application/json")
+            .send(r#"{"label":"production","vars":{"name":"Ada","formal":true}}"#)
+            .map_err(err)?;
+        let body = answer.body_mut().read_to_string().map_err(err)?;
+        Ok((answer.status().as_u16(), body.len()))
+    }
+}
+
+/// Seconds of each of `n` calls of `f` (after a few untimed ones).
+fn time<T>(n: usize, mut f: impl FnMut() -> Result<T, String>) -> Result<(Vec<f64>, T), String> {
+    let mut last = f()?;
+    for _ in 0..5 {
+        last = f()?;
+    }
+    let mut samples = Vec::with_capacity(n);
+    for _ in 0..n {
+        let start = Instant::now();
+        last = f()?;
+        samples.push(start.elapsed().as_secs_f64());
+    }
+    Ok((samples, last))
+}
+
+fn run(quick: bool) -> Result<String, String> {
+    let n = if quick { 50 } else { 200 };
+    let dir = tempfile::tempdir().map_err(err)?;
+    let url = format!("sqlite:{}", dir.path().join("catalog.db").display());
+    let setup = Instant::now();
+    build_catalog(&dir.path().join("tree"), &url)?;
+    let token = new_token();
+    Catalog::open(&url)
+        .map_err(err)?
+        .with_author("bench")
+        .add_user("bench", Role::Admin, &token_hash(&token))
+        .map_err(err)?;
+    let setup = setup.elapsed();
+    let server = Server::bind(Settings::new(url.clone()).listen("127.0.0.1:0".parse().map_err(err)?))
+        .map_err(err)?;
+    let base = format!("http://{}", server.local_addr());
+    std::thread::spawn(move || server.run());
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .max_redirects_will_error(false)
+        .build()
+        .into();
+    let signed_in = agent
+        .post(format!("{base}/login"))
+        .content_type("application/x-www-form-urlencoded")
+        .send(format!("token={token}&next=/"))
+        .map_err(err)?;
+    let cookie = signed_in
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .ok_or("no session cookie")?
+        .to_string();
+    let client = Client { agent, base };
+    let mut direct = Catalog::connect(&url).map_err(err)?;
+
+    let mut out = format!(
+        "## Console: pages and the API over loopback, a catalog of {PROMPTS} prompts (SQLite)\n\n\
+         Each row: {n} requests from one client over HTTP/1.1 on loopback (the whole request: \
+         HTTP, the session's user looked up in the catalog, the catalog read, HTML), median and \
+         p95, beside the catalog read the page makes done directly in this process (its peer). \
+         Setup (import of {PROMPTS} prompts): {:.1} s.\n\n\
+         | request | status | page weight | median ms | p95 ms | direct read median ms | ratio |\n\
+         |---|--:|--:|--:|--:|--:|--:|\n",
+        setup.as_secs_f64()
+    );
+    let mut row = |name: &str, (mut web, (status, bytes)): (Vec<f64>, (u16, usize)), mut direct: Vec<f64>| {
+        let (mid, p95) = summary(&mut web);
+        let (direct_mid, _) = summary(&mut direct);
+        out.push_str(&format!(
+            "| {name} | {status} | {:.1} KB | {} | {} | {} | {:.1}× |\n",
+            bytes as f64 / 1024.0,
+            ms(mid),
+            ms(p95),
+            ms(direct_mid),
+            mid / direct_mid
+        ));
+    };
+    let list = |text: Option<&str>| ListQuery { limit: 50, cursor: None, text };
+    row(
+        "`/` (first page of 50)",
+        time(n, || client.get("/", &cookie))?,
+        time(n, || direct.search(&list(None)).map_err(err))?.0,
+    );
+    row(
+        "`/?q=number 9999` (filtered)",
+        time(n, || client.get("/?q=number%209999", &cookie))?,
+        time(n, || direct.search(&list(Some("number 9999"))).map_err(err))?.0,
+    );
+    row(
+        "`/prompts/{id}`",
+        time(n, || client.get(&format!("/prompts/{ID}"), &cookie))?,
+        time(n, || direct.history(ID).map_err(err))?.0,
+    );
+    row(
+        "`/prompts/{id}/diff?from=1&to=2`",
+        time(n, || client.get(&format!("/prompts/{ID}/diff?from=1&to=2"), &cookie))?,
+        time(n, || {
+            direct
+                .diff(ID, &Selector::Version(1), &Selector::Version(2))
+                .map_err(err)
+        })?
+        .0,
+    );
+    row(
+        "`/prompts/{id}/preview` (example)",
+        time(n, || client.get(&format!("/prompts/{ID}/preview"), &cookie))?,
+        time(n, || direct.get(ID, &Selector::Latest).map_err(err))?.0,
+    );
+    row(
+        "`POST /api/v1/prompts/{id}/render` (label)",
+        time(n, || client.render(&token))?,
+        time(n, || direct.get(ID, &Selector::Label("production".into())).map_err(err))?.0,
+    );
+    out.push_str(
+        "\nThe direct read is what the page's data costs without the web: `search` for the \
+         list, `history` for a prompt, `diff` for the diff, `get` for the preview and render \
+         (which then compile and render the version, part of the web column).\n",
+    );
+    Ok(out)
+}
+
+/// The section's Markdown.
+pub fn section(quick: bool) -> String {
+    match run(quick) {
+        Ok(text) => text,
+        Err(e) => format!("## Console\n\nFAILED: {e}\n"),
+    }
+}

@@ -1,0 +1,187 @@
+//! `/prompts/{id}/edit`: a draft started from any version, checked as the
+//! build checks it (diagnostics at line:col beside the text), previewed
+//! with its examples, and published. A refused publish writes nothing and
+//! keeps the draft on screen.
+
+use super::{Chrome, DiagnosticView, OrPage, PageResult, Refusal, RenderView, html};
+use crate::api::syntax_of;
+use crate::auth::{PageUser, require};
+use crate::failure::Failure;
+use crate::preview::examples;
+use crate::server::AppState;
+use askama::Template;
+use axum::Form;
+use axum::extract::{Path, Query, State};
+use axum::response::{IntoResponse, Redirect};
+use promptpack::Severity;
+use promptpack_catalog::{Draft, ErrorCode, Role, Selector};
+use serde::Deserialize;
+use std::sync::Arc;
+
+#[derive(Template)]
+#[template(path = "edit.html")]
+struct EditPage {
+    chrome: Option<Chrome>,
+    csrf: String,
+    id: String,
+    from: Option<u32>,
+    system: String,
+    user: String,
+    message: String,
+    notice: Option<String>,
+    refusal: Option<Refusal>,
+    checked: bool,
+    errors: Vec<DiagnosticView>,
+    warnings: Vec<DiagnosticView>,
+    renders: Vec<RenderView>,
+}
+
+impl EditPage {
+    fn new(chrome: Chrome, id: String, from: Option<u32>, system: String, user: String) -> EditPage {
+        EditPage {
+            csrf: chrome.csrf.clone(),
+            chrome: Some(chrome),
+            id,
+            from,
+            system,
+            user,
+            message: String::new(),
+            notice: None,
+            refusal: None,
+            checked: false,
+            errors: Vec::new(),
+            warnings: Vec::new(),
+            renders: Vec::new(),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+pub(crate) struct From {
+    from: Option<u32>,
+}
+
+pub(crate) async fn form(
+    State(state): State<Arc<AppState>>,
+    user: PageUser,
+    Path(id): Path<String>,
+    Query(From { from }): Query<From>,
+) -> PageResult {
+    let chrome = Chrome::of(&user);
+    require(&user.user, Role::Editor, "editing a prompt").or_page(&chrome)?;
+    let selector = from.map_or(Selector::Latest, Selector::Version);
+    let wanted = id.clone();
+    let start = state
+        .catalog
+        .run(&user.user.name, move |catalog| match catalog.get(&wanted, &selector) {
+            Ok(version) => Ok(Some(version)),
+            // A new prompt starts empty; its first publish creates it.
+            Err(e) if e.code() == ErrorCode::NotFound && selector == Selector::Latest => Ok(None),
+            Err(e) => Err(e),
+        })
+        .await
+        .or_page(&chrome)?;
+    let (from, system, user_text) = match start {
+        Some(version) => (
+            Some(version.version),
+            version.system,
+            version.user.unwrap_or_default(),
+        ),
+        None => (None, String::new(), String::new()),
+    };
+    Ok(html(&EditPage::new(chrome, id, from, system, user_text)))
+}
+
+#[derive(Deserialize)]
+pub(crate) struct Submitted {
+    #[serde(default)]
+    csrf: String,
+    from: Option<String>,
+    system: String,
+    #[serde(default)]
+    user: String,
+    #[serde(default)]
+    message: String,
+    action: String,
+}
+
+pub(crate) async fn submit(
+    State(state): State<Arc<AppState>>,
+    user: PageUser,
+    Path(id): Path<String>,
+    Form(form): Form<Submitted>,
+) -> PageResult {
+    let chrome = Chrome::of(&user);
+    user.check_csrf(&form.csrf).or_page(&chrome)?;
+    require(&user.user, Role::Editor, "editing a prompt").or_page(&chrome)?;
+    let from = form.from.as_deref().and_then(|f| f.parse().ok());
+    // Browsers send a textarea's line breaks as CRLF; the files are LF.
+    let system = form.system.replace("\r\n", "\n");
+    let user_text = form.user.replace("\r\n", "\n");
+    let mut page = EditPage::new(chrome, id.clone(), from, system.clone(), user_text.clone());
+    page.message = form.message.clone();
+    let draft_of = move |syntax| Draft {
+        system,
+        user: Some(user_text).filter(|u| !u.trim().is_empty()),
+        message: form.message,
+        syntax,
+    };
+    let wanted = id.clone();
+    match form.action.as_str() {
+        "publish" => {
+            let published = state
+                .catalog
+                .run(&user.user.name, move |catalog| {
+                    let draft = draft_of(syntax_of(catalog, &wanted)?);
+                    catalog.publish_or_create(&wanted, &draft, None)
+                })
+                .await;
+            match published {
+                Ok((version, _)) => {
+                    Ok(Redirect::to(&format!("/prompts/{id}?published={}", version.version))
+                        .into_response())
+                }
+                Err(error) => {
+                    page.refusal = Some(Refusal::of(&error));
+                    page.checked = true;
+                    page.errors = DiagnosticView::all(error.diagnostics(), Severity::Error)
+                        .into_iter()
+                        .filter(|d| !d.place.is_empty())
+                        .collect();
+                    let mut response = html(&page);
+                    *response.status_mut() = Failure::from(error).status;
+                    Ok(response)
+                }
+            }
+        }
+        "check" | "preview" => {
+            let preview = form.action == "preview";
+            let checked = state
+                .catalog
+                .run(&user.user.name, move |catalog| {
+                    let draft = draft_of(syntax_of(catalog, &wanted)?);
+                    crate::preview::check_draft(catalog, &wanted, &draft)
+                })
+                .await
+                .or_page(page.chrome.as_ref().map_or(&Chrome::of(&user), |c| c))?;
+            page.checked = true;
+            page.errors = DiagnosticView::all(&checked.errors, Severity::Error);
+            page.warnings = DiagnosticView::all(&checked.warnings, Severity::Warning);
+            if preview && let Some(library) = &checked.library {
+                page.renders = examples(library, &id)
+                    .iter()
+                    .map(|e| RenderView::of(&state, &e.name, &e.rendered))
+                    .collect();
+                if page.renders.is_empty() {
+                    page.notice = Some("The draft declares no examples to render.".to_string());
+                }
+            }
+            Ok(html(&page))
+        }
+        other => Err(Failure::bad_request(format!(
+            "unknown action `{other}`: check, preview or publish"
+        )))
+        .or_page(&Chrome::of(&user)),
+    }
+}
+

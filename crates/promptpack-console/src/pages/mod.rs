@@ -1,0 +1,248 @@
+//! The pages: server-side HTML, one module per page. Every value from the
+//! catalog goes through askama's HTML escaping; forms that write carry the
+//! session's CSRF token; nothing needs JavaScript.
+
+mod diff;
+mod edit;
+mod labels;
+mod list;
+mod login;
+mod preview;
+mod prompt;
+
+use crate::failure::Failure;
+use crate::server::AppState;
+use askama::Template;
+use axum::Router;
+use axum::http::{StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use promptpack::{Diagnostic, Prompt, Severity};
+use promptpack_catalog::Error;
+use std::sync::Arc;
+
+pub(crate) fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/", get(list::page))
+        .route("/login", get(login::form).post(login::sign_in))
+        .route("/logout", axum::routing::post(login::sign_out))
+        .route("/assets/style.css", get(style))
+        .route("/prompts/{id}", get(prompt::page))
+        .route("/prompts/{id}/delete", axum::routing::post(prompt::delete))
+        .route("/prompts/{id}/restore", axum::routing::post(prompt::restore))
+        .route("/prompts/{id}/upgrade", axum::routing::post(prompt::upgrade))
+        .route("/prompts/{id}/diff", get(diff::page))
+        .route("/prompts/{id}/preview", get(preview::page))
+        .route("/prompts/{id}/edit", get(edit::form).post(edit::submit))
+        .route("/prompts/{id}/move", get(labels::confirm).post(labels::apply))
+}
+
+async fn style() -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "text/css; charset=utf-8")],
+        include_str!("../../assets/style.css"),
+    )
+}
+
+/// Who is signed in, for the header and the forms.
+pub(crate) struct Chrome {
+    pub(crate) user: String,
+    pub(crate) role: String,
+    pub(crate) csrf: String,
+}
+
+impl Chrome {
+    pub(crate) fn of(page_user: &crate::auth::PageUser) -> Chrome {
+        Chrome {
+            user: page_user.user.name.clone(),
+            role: page_user.user.role.to_string(),
+            csrf: page_user.csrf.clone(),
+        }
+    }
+}
+
+/// A diagnostic as a page shows it: `path:line:col`, severity, code,
+/// message, the line and the help.
+pub(crate) struct DiagnosticView {
+    pub(crate) place: String,
+    pub(crate) severity: &'static str,
+    pub(crate) code: String,
+    pub(crate) message: String,
+    pub(crate) line_text: Option<String>,
+    pub(crate) help: Option<String>,
+}
+
+impl DiagnosticView {
+    pub(crate) fn of(diagnostic: &Diagnostic, severity: Severity) -> DiagnosticView {
+        let place = match &diagnostic.location {
+            Some(at) if !at.is_whole_file() => {
+                format!("{}:{}:{}", at.path(), at.line(), at.column())
+            }
+            Some(at) => at.path().to_string(),
+            None => String::new(),
+        };
+        let line_text = diagnostic
+            .location
+            .as_ref()
+            .filter(|at| !at.is_whole_file())
+            .map(|at| at.line_text().to_string())
+            .filter(|line| !line.is_empty());
+        DiagnosticView {
+            place,
+            severity: match severity {
+                Severity::Warning => "warning",
+                _ => "error",
+            },
+            code: diagnostic.code.as_str().to_string(),
+            message: diagnostic.message.clone(),
+            line_text,
+            help: diagnostic.help.clone(),
+        }
+    }
+
+    pub(crate) fn all(diagnostics: &[Diagnostic], severity: Severity) -> Vec<DiagnosticView> {
+        diagnostics
+            .iter()
+            .map(|d| DiagnosticView::of(d, severity))
+            .collect()
+    }
+}
+
+/// A short error: code and message.
+pub(crate) struct Refusal {
+    pub(crate) code: String,
+    pub(crate) message: String,
+}
+
+impl Refusal {
+    pub(crate) fn of(error: &Error) -> Refusal {
+        Refusal {
+            code: error.code().as_str().to_string(),
+            message: error.to_string(),
+        }
+    }
+}
+
+/// A prompt rendered (or refused) for a page: a name (the example, or
+/// `values`), the texts and their size.
+pub(crate) struct RenderView {
+    pub(crate) name: String,
+    pub(crate) system: String,
+    pub(crate) user: Option<String>,
+    pub(crate) counts: String,
+    pub(crate) error: Option<Refusal>,
+}
+
+impl RenderView {
+    pub(crate) fn of(state: &AppState, name: &str, rendered: &Result<Prompt, Error>) -> RenderView {
+        match rendered {
+            Ok(prompt) => RenderView {
+                name: name.to_string(),
+                counts: counts(state, prompt),
+                system: prompt.system.clone(),
+                user: prompt.user.clone(),
+                error: None,
+            },
+            Err(error) => RenderView {
+                name: name.to_string(),
+                system: String::new(),
+                user: None,
+                counts: String::new(),
+                error: Some(Refusal::of(error)),
+            },
+        }
+    }
+}
+
+/// `1,234 characters, 321 tokens` (tokens when the console has a counter).
+fn counts(state: &AppState, prompt: &Prompt) -> String {
+    let texts = [Some(prompt.system.as_str()), prompt.user.as_deref()];
+    let chars: usize = texts.iter().flatten().map(|t| t.chars().count()).sum();
+    match &state.token_counter {
+        Some(count) => {
+            let tokens: usize = texts.iter().flatten().map(|t| count(t)).sum();
+            format!("{chars} characters, {tokens} tokens")
+        }
+        None => format!("{chars} characters"),
+    }
+}
+
+/// Renders `template` as a page.
+pub(crate) fn html(template: &impl Template) -> Response {
+    match template.render() {
+        Ok(body) => Html(body).into_response(),
+        Err(e) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("the page could not be rendered: {e}"),
+        )
+            .into_response(),
+    }
+}
+
+#[derive(Template)]
+#[template(path = "error.html")]
+struct ErrorPage {
+    chrome: Option<Chrome>,
+    status: String,
+    code: String,
+    message: String,
+    diagnostics: Vec<DiagnosticView>,
+}
+
+/// The page of a failed request, with its status.
+pub(crate) fn failure_page(failure: Failure, chrome: Option<Chrome>) -> Response {
+    let diagnostics = failure
+        .error
+        .as_ref()
+        .map(|e| DiagnosticView::all(e.diagnostics(), Severity::Error))
+        .unwrap_or_default();
+    let page = ErrorPage {
+        chrome,
+        status: failure.status.to_string(),
+        code: failure.code,
+        message: failure.message,
+        diagnostics,
+    };
+    let mut response = html(&page);
+    *response.status_mut() = failure.status;
+    response
+}
+
+/// What a page handler returns: the page, or the page of its failure.
+pub(crate) type PageResult = Result<Response, PageFailure>;
+
+/// A failure on a page, shown with the header of the user who met it.
+pub(crate) struct PageFailure(Failure, Option<Chrome>);
+
+impl IntoResponse for PageFailure {
+    fn into_response(self) -> Response {
+        failure_page(self.0, self.1)
+    }
+}
+
+/// Attaches the page's header to a failure: `result.or_page(&chrome)?`.
+pub(crate) trait OrPage<T> {
+    fn or_page(self, chrome: &Chrome) -> Result<T, PageFailure>;
+}
+
+impl<T, E: Into<Failure>> OrPage<T> for Result<T, E> {
+    fn or_page(self, chrome: &Chrome) -> Result<T, PageFailure> {
+        self.map_err(|e| {
+            PageFailure(
+                e.into(),
+                Some(Chrome {
+                    user: chrome.user.clone(),
+                    role: chrome.role.clone(),
+                    csrf: chrome.csrf.clone(),
+                }),
+            )
+        })
+    }
+}
+
+/// A form that writes: its CSRF token.
+#[derive(serde::Deserialize)]
+pub(crate) struct CsrfForm {
+    #[serde(default)]
+    pub(crate) csrf: String,
+}

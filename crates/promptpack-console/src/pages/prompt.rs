@@ -1,0 +1,275 @@
+//! `/prompts/{id}`: a prompt's versions, labels, label history and the
+//! builds that serve it; delete, restore and the snippet upgrade.
+
+use super::list::label_text;
+use super::{Chrome, CsrfForm, OrPage, PageResult, html};
+use crate::auth::{PageUser, require};
+use crate::builds::{BuildView, builds_of};
+use crate::server::AppState;
+use askama::Template;
+use axum::Form;
+use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Redirect};
+use promptpack_catalog::{Catalog, Error, History, Role, Selector};
+use std::sync::Arc;
+
+struct VersionRow {
+    number: u32,
+    author: String,
+    message: String,
+    at: String,
+    short_hash: String,
+    pins: String,
+}
+
+struct LabelRow {
+    name: String,
+    serves: String,
+    protected: bool,
+    movable: bool,
+}
+
+struct MoveRow {
+    at: String,
+    author: String,
+    what: String,
+}
+
+#[derive(Template)]
+#[template(path = "prompt.html")]
+struct PromptPage {
+    chrome: Option<Chrome>,
+    csrf: String,
+    id: String,
+    description: String,
+    deleted: bool,
+    can_edit: bool,
+    can_admin: bool,
+    latest: u32,
+    previous: u32,
+    upgrade: Option<String>,
+    versions: Vec<VersionRow>,
+    labels: Vec<LabelRow>,
+    moves: Vec<MoveRow>,
+    builds: Vec<BuildView>,
+}
+
+/// What the page reads, in one call to the catalog.
+struct Read {
+    history: History,
+    arms: Vec<(String, Vec<promptpack_catalog::Arm>)>,
+    pins: String,
+    behind: Option<String>,
+    builds: Vec<BuildView>,
+}
+
+fn read(catalog: &mut Catalog, id: &str) -> Result<Read, Error> {
+    let history = catalog.history(id)?;
+    let mut arms = Vec::new();
+    for (label, version) in &history.labels {
+        if label == "latest" {
+            arms.push((label.clone(), vec![promptpack_catalog::Arm {
+                version: *version,
+                weight: 1,
+            }]));
+        } else {
+            arms.push((label.clone(), catalog.label_arms(id, label)?));
+        }
+    }
+    let (mut pins, mut behind, mut builds) = (String::new(), None, Vec::new());
+    if !history.prompt.deleted && history.prompt.latest_version > 0 {
+        let newest = catalog.get(id, &Selector::Latest)?;
+        let current = catalog.snippets()?;
+        let stale: Vec<String> = newest
+            .pins
+            .iter()
+            .filter_map(|pin| {
+                let now = current.iter().find(|s| s.name == pin.snippet)?;
+                (now.revision > pin.revision)
+                    .then(|| format!("{} r{} → r{}", pin.snippet, pin.revision, now.revision))
+            })
+            .collect();
+        behind = (!stale.is_empty()).then(|| stale.join(", "));
+        pins = pin_text(&newest.pins);
+        builds = builds_of(catalog, id, &arms)?;
+    }
+    Ok(Read {
+        history,
+        arms,
+        pins,
+        behind,
+        builds,
+    })
+}
+
+fn pin_text(pins: &[promptpack_catalog::Pin]) -> String {
+    pins.iter()
+        .map(|p| format!("{} r{}", p.snippet, p.revision))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+pub(crate) async fn page(
+    State(state): State<Arc<AppState>>,
+    user: PageUser,
+    Path(id): Path<String>,
+) -> PageResult {
+    let chrome = Chrome::of(&user);
+    let wanted = id.clone();
+    let read = state
+        .catalog
+        .run(&user.user.name, move |catalog| read(catalog, &wanted))
+        .await
+        .or_page(&chrome)?;
+    let Read {
+        history,
+        arms,
+        pins,
+        behind,
+        builds,
+    } = read;
+    let latest = history.prompt.latest_version;
+    let can_edit = user.user.role >= Role::Editor;
+    let versions = history
+        .versions
+        .iter()
+        .map(|v| VersionRow {
+            number: v.version,
+            author: v.author.clone(),
+            message: v.message.clone(),
+            at: v.created_at.to_string(),
+            short_hash: v.content_hash.chars().take(12).collect(),
+            // Only the newest version's pins are read: older ones are in
+            // its diff.
+            pins: if v.version == latest {
+                pins.clone()
+            } else {
+                String::new()
+            },
+        })
+        .collect();
+    let labels = arms
+        .iter()
+        .map(|(name, arms)| LabelRow {
+            serves: label_text(name, arms),
+            protected: state.is_protected(name),
+            movable: name != "latest"
+                && can_edit
+                && (!state.is_protected(name) || user.user.role == Role::Admin),
+            name: name.clone(),
+        })
+        .collect();
+    let moves = history
+        .audit
+        .iter()
+        .rev()
+        .map(|entry| MoveRow {
+            at: entry.created_at.to_string(),
+            author: entry.author.clone(),
+            what: audit_text(entry),
+        })
+        .collect();
+    Ok(html(&PromptPage {
+        csrf: chrome.csrf.clone(),
+        chrome: Some(chrome),
+        description: history.prompt.description.clone(),
+        deleted: history.prompt.deleted,
+        can_edit,
+        can_admin: user.user.role == Role::Admin,
+        latest,
+        previous: latest.saturating_sub(1).max(1),
+        upgrade: behind,
+        versions,
+        labels,
+        moves,
+        builds,
+        id,
+    }))
+}
+
+/// An audit entry in words: `production: v2 → v3`.
+fn audit_text(entry: &promptpack_catalog::AuditEntry) -> String {
+    let version = |v: Option<u32>| v.map(|v| format!("v{v}")).unwrap_or_else(|| "-".into());
+    match (entry.action.as_str(), &entry.label) {
+        ("label", Some(label)) => format!(
+            "{label}: {} → {}",
+            version(entry.from_version),
+            version(entry.to_version)
+        ),
+        ("split", Some(label)) => {
+            let arms: Vec<String> = entry
+                .arms
+                .iter()
+                .map(|a| format!("v{} {}", a.version, a.weight))
+                .collect();
+            format!("{label}: split {}", arms.join(" / "))
+        }
+        (action, _) => action.to_string(),
+    }
+}
+
+/// A POST of the prompt page's buttons: the CSRF token checked and the
+/// role required, then `act` as the user, then back to the prompt.
+async fn act(
+    state: Arc<AppState>,
+    user: PageUser,
+    id: String,
+    form: CsrfForm,
+    role: Role,
+    what: &'static str,
+    act: impl FnOnce(&mut Catalog, &str) -> Result<(), Error> + Send + 'static,
+) -> PageResult {
+    let chrome = Chrome::of(&user);
+    user.check_csrf(&form.csrf).or_page(&chrome)?;
+    require(&user.user, role, what).or_page(&chrome)?;
+    let target = id.clone();
+    state
+        .catalog
+        .run(&user.user.name, move |catalog| act(catalog, &target))
+        .await
+        .or_page(&chrome)?;
+    Ok(Redirect::to(&format!("/prompts/{id}")).into_response())
+}
+
+pub(crate) async fn delete(
+    State(state): State<Arc<AppState>>,
+    user: PageUser,
+    Path(id): Path<String>,
+    Form(form): Form<CsrfForm>,
+) -> PageResult {
+    act(state, user, id, form, Role::Admin, "deleting a prompt", |c, id| {
+        c.delete(id)
+    })
+    .await
+}
+
+pub(crate) async fn restore(
+    State(state): State<Arc<AppState>>,
+    user: PageUser,
+    Path(id): Path<String>,
+    Form(form): Form<CsrfForm>,
+) -> PageResult {
+    act(state, user, id, form, Role::Admin, "restoring a prompt", |c, id| {
+        c.restore(id)
+    })
+    .await
+}
+
+pub(crate) async fn upgrade(
+    State(state): State<Arc<AppState>>,
+    user: PageUser,
+    Path(id): Path<String>,
+    Form(form): Form<CsrfForm>,
+) -> PageResult {
+    act(
+        state,
+        user,
+        id,
+        form,
+        Role::Editor,
+        "upgrading a prompt's snippets",
+        |c, id| c.upgrade(id, None).map(|_| ()),
+    )
+    .await
+}
+

@@ -1,0 +1,89 @@
+//! A version or a draft compiled and rendered: what the preview, the diff's
+//! example renders, the draft check and the API's `render` share. The
+//! grammar and the checks are promptpack's own (the pipeline of
+//! `promptpack check`), never re-implemented here.
+
+use promptpack::{Config, Diagnostic, Library, Prompt};
+use promptpack_catalog::{Catalog, Draft, Error, Syntax, Version};
+use serde_json::{Map, Value};
+
+/// The settings of a version's syntax, as a configuration with no folders.
+fn config_of(syntax: &Syntax) -> Result<Config, Error> {
+    Ok(Config::new(".")
+        .delimiters(&syntax.open, &syntax.close)?
+        .standalone_tags(syntax.standalone_tags))
+}
+
+/// `version` compiled on its own: its files and the snippet revisions it
+/// pins, under its syntax.
+pub(crate) fn library_of(catalog: &mut Catalog, version: &Version) -> Result<Library, Error> {
+    let sources = catalog.sources(version)?;
+    let config = config_of(&version.syntax)?;
+    Library::from_sources_config(sources.templates, sources.snippets, &config)
+}
+
+/// Renders prompt `id` of `library` with `vars`, strictly: a variable
+/// without a value is `missing_var`.
+pub(crate) fn render(library: &Library, id: &str, vars: &Map<String, Value>) -> Result<Prompt, Error> {
+    library.build_prompt(id, vars)
+}
+
+/// One declared example of a prompt and what it renders.
+pub(crate) struct ExampleRender {
+    pub(crate) name: String,
+    pub(crate) values: Map<String, Value>,
+    pub(crate) rendered: Result<Prompt, Error>,
+}
+
+/// Every declared example of prompt `id`, rendered.
+pub(crate) fn examples(library: &Library, id: &str) -> Vec<ExampleRender> {
+    let Some(front_matter) = library.front_matter(id) else {
+        return Vec::new();
+    };
+    front_matter
+        .examples
+        .iter()
+        .map(|example| {
+            let values = front_matter
+                .example_values(Some(&example.name))
+                .unwrap_or_default();
+            let rendered = render(library, id, &values);
+            ExampleRender {
+                name: example.name.clone(),
+                values,
+                rendered,
+            }
+        })
+        .collect()
+}
+
+/// What `promptpack check` says of a draft of prompt `id`, with the
+/// catalog's newest snippets, and the draft compiled when it has no error.
+pub(crate) struct DraftCheck {
+    pub(crate) errors: Vec<Diagnostic>,
+    pub(crate) warnings: Vec<Diagnostic>,
+    pub(crate) library: Option<Library>,
+}
+
+/// Checks `draft` as the next version of `id` would be checked by the
+/// build, without writing anything.
+pub(crate) fn check_draft(catalog: &mut Catalog, id: &str, draft: &Draft) -> Result<DraftCheck, Error> {
+    let sources = catalog.draft_sources(id, draft)?;
+    let config = config_of(&draft.syntax)?;
+    let report = promptpack_build::check_sources(sources, &config);
+    let library = report.errors.is_empty().then(|| {
+        Library::from_resolved_prompts(report.resolved, config.delimiters_ref().clone())
+    });
+    // The draft's own files only: a lint of a snippet no prompt of this
+    // draft's catalog includes is not this draft's business.
+    let warnings = report
+        .warnings
+        .into_iter()
+        .filter(|d| d.location.as_ref().is_some_and(|at| at.path().starts_with("templates/")))
+        .collect();
+    Ok(DraftCheck {
+        errors: report.errors,
+        warnings,
+        library,
+    })
+}

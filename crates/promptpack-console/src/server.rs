@@ -1,0 +1,205 @@
+//! The server: its settings, the state every request shares, the routes,
+//! and listening (loopback unless an admin exists).
+
+use crate::auth::Sessions;
+use crate::catalog_pool::CatalogPool;
+use crate::{api, pages};
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use promptpack_catalog::{Error, ErrorCode, Role, Timeouts};
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// Counts the tokens of a rendered text, for the preview (the CLI gives
+/// its tokenizer; without one the preview shows characters only).
+pub type TokenCounter = Arc<dyn Fn(&str) -> usize + Send + Sync>;
+
+/// How a console runs.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct Settings {
+    /// The catalog: `sqlite:PATH` or `postgres://…`.
+    pub db: String,
+    /// Where to listen; `127.0.0.1:7878` unless set.
+    pub listen: SocketAddr,
+    /// Labels only admins may move: `production` unless set.
+    pub protected_labels: Vec<String>,
+    /// The bounds on every wait for the catalog.
+    pub timeouts: Timeouts,
+    /// The tokenizer of the preview's counts.
+    pub token_counter: Option<TokenCounter>,
+    /// The largest request body taken, in bytes (a publish's two files and
+    /// their form encoding fit: 8 MiB unless set).
+    pub max_body_bytes: usize,
+}
+
+impl std::fmt::Debug for Settings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Settings")
+            .field("db", &promptpack_catalog::redact_url(&self.db))
+            .field("listen", &self.listen)
+            .field("protected_labels", &self.protected_labels)
+            .field("timeouts", &self.timeouts)
+            .field("token_counter", &self.token_counter.is_some())
+            .field("max_body_bytes", &self.max_body_bytes)
+            .finish()
+    }
+}
+
+/// The address a console listens on unless told otherwise: loopback only.
+pub const DEFAULT_LISTEN: SocketAddr =
+    SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 7878);
+
+impl Settings {
+    /// The defaults for catalog `db`.
+    pub fn new(db: impl Into<String>) -> Settings {
+        Settings {
+            db: db.into(),
+            listen: DEFAULT_LISTEN,
+            protected_labels: vec!["production".to_string()],
+            timeouts: Timeouts::DEFAULT,
+            token_counter: None,
+            max_body_bytes: 8 << 20,
+        }
+    }
+
+    /// Listens on `addr`.
+    pub fn listen(mut self, addr: SocketAddr) -> Settings {
+        self.listen = addr;
+        self
+    }
+
+    /// Protects `label` too: only admins move it.
+    pub fn protect(mut self, label: impl Into<String>) -> Settings {
+        self.protected_labels.push(label.into());
+        self
+    }
+
+    /// Counts the preview's tokens with `counter`.
+    pub fn token_counter(mut self, counter: TokenCounter) -> Settings {
+        self.token_counter = Some(counter);
+        self
+    }
+
+    /// Takes request bodies of at most `bytes`.
+    pub fn max_body_bytes(mut self, bytes: usize) -> Settings {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    /// Bounds every wait for the catalog by `timeouts`.
+    pub fn timeouts(mut self, timeouts: Timeouts) -> Settings {
+        self.timeouts = timeouts;
+        self
+    }
+}
+
+/// What every request shares.
+pub(crate) struct AppState {
+    pub(crate) catalog: Arc<CatalogPool>,
+    pub(crate) sessions: Sessions,
+    pub(crate) protected_labels: Vec<String>,
+    pub(crate) token_counter: Option<TokenCounter>,
+}
+
+impl AppState {
+    pub(crate) fn is_protected(&self, label: &str) -> bool {
+        self.protected_labels.iter().any(|p| p == label)
+    }
+}
+
+/// A console bound to its address, not yet serving.
+pub struct Server {
+    runtime: tokio::runtime::Runtime,
+    listener: tokio::net::TcpListener,
+    router: Router,
+    local_addr: SocketAddr,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("local_addr", &self.local_addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    /// Connects to the catalog and binds the address.
+    ///
+    /// # Errors
+    /// The catalog's (`not_configured` for a path that holds none:
+    /// `promptpack catalog init` makes one; `unavailable`);
+    /// `invalid_request` for an address beyond loopback while the catalog
+    /// has no admin (`promptpack console user add NAME --role admin`);
+    /// `io` when the address cannot be bound.
+    pub fn bind(settings: Settings) -> Result<Server, Error> {
+        let catalog = Arc::new(CatalogPool::connect(&settings.db, settings.timeouts)?);
+        if !settings.listen.ip().is_loopback() {
+            let users = catalog.run_blocking("console", |catalog| catalog.users())?;
+            if !users.iter().any(|user| user.role == Role::Admin) {
+                return Err(Error::new(
+                    ErrorCode::InvalidRequest,
+                    format!(
+                        "the console listens beyond loopback ({}) only once the catalog has an admin: \
+                         run `promptpack console user add NAME --role admin` first",
+                        settings.listen
+                    ),
+                ));
+            }
+        }
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .thread_name("promptpack-console")
+            .build()
+            .map_err(|e| io_error("cannot start the server's runtime", &e))?;
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind(settings.listen))
+            .map_err(|e| io_error(&format!("cannot listen on {}", settings.listen), &e))?;
+        let local_addr = listener
+            .local_addr()
+            .map_err(|e| io_error("cannot read the bound address", &e))?;
+        let state = Arc::new(AppState {
+            catalog,
+            sessions: Sessions::default(),
+            protected_labels: settings.protected_labels,
+            token_counter: settings.token_counter,
+        });
+        let router = Router::new()
+            .merge(pages::routes())
+            .nest("/api/v1", api::routes())
+            .layer(DefaultBodyLimit::max(settings.max_body_bytes))
+            .with_state(state);
+        Ok(Server {
+            runtime,
+            listener,
+            router,
+            local_addr,
+        })
+    }
+
+    /// The address bound: the port the system chose for port 0.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Serves until the process ends.
+    ///
+    /// # Errors
+    /// `io` when accepting connections fails for good.
+    pub fn run(self) -> Result<(), Error> {
+        let Server {
+            runtime,
+            listener,
+            router,
+            ..
+        } = self;
+        runtime
+            .block_on(async move { axum::serve(listener, router).await })
+            .map_err(|e| io_error("the server stopped", &e))
+    }
+}
+
+fn io_error(what: &str, error: &std::io::Error) -> Error {
+    Error::new(ErrorCode::Io, format!("{what}: {error}"))
+}

@@ -1,0 +1,294 @@
+//! The console in a real headless Chromium (Debian's `chromium`, driven
+//! through `chromedriver` with fantoccini), used as a person would: sign in,
+//! the list, a prompt, a diff, a preview, an edit with an error, fixed and
+//! published, `production` moved behind its confirmation and rolled back;
+//! the API answers the same; a stored `<script>` never runs. Each page is
+//! written as a PNG under `target/tmp/console-screenshots/` to look at.
+//!
+//! Chromium and chromedriver must be installed (`.ci/run` and
+//! `scripts/test.sh` install them): without them this test fails.
+
+mod support;
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::json;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use support::{Auth, Console, Store};
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+
+/// chromedriver on a port of its own, killed when dropped.
+struct Driver {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+fn start_driver() -> Driver {
+    for tool in [CHROMIUM, CHROMEDRIVER] {
+        assert!(
+            std::path::Path::new(tool).exists(),
+            "{tool} is missing: install Debian's chromium and chromium-driver (scripts/test.sh does)"
+        );
+    }
+    let port = free_port();
+    let child = Command::new(CHROMEDRIVER)
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("chromedriver starts");
+    let url = format!("http://127.0.0.1:{port}");
+    let driver = Driver { child, url };
+    // Ready when it accepts a connection; bounded, so a driver that never
+    // comes up fails the test instead of hanging it.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "chromedriver did not listen within 60 s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    driver
+}
+
+async fn browser(driver: &Driver, profile: &std::path::Path) -> Client {
+    let mut capabilities = serde_json::Map::new();
+    capabilities.insert(
+        "goog:chromeOptions".to_string(),
+        json!({
+            "binary": CHROMIUM,
+            "args": [
+                "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--disable-quic", "--no-first-run", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--window-size=1280,1000",
+                format!("--user-data-dir={}", profile.display()),
+            ],
+        }),
+    );
+    let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+    ClientBuilder::new(connector)
+        .capabilities(capabilities)
+        .connect(&driver.url)
+        .await
+        .expect("a Chromium session")
+}
+
+/// Where the screenshots go: `target/tmp/console-screenshots/`.
+fn screenshots() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("console-screenshots");
+    std::fs::create_dir_all(&dir).expect("the screenshot folder");
+    dir
+}
+
+async fn shot(client: &Client, name: &str) {
+    let png = client.screenshot().await.expect("a screenshot");
+    std::fs::write(screenshots().join(format!("{name}.png")), png).expect("the screenshot is written");
+}
+
+async fn text_of(client: &Client, css: &str) -> String {
+    match client.find(Locator::Css(css)).await {
+        Ok(element) => element.text().await.expect("its text"),
+        Err(e) => {
+            let page = client.source().await.unwrap_or_default();
+            panic!("no `{css}` on {}: {e}\n{page}", path(client).await)
+        }
+    }
+}
+
+async fn click(client: &Client, css: &str) {
+    client
+        .find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("no `{css}` to click: {e}"))
+        .click()
+        .await
+        .expect("a click");
+}
+
+/// Clicks `css`, then waits until `ready` is on the page: an element only
+/// the page the click leads to has. Bounded: a page that never comes fails
+/// the test, saying where the browser is instead.
+async fn click_to(client: &Client, css: &str, ready: &str) {
+    click(client, css).await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while client.find(Locator::Css(ready)).await.is_err() {
+        if Instant::now() > deadline {
+            let page = client.source().await.unwrap_or_default();
+            panic!("clicking `{css}` led to {} without `{ready}`:\n{page}", path(client).await);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn path(client: &Client) -> String {
+    let url = client.current_url().await.expect("the URL");
+    match url.query() {
+        Some(query) => format!("{}?{query}", url.path()),
+        None => url.path().to_string(),
+    }
+}
+
+/// Sets a textarea's text as typing would end up (`send_keys` of a whole
+/// prompt is slow and turns braces into key events).
+async fn set_text(client: &Client, id: &str, text: &str) {
+    client
+        .execute(
+            "document.getElementById(arguments[0]).value = arguments[1];",
+            vec![json!(id), json!(text)],
+        )
+        .await
+        .expect("the text is set");
+}
+
+async fn walk(console: &Console, client: &Client) {
+    // Sign in.
+    client.goto(&format!("{}/", console.base)).await.expect("the console");
+    assert!(path(client).await.starts_with("/login"), "not sent to sign in");
+    shot(client, "00-login").await;
+    client
+        .find(Locator::Css("input[name=token]"))
+        .await
+        .expect("the token field")
+        .send_keys(&console.admin)
+        .await
+        .expect("the token is typed");
+    click_to(client, "form button[type=submit]", "#prompts").await;
+
+    // The list → a prompt.
+    assert_eq!(path(client).await, "/");
+    let list = text_of(client, "#prompts").await;
+    assert!(list.contains("greet") && list.contains("Greets a user") && list.contains("production → v1"), "{list}");
+    shot(client, "01-list").await;
+    click_to(client, "#prompts a[href='/prompts/greet']", "#versions").await;
+    assert_eq!(path(client).await, "/prompts/greet");
+    let versions = text_of(client, "#versions").await;
+    assert!(versions.contains("declare the variables"), "{versions}");
+    shot(client, "02-prompt").await;
+
+    // The diff of two versions, with the example rendered on both sides.
+    click_to(client, "#diff-latest", "form[action='/prompts/greet/diff']").await;
+    assert_eq!(path(client).await, "/prompts/greet/diff?from=1&to=2");
+    let body = text_of(client, "main").await;
+    assert!(body.contains("casual") && body.contains("Hi Bo!"), "{body}");
+    shot(client, "03-diff").await;
+
+    // A preview with an example.
+    client
+        .goto(&format!("{}/prompts/greet/preview?version=2&from=example&example=casual", console.base))
+        .await
+        .expect("the preview");
+    assert_eq!(text_of(client, "#system-casual").await, "Hi Bo!");
+    shot(client, "04-preview").await;
+
+    // An edit with an error, shown at its line and column.
+    client.goto(&format!("{}/prompts/greet", console.base)).await.expect("the prompt");
+    click_to(client, "#edit", "#edit-form").await;
+    let broken = support::GREET_V2.replace("{{/if}}", "");
+    set_text(client, "system", &broken).await;
+    click_to(client, "#check", "#diagnostics li.error").await;
+    let diagnostics = text_of(client, "#diagnostics").await;
+    assert!(diagnostics.contains("templates/greet/system.md:15:1") && diagnostics.contains("unclosed_block"), "{diagnostics}");
+    shot(client, "05-edit-error").await;
+
+    // Fixed, and published.
+    let fixed = support::GREET_V2.replace("Hi {{name}}!", "Hey there, {{name}}!");
+    set_text(client, "system", &fixed).await;
+    click_to(client, "#check", "#check-ok").await;
+    assert!(text_of(client, "#diagnostics").await.contains("No errors"));
+    client
+        .find(Locator::Id("message"))
+        .await
+        .expect("the message field")
+        .send_keys("friendlier")
+        .await
+        .expect("typed");
+    click_to(client, "#publish", "#versions").await;
+    assert!(path(client).await.starts_with("/prompts/greet"), "{}", path(client).await);
+    assert!(text_of(client, "#versions").await.contains("friendlier"));
+    shot(client, "06-published").await;
+
+    // `production` moved to v3 behind its confirmation.
+    move_production(console, client, "3", "07-confirm").await;
+    assert!(text_of(client, "#label-production").await.contains("production → v3"));
+    shot(client, "08-moved").await;
+    let served = console.send("POST", "/api/v1/prompts/greet/render", Auth::Bearer(&console.viewer), &json!({"label": "production", "vars": {"name": "Ada", "formal": false}}));
+    assert_eq!(served.json()["system"], "Hey there, Ada!", "{}", served.body);
+
+    // Rolled back: moved back to v1.
+    move_production(console, client, "1", "09-rollback-confirm").await;
+    assert!(text_of(client, "#label-production").await.contains("production → v1"));
+    assert!(text_of(client, "#audit").await.contains("production: v3 → v1"));
+    shot(client, "10-rolled-back").await;
+    let served = console.send("POST", "/api/v1/prompts/greet/render", Auth::Bearer(&console.viewer), &json!({"label": "production", "vars": {"name": "Ada"}}));
+    assert_eq!(served.json()["system"], "Hello Ada.");
+    let history = console.get("/api/v1/prompts/greet/history", Auth::Bearer(&console.viewer)).json();
+    assert_eq!(history["audit"].as_array().and_then(|a| a.last()).map(|e| e["author"].clone()), Some(json!("ada")));
+}
+
+async fn move_production(console: &Console, client: &Client, version: &str, name: &str) {
+    client.goto(&format!("{}/prompts/greet", console.base)).await.expect("the prompt");
+    client
+        .find(Locator::Css("#label-production select[name=version]"))
+        .await
+        .expect("the version list")
+        .select_by_value(version)
+        .await
+        .expect("a version chosen");
+    click_to(client, "#label-production button", "#confirm-move").await;
+    assert!(path(client).await.starts_with("/prompts/greet/move?label=production"));
+    let page = text_of(client, "main").await;
+    assert!(page.contains("What changes"), "{page}");
+    shot(client, name).await;
+    click_to(client, "#confirm", "#labels").await;
+    assert_eq!(path(client).await, "/prompts/greet");
+}
+
+async fn stored_script_never_runs(console: &Console, client: &Client) {
+    // The last page renders the stored script with a value that is markup
+    // too: both must show as text.
+    let value = "%3Cimg%20src%3Dx%20onerror%3Dwindow.__pwned%3D3%3E";
+    let preview = format!("/prompts/xss/preview?from=form&var.x={value}");
+    for page in ["/", "/prompts/xss", "/prompts/xss/edit", preview.as_str()] {
+        client.goto(&format!("{}{page}", console.base)).await.expect("the page");
+        let pwned = client
+            .execute("return window.__pwned === undefined ? null : window.__pwned;", vec![])
+            .await
+            .expect("a script of the test runs");
+        assert_eq!(pwned, serde_json::Value::Null, "the stored script ran on {page}");
+    }
+    let shown = text_of(client, "main").await;
+    assert!(
+        shown.contains("<script>window.__pwned = 2</script> <b>bold</b> <img src=x onerror=window.__pwned=3>"),
+        "{shown}"
+    );
+    shot(client, "11-escaped-script").await;
+}
+
+fn main() {
+    let driver = start_driver();
+    let console = Console::start(Store::Sqlite, "browser");
+    let profile = tempfile::tempdir().expect("a profile folder");
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    runtime.block_on(async {
+        let client = browser(&driver, profile.path()).await;
+        walk(&console, &client).await;
+        stored_script_never_runs(&console, &client).await;
+        client.close().await.expect("the browser closes");
+    });
+    println!("browser: ok (screenshots in {})", screenshots().display());
+}
