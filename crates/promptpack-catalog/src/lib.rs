@@ -82,9 +82,9 @@ pub use compile::{MAX_FILE_BYTES, content_hash};
 #[cfg(feature = "postgres")]
 pub use listener::{Change, Listener};
 pub use model::{
-    Arm, AuditEntry, BuildRegistration, Draft, History, ImportReport, Imported, Listed, Page, Pin,
-    PromptEntry, RegisteredBuild, Role, Selector, SnippetRevision, Syntax, Timestamp, User,
-    Version, VersionSummary, contract_hash, token_hash,
+    Arm, AuditEntry, BuildRegistration, Draft, History, ImportReport, Imported, ListQuery, Listed,
+    Page, Pin, PromptEntry, RegisteredBuild, Role, Selector, SnippetRevision, Syntax, Timestamp,
+    User, Version, VersionSummary, contract_hash, token_hash,
 };
 pub use promptpack_core::contract::Contract;
 pub use promptpack_core::{Error, ErrorCode, Settings};

@@ -262,17 +262,38 @@ pub struct History {
     pub audit: Vec<AuditEntry>,
 }
 
-/// A line of [`Catalog::list`](crate::Catalog::list): a live prompt and its
-/// current version.
+/// A line of [`Catalog::list`](crate::Catalog::list) and
+/// [`Catalog::search`](crate::Catalog::search): a live prompt, its current
+/// version and its labels.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Listed {
     /// The prompt.
     pub prompt: PromptEntry,
     /// Its latest version, `None` before the first publish.
     pub current: Option<VersionSummary>,
+    /// Every label it has but `latest` (which is `current`), by name, each
+    /// with its arms, heaviest first: one arm of weight 1 unless the label
+    /// is split.
+    pub labels: Vec<(String, Vec<Arm>)>,
 }
 
-/// A page of [`Catalog::list`](crate::Catalog::list).
+/// What [`Catalog::search`](crate::Catalog::search) lists: a page of live
+/// prompts by id, only those that contain `text` when given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListQuery<'a> {
+    /// At most this many prompts, 1 to [`MAX_PAGE`](crate::MAX_PAGE).
+    pub limit: u32,
+    /// The previous page's [`Page::next_cursor`]; `None` for the first page.
+    pub cursor: Option<&'a str>,
+    /// Only prompts whose id, name or description contains this, in any
+    /// case (ASCII letters on both stores; PostgreSQL also folds other
+    /// letters as its collation does). `%` and `_` are themselves, not
+    /// wildcards.
+    pub text: Option<&'a str>,
+}
+
+/// A page of [`Catalog::list`](crate::Catalog::list) or
+/// [`Catalog::search`](crate::Catalog::search).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Page {
     /// The prompts of this page, by id.

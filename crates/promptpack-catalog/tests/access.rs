@@ -311,3 +311,74 @@ fn a_corrupt_file_is_damaged() {
     assert_eq!(error.code(), ErrorCode::Damaged, "{error}");
     assert!(!error.is_retryable());
 }
+
+/// `url` signing in as `role` (password `pw`: ignored by a server that
+/// trusts local connections, used by one that does not).
+fn as_role(url: &str, role: &str) -> String {
+    let (_, rest) = url.split_once("://").expect("a URL with a scheme");
+    let host = rest.split_once('@').map_or(rest, |(_, host)| host);
+    format!("postgres://{role}:pw@{host}")
+}
+
+/// A PostgreSQL role that may write rows but not create tables (what an
+/// operator gives a service) writes to a catalog at this schema: a
+/// writable connection runs no DDL and takes no migration lock when there
+/// is nothing to migrate. A role that may only read is refused the write
+/// (as a live handle's registration is), and writes nothing.
+#[test]
+fn postgres_roles_write_as_their_grants_allow() {
+    let store = TestStore::postgres("roles");
+    let mut catalog = store.open();
+    catalog
+        .publish_or_create("greeter", &draft("Hello"), None)
+        .expect("publish");
+    // Roles are the server's, databases' names unique: named after it.
+    let database = store.url.rsplit('/').next().expect("a database name");
+    let (writer, reader) = (format!("{database}_w"), format!("{database}_r"));
+    store
+        .raw(&format!(
+            "REVOKE CREATE ON SCHEMA public FROM PUBLIC; \
+             CREATE ROLE \"{writer}\" LOGIN PASSWORD 'pw'; \
+             GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO \"{writer}\"; \
+             GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO \"{writer}\"; \
+             CREATE ROLE \"{reader}\" LOGIN PASSWORD 'pw'; \
+             GRANT SELECT ON ALL TABLES IN SCHEMA public TO \"{reader}\";"
+        ))
+        .expect("roles");
+    let contract =
+        promptpack_catalog::Contract::from_json("contract.json", r#"{"format": 1, "prompts": {}}"#)
+            .expect("a contract");
+    let build = |process: &str| promptpack_catalog::BuildRegistration {
+        process: process.to_string(),
+        label: "production".to_string(),
+        contract: contract.clone(),
+    };
+    let mut writes = connect_writable(&as_role(&store.url, &writer))
+        .expect("a role that writes rows connects to write");
+    writes
+        .register_build(&build("writer#1"))
+        .expect("registers");
+    writes
+        .set_label("greeter", "production", 1)
+        .expect("moves a label");
+
+    let before = store.footprint();
+    let refused = connect_writable(&as_role(&store.url, &reader))
+        .and_then(|mut catalog| catalog.register_build(&build("reader#1")));
+    assert_eq!(code(refused), ErrorCode::NotConfigured);
+    assert_eq!(store.footprint(), before);
+    let day = std::time::Duration::from_secs(24 * 60 * 60);
+    let processes: Vec<String> = catalog
+        .builds(day)
+        .expect("builds")
+        .into_iter()
+        .map(|build| build.process)
+        .collect();
+    assert_eq!(processes, ["writer#1"]);
+    drop((writes, catalog));
+    store
+        .raw(&format!(
+            "DROP OWNED BY \"{writer}\", \"{reader}\"; DROP ROLE \"{writer}\", \"{reader}\";"
+        ))
+        .expect("roles dropped");
+}

@@ -4,8 +4,8 @@
 mod support;
 
 use promptpack_catalog::{
-    Arm, BuildRegistration, Catalog, Contract, Draft, ErrorCode, Role, Selector, Syntax, User,
-    content_hash, contract_hash, token_hash,
+    Arm, BuildRegistration, Catalog, Contract, Draft, ErrorCode, ListQuery, Page, Role, Selector,
+    Syntax, User, content_hash, contract_hash, token_hash,
 };
 use std::time::Duration;
 use support::{SCHEMA_VERSION, TestStore, code, draft, write_tree};
@@ -34,6 +34,9 @@ every_store!(
     console_users_are_added_found_by_token_and_removed,
     builds_register_refresh_and_expire,
     a_registered_contract_is_checked_when_read,
+    search_finds_text_in_ids_names_and_descriptions,
+    listed_prompts_carry_their_labels_and_arms,
+    snippets_lists_the_newest_revision_of_each,
 );
 
 fn versions_are_numbered_and_never_change(store: &TestStore) {
@@ -1443,4 +1446,203 @@ fn a_registered_contract_is_checked_when_read(store: &TestStore) {
     let damaged = catalog.builds(DAY).expect_err("damaged");
     assert_eq!(damaged.code(), ErrorCode::Damaged);
     assert!(damaged.to_string().contains("svc#1"), "{damaged}");
+}
+
+fn ids(page: &Page) -> Vec<&str> {
+    page.prompts.iter().map(|l| l.prompt.id.as_str()).collect()
+}
+
+fn search<'a>(text: Option<&'a str>, limit: u32, cursor: Option<&'a str>) -> ListQuery<'a> {
+    ListQuery {
+        limit,
+        cursor,
+        text,
+    }
+}
+
+fn search_finds_text_in_ids_names_and_descriptions(store: &TestStore) {
+    let mut catalog = store.open();
+    for (id, name, description) in [
+        ("alpha", "Alpha Helper", "Writes 100% of the docs"),
+        ("beta_one", "first", "plain"),
+        ("beta-two", "BETA TWO", "plain"),
+        ("gamma", "gamma", "under_score here"),
+        ("delta", "Alpha gone", "deleted"),
+        ("Zeta", "zeta", "a\\b"),
+    ] {
+        catalog
+            .create(id, Some(name), Some(description))
+            .expect("create");
+    }
+    catalog.delete("delta").expect("delete");
+    let mut found = |text: &str| -> Vec<String> {
+        let page = catalog
+            .search(&search(Some(text), 100, None))
+            .unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert_eq!(page.next_cursor, None);
+        ids(&page).into_iter().map(str::to_string).collect()
+    };
+    // Any case, in the id, the name or the description; never deleted.
+    assert_eq!(found("ALPHA"), ["alpha"]);
+    assert_eq!(found("helper"), ["alpha"]);
+    assert_eq!(found("docs"), ["alpha"]);
+    assert_eq!(found("beta"), ["beta-two", "beta_one"]);
+    assert_eq!(found("zeta"), ["Zeta"]);
+    // `%`, `_` and `\` are themselves, not wildcards or escapes.
+    assert_eq!(found("100%"), ["alpha"]);
+    assert_eq!(found("%"), ["alpha"]);
+    assert_eq!(found("_"), ["beta_one", "gamma"]);
+    // As wildcards these would find the betas and alpha.
+    assert_eq!(found("b_ta"), Vec::<String>::new());
+    assert_eq!(found("1%s"), Vec::<String>::new());
+    assert_eq!(found("\\"), ["Zeta"]);
+    assert_eq!(found("a\\b"), ["Zeta"]);
+    assert_eq!(found("nothing like it"), Vec::<String>::new());
+    assert_eq!(
+        found(""),
+        ["Zeta", "alpha", "beta-two", "beta_one", "gamma"]
+    );
+
+    // Pages of one search, by id.
+    let first = catalog
+        .search(&search(Some("BeTa"), 1, None))
+        .expect("page 1");
+    assert_eq!(ids(&first), ["beta-two"]);
+    assert_eq!(first.next_cursor.as_deref(), Some("beta-two"));
+    let second = catalog
+        .search(&search(Some("BeTa"), 1, first.next_cursor.as_deref()))
+        .expect("page 2");
+    assert_eq!(ids(&second), ["beta_one"]);
+    assert_eq!(second.next_cursor, None);
+
+    // `list` is a search without text.
+    let listed = catalog.list(100, None).expect("list");
+    assert_eq!(
+        listed,
+        catalog.search(&search(None, 100, None)).expect("search")
+    );
+    for limit in [0, promptpack_catalog::MAX_PAGE + 1] {
+        assert_eq!(
+            code(catalog.search(&search(Some("a"), limit, None))),
+            ErrorCode::InvalidRequest
+        );
+    }
+    assert_eq!(
+        code(catalog.search(&search(Some("a\0b"), 10, None))),
+        ErrorCode::InvalidRequest
+    );
+    let mut reader = Catalog::connect(&store.url).expect("a reader");
+    assert_eq!(
+        ids(&reader
+            .search(&search(Some("GAMMA"), 10, None))
+            .expect("a reader searches")),
+        ["gamma"]
+    );
+}
+
+fn listed_prompts_carry_their_labels_and_arms(store: &TestStore) {
+    let mut catalog = store.open();
+    for text in ["one", "two", "three"] {
+        catalog
+            .publish_or_create("multi", &draft(text), None)
+            .expect("publish");
+    }
+    catalog
+        .publish_or_create("plain", &draft("plain"), None)
+        .expect("publish");
+    catalog.create("empty", None, None).expect("create");
+    catalog.set_label("multi", "production", 2).expect("label");
+    catalog
+        .split_label(
+            "multi",
+            "canary",
+            &[
+                Arm {
+                    version: 3,
+                    weight: 10,
+                },
+                Arm {
+                    version: 1,
+                    weight: 90,
+                },
+            ],
+        )
+        .expect("split");
+    catalog.set_label("plain", "staging", 1).expect("label");
+    let page = catalog.list(10, None).expect("list");
+    type Labels = [(String, Vec<Arm>)];
+    let labels: Vec<(&str, &Labels)> = page
+        .prompts
+        .iter()
+        .map(|l| (l.prompt.id.as_str(), l.labels.as_slice()))
+        .collect();
+    let arm = |version, weight| Arm { version, weight };
+    assert_eq!(
+        labels,
+        [
+            ("empty", &[][..]),
+            (
+                "multi",
+                &[
+                    ("canary".to_string(), vec![arm(1, 90), arm(3, 10)]),
+                    ("production".to_string(), vec![arm(2, 1)]),
+                ][..]
+            ),
+            ("plain", &[("staging".to_string(), vec![arm(1, 1)])][..]),
+        ]
+    );
+    // A label's arms are those `label_arms` reads.
+    assert_eq!(
+        catalog.label_arms("multi", "canary").expect("arms"),
+        [arm(1, 90), arm(3, 10)]
+    );
+    // Ending the split leaves one arm; a searched page has the same labels.
+    catalog.set_label("multi", "canary", 3).expect("unsplit");
+    let page = catalog
+        .search(&search(Some("MULTI"), 10, None))
+        .expect("search");
+    assert_eq!(ids(&page), ["multi"]);
+    assert_eq!(
+        page.prompts[0].labels,
+        [
+            ("canary".to_string(), vec![arm(3, 1)]),
+            ("production".to_string(), vec![arm(2, 1)]),
+        ]
+    );
+    assert_eq!(page.prompts[0].current.as_ref().map(|v| v.version), Some(3));
+}
+
+fn snippets_lists_the_newest_revision_of_each(store: &TestStore) {
+    let mut catalog = store.open();
+    assert_eq!(catalog.snippets().expect("none"), []);
+    catalog
+        .publish_snippet("tone", "Be brief.", "tone 1")
+        .expect("tone 1");
+    let tone = catalog
+        .publish_snippet("tone", "Be thorough.", "tone 2")
+        .expect("tone 2");
+    let rules = catalog
+        .publish_snippet("rules", "Rules: {{snippet:tone}}", "rules 1")
+        .expect("rules");
+    let upper = catalog
+        .publish_snippet("Upper", "Shout.", "upper 1")
+        .expect("upper");
+    assert_eq!(catalog.snippets().expect("snippets"), [upper, rules, tone]);
+    store
+        .raw("UPDATE snippets SET latest_revision = 1 WHERE name = 'tone'")
+        .expect("pointed back by hand");
+    let newest: Vec<(String, u32)> = catalog
+        .snippets()
+        .expect("snippets")
+        .into_iter()
+        .map(|s| (s.name, s.revision))
+        .collect();
+    assert_eq!(
+        newest,
+        [
+            ("Upper".to_string(), 1),
+            ("rules".to_string(), 1),
+            ("tone".to_string(), 1)
+        ]
+    );
 }

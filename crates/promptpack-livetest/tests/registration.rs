@@ -124,3 +124,48 @@ fn a_process_name_that_is_not_one_is_refused_at_start() {
         assert_eq!(refused.code(), ErrorCode::InvalidRequest, "{name:?}");
     }
 }
+
+/// A handle whose PostgreSQL role may only read serves and follows its
+/// label, and registers nothing: no event says it tried.
+#[test]
+fn a_handle_that_may_only_read_serves_unregistered() {
+    let store = Store::postgres("live_read_only_role");
+    let mut catalog = store.open();
+    let v1 = publish_labelled(&mut catalog, "greeter", "production", "v1 {{name}}.", None);
+    // Roles are the server's, databases' names unique: named after it.
+    let database = store.url.rsplit('/').next().expect("a database name");
+    let role = format!("{database}_r");
+    let mut admin = postgres::Client::connect(&store.url, postgres::NoTls).expect("connects");
+    admin
+        .batch_execute(&format!(
+            "CREATE ROLE \"{role}\" LOGIN PASSWORD 'pw'; \
+             GRANT SELECT ON ALL TABLES IN SCHEMA public TO \"{role}\";"
+        ))
+        .expect("a role that may only read");
+    let (_, rest) = store.url.split_once("://").expect("a URL");
+    let host = rest.split_once('@').map_or(rest, |(_, host)| host);
+    let url = format!("postgres://{role}:pw@{host}");
+
+    let mut builder = before::Prompts::connect(&url)
+        .label("production")
+        .poll_every(Duration::from_millis(50));
+    let events = builder.subscribe();
+    let prompts = builder.start().expect("starts");
+    let mut seen = wait_for(&events, "greeter v1", |e| serves(e, "greeter", v1));
+    // Its thread tried to register before it waited for this change.
+    let v2 = publish_labelled(&mut catalog, "greeter", "production", "v2 {{name}}.", None);
+    seen.extend(wait_for(&events, "greeter v2", |e| {
+        serves(e, "greeter", v2)
+    }));
+    assert!(
+        seen.iter()
+            .all(|e| matches!(e, promptpack::live::LiveEvent::Updated { .. })),
+        "{seen:#?}"
+    );
+    assert!(prompts.is_connected());
+    assert_eq!(catalog.builds(DAY).expect("builds"), []);
+    drop(prompts);
+    admin
+        .batch_execute(&format!("DROP OWNED BY \"{role}\"; DROP ROLE \"{role}\";"))
+        .expect("role dropped");
+}

@@ -14,8 +14,8 @@ use crate::compile::{
 };
 use crate::diff::unified_diff;
 use crate::model::{
-    Arm, AuditEntry, Draft, History, Listed, Page, Pin, PromptEntry, Selector, SnippetRevision,
-    Version,
+    Arm, AuditEntry, Draft, History, ListQuery, Listed, Page, Pin, PromptEntry, Selector,
+    SnippetRevision, Version,
 };
 use crate::store::{Access, Store, Tx};
 use crate::timeouts::Timeouts;
@@ -369,36 +369,79 @@ impl Catalog {
         })
     }
 
-    /// The live prompts and their current versions, by id: at most `limit`
-    /// (1 to [`MAX_PAGE`]) after `cursor` (the previous page's
-    /// [`Page::next_cursor`]; `None` for the first page).
+    /// The live prompts, their current versions and labels, by id: at most
+    /// `limit` (1 to [`MAX_PAGE`]) after `cursor` (the previous page's
+    /// [`Page::next_cursor`]; `None` for the first page). [`Catalog::search`]
+    /// with no text.
     ///
     /// # Errors
     /// `invalid_request` for a limit out of range.
     pub fn list(&mut self, limit: u32, cursor: Option<&str>) -> Result<Page, Error> {
+        self.search(&ListQuery {
+            limit,
+            cursor,
+            text: None,
+        })
+    }
+
+    /// A page of the live prompts, by id, with their current versions and
+    /// labels (split arms included), in one read transaction: at most
+    /// `query.limit` after `query.cursor`, only those whose id, name or
+    /// description contains `query.text` in any case when given. A page's
+    /// cursor goes with the same text: the next page is of the same search.
+    ///
+    /// # Errors
+    /// `invalid_request` for a limit out of range (1 to [`MAX_PAGE`]), or a
+    /// text holding a NUL byte.
+    pub fn search(&mut self, query: &ListQuery<'_>) -> Result<Page, Error> {
+        let limit = query.limit;
         if limit == 0 || limit > MAX_PAGE {
             return Err(Error::new(
                 ErrorCode::InvalidRequest,
                 format!("a page holds 1 to {MAX_PAGE} prompts, not {limit}"),
             ));
         }
-        let cursor = cursor.unwrap_or("");
-        let mut found = self
-            .store
-            .read(&mut |tx| rows::live_prompts(tx, cursor, i64::from(limit) + 1))?;
+        if query.text.is_some_and(|text| text.contains('\0')) {
+            // PostgreSQL's text refuses it, SQLite's would find nothing:
+            // refused alike.
+            return Err(Error::new(
+                ErrorCode::InvalidRequest,
+                "the text to search for holds a NUL byte",
+            ));
+        }
+        let cursor = query.cursor.unwrap_or("");
+        let pattern = query.text.map(rows::contains_pattern);
+        let mut found = self.store.read(&mut |tx| {
+            rows::live_prompts(tx, cursor, i64::from(limit) + 1, pattern.as_deref())
+        })?;
         let more = found.len() > limit as usize;
         found.truncate(limit as usize);
         let next_cursor = more
-            .then(|| found.last().map(|(p, _)| p.id.clone()))
+            .then(|| found.last().map(|(p, _, _)| p.id.clone()))
             .flatten();
         let prompts = found
             .into_iter()
-            .map(|(prompt, current)| Listed { prompt, current })
+            .map(|(prompt, current, labels)| Listed {
+                prompt,
+                current,
+                labels,
+            })
             .collect();
         Ok(Page {
             prompts,
             next_cursor,
         })
+    }
+
+    /// The newest revision of every snippet, by name: what a new version
+    /// would pin.
+    ///
+    /// # Errors
+    /// `damaged` for a revision whose text does not match its hash;
+    /// `unavailable` when the store cannot be read.
+    pub fn snippets(&mut self) -> Result<Vec<SnippetRevision>, Error> {
+        self.store
+            .read(&mut |tx| rows::newest_snippet_revisions(tx))
     }
 
     /// Prompt `id`'s versions, labels and audit history. Deleted prompts

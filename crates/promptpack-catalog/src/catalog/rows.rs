@@ -64,22 +64,71 @@ pub(crate) fn no_prompt(id: &str) -> Error {
     )
 }
 
+/// A live prompt as a page lists it: the prompt, its latest version and
+/// its labels.
+pub(crate) type ListedRow = (PromptEntry, Option<VersionSummary>, Labels);
+
+/// A prompt's labels, by name, each with its arms.
+pub(crate) type Labels = Vec<(String, Vec<Arm>)>;
+
+/// `text` as a LIKE pattern that finds it anywhere: `%` and `_` (and the
+/// escape itself) match only themselves.
+pub(crate) fn contains_pattern(text: &str) -> String {
+    let mut pattern = String::with_capacity(text.len() + 2);
+    pattern.push('%');
+    for c in text.chars() {
+        if matches!(c, '\\' | '%' | '_') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    pattern
+}
+
 /// Live prompts after `cursor`, by id, at most `limit`, with their latest
-/// version.
+/// version and every label but `latest` (by name, split arms heaviest
+/// first); only those whose id, name or description contains `pattern`'s
+/// text when given ([`contains_pattern`]), in any case. Three statements,
+/// each walking the prompts' primary key from the cursor, in the caller's
+/// one read transaction.
 pub(crate) fn live_prompts(
     tx: &mut dyn Tx,
     cursor: &str,
     limit: i64,
-) -> Result<Vec<(PromptEntry, Option<VersionSummary>)>, Error> {
-    let sql = "SELECT p.id AS id, p.name AS name, p.description AS description, \
-               p.deleted AS deleted, p.latest_version AS latest_version, \
-               p.created_at AS created_at, v.version AS version, \
-               v.content_hash AS content_hash, v.author AS author, v.message AS message, \
-               v.created_at AS version_created_at \
-               FROM prompts p LEFT JOIN prompt_versions v \
-               ON v.prompt_id = p.id AND v.version = p.latest_version \
-               WHERE p.deleted = 0 AND p.id > $1 ORDER BY p.id LIMIT $2";
-    tx.query(sql, &[Param::Text(cursor), Param::Int(limit)])?
+    pattern: Option<&str>,
+) -> Result<Vec<ListedRow>, Error> {
+    // Both sides folded alike: SQLite's LOWER folds ASCII letters,
+    // PostgreSQL's those of the column's collation. The page's prompts are
+    // the same subquery in the label statements, so no list of ids goes
+    // back and forth.
+    let filter = if pattern.is_some() {
+        " AND (LOWER(p.id) LIKE LOWER($3) ESCAPE '\\' \
+         OR LOWER(p.name) LIKE LOWER($3) ESCAPE '\\' \
+         OR LOWER(p.description) LIKE LOWER($3) ESCAPE '\\')"
+    } else {
+        ""
+    };
+    let mut params = vec![Param::Text(cursor), Param::Int(limit)];
+    if let Some(pattern) = pattern {
+        params.push(Param::Text(pattern));
+    }
+    let page = format!(
+        "SELECT p.id FROM prompts p WHERE p.deleted = 0 AND p.id > $1{filter} \
+         ORDER BY p.id LIMIT $2"
+    );
+    let sql = format!(
+        "SELECT p.id AS id, p.name AS name, p.description AS description, \
+         p.deleted AS deleted, p.latest_version AS latest_version, \
+         p.created_at AS created_at, v.version AS version, \
+         v.content_hash AS content_hash, v.author AS author, v.message AS message, \
+         v.created_at AS version_created_at \
+         FROM prompts p LEFT JOIN prompt_versions v \
+         ON v.prompt_id = p.id AND v.version = p.latest_version \
+         WHERE p.deleted = 0 AND p.id > $1{filter} ORDER BY p.id LIMIT $2"
+    );
+    let mut labels = page_labels(tx, &page, &params)?;
+    tx.query(&sql, &params)?
         .iter()
         .map(|row| {
             let prompt = prompt_entry(row)?;
@@ -93,7 +142,78 @@ pub(crate) fn live_prompts(
                 }),
                 None => None,
             };
-            Ok((prompt, current))
+            let labels = labels.remove(&prompt.id).unwrap_or_default();
+            Ok((prompt, current, labels))
+        })
+        .collect()
+}
+
+/// The labels of the prompts `page` selects (a statement of their ids),
+/// by prompt id, each prompt's by name.
+fn page_labels(
+    tx: &mut dyn Tx,
+    page: &str,
+    params: &[Param<'_>],
+) -> Result<HashMap<String, Labels>, Error> {
+    let targets = tx.query(
+        &format!("SELECT prompt_id, label, version FROM labels WHERE prompt_id IN ({page})"),
+        params,
+    )?;
+    let splits = tx.query(
+        &format!(
+            "SELECT prompt_id, label, version, weight FROM label_arms \
+             WHERE prompt_id IN ({page})"
+        ),
+        params,
+    )?;
+    let mut arms: HashMap<(String, String), Vec<Arm>> = HashMap::new();
+    for row in &splits {
+        arms.entry((row.text("prompt_id")?, row.text("label")?))
+            .or_default()
+            .push(Arm {
+                version: number(row.int("version")?, "arm version")?,
+                weight: number(row.int("weight")?, "arm weight")?,
+            });
+    }
+    let mut labels: HashMap<String, Labels> = HashMap::new();
+    for row in &targets {
+        let (id, label) = (row.text("prompt_id")?, row.text("label")?);
+        let version = number(row.int("version")?, "label version")?;
+        let mut split = arms
+            .remove(&(id.clone(), label.clone()))
+            .unwrap_or_else(|| vec![Arm { version, weight: 1 }]);
+        // Heaviest first, the lower version first among equals: as
+        // `label_arms` reads them.
+        split.sort_by(|a, b| b.weight.cmp(&a.weight).then(a.version.cmp(&b.version)));
+        labels.entry(id).or_default().push((label, split));
+    }
+    for list in labels.values_mut() {
+        // By name, bytewise: the order of both stores' ids and labels.
+        list.sort_by(|a, b| a.0.cmp(&b.0));
+    }
+    Ok(labels)
+}
+
+/// The newest revision of every snippet, by name, each checked against its
+/// content hash.
+pub(crate) fn newest_snippet_revisions(tx: &mut dyn Tx) -> Result<Vec<SnippetRevision>, Error> {
+    let sql = "SELECT s.name AS name, r.revision AS revision, r.text AS text, \
+               r.content_hash AS content_hash, r.author AS author, r.message AS message, \
+               r.created_at AS created_at FROM snippets s \
+               JOIN snippet_revisions r ON r.name = s.name AND r.revision = s.latest_revision \
+               ORDER BY s.name";
+    tx.query(sql, &[])?
+        .iter()
+        .map(|row| {
+            super::verify::checked_snippet(SnippetRevision {
+                name: row.text("name")?,
+                revision: number(row.int("revision")?, "snippet revision")?,
+                text: row.text("text")?,
+                content_hash: row.text("content_hash")?,
+                author: row.text("author")?,
+                message: row.text("message")?,
+                created_at: Timestamp(row.int("created_at")?),
+            })
         })
         .collect()
 }
