@@ -17,7 +17,13 @@ use std::sync::Arc;
 pub(crate) struct ConsoleArgs {
     /// The catalog: `sqlite:PATH` or `postgres://user@host/db`
     /// [default: sqlite:ROOT/.promptpack/catalog.db].
-    #[arg(long, global = true, env = "PROMPTPACK_DB", hide_env_values = true, value_name = "URL")]
+    #[arg(
+        long,
+        global = true,
+        env = "PROMPTPACK_DB",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
     db: Option<String>,
     /// The prompt root, where the default catalog is [default: found as for
     /// the other commands].
@@ -75,7 +81,10 @@ impl ConsoleArgs {
                     snippets: None,
                     delimiters: None,
                 };
-                format!("sqlite:{}", folders.root().join(DEFAULT_SQLITE_PATH).display())
+                format!(
+                    "sqlite:{}",
+                    folders.root().join(DEFAULT_SQLITE_PATH).display()
+                )
             }
         }
     }
@@ -111,7 +120,8 @@ fn serve(args: &ConsoleArgs) -> Result<String, Error> {
 }
 
 fn users(args: &ConsoleArgs, command: &UserCommand) -> Result<String, Error> {
-    let mut catalog = Catalog::connect_writable(&args.url(), &promptpack_catalog::Timeouts::DEFAULT)?;
+    let mut catalog =
+        Catalog::connect_writable(&args.url(), &promptpack_catalog::Timeouts::DEFAULT)?;
     match command {
         UserCommand::Add { name, role } => {
             let token = promptpack_console::new_token();
@@ -125,7 +135,12 @@ fn users(args: &ConsoleArgs, command: &UserCommand) -> Result<String, Error> {
         UserCommand::List => Ok(catalog
             .users()?
             .iter()
-            .map(|u| format!("{}\t{}\tadded by {} at {}\n", u.name, u.role, u.created_by, u.created_at))
+            .map(|u| {
+                format!(
+                    "{}\t{}\tadded by {} at {}\n",
+                    u.name, u.role, u.created_by, u.created_at
+                )
+            })
             .collect()),
         UserCommand::Remove { name } => {
             catalog.remove_user(name)?;

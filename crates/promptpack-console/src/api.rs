@@ -39,16 +39,14 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
 
 /// A JSON body, or the API's own error for one that is not.
 fn body<T>(given: Result<Json<T>, JsonRejection>) -> Result<T, ApiFailure> {
-    given
-        .map(|Json(value)| value)
-        .map_err(|e| {
-            let code = if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                "too_large"
-            } else {
-                "invalid_request"
-            };
-            ApiFailure(Failure::new(e.status(), code, e.body_text()))
-        })
+    given.map(|Json(value)| value).map_err(|e| {
+        let code = if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            "too_large"
+        } else {
+            "invalid_request"
+        };
+        ApiFailure(Failure::new(e.status(), code, e.body_text()))
+    })
 }
 
 fn query<T>(given: Result<Query<T>, QueryRejection>) -> Result<T, ApiFailure> {
@@ -113,9 +111,7 @@ struct Which {
 impl Which {
     fn selector(self) -> Result<Selector, Failure> {
         match (self.version, self.label) {
-            (Some(_), Some(_)) => Err(Failure::bad_request(
-                "give a version or a label, not both",
-            )),
+            (Some(_), Some(_)) => Err(Failure::bad_request("give a version or a label, not both")),
             (Some(n), None) => Ok(Selector::Version(n)),
             (None, Some(label)) => Ok(Selector::Label(label)),
             (None, None) => Ok(Selector::Latest),
@@ -137,7 +133,11 @@ async fn prompt(
     ok(version)
 }
 
-async fn history(State(state): Shared, ApiUser(user): ApiUser, Path(id): Path<String>) -> ApiResult {
+async fn history(
+    State(state): Shared,
+    ApiUser(user): ApiUser,
+    Path(id): Path<String>,
+) -> ApiResult {
     let history = state
         .catalog
         .run(&user.name, move |catalog| catalog.history(&id))
@@ -284,7 +284,9 @@ async fn set_label(
         (Some(version), None) => {
             state
                 .catalog
-                .run(&user.name, move |catalog| catalog.set_label(&id, &label, version))
+                .run(&user.name, move |catalog| {
+                    catalog.set_label(&id, &label, version)
+                })
                 .await?
         }
         (None, Some(arms)) => {
@@ -294,7 +296,9 @@ async fn set_label(
                 .collect();
             state
                 .catalog
-                .run(&user.name, move |catalog| catalog.split_label(&id, &label, &arms))
+                .run(&user.name, move |catalog| {
+                    catalog.split_label(&id, &label, &arms)
+                })
                 .await?
         }
         _ => {
@@ -316,7 +320,11 @@ async fn delete(State(state): Shared, ApiUser(user): ApiUser, Path(id): Path<Str
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
-async fn restore(State(state): Shared, ApiUser(user): ApiUser, Path(id): Path<String>) -> ApiResult {
+async fn restore(
+    State(state): Shared,
+    ApiUser(user): ApiUser,
+    Path(id): Path<String>,
+) -> ApiResult {
     require(&user, Role::Admin, "restoring a prompt")?;
     state
         .catalog
@@ -325,7 +333,11 @@ async fn restore(State(state): Shared, ApiUser(user): ApiUser, Path(id): Path<St
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
-async fn upgrade(State(state): Shared, ApiUser(user): ApiUser, Path(id): Path<String>) -> ApiResult {
+async fn upgrade(
+    State(state): Shared,
+    ApiUser(user): ApiUser,
+    Path(id): Path<String>,
+) -> ApiResult {
     require(&user, Role::Editor, "upgrading a prompt's snippets")?;
     let version = state
         .catalog

@@ -237,7 +237,11 @@ pub(crate) fn require(user: &User, role: Role, what: &str) -> Result<(), Failure
 /// and an admin for a protected label.
 pub(crate) fn may_change_label(state: &AppState, user: &User, label: &str) -> Result<(), Failure> {
     if state.is_protected(label) {
-        require(user, Role::Admin, &format!("changing protected label `{label}`"))
+        require(
+            user,
+            Role::Admin,
+            &format!("changing protected label `{label}`"),
+        )
     } else {
         require(user, Role::Editor, &format!("changing label `{label}`"))
     }

@@ -34,7 +34,10 @@ pub(crate) fn refusal(
     let version = catalog.get(id, &Selector::Version(version))?;
     let library = library_of(catalog, &version)?;
     let Some(prompt) = library.resolved(id) else {
-        return Ok(Some(format!("version {} does not compile", version.version)));
+        return Ok(Some(format!(
+            "version {} does not compile",
+            version.version
+        )));
     };
     Ok(check(prompt, compiled, ErrorCode::ContractViolation)
         .first()

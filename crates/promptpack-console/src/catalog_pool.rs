@@ -38,12 +38,7 @@ impl CatalogPool {
         let author = author.to_string();
         tokio::task::spawn_blocking(move || pool.run_blocking(&author, job))
             .await
-            .map_err(|e| {
-                Error::new(
-                    ErrorCode::Io,
-                    format!("a catalog call did not finish: {e}"),
-                )
-            })?
+            .map_err(|e| Error::new(ErrorCode::Io, format!("a catalog call did not finish: {e}")))?
     }
 
     /// [`CatalogPool::run`] on the calling thread, for what runs before the
@@ -63,7 +58,10 @@ impl CatalogPool {
         // A connection that failed to reach its store may be broken: the
         // next call opens a new one.
         let healthy = !matches!(&result, Err(e) if e.code() == ErrorCode::Unavailable);
-        if healthy && let Ok(mut idle) = self.idle.lock() && idle.len() < KEEP_IDLE {
+        if healthy
+            && let Ok(mut idle) = self.idle.lock()
+            && idle.len() < KEEP_IDLE
+        {
             idle.push(catalog);
         }
         result

@@ -10,12 +10,19 @@ use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 /// Each branch of prompt `id` in words, and whether an example reaches it.
-pub(crate) fn branches(library: &Library, id: &str, examples: &[ExampleRender]) -> Vec<(String, bool)> {
+pub(crate) fn branches(
+    library: &Library,
+    id: &str,
+    examples: &[ExampleRender],
+) -> Vec<(String, bool)> {
     let Some(prompt) = library.resolved(id) else {
         return Vec::new();
     };
     let names: Vec<&str> = prompt.vars.iter().map(|v| v.name.as_str()).collect();
-    let parts = [("system", Some(&prompt.system)), ("user", prompt.user.as_ref())];
+    let parts = [
+        ("system", Some(&prompt.system)),
+        ("user", prompt.user.as_ref()),
+    ];
     let mut out = Vec::new();
     for (part, program) in parts {
         let Some(program) = program else { continue };
@@ -34,7 +41,11 @@ pub(crate) fn branches(library: &Library, id: &str, examples: &[ExampleRender]) 
             let test = match equals {
                 Some(literal) => format!(
                     "{name} == \"{}\"",
-                    program.literals.get(*literal as usize).map(|l| &**l).unwrap_or("")
+                    program
+                        .literals
+                        .get(*literal as usize)
+                        .map(|l| &**l)
+                        .unwrap_or("")
                 ),
                 None => name.to_string(),
             };

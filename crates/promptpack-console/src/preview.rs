@@ -24,7 +24,11 @@ pub(crate) fn library_of(catalog: &mut Catalog, version: &Version) -> Result<Lib
 
 /// Renders prompt `id` of `library` with `vars`, strictly: a variable
 /// without a value is `missing_var`.
-pub(crate) fn render(library: &Library, id: &str, vars: &Map<String, Value>) -> Result<Prompt, Error> {
+pub(crate) fn render(
+    library: &Library,
+    id: &str,
+    vars: &Map<String, Value>,
+) -> Result<Prompt, Error> {
     library.build_prompt(id, vars)
 }
 
@@ -67,19 +71,28 @@ pub(crate) struct DraftCheck {
 
 /// Checks `draft` as the next version of `id` would be checked by the
 /// build, without writing anything.
-pub(crate) fn check_draft(catalog: &mut Catalog, id: &str, draft: &Draft) -> Result<DraftCheck, Error> {
+pub(crate) fn check_draft(
+    catalog: &mut Catalog,
+    id: &str,
+    draft: &Draft,
+) -> Result<DraftCheck, Error> {
     let sources = catalog.draft_sources(id, draft)?;
     let config = config_of(&draft.syntax)?;
     let report = promptpack_build::check_sources(sources, &config);
-    let library = report.errors.is_empty().then(|| {
-        Library::from_resolved_prompts(report.resolved, config.delimiters_ref().clone())
-    });
+    let library = report
+        .errors
+        .is_empty()
+        .then(|| Library::from_resolved_prompts(report.resolved, config.delimiters_ref().clone()));
     // The draft's own files only: a lint of a snippet no prompt of this
     // draft's catalog includes is not this draft's business.
     let warnings = report
         .warnings
         .into_iter()
-        .filter(|d| d.location.as_ref().is_some_and(|at| at.path().starts_with("templates/")))
+        .filter(|d| {
+            d.location
+                .as_ref()
+                .is_some_and(|at| at.path().starts_with("templates/"))
+        })
         .collect();
     Ok(DraftCheck {
         errors: report.errors,

@@ -117,7 +117,11 @@ mod tests {
 
     #[test]
     fn equal_texts_are_all_same() {
-        assert!(side_by_side("x\ny", "x\ny").iter().all(|r| r.kind == "same"));
+        assert!(
+            side_by_side("x\ny", "x\ny")
+                .iter()
+                .all(|r| r.kind == "same")
+        );
         assert!(side_by_side("", "").is_empty());
     }
 }

@@ -144,7 +144,12 @@ fn bodies_are_size_limited() {
         Auth::Bearer(&console.editor),
         &json!({"system": big, "message": "big"}),
     );
-    assert_eq!((answer.status, answer.code().as_str()), (413, "too_large"), "{}", answer.body);
+    assert_eq!(
+        (answer.status, answer.code().as_str()),
+        (413, "too_large"),
+        "{}",
+        answer.body
+    );
 }
 
 #[test]

@@ -60,7 +60,10 @@ fn start_driver() -> Driver {
     // comes up fails the test instead of hanging it.
     let deadline = Instant::now() + Duration::from_secs(60);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "chromedriver did not listen within 60 s");
+        assert!(
+            Instant::now() < deadline,
+            "chromedriver did not listen within 60 s"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     driver
@@ -97,7 +100,8 @@ fn screenshots() -> PathBuf {
 
 async fn shot(client: &Client, name: &str) {
     let png = client.screenshot().await.expect("a screenshot");
-    std::fs::write(screenshots().join(format!("{name}.png")), png).expect("the screenshot is written");
+    std::fs::write(screenshots().join(format!("{name}.png")), png)
+        .expect("the screenshot is written");
 }
 
 async fn text_of(client: &Client, css: &str) -> String {
@@ -129,7 +133,10 @@ async fn click_to(client: &Client, css: &str, ready: &str) {
     while client.find(Locator::Css(ready)).await.is_err() {
         if Instant::now() > deadline {
             let page = client.source().await.unwrap_or_default();
-            panic!("clicking `{css}` led to {} without `{ready}`:\n{page}", path(client).await);
+            panic!(
+                "clicking `{css}` led to {} without `{ready}`:\n{page}",
+                path(client).await
+            );
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -157,8 +164,14 @@ async fn set_text(client: &Client, id: &str, text: &str) {
 
 async fn walk(console: &Console, client: &Client) {
     // Sign in.
-    client.goto(&format!("{}/", console.base)).await.expect("the console");
-    assert!(path(client).await.starts_with("/login"), "not sent to sign in");
+    client
+        .goto(&format!("{}/", console.base))
+        .await
+        .expect("the console");
+    assert!(
+        path(client).await.starts_with("/login"),
+        "not sent to sign in"
+    );
     shot(client, "00-login").await;
     client
         .find(Locator::Css("input[name=token]"))
@@ -172,7 +185,12 @@ async fn walk(console: &Console, client: &Client) {
     // The list → a prompt.
     assert_eq!(path(client).await, "/");
     let list = text_of(client, "#prompts").await;
-    assert!(list.contains("greet") && list.contains("Greets a user") && list.contains("production → v1"), "{list}");
+    assert!(
+        list.contains("greet")
+            && list.contains("Greets a user")
+            && list.contains("production → v1"),
+        "{list}"
+    );
     shot(client, "01-list").await;
     click_to(client, "#prompts a[href='/prompts/greet']", "#versions").await;
     assert_eq!(path(client).await, "/prompts/greet");
@@ -189,20 +207,30 @@ async fn walk(console: &Console, client: &Client) {
 
     // A preview with an example.
     client
-        .goto(&format!("{}/prompts/greet/preview?version=2&from=example&example=casual", console.base))
+        .goto(&format!(
+            "{}/prompts/greet/preview?version=2&from=example&example=casual",
+            console.base
+        ))
         .await
         .expect("the preview");
     assert_eq!(text_of(client, "#system-casual").await, "Hi Bo!");
     shot(client, "04-preview").await;
 
     // An edit with an error, shown at its line and column.
-    client.goto(&format!("{}/prompts/greet", console.base)).await.expect("the prompt");
+    client
+        .goto(&format!("{}/prompts/greet", console.base))
+        .await
+        .expect("the prompt");
     click_to(client, "#edit", "#edit-form").await;
     let broken = support::GREET_V2.replace("{{/if}}", "");
     set_text(client, "system", &broken).await;
     click_to(client, "#check", "#diagnostics li.error").await;
     let diagnostics = text_of(client, "#diagnostics").await;
-    assert!(diagnostics.contains("templates/greet/system.md:15:1") && diagnostics.contains("unclosed_block"), "{diagnostics}");
+    assert!(
+        diagnostics.contains("templates/greet/system.md:15:1")
+            && diagnostics.contains("unclosed_block"),
+        "{diagnostics}"
+    );
     shot(client, "05-edit-error").await;
 
     // Fixed, and published.
@@ -218,30 +246,75 @@ async fn walk(console: &Console, client: &Client) {
         .await
         .expect("typed");
     click_to(client, "#publish", "#versions").await;
-    assert!(path(client).await.starts_with("/prompts/greet"), "{}", path(client).await);
+    assert!(
+        path(client).await.starts_with("/prompts/greet"),
+        "{}",
+        path(client).await
+    );
     assert!(text_of(client, "#versions").await.contains("friendlier"));
     shot(client, "06-published").await;
 
     // `production` moved to v3 behind its confirmation.
     move_production(console, client, "3", "07-confirm").await;
-    assert!(text_of(client, "#label-production").await.contains("production → v3"));
+    assert!(
+        text_of(client, "#label-production")
+            .await
+            .contains("production → v3")
+    );
     shot(client, "08-moved").await;
-    let served = console.send("POST", "/api/v1/prompts/greet/render", Auth::Bearer(&console.viewer), &json!({"label": "production", "vars": {"name": "Ada", "formal": false}}));
-    assert_eq!(served.json()["system"], "Hey there, Ada!", "{}", served.body);
+    let served = console.send(
+        "POST",
+        "/api/v1/prompts/greet/render",
+        Auth::Bearer(&console.viewer),
+        &json!({"label": "production", "vars": {"name": "Ada", "formal": false}}),
+    );
+    assert_eq!(
+        served.json()["system"],
+        "Hey there, Ada!",
+        "{}",
+        served.body
+    );
 
     // Rolled back: moved back to v1.
     move_production(console, client, "1", "09-rollback-confirm").await;
-    assert!(text_of(client, "#label-production").await.contains("production → v1"));
-    assert!(text_of(client, "#audit").await.contains("production: v3 → v1"));
+    assert!(
+        text_of(client, "#label-production")
+            .await
+            .contains("production → v1")
+    );
+    assert!(
+        text_of(client, "#audit")
+            .await
+            .contains("production: v3 → v1")
+    );
     shot(client, "10-rolled-back").await;
-    let served = console.send("POST", "/api/v1/prompts/greet/render", Auth::Bearer(&console.viewer), &json!({"label": "production", "vars": {"name": "Ada"}}));
+    let served = console.send(
+        "POST",
+        "/api/v1/prompts/greet/render",
+        Auth::Bearer(&console.viewer),
+        &json!({"label": "production", "vars": {"name": "Ada"}}),
+    );
     assert_eq!(served.json()["system"], "Hello Ada.");
-    let history = console.get("/api/v1/prompts/greet/history", Auth::Bearer(&console.viewer)).json();
-    assert_eq!(history["audit"].as_array().and_then(|a| a.last()).map(|e| e["author"].clone()), Some(json!("ada")));
+    let history = console
+        .get(
+            "/api/v1/prompts/greet/history",
+            Auth::Bearer(&console.viewer),
+        )
+        .json();
+    assert_eq!(
+        history["audit"]
+            .as_array()
+            .and_then(|a| a.last())
+            .map(|e| e["author"].clone()),
+        Some(json!("ada"))
+    );
 }
 
 async fn move_production(console: &Console, client: &Client, version: &str, name: &str) {
-    client.goto(&format!("{}/prompts/greet", console.base)).await.expect("the prompt");
+    client
+        .goto(&format!("{}/prompts/greet", console.base))
+        .await
+        .expect("the prompt");
     client
         .find(Locator::Css("#label-production select[name=version]"))
         .await
@@ -250,7 +323,11 @@ async fn move_production(console: &Console, client: &Client, version: &str, name
         .await
         .expect("a version chosen");
     click_to(client, "#label-production button", "#confirm-move").await;
-    assert!(path(client).await.starts_with("/prompts/greet/move?label=production"));
+    assert!(
+        path(client)
+            .await
+            .starts_with("/prompts/greet/move?label=production")
+    );
     let page = text_of(client, "main").await;
     assert!(page.contains("What changes"), "{page}");
     shot(client, name).await;
@@ -264,16 +341,28 @@ async fn stored_script_never_runs(console: &Console, client: &Client) {
     let value = "%3Cimg%20src%3Dx%20onerror%3Dwindow.__pwned%3D3%3E";
     let preview = format!("/prompts/xss/preview?from=form&var.x={value}");
     for page in ["/", "/prompts/xss", "/prompts/xss/edit", preview.as_str()] {
-        client.goto(&format!("{}{page}", console.base)).await.expect("the page");
+        client
+            .goto(&format!("{}{page}", console.base))
+            .await
+            .expect("the page");
         let pwned = client
-            .execute("return window.__pwned === undefined ? null : window.__pwned;", vec![])
+            .execute(
+                "return window.__pwned === undefined ? null : window.__pwned;",
+                vec![],
+            )
             .await
             .expect("a script of the test runs");
-        assert_eq!(pwned, serde_json::Value::Null, "the stored script ran on {page}");
+        assert_eq!(
+            pwned,
+            serde_json::Value::Null,
+            "the stored script ran on {page}"
+        );
     }
     let shown = text_of(client, "main").await;
     assert!(
-        shown.contains("<script>window.__pwned = 2</script> <b>bold</b> <img src=x onerror=window.__pwned=3>"),
+        shown.contains(
+            "<script>window.__pwned = 2</script> <b>bold</b> <img src=x onerror=window.__pwned=3>"
+        ),
         "{shown}"
     );
     shot(client, "11-escaped-script").await;

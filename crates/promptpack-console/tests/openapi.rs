@@ -19,11 +19,21 @@ fn check(document: &Value, schema: &Value, body: &Value, what: &str) {
         for (key, value) in schema {
             root.insert(key.clone(), value.clone());
         }
-        root.insert("$schema".into(), json!("https://json-schema.org/draft/2020-12/schema"));
+        root.insert(
+            "$schema".into(),
+            json!("https://json-schema.org/draft/2020-12/schema"),
+        );
     }
-    let validator = jsonschema::validator_for(&root).unwrap_or_else(|e| panic!("{what}: the schema does not compile: {e}"));
-    let errors: Vec<String> = validator.iter_errors(body).map(|e| format!("{e} at {}", e.instance_path)).collect();
-    assert!(errors.is_empty(), "{what}: the answer breaks its schema: {errors:?}\n{body}");
+    let validator = jsonschema::validator_for(&root)
+        .unwrap_or_else(|e| panic!("{what}: the schema does not compile: {e}"));
+    let errors: Vec<String> = validator
+        .iter_errors(body)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{what}: the answer breaks its schema: {errors:?}\n{body}"
+    );
 }
 
 /// The request the test makes for each operation: path parameters, query
@@ -36,17 +46,29 @@ fn request(method: &str, template: &str) -> (String, Value) {
         _ => "greet",
     };
     let path = template.replace("{id}", id).replace("{label}", "staging");
-    let path = if template.ends_with("/diff") { format!("{path}?from=1&to=2") } else { path };
+    let path = if template.ends_with("/diff") {
+        format!("{path}?from=1&to=2")
+    } else {
+        path
+    };
     let body = match (method, template) {
         ("post", t) if t.ends_with("/render") => json!({"vars": {"name": "Ada", "formal": true}}),
-        ("post", t) if t.ends_with("/versions") => json!({"system": "New {{name}}.\n", "message": "from the OpenAPI test"}),
+        ("post", t) if t.ends_with("/versions") => {
+            json!({"system": "New {{name}}.\n", "message": "from the OpenAPI test"})
+        }
         ("put", _) => json!({"version": 1}),
         _ => Value::Null,
     };
     (path, body)
 }
 
-fn call(console: &Console, method: &str, path: &str, auth: Auth<'_>, body: &Value) -> support::Answer {
+fn call(
+    console: &Console,
+    method: &str,
+    path: &str,
+    auth: Auth<'_>,
+    body: &Value,
+) -> support::Answer {
     let full = format!("/api/v1{path}");
     match method {
         "get" => console.get(&full, auth),
@@ -70,10 +92,23 @@ fn every_operation_answers_as_documented() {
             let what = format!("{} {template}", method.to_uppercase());
             let answer = call(&console, method, &path, Auth::Bearer(&console.admin), &body);
             let documented = &operation["responses"][answer.status.to_string()];
-            assert!(!documented.is_null(), "{what}: status {} is not documented: {}", answer.status, answer.body);
-            assert!((200..300).contains(&answer.status), "{what}: {} {}", answer.status, answer.body);
+            assert!(
+                !documented.is_null(),
+                "{what}: status {} is not documented: {}",
+                answer.status,
+                answer.body
+            );
+            assert!(
+                (200..300).contains(&answer.status),
+                "{what}: {} {}",
+                answer.status,
+                answer.body
+            );
             let documented = match documented.get("$ref").and_then(Value::as_str) {
-                Some(reference) => document.pointer(reference.trim_start_matches('#')).cloned().unwrap_or_default(),
+                Some(reference) => document
+                    .pointer(reference.trim_start_matches('#'))
+                    .cloned()
+                    .unwrap_or_default(),
                 None => documented.clone(),
             };
             if let Some(schema) = documented.pointer("/content/application~1json/schema") {
@@ -84,8 +119,16 @@ fn every_operation_answers_as_documented() {
             }
             let refused = call(&console, method, &path, Auth::None, &body);
             assert_eq!(refused.status, 401, "{what} without a token");
-            assert!(!operation["responses"]["401"].is_null(), "{what}: 401 is not documented");
-            check(&document, &json!({"$ref": "#/components/schemas/Error"}), &refused.json(), &what);
+            assert!(
+                !operation["responses"]["401"].is_null(),
+                "{what}: 401 is not documented"
+            );
+            check(
+                &document,
+                &json!({"$ref": "#/components/schemas/Error"}),
+                &refused.json(),
+                &what,
+            );
         }
     }
     assert!(operations >= 13, "only {operations} operations documented");
@@ -103,7 +146,12 @@ fn errors_of_a_text_carry_located_diagnostics_as_documented() {
     );
     assert_eq!(answer.status, 422);
     assert!(!document["paths"]["/prompts/{id}/versions"]["post"]["responses"]["422"].is_null());
-    check(&document, &json!({"$ref": "#/components/schemas/Error"}), &answer.json(), "a refused publish");
+    check(
+        &document,
+        &json!({"$ref": "#/components/schemas/Error"}),
+        &answer.json(),
+        "a refused publish",
+    );
     assert_eq!(answer.json()["error"]["diagnostics"][0]["line"], 1);
 }
 

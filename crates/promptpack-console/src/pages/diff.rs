@@ -9,8 +9,8 @@ use crate::preview::{examples, library_of};
 use crate::server::AppState;
 use crate::word_diff::{Row, side_by_side};
 use askama::Template;
-use axum::extract::{Query, State};
 use axum::extract::Path;
+use axum::extract::{Query, State};
 use promptpack::{Library, Prompt};
 use promptpack_catalog::{Catalog, Error, Selector, Version};
 use serde::Deserialize;
@@ -98,7 +98,11 @@ fn parts(old: &Version, new: &Version) -> Vec<Part> {
     .into_iter()
     .map(|(name, a, b)| Part {
         name: name.to_string(),
-        rows: if a == b { Vec::new() } else { side_by_side(&a, &b) },
+        rows: if a == b {
+            Vec::new()
+        } else {
+            side_by_side(&a, &b)
+        },
     })
     .collect()
 }
@@ -124,7 +128,11 @@ fn example_diffs(id: &str, old: &Library, new: &Library) -> Vec<ExampleDiff> {
             let (a, b) = (text_of(&old_examples, name), text_of(&new_examples, name));
             ExampleDiff {
                 name: name.to_string(),
-                rows: if a == b { Vec::new() } else { side_by_side(&a, &b) },
+                rows: if a == b {
+                    Vec::new()
+                } else {
+                    side_by_side(&a, &b)
+                },
             }
         })
         .collect()

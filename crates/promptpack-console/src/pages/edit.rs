@@ -37,7 +37,13 @@ struct EditPage {
 }
 
 impl EditPage {
-    fn new(chrome: Chrome, id: String, from: Option<u32>, system: String, user: String) -> EditPage {
+    fn new(
+        chrome: Chrome,
+        id: String,
+        from: Option<u32>,
+        system: String,
+        user: String,
+    ) -> EditPage {
         EditPage {
             csrf: chrome.csrf.clone(),
             chrome: Some(chrome),
@@ -73,11 +79,15 @@ pub(crate) async fn form(
     let wanted = id.clone();
     let start = state
         .catalog
-        .run(&user.user.name, move |catalog| match catalog.get(&wanted, &selector) {
-            Ok(version) => Ok(Some(version)),
-            // A new prompt starts empty; its first publish creates it.
-            Err(e) if e.code() == ErrorCode::NotFound && selector == Selector::Latest => Ok(None),
-            Err(e) => Err(e),
+        .run(&user.user.name, move |catalog| {
+            match catalog.get(&wanted, &selector) {
+                Ok(version) => Ok(Some(version)),
+                // A new prompt starts empty; its first publish creates it.
+                Err(e) if e.code() == ErrorCode::NotFound && selector == Selector::Latest => {
+                    Ok(None)
+                }
+                Err(e) => Err(e),
+            }
         })
         .await
         .or_page(&chrome)?;
@@ -137,10 +147,11 @@ pub(crate) async fn submit(
                 })
                 .await;
             match published {
-                Ok((version, _)) => {
-                    Ok(Redirect::to(&format!("/prompts/{id}?published={}", version.version))
-                        .into_response())
-                }
+                Ok((version, _)) => Ok(Redirect::to(&format!(
+                    "/prompts/{id}?published={}",
+                    version.version
+                ))
+                .into_response()),
                 Err(error) => {
                     page.refusal = Some(Refusal::of(&error));
                     page.checked = true;
@@ -184,4 +195,3 @@ pub(crate) async fn submit(
         .or_page(&Chrome::of(&user)),
     }
 }
-

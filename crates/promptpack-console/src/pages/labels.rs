@@ -123,7 +123,10 @@ fn read(catalog: &mut Catalog, id: &str, label: &str, target: &Target) -> Result
     let now = arms.iter().max_by_key(|a| a.weight).map(|a| a.version);
     let to = match target {
         Target::Version(v) => *v,
-        Target::Split(arms) => arms.iter().max_by_key(|a| a.weight).map_or(0, |a| a.version),
+        Target::Split(arms) => arms
+            .iter()
+            .max_by_key(|a| a.weight)
+            .map_or(0, |a| a.version),
     };
     let text_of = |catalog: &mut Catalog, version: Option<u32>| -> Result<String, Error> {
         let Some(version) = version else {
@@ -195,8 +198,8 @@ pub(crate) async fn confirm(
         arms,
     } = params;
     may_change_label(&state, &user.user, &label).or_page(&chrome)?;
-    let target = Target::parse(arms.as_deref().or(version.as_deref()).unwrap_or(""))
-        .or_page(&chrome)?;
+    let target =
+        Target::parse(arms.as_deref().or(version.as_deref()).unwrap_or("")).or_page(&chrome)?;
     let (wanted, wanted_label, wanted_target) = (id.clone(), label.clone(), target.clone());
     let read = state
         .catalog

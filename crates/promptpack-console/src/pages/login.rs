@@ -39,7 +39,10 @@ pub(crate) struct SignIn {
     next: Option<String>,
 }
 
-pub(crate) async fn sign_in(State(state): State<Arc<AppState>>, Form(form): Form<SignIn>) -> Response {
+pub(crate) async fn sign_in(
+    State(state): State<Arc<AppState>>,
+    Form(form): Form<SignIn>,
+) -> Response {
     let next = safe_next(form.next.as_deref());
     let hash = token_hash(form.token.trim());
     let refused = |error: String| {

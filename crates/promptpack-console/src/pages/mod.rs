@@ -29,12 +29,21 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
         .route("/assets/style.css", get(style))
         .route("/prompts/{id}", get(prompt::page))
         .route("/prompts/{id}/delete", axum::routing::post(prompt::delete))
-        .route("/prompts/{id}/restore", axum::routing::post(prompt::restore))
-        .route("/prompts/{id}/upgrade", axum::routing::post(prompt::upgrade))
+        .route(
+            "/prompts/{id}/restore",
+            axum::routing::post(prompt::restore),
+        )
+        .route(
+            "/prompts/{id}/upgrade",
+            axum::routing::post(prompt::upgrade),
+        )
         .route("/prompts/{id}/diff", get(diff::page))
         .route("/prompts/{id}/preview", get(preview::page))
         .route("/prompts/{id}/edit", get(edit::form).post(edit::submit))
-        .route("/prompts/{id}/move", get(labels::confirm).post(labels::apply))
+        .route(
+            "/prompts/{id}/move",
+            get(labels::confirm).post(labels::apply),
+        )
 }
 
 async fn style() -> impl IntoResponse {
@@ -211,12 +220,14 @@ pub(crate) fn failure_page(failure: Failure, chrome: Option<Chrome>) -> Response
 /// What a page handler returns: the page, or the page of its failure.
 pub(crate) type PageResult = Result<Response, PageFailure>;
 
-/// A failure on a page, shown with the header of the user who met it.
-pub(crate) struct PageFailure(Failure, Option<Chrome>);
+/// A failure on a page, shown with the header of the user who met it
+/// (boxed: handlers return it through every `?`).
+pub(crate) struct PageFailure(Box<(Failure, Option<Chrome>)>);
 
 impl IntoResponse for PageFailure {
     fn into_response(self) -> Response {
-        failure_page(self.0, self.1)
+        let (failure, chrome) = *self.0;
+        failure_page(failure, chrome)
     }
 }
 
@@ -228,14 +239,14 @@ pub(crate) trait OrPage<T> {
 impl<T, E: Into<Failure>> OrPage<T> for Result<T, E> {
     fn or_page(self, chrome: &Chrome) -> Result<T, PageFailure> {
         self.map_err(|e| {
-            PageFailure(
+            PageFailure(Box::new((
                 e.into(),
                 Some(Chrome {
                     user: chrome.user.clone(),
                     role: chrome.role.clone(),
                     csrf: chrome.csrf.clone(),
                 }),
-            )
+            )))
         })
     }
 }

@@ -155,7 +155,11 @@ pub(crate) async fn page(
     let all_examples = examples(&library, &id);
     let example_names: Vec<String> = all_examples.iter().map(|e| e.name.clone()).collect();
     let from = param(&pairs, "from")
-        .unwrap_or(if all_examples.is_empty() { "form" } else { "example" })
+        .unwrap_or(if all_examples.is_empty() {
+            "form"
+        } else {
+            "example"
+        })
         .to_string();
     let example = param(&pairs, "example")
         .map(str::to_string)
@@ -173,7 +177,10 @@ pub(crate) async fn page(
                     promptpack::ErrorCode::InvalidVars,
                     format!("the JSON is not an object of values: {e}"),
                 );
-                (Map::new(), vec![RenderView::of(&state, "values", &Err(error))])
+                (
+                    Map::new(),
+                    vec![RenderView::of(&state, "values", &Err(error))],
+                )
             }
         },
         "form" => {

@@ -68,10 +68,13 @@ fn read(catalog: &mut Catalog, id: &str) -> Result<Read, Error> {
     let mut arms = Vec::new();
     for (label, version) in &history.labels {
         if label == "latest" {
-            arms.push((label.clone(), vec![promptpack_catalog::Arm {
-                version: *version,
-                weight: 1,
-            }]));
+            arms.push((
+                label.clone(),
+                vec![promptpack_catalog::Arm {
+                    version: *version,
+                    weight: 1,
+                }],
+            ));
         } else {
             arms.push((label.clone(), catalog.label_arms(id, label)?));
         }
@@ -237,9 +240,15 @@ pub(crate) async fn delete(
     Path(id): Path<String>,
     Form(form): Form<CsrfForm>,
 ) -> PageResult {
-    act(state, user, id, form, Role::Admin, "deleting a prompt", |c, id| {
-        c.delete(id)
-    })
+    act(
+        state,
+        user,
+        id,
+        form,
+        Role::Admin,
+        "deleting a prompt",
+        |c, id| c.delete(id),
+    )
     .await
 }
 
@@ -249,9 +258,15 @@ pub(crate) async fn restore(
     Path(id): Path<String>,
     Form(form): Form<CsrfForm>,
 ) -> PageResult {
-    act(state, user, id, form, Role::Admin, "restoring a prompt", |c, id| {
-        c.restore(id)
-    })
+    act(
+        state,
+        user,
+        id,
+        form,
+        Role::Admin,
+        "restoring a prompt",
+        |c, id| c.restore(id),
+    )
     .await
 }
 
@@ -272,4 +287,3 @@ pub(crate) async fn upgrade(
     )
     .await
 }
-

@@ -40,7 +40,11 @@ impl Console {
     }
 
     /// [`Console::start`] with its settings changed by `configure`.
-    pub fn start_with(store: Store, name: &str, configure: impl FnOnce(Settings) -> Settings) -> Console {
+    pub fn start_with(
+        store: Store,
+        name: &str,
+        configure: impl FnOnce(Settings) -> Settings,
+    ) -> Console {
         let (db, dir) = match store {
             Store::Sqlite => {
                 let dir = tempfile::tempdir().expect("a temporary folder");
@@ -48,17 +52,22 @@ impl Console {
                 (db, Some(dir))
             }
             Store::Postgres => {
-                let shared = promptpack_pgtest::shared().unwrap_or_else(|e| panic!("PostgreSQL: {e}"));
+                let shared =
+                    promptpack_pgtest::shared().unwrap_or_else(|e| panic!("PostgreSQL: {e}"));
                 let db = shared
                     .unique_database(&name[..name.len().min(24)])
                     .unwrap_or_else(|e| panic!("PostgreSQL database: {e}"));
                 (db, None)
             }
         };
-        let mut catalog = Catalog::open(&db).expect("a new catalog").with_author("setup");
+        let mut catalog = Catalog::open(&db)
+            .expect("a new catalog")
+            .with_author("setup");
         let mut token = |name: &str, role: Role| {
             let token = new_token();
-            catalog.add_user(name, role, &token_hash(&token)).expect("a user");
+            catalog
+                .add_user(name, role, &token_hash(&token))
+                .expect("a user");
             token
         };
         let (admin, editor, viewer) = (
@@ -76,19 +85,29 @@ impl Console {
                 message: message.to_string(),
                 ..Draft::default()
             };
-            catalog.publish_or_create(id, &draft, None).expect("a version");
+            catalog
+                .publish_or_create(id, &draft, None)
+                .expect("a version");
         }
-        catalog.set_label("greet", "production", 1).expect("a label");
+        catalog
+            .set_label("greet", "production", 1)
+            .expect("a label");
         // `letter` pins revision 1 of `sign-off`, which has a second one
         // since: its snippets are behind.
-        catalog.publish_snippet("sign-off", "Regards.\n", "first").expect("a snippet");
+        catalog
+            .publish_snippet("sign-off", "Regards.\n", "first")
+            .expect("a snippet");
         let letter = Draft {
             system: "Dear {{name}},\n{{snippet:sign-off}}\n".to_string(),
             message: "a letter".to_string(),
             ..Draft::default()
         };
-        catalog.publish_or_create("letter", &letter, None).expect("a version");
-        catalog.publish_snippet("sign-off", "Kind regards.\n", "warmer").expect("a revision");
+        catalog
+            .publish_or_create("letter", &letter, None)
+            .expect("a version");
+        catalog
+            .publish_snippet("sign-off", "Kind regards.\n", "warmer")
+            .expect("a revision");
         let settings = configure(Settings::new(db.clone()).listen("127.0.0.1:0".parse().unwrap()));
         let server = Server::bind(settings).expect("the console binds");
         let base = format!("http://{}", server.local_addr());
@@ -117,13 +136,15 @@ pub struct Answer {
 impl Answer {
     /// The body as JSON.
     pub fn json(&self) -> Value {
-        serde_json::from_str(&self.body)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
     }
 
     /// The `error.code` of a JSON error.
     pub fn code(&self) -> String {
-        self.json()["error"]["code"].as_str().unwrap_or("").to_string()
+        self.json()["error"]["code"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
     }
 }
 
