@@ -1,0 +1,118 @@
+//! `promptpack console`: its users (a token printed once, only its hash
+//! kept), and the server it starts, spoken to over loopback.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_promptpack");
+
+fn promptpack(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env_remove("PROMPTPACK_DB")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("promptpack runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A new catalog in a temporary folder: its URL.
+fn catalog(dir: &tempfile::TempDir) -> String {
+    let db = format!("sqlite:{}", dir.path().join("c.db").display());
+    let out = promptpack(&["catalog", "init", "--db", &db]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    db
+}
+
+/// `GET path` with a bearer token, over a plain TCP connection: the status
+/// line and the body.
+fn get(port: u16, path: &str, token: &str) -> String {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("the console listens");
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
+    )
+    .expect("a request");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).expect("an answer");
+    answer
+}
+
+#[test]
+fn users_are_added_listed_and_removed_with_their_tokens_shown_once() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let db = catalog(&dir);
+    let added = promptpack(&["console", "user", "add", "ada", "--role", "admin", "--db", &db]);
+    assert!(added.status.success(), "{}", text(&added.stderr));
+    let token = text(&added.stdout).trim().to_string();
+    assert!(token.starts_with("pp_") && token.len() == 67, "{token}");
+    assert!(text(&added.stderr).contains("added admin `ada`"));
+    let stored = std::fs::read(dir.path().join("c.db")).expect("the catalog file");
+    let tail = token.trim_start_matches("pp_").as_bytes();
+    assert!(!stored.windows(tail.len()).any(|w| w == tail), "the token itself is stored");
+
+    let again = promptpack(&["console", "user", "add", "ada", "--role", "viewer", "--db", &db]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(text(&again.stderr).contains("already_exists"), "{}", text(&again.stderr));
+    let bad_role = promptpack(&["console", "user", "add", "bo", "--role", "boss", "--db", &db]);
+    assert_eq!(bad_role.status.code(), Some(2));
+    assert!(text(&bad_role.stderr).contains("viewer"), "{}", text(&bad_role.stderr));
+
+    let listed = text(&promptpack(&["console", "user", "list", "--db", &db]).stdout);
+    assert!(listed.starts_with("ada\tadmin\t"), "{listed}");
+    let removed = promptpack(&["console", "user", "remove", "ada", "--db", &db]);
+    assert!(removed.status.success());
+    assert_eq!(text(&promptpack(&["console", "user", "list", "--db", &db]).stdout), "");
+    let missing = promptpack(&["console", "user", "remove", "ada", "--db", &db]);
+    assert_eq!(missing.status.code(), Some(1));
+}
+
+#[test]
+fn the_console_serves_its_users_and_refuses_everyone_else() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let db = catalog(&dir);
+    let added = promptpack(&["console", "user", "add", "vi", "--role", "viewer", "--db", &db]);
+    let token = text(&added.stdout).trim().to_string();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port");
+    let listen = format!("127.0.0.1:{port}");
+    let mut child = Command::new(BIN)
+        .args(["console", "--db", &db, "--listen", &listen])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the console starts");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the console did not listen within 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let me = get(port, "/api/v1/me", &token);
+    let refused = get(port, "/api/v1/prompts", "pp_wrong");
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(me.starts_with("HTTP/1.1 200"), "{me}");
+    assert!(me.contains("\"name\":\"vi\"") && me.contains("\"role\":\"viewer\""), "{me}");
+    assert!(refused.starts_with("HTTP/1.1 401"), "{refused}");
+    assert!(refused.contains("unauthenticated"));
+}
+
+#[test]
+fn beyond_loopback_the_console_wants_an_admin_first() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let db = catalog(&dir);
+    let out = promptpack(&["console", "--db", &db, "--listen", "0.0.0.0:0"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("invalid_request") && stderr.contains("console user add NAME --role admin"), "{stderr}");
+}
