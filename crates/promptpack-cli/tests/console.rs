@@ -47,27 +47,47 @@ fn get(port: u16, path: &str, token: &str) -> String {
 fn users_are_added_listed_and_removed_with_their_tokens_shown_once() {
     let dir = tempfile::tempdir().expect("a folder");
     let db = catalog(&dir);
-    let added = promptpack(&["console", "user", "add", "ada", "--role", "admin", "--db", &db]);
+    let added = promptpack(&[
+        "console", "user", "add", "ada", "--role", "admin", "--db", &db,
+    ]);
     assert!(added.status.success(), "{}", text(&added.stderr));
     let token = text(&added.stdout).trim().to_string();
     assert!(token.starts_with("pp_") && token.len() == 67, "{token}");
     assert!(text(&added.stderr).contains("added admin `ada`"));
     let stored = std::fs::read(dir.path().join("c.db")).expect("the catalog file");
     let tail = token.trim_start_matches("pp_").as_bytes();
-    assert!(!stored.windows(tail.len()).any(|w| w == tail), "the token itself is stored");
+    assert!(
+        !stored.windows(tail.len()).any(|w| w == tail),
+        "the token itself is stored"
+    );
 
-    let again = promptpack(&["console", "user", "add", "ada", "--role", "viewer", "--db", &db]);
+    let again = promptpack(&[
+        "console", "user", "add", "ada", "--role", "viewer", "--db", &db,
+    ]);
     assert_eq!(again.status.code(), Some(1));
-    assert!(text(&again.stderr).contains("already_exists"), "{}", text(&again.stderr));
-    let bad_role = promptpack(&["console", "user", "add", "bo", "--role", "boss", "--db", &db]);
+    assert!(
+        text(&again.stderr).contains("already_exists"),
+        "{}",
+        text(&again.stderr)
+    );
+    let bad_role = promptpack(&[
+        "console", "user", "add", "bo", "--role", "boss", "--db", &db,
+    ]);
     assert_eq!(bad_role.status.code(), Some(2));
-    assert!(text(&bad_role.stderr).contains("viewer"), "{}", text(&bad_role.stderr));
+    assert!(
+        text(&bad_role.stderr).contains("viewer"),
+        "{}",
+        text(&bad_role.stderr)
+    );
 
     let listed = text(&promptpack(&["console", "user", "list", "--db", &db]).stdout);
     assert!(listed.starts_with("ada\tadmin\t"), "{listed}");
     let removed = promptpack(&["console", "user", "remove", "ada", "--db", &db]);
     assert!(removed.status.success());
-    assert_eq!(text(&promptpack(&["console", "user", "list", "--db", &db]).stdout), "");
+    assert_eq!(
+        text(&promptpack(&["console", "user", "list", "--db", &db]).stdout),
+        ""
+    );
     let missing = promptpack(&["console", "user", "remove", "ada", "--db", &db]);
     assert_eq!(missing.status.code(), Some(1));
 }
@@ -76,7 +96,9 @@ fn users_are_added_listed_and_removed_with_their_tokens_shown_once() {
 fn the_console_serves_its_users_and_refuses_everyone_else() {
     let dir = tempfile::tempdir().expect("a folder");
     let db = catalog(&dir);
-    let added = promptpack(&["console", "user", "add", "vi", "--role", "viewer", "--db", &db]);
+    let added = promptpack(&[
+        "console", "user", "add", "vi", "--role", "viewer", "--db", &db,
+    ]);
     let token = text(&added.stdout).trim().to_string();
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -102,7 +124,10 @@ fn the_console_serves_its_users_and_refuses_everyone_else() {
     let _ = child.kill();
     let _ = child.wait();
     assert!(me.starts_with("HTTP/1.1 200"), "{me}");
-    assert!(me.contains("\"name\":\"vi\"") && me.contains("\"role\":\"viewer\""), "{me}");
+    assert!(
+        me.contains("\"name\":\"vi\"") && me.contains("\"role\":\"viewer\""),
+        "{me}"
+    );
     assert!(refused.starts_with("HTTP/1.1 401"), "{refused}");
     assert!(refused.contains("unauthenticated"));
 }
@@ -114,5 +139,8 @@ fn beyond_loopback_the_console_wants_an_admin_first() {
     let out = promptpack(&["console", "--db", &db, "--listen", "0.0.0.0:0"]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = text(&out.stderr);
-    assert!(stderr.contains("invalid_request") && stderr.contains("console user add NAME --role admin"), "{stderr}");
+    assert!(
+        stderr.contains("invalid_request") && stderr.contains("console user add NAME --role admin"),
+        "{stderr}"
+    );
 }

@@ -479,3 +479,67 @@ fn beyond_loopback_only_once_an_admin_exists() {
     let local = promptpack_console::Settings::new(empty).listen("127.0.0.1:0".parse().unwrap());
     assert!(promptpack_console::Server::bind(local).is_ok());
 }
+
+#[test]
+fn a_label_is_split_and_a_prompt_deleted_and_restored_through_the_pages() {
+    let c = Console::start(Store::Sqlite, "pages_split");
+    let cookie = c.sign_in(&c.admin);
+    let page = c.get("/prompts/greet", Auth::Cookie(&cookie)).body;
+    assert!(page.contains("id=\"split-label\""));
+    let csrf = hidden(&page, "csrf");
+    let confirm = c.get(
+        "/prompts/greet/move?label=canary&arms=1:90,2:10",
+        Auth::Cookie(&cookie),
+    );
+    assert_eq!(confirm.status, 200, "{}", confirm.body);
+    assert!(
+        confirm.body.contains("to v1 90 / v2 10") && confirm.body.contains("nothing (a new label)"),
+        "{}",
+        confirm.body
+    );
+    assert_eq!(hidden(&confirm.body, "target"), "1:90,2:10");
+    let split = c.post_form(
+        "/prompts/greet/move",
+        Auth::Cookie(&cookie),
+        &[
+            ("csrf", &csrf),
+            ("label", "canary"),
+            ("target", "1:90,2:10"),
+        ],
+    );
+    assert_eq!(split.status, 303, "{}", split.body);
+    let page = c.get("/prompts/greet", Auth::Cookie(&cookie)).body;
+    assert!(
+        page.contains("canary → v1 90 / v2 10") && page.contains("canary: split v1 90 / v2 10"),
+        "{page}"
+    );
+
+    let deleted = c.post_form(
+        "/prompts/greet/delete",
+        Auth::Cookie(&cookie),
+        &[("csrf", &csrf)],
+    );
+    assert_eq!(deleted.status, 303);
+    let page = c.get("/prompts/greet", Auth::Cookie(&cookie)).body;
+    assert!(
+        page.contains("chip deleted") && page.contains("id=\"restore\""),
+        "{page}"
+    );
+    assert!(
+        !c.get("/", Auth::Cookie(&cookie))
+            .body
+            .contains("href=\"/prompts/greet\""),
+        "a deleted prompt is listed"
+    );
+    let restored = c.post_form(
+        "/prompts/greet/restore",
+        Auth::Cookie(&cookie),
+        &[("csrf", &csrf)],
+    );
+    assert_eq!(restored.status, 303);
+    assert!(
+        c.get("/", Auth::Cookie(&cookie))
+            .body
+            .contains("href=\"/prompts/greet\"")
+    );
+}

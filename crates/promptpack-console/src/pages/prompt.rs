@@ -67,7 +67,9 @@ fn read(catalog: &mut Catalog, id: &str) -> Result<Read, Error> {
     let history = catalog.history(id)?;
     let mut arms = Vec::new();
     for (label, version) in &history.labels {
-        if label == "latest" {
+        // A deleted prompt's labels cannot be read as arms (it serves
+        // nothing); its board shows where each pointed.
+        if label == "latest" || history.prompt.deleted {
             arms.push((
                 label.clone(),
                 vec![promptpack_catalog::Arm {
