@@ -155,7 +155,9 @@ fn run(quick: bool) -> Result<String, String> {
             mid / direct_mid
         ));
     };
-    let list = |text: Option<&str>| ListQuery { limit: 50, cursor: None, text };
+    fn list(text: Option<&str>) -> ListQuery<'_> {
+        ListQuery { limit: 50, cursor: None, text }
+    }
     row(
         "`/` (first page of 50)",
         time(n, || client.get("/", &cookie))?,

@@ -1666,7 +1666,7 @@ usage: promptpack-bench [--quick] [--only SECTION[,SECTION…]]
 Run it through cargo: cargo run --release --manifest-path bench/Cargo.toml -- [ARGS]";
 
 /// The sections of the report, in order.
-const SECTIONS: [&str; 8] = [
+const SECTIONS: [&str; 9] = [
     "render", "choice", "corpus", "memory", "codegen", "reload", "catalog", "live", "console",
 ];
 
