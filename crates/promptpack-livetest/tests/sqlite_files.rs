@@ -27,6 +27,23 @@ fn checkpoint(path: &Path) {
         .expect("checkpoints");
 }
 
+/// Waits (bounded) until a live handle has registered its build.
+fn wait_for_registration(store: &Store) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let mut catalog = store.open();
+    while catalog
+        .builds(Duration::from_secs(3600))
+        .expect("reads the builds")
+        .is_empty()
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the handle did not register within 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn a_backup_moved_over_the_catalog_file_is_followed() {
     let store = Store::sqlite();
@@ -60,6 +77,11 @@ fn a_backup_moved_over_the_catalog_file_is_followed() {
     let events = builder.subscribe();
     let prompts = builder.start().expect("starts");
     wait_within(&events, "greeter v2", |e| serves(e, "greeter", v2));
+    // The handle writes once at its start (its build's registration, on
+    // its own thread), then not for a minute: a file moved over a catalog
+    // while something writes to it loses that write into a stale WAL, as
+    // with any SQLite file, so the restore waits for that write.
+    wait_for_registration(&store);
 
     // The backup restored: a copy moved over the file in one rename.
     checkpoint(&path);
