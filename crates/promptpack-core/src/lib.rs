@@ -12,6 +12,7 @@
 pub mod contract;
 pub mod diagnostics;
 pub mod error;
+#[cfg(feature = "contract-check")]
 pub mod field;
 pub mod front_matter;
 #[cfg(feature = "json")]
