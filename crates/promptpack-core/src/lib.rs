@@ -26,6 +26,7 @@ pub mod program;
 pub mod render;
 #[cfg(feature = "load")]
 pub mod resolve;
+#[cfg(feature = "scan")]
 pub mod scan;
 pub mod sections;
 pub mod settings;
