@@ -297,7 +297,19 @@ impl Library {
                 return rendered;
             }
         }
-        self.render(id, &to_map(vars)?, missing_vars)
+        self.render_map(id, &to_map(vars)?, missing_vars)
+    }
+
+    /// [`Library::render`] of the map `serde_json::to_value` made: not
+    /// generic, so that the render is compiled here once rather than in
+    /// each crate that calls `build_prompt` (whose generic body calls this).
+    fn render_map(
+        &self,
+        id: &str,
+        vars: &serde_json::Map<String, serde_json::Value>,
+        missing_vars: MissingVars,
+    ) -> Result<Prompt> {
+        self.render(id, vars, missing_vars)
     }
 
     /// Renders prompt `id` with values from any [`Vars`], without converting

@@ -4,16 +4,16 @@
 //! come from the build (a catalog version, an edit on disk in dev) is
 //! checked against it here, with one set of rules for every caller.
 
-#[cfg(feature = "load")]
+#[cfg(feature = "contract-check")]
 use crate::error::{Diagnostic, Location};
-#[cfg(any(feature = "load", feature = "contract-json"))]
+#[cfg(any(feature = "contract-check", feature = "contract-json"))]
 use crate::error::{Error, ErrorCode};
-#[cfg(feature = "load")]
+#[cfg(feature = "contract-check")]
 use crate::field::field_name;
-#[cfg(feature = "load")]
+#[cfg(feature = "contract-check")]
 use crate::program::VarInfo;
 use crate::program::VarKind;
-#[cfg(feature = "load")]
+#[cfg(feature = "contract-check")]
 use crate::resolve::ResolvedPrompt;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 /// so that an old file is refused rather than misread.
 pub const FORMAT: u32 = 1;
 
-#[cfg(feature = "load")]
+#[cfg(feature = "contract-check")]
 /// How many fields the help of a contract diagnostic lists before it counts
 /// the rest, so that its size is bounded whatever the struct's.
 const LISTED_FIELDS: usize = 12;
@@ -63,7 +63,7 @@ pub struct VarContract {
     pub values: Vec<String>,
 }
 
-#[cfg(feature = "load")]
+#[cfg(feature = "contract-check")]
 /// The contract of the program generated from `prompts`. A function of
 /// this module rather than a method, so that the contract types, which
 /// `promptpack-build` re-exports, name no type of the compiler's.
@@ -77,7 +77,7 @@ pub fn of(prompts: &[ResolvedPrompt]) -> Contract {
     }
 }
 
-#[cfg(feature = "load")]
+#[cfg(feature = "contract-check")]
 /// The vars struct generated for `prompt`.
 pub fn of_prompt(prompt: &ResolvedPrompt) -> PromptContract {
     PromptContract {
@@ -161,7 +161,7 @@ impl VarContract {
     }
 }
 
-#[cfg(feature = "load")]
+#[cfg(feature = "contract-check")]
 /// Every way `prompt` leaves the vars struct `compiled`, as diagnostics of
 /// `code`, one per variable at its first use: a variable the struct lacks
 /// (it would render as missing), a variable whose kind changed (a flag
@@ -195,7 +195,7 @@ pub fn check(
         .collect()
 }
 
-#[cfg(feature = "load")]
+#[cfg(feature = "contract-check")]
 /// [`check`] of every prompt against its vars struct in `contract`, as
 /// [`ErrorCode::ContractViolation`]; a prompt the program does not have at
 /// all is one too, since it has no typed API to render it with.
@@ -212,7 +212,7 @@ pub fn check_all(prompts: &[ResolvedPrompt], contract: &Contract) -> Vec<Diagnos
     diagnostics
 }
 
-#[cfg(feature = "load")]
+#[cfg(feature = "contract-check")]
 /// The diagnostic of a prompt id the program lacks, its help the ids the
 /// program has (bounded as `unknown_prompt`'s).
 fn unknown_prompt(prompt: &ResolvedPrompt, contract: &Contract) -> Diagnostic {
@@ -234,7 +234,7 @@ fn unknown_prompt(prompt: &ResolvedPrompt, contract: &Contract) -> Diagnostic {
     ))
 }
 
-#[cfg(feature = "load")]
+#[cfg(feature = "contract-check")]
 /// What `var` needs that `compiled` does not give, as a sentence, and
 /// where: the comparison with the first value the struct's enum lacks, or
 /// else the variable's first use. `None` when the struct serves it as it is.
@@ -301,7 +301,7 @@ fn problem(
     ))
 }
 
-#[cfg(feature = "load")]
+#[cfg(feature = "contract-check")]
 /// A kind as the vars struct types it.
 fn describe(kind: VarKind) -> String {
     let what = match kind {
@@ -314,7 +314,7 @@ fn describe(kind: VarKind) -> String {
     format!("{what} (`{}`)", kind.rust_type())
 }
 
-#[cfg(feature = "load")]
+#[cfg(feature = "contract-check")]
 /// The words of a contract diagnostic, which differ with who meets it: a
 /// developer whose edit on disk outran the build, or an operator whose
 /// version the program cannot serve.
@@ -329,7 +329,7 @@ struct Wording {
     remedy: &'static str,
 }
 
-#[cfg(feature = "load")]
+#[cfg(feature = "contract-check")]
 impl Wording {
     fn for_code(code: ErrorCode) -> Wording {
         if code == ErrorCode::StaleBuild {
@@ -382,5 +382,5 @@ impl Wording {
     }
 }
 
-#[cfg(all(test, feature = "load"))]
+#[cfg(all(test, feature = "contract-check"))]
 mod tests;

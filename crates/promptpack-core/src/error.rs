@@ -388,6 +388,14 @@ impl Error {
     /// whatever their number (and `id` is shortened in the message, whatever
     /// its length).
     pub fn unknown_prompt<'a>(id: &str, known: impl IntoIterator<Item = &'a str>) -> Error {
+        let known: Vec<&str> = known.into_iter().collect();
+        Error::unknown_prompt_among(id, &known)
+    }
+
+    /// [`Error::unknown_prompt`] once the ids are collected: not generic,
+    /// so that each caller's crate compiles only the collecting, not the
+    /// message once more for every iterator type it passes.
+    fn unknown_prompt_among(id: &str, known: &[&str]) -> Error {
         /// Up to this many prompts, the help lists them all.
         const LISTED: usize = 8;
         /// How many near ids the help names.
@@ -399,9 +407,8 @@ impl Error {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        let known: Vec<&str> = known.into_iter().collect();
         let count = known.len();
-        let near = crate::similar::nearest(id, known.iter().copied(), NEAREST);
+        let near = crate::similar::nearest_in(id, known, NEAREST);
         let help = match (count, near.as_slice()) {
             (0, _) => "there are no prompts".to_string(),
             (1..=LISTED, []) => format!("the prompts are: {}", known.join(", ")),

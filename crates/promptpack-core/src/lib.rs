@@ -12,6 +12,7 @@
 pub mod contract;
 pub mod diagnostics;
 pub mod error;
+#[cfg(feature = "contract-check")]
 pub mod field;
 pub mod front_matter;
 #[cfg(feature = "json")]
@@ -25,6 +26,7 @@ pub mod program;
 pub mod render;
 #[cfg(feature = "load")]
 pub mod resolve;
+#[cfg(feature = "scan")]
 pub mod scan;
 pub mod sections;
 pub mod settings;

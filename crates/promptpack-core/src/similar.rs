@@ -54,6 +54,16 @@ pub fn nearest<'a>(
     candidates: impl IntoIterator<Item = &'a str>,
     max: usize,
 ) -> Vec<&'a str> {
+    let candidates: Vec<&'a str> = candidates.into_iter().collect();
+    nearest_in(name, &candidates, max)
+}
+
+/// [`nearest`] once the candidates are collected: not generic, since its
+/// callers pass a dozen iterator types, in this crate and the ones above
+/// it, and each would otherwise compile the search again (it only runs
+/// when a name was not found, so the list it collects costs nothing that
+/// matters).
+pub(crate) fn nearest_in<'a>(name: &str, candidates: &[&'a str], max: usize) -> Vec<&'a str> {
     let name_len = name.chars().count();
     if name_len > SEARCHED_LEN || max == 0 {
         return Vec::new();
@@ -63,7 +73,7 @@ pub fn nearest<'a>(
     // (distance, candidate), nearest first; a stable insert keeps the
     // first given among equals.
     let mut best: Vec<(usize, &str)> = Vec::with_capacity(max + 1);
-    for candidate in candidates {
+    for &candidate in candidates {
         let lower = candidate.to_lowercase();
         let lower_len = lower.chars().count();
         let limit = (name_len.max(candidate.chars().count()) / 3).max(1);

@@ -80,7 +80,14 @@ impl Config {
     /// Defaults for the prompt root `root`: `root/templates`, `root/snippets`,
     /// `{{` and `}}`. Does not read `promptpack.toml`.
     pub fn new(root: impl Into<PathBuf>) -> Config {
-        let root = root.into();
+        Config::at(root.into())
+    }
+
+    /// [`Config::new`] of a path already converted. The generic functions
+    /// of this API only convert and call one like it, so that what a
+    /// caller's crate compiles of them is the conversion alone, not the
+    /// body once more for each path type it passes.
+    fn at(root: PathBuf) -> Config {
         Config {
             templates: root.join("templates"),
             snippets: root.join("snippets"),
@@ -108,7 +115,12 @@ impl Config {
     /// crate_path = "::my_crate::promptpack" # where generated code finds promptpack
     /// ```
     pub fn load(root: impl Into<PathBuf>) -> Result<Config> {
-        let mut config = Config::new(root);
+        Config::load_at(root.into())
+    }
+
+    /// [`Config::load`] of a path already converted (see [`Config::at`]).
+    fn load_at(root: PathBuf) -> Result<Config> {
+        let mut config = Config::at(root);
         let path = config.root.join(CONFIG_FILE);
         // Read as prompt files are: a FIFO or a device here would block or
         // read without end.
