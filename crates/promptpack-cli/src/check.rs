@@ -4,7 +4,7 @@ use crate::Folders;
 use crate::budget::token_range;
 use crate::tokens::{Counter, Encoding};
 use clap::Args;
-use promptpack::{Diagnostic, ErrorCode, Library, Location, Severity, Style};
+use promptpack::{Config, Diagnostic, ErrorCode, Library, Location, Severity, Style};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -29,27 +29,9 @@ pub(crate) fn run(args: &CheckArgs, style: Style) -> ExitCode {
             // Everything the build checks, so that a tree `check` accepts
             // is a tree `cargo build` accepts.
             let report = promptpack_build::check(&config);
-            let mut errors = report.errors;
-            let mut lints = report.warnings;
-            // Budgets are counted on a tree that loads (a broken one has no
-            // renders to count), from the prompts the check resolved: the
-            // tree is not read again, and the tokenizer loads only when some
-            // prompt has a budget.
-            let budgeted = report
-                .resolved
-                .iter()
-                .any(|p| p.front_matter.max_tokens.is_some());
-            if errors.is_empty() && budgeted {
-                let library = Library::from_resolved_prompts(
-                    report.resolved,
-                    config.delimiters_ref().clone(),
-                );
-                match over_budget(&library, args.tokenizer) {
-                    Ok(found) => lints.extend(found),
-                    Err(e) => errors.extend(e.into_diagnostics()),
-                }
-            }
-            (errors, lints, report.prompts, report.snippets)
+            let (prompts, snippets) = (report.prompts, report.snippets);
+            let (errors, lints) = findings(&config, report, args.tokenizer);
+            (errors, lints, prompts, snippets)
         }
     };
     errors.sort_by_key(place);
@@ -71,6 +53,35 @@ pub(crate) fn run(args: &CheckArgs, style: Style) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// The errors and lints of a checked tree, with an `over_budget` lint for
+/// each prompt over its `max_tokens`: what `check` prints and what the
+/// language server shows.
+pub(crate) fn findings(
+    config: &Config,
+    report: promptpack_build::Report,
+    encoding: Encoding,
+) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
+    let mut errors = report.errors;
+    let mut lints = report.warnings;
+    // Budgets are counted on a tree that loads (a broken one has no
+    // renders to count), from the prompts the check resolved: the tree is
+    // not read again, and the tokenizer loads only when some prompt has a
+    // budget.
+    let budgeted = report
+        .resolved
+        .iter()
+        .any(|p| p.front_matter.max_tokens.is_some());
+    if errors.is_empty() && budgeted {
+        let library =
+            Library::from_resolved_prompts(report.resolved, config.delimiters_ref().clone());
+        match over_budget(&library, encoding) {
+            Ok(found) => lints.extend(found),
+            Err(e) => errors.extend(e.into_diagnostics()),
+        }
+    }
+    (errors, lints)
 }
 
 /// An `over_budget` lint for each prompt of `library` whose longest

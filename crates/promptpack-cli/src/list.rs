@@ -86,7 +86,7 @@ fn size(prompt: &ResolvedPrompt) -> usize {
 /// The token line: `MIN–MAX (encoding)`, one number when they are equal;
 /// when not every combination was counted, `≤MIN–≥MAX`, since the shortest
 /// may be shorter and the longest longer than those the search found.
-fn shown_tokens(range: &TokenRange, encoding: Encoding, budget: Option<u64>) -> String {
+pub(crate) fn shown_tokens(range: &TokenRange, encoding: Encoding, budget: Option<u64>) -> String {
     let (min, max) = (range.shortest.tokens, range.longest.tokens);
     let mut notes = vec![encoding.name().to_string()];
     if let Some(budget) = budget {

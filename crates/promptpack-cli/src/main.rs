@@ -10,14 +10,13 @@ mod console;
 mod contract;
 mod init;
 mod list;
+mod lsp;
 mod render;
 mod tokens;
 mod watch;
 
 use clap::{Args, Parser, Subcommand};
-use promptpack::{
-    CONFIG_FILE, Config, Diagnostic, Error, ErrorCode, Severity, Style, render_diagnostic,
-};
+use promptpack::{Config, Diagnostic, Error, ErrorCode, Severity, Style, render_diagnostic};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -51,6 +50,10 @@ enum Command {
     Catalog(catalog::CatalogArgs),
     /// Serve the catalog's web console and JSON API; manage its users.
     Console(console::ConsoleArgs),
+    /// Run the language server over stdio, for an editor: the checks of
+    /// `check` as you type, hover, go to definition, references,
+    /// completion, rename and quick fixes.
+    Lsp(lsp::LspArgs),
 }
 
 /// Where the prompts are: the options every subcommand takes.
@@ -120,6 +123,7 @@ fn main() -> ExitCode {
         Command::Init(args) => init::run(&args, style),
         Command::Catalog(args) => catalog::run(&args, style),
         Command::Console(args) => console::run(&args, style),
+        Command::Lsp(args) => lsp::run(&args, style),
     }
 }
 
@@ -129,17 +133,12 @@ fn main() -> ExitCode {
 /// templates/ folder. The root is given relative to `cwd` (`..`, `../..`),
 /// so that paths in messages stay short. `None` when there is none.
 fn find_root(cwd: &Path) -> Option<PathBuf> {
-    cwd.ancestors().enumerate().find_map(|(up, dir)| {
-        let templates = dir.join("templates").is_dir();
-        let found = dir.join(CONFIG_FILE).is_file()
-            || (templates && (up == 0 || dir.join("Cargo.toml").is_file()));
-        found.then(|| {
-            if up == 0 {
-                PathBuf::from(".")
-            } else {
-                std::iter::repeat_n("..", up).collect()
-            }
-        })
+    promptpack_load::root_above(cwd).map(|up| {
+        if up == 0 {
+            PathBuf::from(".")
+        } else {
+            std::iter::repeat_n("..", up).collect()
+        }
     })
 }
 

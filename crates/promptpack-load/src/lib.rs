@@ -17,6 +17,23 @@ pub use names::is_ignored_name;
 pub use promptpack_core::pipeline::{Compiled, Stages};
 pub use read::{file_kind, read_sources};
 
+use std::path::Path;
+
+/// How many folders above `dir` the prompt root of a command run in `dir`
+/// is, found as cargo finds `Cargo.toml`: `dir` itself (0) when it holds
+/// `promptpack.toml` or `templates/`, else the nearest folder above that
+/// holds `promptpack.toml`, or a `Cargo.toml` beside a `templates/` folder.
+/// `None` when there is none. The CLI and the language server (from the
+/// editor's workspace folder) both look this way.
+pub fn root_above(dir: &Path) -> Option<usize> {
+    dir.ancestors().enumerate().find_map(|(up, folder)| {
+        let templates = folder.join("templates").is_dir();
+        let found = folder.join(CONFIG_FILE).is_file()
+            || (templates && (up == 0 || folder.join("Cargo.toml").is_file()));
+        found.then_some(up)
+    })
+}
+
 /// Reads what `config` points at and runs it through the pure pipeline:
 /// every problem of reading and of the templates lands in
 /// [`Compiled::errors`], every lint (when `stages.lint`) in

@@ -1,0 +1,68 @@
+//! `promptpack lsp`: the language server, with `check`'s token budgets.
+
+use crate::budget::token_range;
+use crate::check::findings;
+use crate::list::shown_tokens;
+use crate::tokens::{Counter, Encoding};
+use clap::Args;
+use promptpack::{Config, Library, Style};
+use promptpack_core::sources::Sources;
+use promptpack_lsp::{Checker, Findings, Options};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Options of `promptpack lsp`.
+#[derive(Debug, Args)]
+pub(crate) struct LspArgs {
+    /// The prompt root [default: found from the editor's workspace folder,
+    /// as the other commands find it from the current folder].
+    #[arg(long, value_name = "ROOT")]
+    root: Option<PathBuf>,
+    /// The encoding `max_tokens` budgets and hovers count tokens in.
+    #[arg(long, value_enum, default_value_t)]
+    tokenizer: Encoding,
+}
+
+/// `check`'s own findings: the build's checks, then the token budgets.
+struct CheckChecker {
+    encoding: Encoding,
+}
+
+impl Checker for CheckChecker {
+    fn check(&self, config: &Config, sources: Sources) -> Findings {
+        let report = promptpack_build::check_sources(sources, config);
+        let (errors, warnings) = findings(config, report, self.encoding);
+        Findings { errors, warnings }
+    }
+
+    fn token_range(&self, config: &Config, sources: Sources, id: &str) -> Option<String> {
+        let report = promptpack_build::check_sources(sources, config);
+        let prompt = report.resolved.iter().find(|p| p.id == id)?.clone();
+        let budget = prompt.front_matter.max_tokens;
+        let library =
+            Library::from_resolved_prompts(report.resolved, config.delimiters_ref().clone());
+        let counter = Counter::new(self.encoding);
+        let range = token_range(&library, &prompt, &|text| counter.count(text)).ok()?;
+        Some(format!(
+            "{} tokens",
+            shown_tokens(&range, self.encoding, budget)
+        ))
+    }
+}
+
+/// Serves an editor over stdio until it exits.
+pub(crate) fn run(args: &LspArgs, style: Style) -> ExitCode {
+    let options = Options {
+        root: args.root.clone(),
+    };
+    let checker = CheckChecker {
+        encoding: args.tokenizer,
+    };
+    match promptpack_lsp::run_stdio(options, &checker) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            crate::warn(&format!("the language server stopped: {e}"), style);
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,630 @@
+//! The answers to the editor's requests about a position: hover, go to
+//! definition, find references, completion, rename and quick fixes.
+
+use crate::analysis::{
+    Place, Token, Tree, heading_line_start, headings, in_front_matter, token_at, tokens,
+};
+use crate::position::{location_range, offset, position, range};
+use crate::workspace::Role;
+use lsp_types::{
+    CodeAction, CodeActionKind, CompletionItem, CompletionItemKind, Diagnostic, Hover,
+    HoverContents, Location, MarkupContent, MarkupKind, NumberOrString, Position, Range, TextEdit,
+    Uri, WorkspaceEdit,
+};
+use promptpack_core::front_matter::{DeclaredKind, DeclaredVar, FrontMatter};
+use promptpack_core::scan::FindingKind;
+use promptpack_core::source_file::{SourceFile, Span};
+use promptpack_core::syntax::is_var_name;
+use std::collections::HashMap;
+
+/// Where a request points: the file, what it is, and the byte offset.
+pub(crate) struct At<'s, 'u> {
+    pub(crate) tree: &'u Tree<'s>,
+    pub(crate) place: Place<'s>,
+    pub(crate) offset: usize,
+    /// The URI of a file as diagnostics name it.
+    pub(crate) uri_of: &'u dyn Fn(&str) -> Option<Uri>,
+}
+
+impl<'s> At<'s, '_> {
+    /// `position` in `place`.
+    pub(crate) fn new<'u>(
+        tree: &'u Tree<'s>,
+        place: Place<'s>,
+        at: Position,
+        uri_of: &'u dyn Fn(&str) -> Option<Uri>,
+    ) -> At<'s, 'u> {
+        let offset = offset(place.file.text(), at);
+        At {
+            tree,
+            place,
+            offset,
+            uri_of,
+        }
+    }
+
+    fn text(&self) -> &'s str {
+        self.place.file.text()
+    }
+
+    fn token(&self) -> Option<Token> {
+        token_at(&tokens(self.text(), self.tree.delims), self.offset).cloned()
+    }
+
+    fn location(&self, file: &SourceFile, span: Span) -> Option<Location> {
+        let uri = (self.uri_of)(file.path())?;
+        Some(Location::new(uri, range(file.text(), span.start, span.end)))
+    }
+
+    fn front_matter(&self) -> FrontMatter {
+        let scope = self.tree.scope(&self.place);
+        self.tree.front_matter(&scope, &self.place.role)
+    }
+
+    /// The variable named at the cursor: in a token, or a declaration's
+    /// `name:` in front matter.
+    fn var_name(&self) -> Option<(String, Range)> {
+        if let Some(token) = self.token().filter(Token::is_var) {
+            let span = token.name?;
+            let name = token.name(self.text())?.to_string();
+            return Some((name, range(self.text(), span.start, span.end)));
+        }
+        if in_front_matter(self.place.file, self.offset) {
+            let here = position(self.text(), self.offset);
+            let vars = self.front_matter().vars.unwrap_or_default();
+            return vars.iter().find_map(|v| {
+                let r = location_range(&v.at);
+                let inside = r.start.line == here.line
+                    && r.start.character <= here.character
+                    && here.character <= r.end.character;
+                (inside && v.at.path() == self.place.file.path()).then(|| (v.name.clone(), r))
+            });
+        }
+        None
+    }
+}
+
+/// Hover: a variable's declaration and uses, a snippet's or section's
+/// text, a choice's values, a template's token range on its first line.
+pub(crate) fn hover(
+    at: &At<'_, '_>,
+    token_range: &dyn Fn(&str) -> Option<String>,
+) -> Option<Hover> {
+    let markdown = |value: String| Hover {
+        contents: HoverContents::Markup(MarkupContent {
+            kind: MarkupKind::Markdown,
+            value,
+        }),
+        range: None,
+    };
+    if let Some(token) = at.token() {
+        if token.finding.kind == FindingKind::Snippet {
+            let name = token.name(at.text())?;
+            let file = at.tree.snippet(name)?;
+            let section = token.section.and_then(|s| at.text().get(s.start..s.end));
+            let (title, body) = match section {
+                Some(section) => {
+                    let list = headings(file);
+                    let heading = list.list.get(list.find(section)?)?;
+                    let text = file
+                        .text()
+                        .get(heading.section.start..heading.section.end)?;
+                    (
+                        format!("snippet `{name}`, section `#{section}`"),
+                        text.trim(),
+                    )
+                }
+                None => (format!("snippet `{name}` ({})", file.path()), file.body()),
+            };
+            return Some(markdown(format!(
+                "**{title}**\n\n```markdown\n{}\n```",
+                fence_safe(body)
+            )));
+        }
+    }
+    if let Some((name, _)) = at.var_name() {
+        return Some(markdown(describe_var(at, &name)));
+    }
+    if let Role::Template { id, .. } = &at.place.role {
+        if position(at.text(), at.offset).line == 0 {
+            let counted = token_range(id)?;
+            return Some(markdown(format!("**prompt `{id}`**: {counted}")));
+        }
+    }
+    None
+}
+
+/// A variable's hover: kind, description, example, choice values, uses.
+fn describe_var(at: &At<'_, '_>, name: &str) -> String {
+    let front_matter = at.front_matter();
+    let declared = front_matter.declared(name);
+    let mut out = format!("**`{name}`**");
+    match declared {
+        Some(var) => {
+            let kind = var.kind.map_or("kind from its uses", DeclaredKind::as_str);
+            out.push_str(&format!(": {kind}"));
+            if let Some(description) = &var.description {
+                out.push_str(&format!("\n\n{description}"));
+            }
+            if let Some(values) = &var.values {
+                let listed: Vec<String> = values.iter().map(|v| format!("`{v}`")).collect();
+                out.push_str(&format!("\n\nvalues: {}", listed.join(", ")));
+            }
+            if let Some(example) = &var.example {
+                out.push_str(&format!("\n\nexample: `{example}`"));
+            }
+        }
+        None if front_matter.vars.is_some() => out.push_str(": not declared under `vars:`"),
+        None => out.push_str(": undeclared (this prompt declares no `vars:`)"),
+    }
+    let scope = at.tree.scope(&at.place);
+    let uses = at.tree.var_uses(&scope, name);
+    if !uses.is_empty() {
+        let places: Vec<String> = uses
+            .iter()
+            .map(|(file, span)| {
+                let p = position(file.text(), span.start);
+                format!("{}:{}:{}", file.path(), p.line + 1, p.character + 1)
+            })
+            .collect();
+        out.push_str(&format!("\n\nused at {}", places.join(", ")));
+    }
+    out
+}
+
+/// A text shown in a fenced block, with its own fences kept from closing it.
+fn fence_safe(text: &str) -> String {
+    text.replace("```", "`\u{200b}``")
+}
+
+/// Go to definition: a snippet include → the snippet file, or its heading
+/// line for a section; a variable → its declaration in front matter.
+pub(crate) fn definition(at: &At<'_, '_>) -> Option<Location> {
+    if let Some(token) = at
+        .token()
+        .filter(|t| t.finding.kind == FindingKind::Snippet)
+    {
+        let file = at.tree.snippet(token.name(at.text())?)?;
+        let section = token.section.and_then(|s| at.text().get(s.start..s.end));
+        let start = match section {
+            Some(section) => {
+                let list = headings(file);
+                let heading = list.list.get(list.find(section)?)?;
+                heading_line_start(file.text(), heading.section.start)
+            }
+            None => 0,
+        };
+        return at.location(file, Span { start, end: start });
+    }
+    let (name, _) = at.var_name()?;
+    let declared = at.front_matter().declared(&name)?.at.clone();
+    let uri = (at.uri_of)(declared.path())?;
+    Some(Location::new(uri, location_range(&declared)))
+}
+
+/// Find references: of a snippet (an include, or anywhere in the snippet's
+/// own file) every include of it; of a variable every use in the prompt's
+/// files, with its declaration when asked.
+pub(crate) fn references(at: &At<'_, '_>, with_declaration: bool) -> Vec<Location> {
+    let token = at.token();
+    let snippet = match (&token, &at.place.role) {
+        (Some(t), _) if t.finding.kind == FindingKind::Snippet => {
+            t.name(at.text()).map(str::to_string)
+        }
+        (None, Role::Snippet { name }) if !in_front_matter(at.place.file, at.offset) => {
+            Some(name.clone())
+        }
+        _ => None,
+    };
+    if let Some(name) = snippet {
+        return at
+            .tree
+            .includes_of(&name)
+            .into_iter()
+            .filter_map(|(file, span)| at.location(file, span))
+            .collect();
+    }
+    let Some((name, _)) = at.var_name() else {
+        return Vec::new();
+    };
+    let scope = at.tree.scope(&at.place);
+    let mut found: Vec<Location> = Vec::new();
+    if with_declaration {
+        if let Some(var) = at.front_matter().declared(&name) {
+            found.extend(
+                (at.uri_of)(var.at.path()).map(|uri| Location::new(uri, location_range(&var.at))),
+            );
+        }
+    }
+    found.extend(
+        at.tree
+            .var_uses(&scope, &name)
+            .into_iter()
+            .filter_map(|(file, span)| at.location(file, span)),
+    );
+    found
+}
+
+/// The keys front matter knows at its top level.
+const TOP_KEYS: [(&str, &str); 7] = [
+    (
+        "description",
+        "one line: the rustdoc of the prompt and its vars struct",
+    ),
+    (
+        "vars",
+        "the declared variables: a contract every use must keep",
+    ),
+    (
+        "examples",
+        "named sets of values, for `render --example` and snapshots",
+    ),
+    ("max_tokens", "the budget of the rendered prompt, in tokens"),
+    (
+        "model",
+        "free-form model settings, passed to the application",
+    ),
+    ("config", "free-form, passed through"),
+    ("metadata", "free-form, passed through"),
+];
+
+/// The keys of one declared variable.
+const VAR_KEYS: [(&str, &str); 5] = [
+    ("name", "the name templates use"),
+    ("kind", "text, flag, optional, choice or optional_choice"),
+    ("description", "the field's rustdoc"),
+    ("example", "a value to render examples with"),
+    ("values", "every value a choice takes"),
+];
+
+/// Completion at the cursor: in a token, variables, snippet names, heading
+/// slugs, choice values and block keywords; in front matter, keys and kinds.
+pub(crate) fn completion(at: &At<'_, '_>) -> Vec<CompletionItem> {
+    let text = at.text();
+    let line_start = text
+        .get(..at.offset)
+        .and_then(|b| b.rfind('\n'))
+        .map_or(0, |i| i + 1);
+    let before = text.get(line_start..at.offset).unwrap_or("");
+    if in_front_matter(at.place.file, at.offset) {
+        return front_matter_completion(before);
+    }
+    let open = at.tree.delims.open();
+    let close = at.tree.delims.close();
+    let Some(start) = before.rfind(open) else {
+        return Vec::new();
+    };
+    let typed = &before[start + open.len()..];
+    if typed.contains(close) {
+        return Vec::new();
+    }
+    let item = |label: &str, kind: CompletionItemKind, detail: String| CompletionItem {
+        label: label.to_string(),
+        kind: Some(kind),
+        detail: Some(detail),
+        ..CompletionItem::default()
+    };
+    if let Some(target) = typed.strip_prefix("snippet:") {
+        if let Some((name, _)) = target.split_once('#') {
+            let Some(file) = at.tree.snippet(name) else {
+                return Vec::new();
+            };
+            return headings(file)
+                .list
+                .iter()
+                .map(|h| {
+                    item(
+                        h.name(),
+                        CompletionItemKind::REFERENCE,
+                        format!("a section of `{name}`"),
+                    )
+                })
+                .collect();
+        }
+        return at
+            .tree
+            .sources
+            .snippets
+            .iter()
+            .map(|s| item(&s.name, CompletionItemKind::FILE, s.file.path().to_string()))
+            .collect();
+    }
+    let front_matter = at.front_matter();
+    let condition = typed
+        .strip_prefix("#if ")
+        .or_else(|| typed.strip_prefix("else if "));
+    if let Some((name, _)) = condition.and_then(|c| c.split_once(" ==")) {
+        let values = front_matter
+            .declared(name)
+            .and_then(|v| v.values.clone())
+            .unwrap_or_default();
+        return values
+            .iter()
+            .map(|v| CompletionItem {
+                insert_text: Some(if typed.ends_with('"') {
+                    v.clone()
+                } else {
+                    format!(" \"{v}\"")
+                }),
+                ..item(
+                    v,
+                    CompletionItemKind::ENUM_MEMBER,
+                    format!("a value of `{name}`"),
+                )
+            })
+            .collect();
+    }
+    let mut items: Vec<CompletionItem> = variables(at, &front_matter)
+        .into_iter()
+        .map(|(name, detail)| item(&name, CompletionItemKind::VARIABLE, detail))
+        .collect();
+    if condition.is_none() {
+        for (keyword, detail) in [
+            ("#if ", "a block: `#if name` or `#if name == \"value\"`"),
+            ("else", "the other branch"),
+            ("else if ", "another condition"),
+            ("/if", "closes the block"),
+            ("snippet:", "includes a snippet"),
+        ] {
+            items.push(item(
+                keyword,
+                CompletionItemKind::KEYWORD,
+                detail.to_string(),
+            ));
+        }
+    }
+    items
+}
+
+/// The variables to offer: the declared ones, else those the scope uses.
+fn variables(at: &At<'_, '_>, front_matter: &FrontMatter) -> Vec<(String, String)> {
+    if let Some(vars) = &front_matter.vars {
+        return vars
+            .iter()
+            .map(|v| (v.name.clone(), kind_detail(v)))
+            .collect();
+    }
+    let mut names: Vec<String> = Vec::new();
+    for file in at.tree.scope(&at.place) {
+        for token in tokens(file.text(), at.tree.delims) {
+            if let Some(name) = token.name(file.text()).filter(|_| token.is_var()) {
+                if !names.iter().any(|n| n == name) {
+                    names.push(name.to_string());
+                }
+            }
+        }
+    }
+    names
+        .into_iter()
+        .map(|n| (n, "used in this prompt".to_string()))
+        .collect()
+}
+
+fn kind_detail(var: &DeclaredVar) -> String {
+    let kind = var.kind.map_or("declared", DeclaredKind::as_str);
+    match &var.description {
+        Some(d) => format!("{kind}: {d}"),
+        None => kind.to_string(),
+    }
+}
+
+fn front_matter_completion(before: &str) -> Vec<CompletionItem> {
+    let keyword = |(label, detail): (&str, &str)| CompletionItem {
+        label: label.to_string(),
+        kind: Some(CompletionItemKind::PROPERTY),
+        detail: Some(detail.to_string()),
+        insert_text: Some(format!("{label}: ")),
+        ..CompletionItem::default()
+    };
+    let trimmed = before.trim_start();
+    if let Some(after) = trimmed.strip_prefix("kind:") {
+        let _ = after;
+        return ["text", "flag", "optional", "choice", "optional_choice"]
+            .iter()
+            .map(|k| CompletionItem {
+                label: (*k).to_string(),
+                kind: Some(CompletionItemKind::ENUM_MEMBER),
+                ..CompletionItem::default()
+            })
+            .collect();
+    }
+    if trimmed.contains(':') {
+        return Vec::new();
+    }
+    if before.starts_with(' ') || before.starts_with('-') || trimmed.starts_with('-') {
+        VAR_KEYS.into_iter().map(keyword).collect()
+    } else {
+        TOP_KEYS.into_iter().map(keyword).collect()
+    }
+}
+
+/// The range of the variable name to rename at the cursor.
+pub(crate) fn prepare_rename(at: &At<'_, '_>) -> Option<Range> {
+    at.var_name().map(|(_, r)| r)
+}
+
+/// Renames the variable at the cursor in every file of its scope: each
+/// use, the declaration and the examples' keys.
+pub(crate) fn rename(at: &At<'_, '_>, new_name: &str) -> Result<Option<WorkspaceEdit>, String> {
+    let Some((old, _)) = at.var_name() else {
+        return Ok(None);
+    };
+    if !is_var_name(new_name) {
+        return Err(format!(
+            "`{new_name}` is not a variable name: letters, digits and `_`, not starting with a digit"
+        ));
+    }
+    let scope = at.tree.scope(&at.place);
+    let mut changes: HashMap<Uri, Vec<TextEdit>> = HashMap::new();
+    let mut add = |file: &SourceFile, r: Range| {
+        if let Some(uri) = (at.uri_of)(file.path()) {
+            changes
+                .entry(uri)
+                .or_default()
+                .push(TextEdit::new(r, new_name.to_string()));
+        }
+    };
+    for (file, span) in at.tree.var_uses(&scope, &old) {
+        add(file, range(file.text(), span.start, span.end));
+    }
+    for file in &scope {
+        for span in front_matter_names(file, &old) {
+            add(file, range(file.text(), span.start, span.end));
+        }
+    }
+    Ok(Some(WorkspaceEdit::new(changes)))
+}
+
+/// Where front matter writes variable `name`: `name: <name>` of its
+/// declaration, and `<name>:` as a key of an example's values.
+fn front_matter_names(file: &SourceFile, name: &str) -> Vec<Span> {
+    let Some(block) = file.front_matter() else {
+        return Vec::new();
+    };
+    let yaml = file.text().get(block.start..block.end).unwrap_or("");
+    let mut found = Vec::new();
+    let mut in_examples = false;
+    let mut line_start = block.start;
+    for line in yaml.split_inclusive('\n') {
+        let content = line.trim_end_matches(['\n', '\r']);
+        let indent = content.len() - content.trim_start().len();
+        let item = content.trim_start().trim_start_matches("- ");
+        if indent == 0 && !content.is_empty() {
+            in_examples = content.starts_with("examples:");
+        }
+        let at = line_start + (content.len() - item.len());
+        if let Some(value) = item.strip_prefix("name:") {
+            let value_start = at + 5 + (value.len() - value.trim_start().len());
+            let bare = value.trim().trim_matches(['"', '\'']);
+            let quoted = value.trim().len() - bare.len();
+            if bare == name && !in_examples {
+                let start = value_start + quoted / 2;
+                found.push(Span {
+                    start,
+                    end: start + name.len(),
+                });
+            }
+        } else if in_examples && indent > 0 {
+            let key = item
+                .split_once(':')
+                .map(|(k, _)| k.trim_end().trim_matches(['"', '\'']));
+            if key == Some(name) {
+                let offset_in_item = item.find(name).unwrap_or(0);
+                found.push(Span {
+                    start: at + offset_in_item,
+                    end: at + offset_in_item + name.len(),
+                });
+            }
+        }
+        line_start += line.len();
+    }
+    found
+}
+
+/// Quick fixes for `diagnostics` of `file`: the suggestion of a
+/// "did you mean" in place of the typo, and a declaration for an
+/// undeclared variable.
+pub(crate) fn quick_fixes(
+    file: &SourceFile,
+    front_matter: &FrontMatter,
+    uri: &Uri,
+    diagnostics: &[Diagnostic],
+) -> Vec<CodeAction> {
+    let mut actions = Vec::new();
+    for diagnostic in diagnostics {
+        let code = match &diagnostic.code {
+            Some(NumberOrString::String(code)) => code.as_str(),
+            _ => continue,
+        };
+        let fix = |title: String, edits: Vec<TextEdit>| CodeAction {
+            title,
+            kind: Some(CodeActionKind::QUICKFIX),
+            diagnostics: Some(vec![diagnostic.clone()]),
+            edit: Some(WorkspaceEdit::new(HashMap::from([(uri.clone(), edits)]))),
+            is_preferred: Some(true),
+            ..CodeAction::default()
+        };
+        if let Some(edit) = typo_fix(file, diagnostic) {
+            actions.push(fix(format!("Change to `{}`", edit.new_text), vec![edit]));
+        }
+        if code == "undeclared_var" {
+            let name = backticked(&diagnostic.message).into_iter().next();
+            if let Some((name, edit)) =
+                name.and_then(|n| declare(file, front_matter, n).map(|e| (n, e)))
+            {
+                actions.push(fix(format!("Declare `{name}` under `vars:`"), vec![edit]));
+            }
+        }
+    }
+    actions
+}
+
+/// The words of `message` between backticks, in order.
+fn backticked(message: &str) -> Vec<&str> {
+    message.split('`').skip(1).step_by(2).collect()
+}
+
+/// The edit a "did you mean `x`?" help asks for: the first word of the
+/// message in backticks that the diagnostic's range holds, replaced.
+fn typo_fix(file: &SourceFile, diagnostic: &Diagnostic) -> Option<TextEdit> {
+    let (_, help) = diagnostic.message.split_once("\nhelp: ")?;
+    let suggestion = help.strip_prefix("did you mean ")?;
+    let suggestion = suggestion
+        .strip_prefix('`')
+        .and_then(|s| s.split_once('`'))
+        .or_else(|| suggestion.strip_prefix('"').and_then(|s| s.split_once('"')))
+        .map(|(s, _)| s)?;
+    let text = file.text();
+    let start = offset(text, diagnostic.range.start);
+    let end = offset(text, diagnostic.range.end);
+    let covered = text.get(start..end)?;
+    let wrong = backticked(diagnostic.message.split_once("\nhelp: ")?.0)
+        .into_iter()
+        .find(|w| !w.is_empty() && covered.contains(w) && *w != suggestion)?;
+    let at = start + covered.find(wrong)?;
+    Some(TextEdit::new(
+        range(text, at, at + wrong.len()),
+        suggestion.to_string(),
+    ))
+}
+
+/// An edit declaring `name` (as text) under the `vars:` of `file`'s front
+/// matter, where the prompt declares its variables.
+fn declare(file: &SourceFile, front_matter: &FrontMatter, name: &str) -> Option<TextEdit> {
+    let at = front_matter.location_of("vars")?;
+    if at.path() != file.path() {
+        return None;
+    }
+    let text = file.text();
+    let line = at.line().saturating_sub(1);
+    let vars_line = text.lines().nth(line)?;
+    let next = text.lines().nth(line + 1).unwrap_or("");
+    let indent = if next.trim_start().starts_with("- ") {
+        &next[..next.len() - next.trim_start().len()]
+    } else {
+        "  "
+    };
+    if vars_line.trim_end().ends_with("[]") {
+        let r = Range::new(
+            Position::new(as_line(line), 0),
+            Position::new(as_line(line), utf16_len(vars_line)),
+        );
+        return Some(TextEdit::new(
+            r,
+            format!("vars:\n{indent}- name: {name}\n{indent}  kind: text"),
+        ));
+    }
+    let below = Position::new(as_line(line + 1), 0);
+    Some(TextEdit::new(
+        Range::new(below, below),
+        format!("{indent}- name: {name}\n{indent}  kind: text\n"),
+    ))
+}
+
+fn as_line(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+fn utf16_len(text: &str) -> u32 {
+    as_line(text.chars().map(char::len_utf16).sum())
+}
