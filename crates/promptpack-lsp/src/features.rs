@@ -13,6 +13,7 @@ use lsp_types::{
 };
 use promptpack_core::front_matter::{DeclaredKind, DeclaredVar, FrontMatter};
 use promptpack_core::scan::FindingKind;
+use promptpack_core::similar::edit_distance;
 use promptpack_core::source_file::{SourceFile, Span};
 use promptpack_core::syntax::is_var_name;
 use std::collections::HashMap;
@@ -269,8 +270,7 @@ const TOP_KEYS: [(&str, &str); 7] = [
 ];
 
 /// The keys of one declared variable.
-const VAR_KEYS: [(&str, &str); 5] = [
-    ("name", "the name templates use"),
+const VAR_KEYS: [(&str, &str); 4] = [
     ("kind", "text, flag, optional, choice or optional_choice"),
     ("description", "the field's rustdoc"),
     ("example", "a value to render examples with"),
@@ -444,7 +444,7 @@ pub(crate) fn prepare_rename(at: &At<'_, '_>) -> Option<Range> {
 }
 
 /// Renames the variable at the cursor in every file of its scope: each
-/// use, the declaration and the examples' keys.
+/// use, its declaration under `vars:` and its key in each example.
 pub(crate) fn rename(at: &At<'_, '_>, new_name: &str) -> Result<Option<WorkspaceEdit>, String> {
     let Some((old, _)) = at.var_name() else {
         return Ok(None);
@@ -456,8 +456,8 @@ pub(crate) fn rename(at: &At<'_, '_>, new_name: &str) -> Result<Option<Workspace
     }
     let scope = at.tree.scope(&at.place);
     let mut changes: HashMap<Uri, Vec<TextEdit>> = HashMap::new();
-    let mut add = |file: &SourceFile, r: Range| {
-        if let Some(uri) = (at.uri_of)(file.path()) {
+    let mut add = |path: &str, r: Range| {
+        if let Some(uri) = (at.uri_of)(path) {
             changes
                 .entry(uri)
                 .or_default()
@@ -465,60 +465,23 @@ pub(crate) fn rename(at: &At<'_, '_>, new_name: &str) -> Result<Option<Workspace
         }
     };
     for (file, span) in at.tree.var_uses(&scope, &old) {
-        add(file, range(file.text(), span.start, span.end));
+        add(file.path(), range(file.text(), span.start, span.end));
     }
-    for file in &scope {
-        for span in front_matter_names(file, &old) {
-            add(file, range(file.text(), span.start, span.end));
-        }
+    let front_matter = at.front_matter();
+    let declared = front_matter
+        .vars
+        .iter()
+        .flatten()
+        .filter(|v| v.name == old)
+        .map(|v| &v.at);
+    let in_examples = front_matter
+        .examples
+        .iter()
+        .filter_map(|e| e.key_location(&old));
+    for key in declared.chain(in_examples) {
+        add(key.path(), location_range(key));
     }
     Ok(Some(WorkspaceEdit::new(changes)))
-}
-
-/// Where front matter writes variable `name`: `name: <name>` of its
-/// declaration, and `<name>:` as a key of an example's values.
-fn front_matter_names(file: &SourceFile, name: &str) -> Vec<Span> {
-    let Some(block) = file.front_matter() else {
-        return Vec::new();
-    };
-    let yaml = file.text().get(block.start..block.end).unwrap_or("");
-    let mut found = Vec::new();
-    let mut in_examples = false;
-    let mut line_start = block.start;
-    for line in yaml.split_inclusive('\n') {
-        let content = line.trim_end_matches(['\n', '\r']);
-        let indent = content.len() - content.trim_start().len();
-        let item = content.trim_start().trim_start_matches("- ");
-        if indent == 0 && !content.is_empty() {
-            in_examples = content.starts_with("examples:");
-        }
-        let at = line_start + (content.len() - item.len());
-        if let Some(value) = item.strip_prefix("name:") {
-            let value_start = at + 5 + (value.len() - value.trim_start().len());
-            let bare = value.trim().trim_matches(['"', '\'']);
-            let quoted = value.trim().len() - bare.len();
-            if bare == name && !in_examples {
-                let start = value_start + quoted / 2;
-                found.push(Span {
-                    start,
-                    end: start + name.len(),
-                });
-            }
-        } else if in_examples && indent > 0 {
-            let key = item
-                .split_once(':')
-                .map(|(k, _)| k.trim_end().trim_matches(['"', '\'']));
-            if key == Some(name) {
-                let offset_in_item = item.find(name).unwrap_or(0);
-                found.push(Span {
-                    start: at + offset_in_item,
-                    end: at + offset_in_item + name.len(),
-                });
-            }
-        }
-        line_start += line.len();
-    }
-    found
 }
 
 /// Quick fixes for `diagnostics` of `file`: the suggestion of a
@@ -536,23 +499,31 @@ pub(crate) fn quick_fixes(
             Some(NumberOrString::String(code)) => code.as_str(),
             _ => continue,
         };
-        let fix = |title: String, edits: Vec<TextEdit>| CodeAction {
+        let fix = |title: String, edits: Vec<TextEdit>, preferred: bool| CodeAction {
             title,
             kind: Some(CodeActionKind::QUICKFIX),
             diagnostics: Some(vec![diagnostic.clone()]),
             edit: Some(WorkspaceEdit::new(HashMap::from([(uri.clone(), edits)]))),
-            is_preferred: Some(true),
+            is_preferred: Some(preferred),
             ..CodeAction::default()
         };
         if let Some(edit) = typo_fix(file, diagnostic) {
-            actions.push(fix(format!("Change to `{}`", edit.new_text), vec![edit]));
+            actions.push(fix(
+                format!("Change to `{}`", edit.new_text),
+                vec![edit],
+                true,
+            ));
         }
         if code == "undeclared_var" {
             let name = backticked(&diagnostic.message).into_iter().next();
             if let Some((name, edit)) =
                 name.and_then(|n| declare(file, front_matter, n).map(|e| (n, e)))
             {
-                actions.push(fix(format!("Declare `{name}` under `vars:`"), vec![edit]));
+                actions.push(fix(
+                    format!("Declare `{name}` under `vars:`"),
+                    vec![edit],
+                    false,
+                ));
             }
         }
     }
@@ -564,8 +535,8 @@ fn backticked(message: &str) -> Vec<&str> {
     message.split('`').skip(1).step_by(2).collect()
 }
 
-/// The edit a "did you mean `x`?" help asks for: the first word of the
-/// message in backticks that the diagnostic's range holds, replaced.
+/// The edit a "did you mean `x`?" help asks for: the word of the
+/// diagnostic's range nearest to `x` (the typo) replaced by it.
 fn typo_fix(file: &SourceFile, diagnostic: &Diagnostic) -> Option<TextEdit> {
     let (_, help) = diagnostic.message.split_once("\nhelp: ")?;
     let suggestion = help.strip_prefix("did you mean ")?;
@@ -578,18 +549,28 @@ fn typo_fix(file: &SourceFile, diagnostic: &Diagnostic) -> Option<TextEdit> {
     let start = offset(text, diagnostic.range.start);
     let end = offset(text, diagnostic.range.end);
     let covered = text.get(start..end)?;
-    let wrong = backticked(diagnostic.message.split_once("\nhelp: ")?.0)
-        .into_iter()
-        .find(|w| !w.is_empty() && covered.contains(w) && *w != suggestion)?;
-    let at = start + covered.find(wrong)?;
+    let is_word = |c: char| c.is_alphanumeric() || c == '_' || c == '-';
+    let (at, wrong) = covered
+        .match_indices(|c: char| !is_word(c))
+        .map(|(i, sep)| i + sep.len())
+        .chain(std::iter::once(0))
+        .filter_map(|i| {
+            let word = covered.get(i..)?;
+            let len = word.find(|c: char| !is_word(c)).unwrap_or(word.len());
+            let word = &word[..len];
+            (!word.is_empty() && word != suggestion).then_some((i, word))
+        })
+        .min_by_key(|(_, word)| edit_distance(word, suggestion))?;
+    let at = start + at;
     Some(TextEdit::new(
         range(text, at, at + wrong.len()),
         suggestion.to_string(),
     ))
 }
 
-/// An edit declaring `name` (as text) under the `vars:` of `file`'s front
-/// matter, where the prompt declares its variables.
+/// An edit declaring `name` under the `vars:` of `file`'s front matter,
+/// where the prompt declares its variables, with no kind (its uses say
+/// which it is) for its author to describe.
 fn declare(file: &SourceFile, front_matter: &FrontMatter, name: &str) -> Option<TextEdit> {
     let at = front_matter.location_of("vars")?;
     if at.path() != file.path() {
@@ -599,26 +580,31 @@ fn declare(file: &SourceFile, front_matter: &FrontMatter, name: &str) -> Option<
     let line = at.line().saturating_sub(1);
     let vars_line = text.lines().nth(line)?;
     let next = text.lines().nth(line + 1).unwrap_or("");
-    let indent = if next.trim_start().starts_with("- ") {
-        &next[..next.len() - next.trim_start().len()]
-    } else {
+    let next_indent = &next[..next.len() - next.trim_start().len()];
+    let indent = if next_indent.is_empty() {
         "  "
+    } else {
+        next_indent
     };
-    if vars_line.trim_end().ends_with("[]") {
-        let r = Range::new(
-            Position::new(as_line(line), 0),
-            Position::new(as_line(line), utf16_len(vars_line)),
-        );
-        return Some(TextEdit::new(
-            r,
-            format!("vars:\n{indent}- name: {name}\n{indent}  kind: text"),
-        ));
+    let (_, value) = vars_line.split_once(':')?;
+    match value.split('#').next().unwrap_or("").trim() {
+        "" => {
+            let below = Position::new(as_line(line + 1), 0);
+            Some(TextEdit::new(
+                Range::new(below, below),
+                format!("{indent}{name}:\n"),
+            ))
+        }
+        "{}" => {
+            let whole = Range::new(
+                Position::new(as_line(line), 0),
+                Position::new(as_line(line), utf16_len(vars_line)),
+            );
+            Some(TextEdit::new(whole, format!("vars:\n{indent}{name}:")))
+        }
+        // A flow map written on one line: left to its author.
+        _ => None,
     }
-    let below = Position::new(as_line(line + 1), 0);
-    Some(TextEdit::new(
-        Range::new(below, below),
-        format!("{indent}- name: {name}\n{indent}  kind: text\n"),
-    ))
 }
 
 fn as_line(n: usize) -> u32 {

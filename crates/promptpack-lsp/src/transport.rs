@@ -225,7 +225,7 @@ mod tests {
         let input = frames(&[
             b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"x\",\"params\":\"\xff\"}",
             b"not json",
-            b"{\"jsonrpc\":\"2.0\",\"id\":8}",
+            b"42",
             b"{\"jsonrpc\":\"2.0\",\"method\":\"exit\"}",
         ]);
         let (to_server, server) = crossbeam_channel::unbounded();
@@ -242,11 +242,7 @@ mod tests {
             answers[0]
         );
         assert!(answers[1].contains("window/logMessage"), "{}", answers[1]);
-        assert!(
-            answers[2].contains("\"id\":8") && answers[2].contains("-32600"),
-            "{}",
-            answers[2]
-        );
+        assert!(answers[2].contains("not JSON-RPC"), "{}", answers[2]);
         let delivered: Vec<Message> = server.try_iter().collect();
         assert!(matches!(&delivered[..], [Message::Notification(n)] if n.method == "exit"));
     }

@@ -153,6 +153,17 @@ pub struct Example {
     /// Where the name is written.
     #[serde(skip)]
     pub at: Location,
+    /// Where each variable's name is written, in the order written.
+    #[serde(skip)]
+    keys: Vec<(String, Location)>,
+}
+
+impl Example {
+    /// Where this example writes variable `name` as a key, if it does
+    /// (for an editor renaming the variable).
+    pub fn key_location(&self, name: &str) -> Option<&Location> {
+        self.keys.iter().find(|(n, _)| n == name).map(|(_, at)| at)
+    }
 }
 
 /// The fields set, as front matter writes them: `model`, `config`,

@@ -461,9 +461,11 @@ impl Reader<'_> {
                 name,
                 values: Map::new(),
                 at: self.location(key),
+                keys: Vec::new(),
             };
             for (var, value) in values {
                 let var_name = var.value.key_text();
+                example.keys.push((var_name.clone(), self.location(var)));
                 if let Some(json) = self.example_value(&var_name, None, value) {
                     example.values.insert(var_name, json);
                 }
