@@ -44,7 +44,7 @@ impl Checker for CheckChecker {
         let counter = Counter::new(self.encoding);
         let range = token_range(&library, &prompt, &|text| counter.count(text)).ok()?;
         Some(format!(
-            "{} tokens",
+            "tokens {}",
             shown_tokens(&range, self.encoding, budget)
         ))
     }
