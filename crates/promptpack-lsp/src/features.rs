@@ -98,39 +98,39 @@ pub(crate) fn hover(
         }),
         range: None,
     };
-    if let Some(token) = at.token() {
-        if token.finding.kind == FindingKind::Snippet {
-            let name = token.name(at.text())?;
-            let file = at.tree.snippet(name)?;
-            let section = token.section.and_then(|s| at.text().get(s.start..s.end));
-            let (title, body) = match section {
-                Some(section) => {
-                    let list = headings(file);
-                    let heading = list.list.get(list.find(section)?)?;
-                    let text = file
-                        .text()
-                        .get(heading.section.start..heading.section.end)?;
-                    (
-                        format!("snippet `{name}`, section `#{section}`"),
-                        text.trim(),
-                    )
-                }
-                None => (format!("snippet `{name}` ({})", file.path()), file.body()),
-            };
-            return Some(markdown(format!(
-                "**{title}**\n\n```markdown\n{}\n```",
-                fence_safe(body)
-            )));
-        }
+    if let Some(token) = at.token()
+        && token.finding.kind == FindingKind::Snippet
+    {
+        let name = token.name(at.text())?;
+        let file = at.tree.snippet(name)?;
+        let section = token.section.and_then(|s| at.text().get(s.start..s.end));
+        let (title, body) = match section {
+            Some(section) => {
+                let list = headings(file);
+                let heading = list.list.get(list.find(section)?)?;
+                let text = file
+                    .text()
+                    .get(heading.section.start..heading.section.end)?;
+                (
+                    format!("snippet `{name}`, section `#{section}`"),
+                    text.trim(),
+                )
+            }
+            None => (format!("snippet `{name}` ({})", file.path()), file.body()),
+        };
+        return Some(markdown(format!(
+            "**{title}**\n\n```markdown\n{}\n```",
+            fence_safe(body)
+        )));
     }
     if let Some((name, _)) = at.var_name() {
         return Some(markdown(describe_var(at, &name)));
     }
-    if let Role::Template { id, .. } = &at.place.role {
-        if position(at.text(), at.offset).line == 0 {
-            let counted = token_range(id)?;
-            return Some(markdown(format!("**prompt `{id}`**: {counted}")));
-        }
+    if let Role::Template { id, .. } = &at.place.role
+        && position(at.text(), at.offset).line == 0
+    {
+        let counted = token_range(id)?;
+        return Some(markdown(format!("**prompt `{id}`**: {counted}")));
     }
     None
 }
@@ -230,12 +230,10 @@ pub(crate) fn references(at: &At<'_, '_>, with_declaration: bool) -> Vec<Locatio
     };
     let scope = at.tree.scope(&at.place);
     let mut found: Vec<Location> = Vec::new();
-    if with_declaration {
-        if let Some(var) = at.front_matter().declared(&name) {
-            found.extend(
-                (at.uri_of)(var.at.path()).map(|uri| Location::new(uri, location_range(&var.at))),
-            );
-        }
+    if with_declaration && let Some(var) = at.front_matter().declared(&name) {
+        found.extend(
+            (at.uri_of)(var.at.path()).map(|uri| Location::new(uri, location_range(&var.at))),
+        );
     }
     found.extend(
         at.tree
@@ -387,10 +385,10 @@ fn variables(at: &At<'_, '_>, front_matter: &FrontMatter) -> Vec<(String, String
     let mut names: Vec<String> = Vec::new();
     for file in at.tree.scope(&at.place) {
         for token in tokens(file.text(), at.tree.delims) {
-            if let Some(name) = token.name(file.text()).filter(|_| token.is_var()) {
-                if !names.iter().any(|n| n == name) {
-                    names.push(name.to_string());
-                }
+            if let Some(name) = token.name(file.text()).filter(|_| token.is_var())
+                && !names.iter().any(|n| n == name)
+            {
+                names.push(name.to_string());
             }
         }
     }
@@ -443,6 +441,9 @@ pub(crate) fn prepare_rename(at: &At<'_, '_>) -> Option<Range> {
     at.var_name().map(|(_, r)| r)
 }
 
+// lsp-types keys a `WorkspaceEdit` by `Uri`, whose interior cell caches a
+// parse of the text and plays no part in its hash or equality.
+#[allow(clippy::mutable_key_type)]
 /// Renames the variable at the cursor in every file of its scope: each
 /// use, its declaration under `vars:` and its key in each example.
 pub(crate) fn rename(at: &At<'_, '_>, new_name: &str) -> Result<Option<WorkspaceEdit>, String> {

@@ -67,13 +67,13 @@ pub(crate) fn read_all(
 ) -> io::Result<()> {
     while let Some(body) = read_frame(input)? {
         match parse(body) {
-            Ok(message) => {
+            Parsed::Message(message) => {
                 let exit = matches!(&message, Message::Notification(n) if n.method == "exit");
                 if server.send(message).is_err() || exit {
                     break;
                 }
             }
-            Err(answer) => {
+            Parsed::Refused(answer) => {
                 if answers.send(answer).is_err() {
                     break;
                 }
@@ -141,12 +141,20 @@ fn read_frame(input: &mut impl BufRead) -> io::Result<Option<Result<Vec<u8>, usi
     Ok(Some(Ok(body)))
 }
 
+/// What a frame holds.
+enum Parsed {
+    /// A message for the server.
+    Message(Message),
+    /// Not one: the answer to give for it.
+    Refused(Message),
+}
+
 /// A frame's body as a message, or the answer to give for it.
-fn parse(body: Result<Vec<u8>, usize>) -> Result<Message, Message> {
+fn parse(body: Result<Vec<u8>, usize>) -> Parsed {
     let body = match body {
         Ok(body) => body,
         Err(length) => {
-            return Err(log(format!(
+            return Parsed::Refused(log(format!(
                 "a message of {length} bytes was skipped: the server reads at most {MAX_MESSAGE_BYTES}"
             )));
         }
@@ -160,18 +168,18 @@ fn parse(body: Result<Vec<u8>, usize>) -> Result<Message, Message> {
                 "the message is not UTF-8 (byte {})",
                 e.utf8_error().valid_up_to()
             );
-            return Err(refusal(&lossy, ErrorCode::ParseError, reason));
+            return Parsed::Refused(refusal(&lossy, ErrorCode::ParseError, reason));
         }
     };
     match serde_json::from_str::<Message>(&text) {
-        Ok(message) => Ok(message),
+        Ok(message) => Parsed::Message(message),
         Err(e) => {
             let code = if serde_json::from_str::<serde_json::Value>(&text).is_ok() {
                 ErrorCode::InvalidRequest
             } else {
                 ErrorCode::ParseError
             };
-            Err(refusal(
+            Parsed::Refused(refusal(
                 &text,
                 code,
                 format!("the message is not JSON-RPC: {e}"),

@@ -306,10 +306,18 @@ fn show(d: &promptpack_build::Diagnostic, root: &Path) -> Shown {
                 .strip_prefix(root)
                 .map_or(path.to_string(), |p| p.display().to_string());
             let whole = l.is_whole_file();
+            // `check` counts columns in characters, the protocol in UTF-16
+            // units: the same place, told in the editor's units.
+            let units: usize = l
+                .line_text()
+                .chars()
+                .take(l.column() - 1)
+                .map(char::len_utf16)
+                .sum();
             (
                 path,
                 if whole { 1 } else { l.line() as u32 },
-                if whole { 1 } else { l.column() as u32 },
+                if whole { 1 } else { units as u32 + 1 },
             )
         }
         None => ("promptpack.toml".to_string(), 1, 1),
