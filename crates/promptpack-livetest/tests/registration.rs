@@ -6,28 +6,12 @@
 mod support;
 
 use promptpack::ErrorCode;
-use promptpack_catalog::{Catalog, RegisteredBuild, contract_hash};
+use promptpack_catalog::{RegisteredBuild, contract_hash};
 use promptpack_livetest::{after, before};
-use std::time::{Duration, Instant};
-use support::{HANG_GUARD, Store, publish_labelled, serves, wait_for};
+use std::time::Duration;
+use support::{Store, publish_labelled, registered, serves, wait_for};
 
 const DAY: Duration = Duration::from_secs(24 * 60 * 60);
-
-/// The registered builds once there are `count`; fails on a hang.
-fn registered(catalog: &mut Catalog, count: usize) -> Vec<RegisteredBuild> {
-    let started = Instant::now();
-    loop {
-        let builds = catalog.builds(DAY).expect("builds");
-        if builds.len() >= count {
-            return builds;
-        }
-        assert!(
-            started.elapsed() < HANG_GUARD,
-            "{count} builds never registered: a hang; found {builds:#?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 /// The variables of `prompt` in a registered contract, in order.
 fn variables(build: &RegisteredBuild, prompt: &str) -> Vec<String> {

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::Duration;
-use support::{HANG_GUARD, Store, publish_labelled, serves, wait_within};
+use support::{HANG_GUARD, Store, publish_labelled, registered, serves, wait_within};
 
 fn sqlite_path(store: &Store) -> PathBuf {
     PathBuf::from(store.url.strip_prefix("sqlite:").expect("a SQLite URL"))
@@ -25,23 +25,6 @@ fn checkpoint(path: &Path) {
     let db = rusqlite::Connection::open(path).expect("opens the file");
     db.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
         .expect("checkpoints");
-}
-
-/// Waits (bounded) until a live handle has registered its build.
-fn wait_for_registration(store: &Store) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    let mut catalog = store.open();
-    while catalog
-        .builds(Duration::from_secs(3600))
-        .expect("reads the builds")
-        .is_empty()
-    {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the handle did not register within 60 s"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 #[test]
@@ -81,7 +64,7 @@ fn a_backup_moved_over_the_catalog_file_is_followed() {
     // its own thread), then not for a minute: a file moved over a catalog
     // while something writes to it loses that write into a stale WAL, as
     // with any SQLite file, so the restore waits for that write.
-    wait_for_registration(&store);
+    registered(&mut store.open(), 1);
 
     // The backup restored: a copy moved over the file in one rename.
     checkpoint(&path);

@@ -3,9 +3,9 @@
 #![allow(dead_code)]
 
 use promptpack::live::LiveEvent;
-use promptpack_catalog::{Catalog, Draft};
+use promptpack_catalog::{Catalog, Draft, RegisteredBuild};
 use std::sync::mpsc::Receiver;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A fresh catalog store and its URL; a SQLite file's folder goes with it.
 pub struct Store {
@@ -161,4 +161,25 @@ macro_rules! every_store {
             }
         }
     };
+}
+
+/// The builds registered in the last day, once there are at least `count`.
+/// A handle registers on a thread of its own, with no event to wait for:
+/// the catalog is read again until they are there, and only a hang (none
+/// after [`HANG_GUARD`]) fails the test.
+pub fn registered(catalog: &mut Catalog, count: usize) -> Vec<RegisteredBuild> {
+    let started = Instant::now();
+    loop {
+        let builds = catalog
+            .builds(Duration::from_secs(24 * 60 * 60))
+            .expect("reads the builds");
+        if builds.len() >= count {
+            return builds;
+        }
+        assert!(
+            started.elapsed() < HANG_GUARD,
+            "{count} builds never registered: a hang; found {builds:#?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
