@@ -1,34 +1,21 @@
 //! `promptpack console`: the catalog's web console and JSON API
 //! (promptpack-console), and its users.
 
-use crate::Folders;
+use crate::store_args::StoreArgs;
 use crate::tokens::{Counter, Encoding};
 use clap::{Args, Subcommand};
 use promptpack::{Error, Style};
-use promptpack_catalog::{Catalog, DEFAULT_SQLITE_PATH, Role, token_hash};
+use promptpack_catalog::{Catalog, Role, token_hash};
 use promptpack_console::{Server, Settings};
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 /// Options of `promptpack console`.
 #[derive(Debug, Args)]
 pub(crate) struct ConsoleArgs {
-    /// The catalog: `sqlite:PATH` or `postgres://user@host/db`
-    /// [default: sqlite:ROOT/.promptpack/catalog.db].
-    #[arg(
-        long,
-        global = true,
-        env = "PROMPTPACK_DB",
-        hide_env_values = true,
-        value_name = "URL"
-    )]
-    db: Option<String>,
-    /// The prompt root, where the default catalog is [default: found as for
-    /// the other commands].
-    #[arg(long, global = true, value_name = "ROOT")]
-    root: Option<PathBuf>,
+    #[command(flatten)]
+    store: StoreArgs,
     /// Where to listen. Beyond loopback only once the catalog has an admin.
     #[arg(long, default_value = "127.0.0.1:7878", value_name = "ADDR")]
     listen: SocketAddr,
@@ -72,21 +59,7 @@ fn parse_role(text: &str) -> Result<Role, String> {
 
 impl ConsoleArgs {
     fn url(&self) -> String {
-        match &self.db {
-            Some(url) => url.clone(),
-            None => {
-                let folders = Folders {
-                    root: self.root.clone(),
-                    templates: None,
-                    snippets: None,
-                    delimiters: None,
-                };
-                format!(
-                    "sqlite:{}",
-                    folders.root().join(DEFAULT_SQLITE_PATH).display()
-                )
-            }
-        }
+        self.store.url()
     }
 }
 

@@ -12,6 +12,7 @@ mod init;
 mod list;
 mod lsp;
 mod render;
+mod store_args;
 mod tokens;
 mod watch;
 

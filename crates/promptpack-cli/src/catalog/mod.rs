@@ -9,6 +9,7 @@ mod store_env;
 mod tree;
 mod verify;
 
+use crate::store_args::StoreArgs;
 use crate::{Folders, usage_error};
 use clap::{Args, Subcommand};
 use promptpack::{Error, ErrorCode, Style};
@@ -20,16 +21,8 @@ use std::process::ExitCode;
 /// Options of `promptpack catalog`.
 #[derive(Debug, Args)]
 pub(crate) struct CatalogArgs {
-    /// The catalog: `sqlite:PATH` or `postgres://user@host/db`, made by
-    /// `catalog init` [default: sqlite:ROOT/.promptpack/catalog.db].
-    #[arg(
-        long,
-        global = true,
-        env = "PROMPTPACK_DB",
-        hide_env_values = true,
-        value_name = "URL"
-    )]
-    db: Option<String>,
+    #[command(flatten)]
+    store: StoreArgs,
     /// How long to wait for a PostgreSQL store, in seconds: to connect, and
     /// for each answer; the URL's `connect_timeout` wins for connecting
     /// [default: 10].
@@ -46,11 +39,6 @@ pub(crate) struct CatalogArgs {
     /// $USER].
     #[arg(long, global = true, value_name = "NAME")]
     author: Option<String>,
-    /// The prompt root: where the default catalog is, and the tree import,
-    /// publish and snippet read unless given --from [default: found as for
-    /// the other commands].
-    #[arg(long, global = true, value_name = "ROOT")]
-    root: Option<PathBuf>,
     /// Print JSON instead of text.
     #[arg(long, global = true)]
     json: bool,
@@ -334,7 +322,7 @@ fn execute(args: &CatalogArgs, style: Style) -> Result<String, Error> {
         CatalogCommand::Init => {
             let schema = catalog.init()?;
             let store = catalog.store_kind();
-            let ignored = match &args.db {
+            let ignored = match &args.store.db {
                 None => keep_out_of_git(&args.folders(None).root())?,
                 Some(_) => None,
             };
@@ -520,26 +508,12 @@ fn execute(args: &CatalogArgs, style: Style) -> Result<String, Error> {
 }
 
 impl CatalogArgs {
-    /// The prompt root's options, as the other commands take them: `root`
-    /// (`--from` of the subcommand, else `--root`), found when not given.
     fn folders(&self, from: Option<&Path>) -> Folders {
-        Folders {
-            root: from.map(Path::to_path_buf).or_else(|| self.root.clone()),
-            templates: None,
-            snippets: None,
-            delimiters: None,
-        }
+        self.store.folders(from)
     }
 
-    /// `--db`, `$PROMPTPACK_DB`, else the SQLite file under the root.
     fn url(&self) -> String {
-        match &self.db {
-            Some(url) => url.clone(),
-            None => {
-                let root = self.folders(None).root();
-                format!("sqlite:{}", root.join(DEFAULT_SQLITE_PATH).display())
-            }
-        }
+        self.store.url()
     }
 }
 
