@@ -142,7 +142,9 @@ fn describe_var(at: &At<'_, '_>, name: &str) -> String {
     let mut out = format!("**`{name}`**");
     match declared {
         Some(var) => {
-            let kind = var.kind.map_or("kind from its uses", DeclaredKind::as_str);
+            let kind = var
+                .kind
+                .map_or("no kind declared (its uses decide)", DeclaredKind::as_str);
             out.push_str(&format!(": {kind}"));
             if let Some(description) = &var.description {
                 out.push_str(&format!("\n\n{description}"));
@@ -152,7 +154,11 @@ fn describe_var(at: &At<'_, '_>, name: &str) -> String {
                 out.push_str(&format!("\n\nvalues: {}", listed.join(", ")));
             }
             if let Some(example) = &var.example {
-                out.push_str(&format!("\n\nexample: `{example}`"));
+                let shown = match example {
+                    serde_json::Value::String(text) => text.clone(),
+                    other => other.to_string(),
+                };
+                out.push_str(&format!("\n\nexample: `{shown}`"));
             }
         }
         None if front_matter.vars.is_some() => out.push_str(": not declared under `vars:`"),
@@ -165,10 +171,10 @@ fn describe_var(at: &At<'_, '_>, name: &str) -> String {
             .iter()
             .map(|(file, span)| {
                 let p = position(file.text(), span.start);
-                format!("{}:{}:{}", file.path(), p.line + 1, p.character + 1)
+                format!("- {}:{}:{}", file.path(), p.line + 1, p.character + 1)
             })
             .collect();
-        out.push_str(&format!("\n\nused at {}", places.join(", ")));
+        out.push_str(&format!("\n\nused at:\n{}", places.join("\n")));
     }
     out
 }
@@ -399,7 +405,7 @@ fn variables(at: &At<'_, '_>, front_matter: &FrontMatter) -> Vec<(String, String
 }
 
 fn kind_detail(var: &DeclaredVar) -> String {
-    let kind = var.kind.map_or("declared", DeclaredKind::as_str);
+    let kind = var.kind.map_or("no kind declared", DeclaredKind::as_str);
     match &var.description {
         Some(d) => format!("{kind}: {d}"),
         None => kind.to_string(),

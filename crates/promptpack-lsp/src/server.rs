@@ -75,7 +75,7 @@ pub fn run(
         .initialize_start()
         .map_err(std::io::Error::other)?;
     let params: InitializeParams = serde_json::from_value(params).unwrap_or_default();
-    let root = options.root.unwrap_or_else(|| root_of(&params));
+    let root = options.root.or_else(|| root_of(&params));
     let result = serde_json::json!({
         "capabilities": capabilities(),
         "serverInfo": ServerInfo {
@@ -89,23 +89,26 @@ pub fn run(
     let mut server = Server {
         connection,
         checker,
-        workspace: Workspace::new(&root),
+        workspace: None,
         documents: Documents::default(),
         published: ByFile::new(),
         changed: true,
     };
-    server.log(
-        MessageType::INFO,
-        format!("serving the prompts of {}", root.display()),
-    );
+    match root {
+        Some(root) => server.serve_root(&root),
+        None => server.log(
+            MessageType::INFO,
+            "no prompt root above the workspace folder: the first prompt file opened shows where it is".to_string(),
+        ),
+    }
     server.serve()
 }
 
 /// The prompt root for the editor's first workspace folder (or its root
-/// URI): found above it as the CLI finds it; the folder itself when there
-/// is none; the current folder when the editor opened no folder.
+/// URI), found above it as the CLI finds it from the current folder; `None`
+/// when there is none.
 #[allow(deprecated)] // `root_uri`: older editors send only that
-fn root_of(params: &InitializeParams) -> PathBuf {
+fn root_of(params: &InitializeParams) -> Option<PathBuf> {
     let folder = params
         .workspace_folders
         .as_ref()
@@ -113,12 +116,14 @@ fn root_of(params: &InitializeParams) -> PathBuf {
         .map(|f| f.uri.clone())
         .or_else(|| params.root_uri.clone())
         .and_then(|u| uri::to_path(u.as_str()))
-        .or_else(|| std::env::current_dir().ok())
-        .unwrap_or_else(|| PathBuf::from("."));
-    match promptpack_load::root_above(&folder) {
-        Some(up) => folder.ancestors().nth(up).unwrap_or(&folder).to_path_buf(),
-        None => folder,
-    }
+        .or_else(|| std::env::current_dir().ok())?;
+    root_above(&folder)
+}
+
+/// The prompt root above `dir`, as the CLI finds it.
+fn root_above(dir: &Path) -> Option<PathBuf> {
+    let up = promptpack_load::root_above(dir)?;
+    dir.ancestors().nth(up).map(Path::to_path_buf)
 }
 
 fn capabilities() -> ServerCapabilities {
@@ -155,7 +160,10 @@ fn capabilities() -> ServerCapabilities {
 struct Server<'c> {
     connection: &'c Connection,
     checker: &'c dyn Checker,
-    workspace: Workspace,
+    /// The prompt root served: `None` until one is found (a workspace
+    /// folder outside any prompt root waits for a prompt file to open), and
+    /// nothing is checked or answered meanwhile.
+    workspace: Option<Workspace>,
     documents: Documents,
     /// What the editor shows now, by file.
     published: ByFile,
@@ -258,18 +266,29 @@ impl Server<'_> {
         self.published = now;
     }
 
+    /// Serves the prompt root at `root` from now on.
+    fn serve_root(&mut self, root: &Path) {
+        self.workspace = Some(Workspace::new(root));
+        self.changed = true;
+        self.log(
+            MessageType::INFO,
+            format!("serving the prompts of {}", root.display()),
+        );
+    }
+
     /// Everything `promptpack check` would say of the tree as the editor
-    /// sees it, by file.
+    /// sees it, by file; nothing without a prompt root.
     fn diagnostics(&mut self) -> ByFile {
-        let (overlaid, refused) = self.workspace.overlaid(&self.documents);
-        let findings = self
-            .checker
-            .check(self.workspace.config(), overlaid.sources);
-        let mut errors = self.workspace.config_errors().to_vec();
+        let Some(workspace) = &mut self.workspace else {
+            return ByFile::new();
+        };
+        let (overlaid, refused) = workspace.overlaid(&self.documents);
+        let findings = self.checker.check(workspace.config(), overlaid.sources);
+        let mut errors = workspace.config_errors().to_vec();
         errors.extend(overlaid.read_errors);
         errors.extend(findings.errors);
         errors.extend(refused);
-        by_file(&self.workspace, &errors, &findings.warnings)
+        by_file(workspace, &errors, &findings.warnings)
     }
 
     fn notification(&mut self, notification: Notification) {
@@ -277,9 +296,16 @@ impl Server<'_> {
             DidOpenTextDocument::METHOD => {
                 if let Some(p) = params::<lsp_types::DidOpenTextDocumentParams>(notification.params)
                 {
+                    let folder = uri::to_path(p.text_document.uri.as_str())
+                        .and_then(|path| path.parent().map(Path::to_path_buf));
                     self.documents
                         .open(&p.text_document.uri, p.text_document.text);
                     self.changed = true;
+                    if self.workspace.is_none()
+                        && let Some(root) = folder.as_deref().and_then(root_above)
+                    {
+                        self.serve_root(&root);
+                    }
                 }
             }
             DidChangeTextDocument::METHOD => {
@@ -306,7 +332,9 @@ impl Server<'_> {
                 {
                     self.documents.close(&p.text_document.uri);
                     // What was saved is what counts now: read it again.
-                    self.workspace.files_changed();
+                    if let Some(workspace) = &mut self.workspace {
+                        workspace.files_changed();
+                    }
                     self.changed = true;
                 }
             }
@@ -330,10 +358,13 @@ impl Server<'_> {
     }
 
     fn file_changed(&mut self, path: Option<&Path>) {
-        if path.is_some_and(|p| self.workspace.is_config(p)) {
-            self.workspace.reload();
+        let Some(workspace) = &mut self.workspace else {
+            return;
+        };
+        if path.is_some_and(|p| workspace.is_config(p)) {
+            workspace.reload();
         } else {
-            self.workspace.files_changed();
+            workspace.files_changed();
         }
         self.changed = true;
     }
@@ -344,9 +375,12 @@ impl Server<'_> {
             HoverRequest::METHOD => {
                 let p: HoverParams = parse(params)?;
                 let checker = self.checker;
-                let config = self.workspace.config().clone();
-                let (overlaid, _) = self.workspace.overlaid(&self.documents);
-                let sources = overlaid.sources.clone();
+                let Some(workspace) = &mut self.workspace else {
+                    return Ok(serde_json::Value::Null);
+                };
+                let config = workspace.config().clone();
+                let (overlaid, _) = workspace.overlaid(&self.documents);
+                let sources = overlaid.sources;
                 let token_range = |id: &str| checker.token_range(&config, sources.clone(), id);
                 self.at(&p.text_document_position_params, |at| {
                     to_json(features::hover(at, &token_range))
@@ -426,19 +460,20 @@ impl Server<'_> {
         position: Position,
         answer: impl FnOnce(&At<'_, '_>) -> Result<serde_json::Value, Failure>,
     ) -> Result<serde_json::Value, Failure> {
-        let Some(path) = uri::to_path(uri.as_str()) else {
+        let (Some(path), Some(workspace)) = (uri::to_path(uri.as_str()), &mut self.workspace)
+        else {
             return Ok(serde_json::Value::Null);
         };
-        let shown = self.workspace.shown(&path);
-        let (overlaid, _) = self.workspace.overlaid(&self.documents);
+        let shown = workspace.shown(&path);
+        let (overlaid, _) = workspace.overlaid(&self.documents);
+        let workspace = &*workspace;
         let tree = Tree {
             sources: &overlaid.sources,
-            delims: self.workspace.config().delimiters_ref(),
+            delims: workspace.config().delimiters_ref(),
         };
         let Some(place) = tree.place(&shown) else {
             return Ok(serde_json::Value::Null);
         };
-        let workspace = &self.workspace;
         let uri_of = |shown: &str| uri::from_path(&workspace.absolute(shown));
         answer(&At::new(&tree, place, position, &uri_of))
     }

@@ -684,3 +684,21 @@ fn requests_before_initialize_are_refused_and_the_handshake_still_works() {
     drop(client);
     assert!(server.join().expect("no panic").is_ok());
 }
+
+#[test]
+fn outside_a_prompt_root_the_first_prompt_file_opened_shows_where_it_is() {
+    let mut editor = Editor::start_in("tree", Box::new(BuildChecker), None);
+    // No root above the workspace folder: nothing checked, nothing reported.
+    assert_eq!(editor.shown(), vec![]);
+    let text = "Hello {{name}}.\n{{#if x}}\n";
+    editor.open_text(GREET, text);
+    let shown = editor.shown();
+    assert!(
+        shown
+            .iter()
+            .any(|d| d.0 == GREET && d.3 == "unclosed_block"),
+        "{shown:?}"
+    );
+    assert_same_as_check(&mut editor, GREET, text);
+    editor.shutdown();
+}

@@ -65,6 +65,12 @@ impl Editor {
     }
 
     pub fn start_with(name: &str, checker: Box<dyn Checker + Send>) -> Editor {
+        Editor::start_in(name, checker, Some("templates"))
+    }
+
+    /// A server on a copy of fixture `name`, the editor's workspace folder
+    /// `folder` of it, or (`None`) a folder outside it holding no prompts.
+    pub fn start_in(name: &str, checker: Box<dyn Checker + Send>, folder: Option<&str>) -> Editor {
         let (dir, root) = fixture(name);
         let (server_side, connection) = Connection::memory();
         let server = std::thread::spawn(move || {
@@ -79,7 +85,11 @@ impl Editor {
             root,
             _dir: dir,
         };
-        let folder = editor.uri("templates");
+        let elsewhere = std::env::temp_dir();
+        let folder = match folder {
+            Some(folder) => editor.uri(folder),
+            None => format!("file://{}", elsewhere.display()),
+        };
         let answer = editor.request(
             "initialize",
             json!({"capabilities": {}, "workspaceFolders": [{"uri": folder, "name": "templates"}]}),
