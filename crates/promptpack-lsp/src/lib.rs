@@ -25,6 +25,7 @@ mod checker;
 mod diagnostics;
 mod documents;
 mod features;
+mod incremental;
 mod position;
 mod server;
 mod transport;

@@ -4,10 +4,11 @@
 //! diagnostics changed are published.
 
 use crate::analysis::Tree;
-use crate::checker::Checker;
+use crate::checker::{Checker, Findings};
 use crate::diagnostics::{ByFile, by_file, changes};
 use crate::documents::Documents;
 use crate::features::{self, At};
+use crate::incremental::Incremental;
 use crate::transport;
 use crate::uri;
 use crate::workspace::Workspace;
@@ -28,6 +29,7 @@ use lsp_types::{
     TextDocumentPositionParams, TextDocumentSyncCapability, TextDocumentSyncKind,
     TextDocumentSyncOptions, TextDocumentSyncSaveOptions, Uri,
 };
+use promptpack_build::ErrorCode as Code;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -93,6 +95,7 @@ pub fn run(
         documents: Documents::default(),
         published: ByFile::new(),
         changed: true,
+        incremental: Incremental::default(),
     };
     match root {
         Some(root) => server.serve_root(&root),
@@ -169,6 +172,9 @@ struct Server<'c> {
     published: ByFile,
     /// Whether the tree changed since the last check.
     changed: bool,
+    /// The parts of the last check, so that an edit re-checks only the
+    /// prompts it can change.
+    incremental: Incremental,
 }
 
 /// A request's failure: its code and message.
@@ -269,6 +275,7 @@ impl Server<'_> {
     /// Serves the prompt root at `root` from now on.
     fn serve_root(&mut self, root: &Path) {
         self.workspace = Some(Workspace::new(root));
+        self.incremental.reset();
         self.changed = true;
         self.log(
             MessageType::INFO,
@@ -283,12 +290,35 @@ impl Server<'_> {
             return ByFile::new();
         };
         let (overlaid, refused) = workspace.overlaid(&self.documents);
-        let findings = self.checker.check(workspace.config(), overlaid.sources);
+        let was_mismatched = self.incremental.mismatched();
+        let checked = self
+            .incremental
+            .check(self.checker, workspace.config(), &overlaid.sources);
+        let Findings {
+            errors: found,
+            mut warnings,
+        } = checked.findings;
         let mut errors = workspace.config_errors().to_vec();
         errors.extend(overlaid.read_errors);
-        errors.extend(findings.errors);
         errors.extend(refused);
-        by_file(workspace, &errors, &findings.warnings)
+        if !errors.is_empty() {
+            // As `check`, which counts budgets only on a tree that loads.
+            warnings.retain(|w| w.code != Code::OverBudget);
+        }
+        errors.extend(found);
+        let shown = by_file(workspace, &errors, &warnings);
+        let what = match &checked.prompts {
+            None => "checked the whole tree".to_string(),
+            Some(ids) => format!("checked again: {}", ids.join(", ")),
+        };
+        self.log(MessageType::LOG, what);
+        if self.incremental.mismatched() && !was_mismatched {
+            self.log(
+                MessageType::WARNING,
+                "the prompts checked one by one did not add up to the whole check: checking the whole tree on every edit (a bug: please report it)".to_string(),
+            );
+        }
+        shown
     }
 
     fn notification(&mut self, notification: Notification) {
@@ -363,6 +393,7 @@ impl Server<'_> {
         };
         if path.is_some_and(|p| workspace.is_config(p)) {
             workspace.reload();
+            self.incremental.reset();
         } else {
             workspace.files_changed();
         }

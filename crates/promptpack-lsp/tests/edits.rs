@@ -7,16 +7,20 @@ mod support;
 use proptest::prelude::*;
 use support::{Editor, check_on_disk};
 
-const FILES: [&str; 4] = [
+const FILES: [&str; 6] = [
     "templates/tutor/system.md",
     "templates/tutor/user.md",
     "templates/greet/system.md",
+    "templates/plain/system.md",
     "snippets/rules.md",
+    "snippets/outer.md",
 ];
 
 /// Pieces that make and break the language: tokens whole and half, blocks,
 /// includes, front matter lines, fences, characters of two and four bytes.
-const PIECES: [&str; 24] = [
+const PIECES: [&str; 26] = [
+    "{{snippet:outer}}",
+    "{{topic}}",
     "{{",
     "}}",
     "{{subject}}",
@@ -116,6 +120,12 @@ proptest! {
             std::fs::write(editor.root.join(file), text).expect("the buffer saved");
         }
         prop_assert_eq!(shown, check_on_disk(&editor.root));
+        // The server checked prompt by prompt, and the parts added up.
+        let mismatch = editor
+            .notifications
+            .iter()
+            .any(|n| n.params["message"].as_str().unwrap_or("").contains("did not add up"));
+        prop_assert!(!mismatch, "the parts did not add up to the whole check");
         editor.shutdown();
     }
 }

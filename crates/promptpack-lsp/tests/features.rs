@@ -6,7 +6,8 @@
 //!   and the `tone` section of `style`; its `user.md` uses `question` and
 //!   `subject`.
 //! - `templates/greet/system.md` declares nothing, uses `name`, includes
-//!   `rules`.
+//!   `outer`, which includes `rules`.
+//! - `templates/plain/system.md` declares and uses `topic`, includes nothing.
 
 mod support;
 
@@ -226,7 +227,7 @@ fn hover_shows_declarations_uses_snippets_sections_choices_and_token_ranges() {
     );
     // A prompt file's first line: its token range, from the checker.
     let first = hover_text(&mut editor, GREET, 0, 2);
-    assert_eq!(first, "**prompt `greet`**: greet of 2 prompts");
+    assert_eq!(first, "**prompt `greet`**: greet of 3 prompts");
     // Plain text elsewhere: nothing.
     let plain = editor
         .at("textDocument/hover", TUTOR, 16, 3, json!({}))
@@ -315,13 +316,16 @@ fn references_find_every_include_of_a_snippet_and_every_use_of_a_variable() {
     let from_include = editor
         .at(
             "textDocument/references",
-            GREET,
-            1,
+            TUTOR,
+            18,
             12,
             json!({"context": {"includeDeclaration": true}}),
         )
         .expect("an answer");
-    let expected = vec![(GREET.to_string(), 1, 10), (TUTOR.to_string(), 18, 10)];
+    let expected = vec![
+        ("snippets/outer.md".to_string(), 0, 20),
+        (TUTOR.to_string(), 18, 10),
+    ];
     assert_eq!(places(&editor, &from_include), expected);
     let from_snippet = editor
         .at(
@@ -404,7 +408,7 @@ fn completion_offers_variables_snippets_sections_values_keywords_and_keys() {
     }
     assert_eq!(
         complete(&mut editor, 16, "Start {{snippet:"),
-        ["rules", "style"]
+        ["outer", "rules", "style"]
     );
     assert_eq!(
         complete(&mut editor, 16, "Start {{snippet:style#"),
@@ -629,7 +633,7 @@ fn nothing_an_editor_sends_crashes_the_server() {
     assert_eq!(outside, Ok(Value::Null));
     editor.notify("textDocument/didOpen", json!({"nonsense": true}));
     // Still serving.
-    editor.replace(GREET, "Hello {{name}}.\n{{snippet:rules}}\n");
+    editor.replace(GREET, "Hello {{name}}.\n{{snippet:outer}}\n");
     assert_eq!(editor.shown(), vec![]);
     editor.shutdown();
 }
@@ -700,5 +704,70 @@ fn outside_a_prompt_root_the_first_prompt_file_opened_shows_where_it_is() {
         "{shown:?}"
     );
     assert_same_as_check(&mut editor, GREET, text);
+    editor.shutdown();
+}
+
+/// The prompts the server checked last: `None` for the whole tree.
+fn checked_last(editor: &Editor) -> Option<String> {
+    let note = editor
+        .notifications
+        .iter()
+        .rev()
+        .find(|n| {
+            n.method == "window/logMessage"
+                && n.params["message"]
+                    .as_str()
+                    .unwrap_or("")
+                    .starts_with("checked")
+        })
+        .expect("a check was logged");
+    let message = note.params["message"].as_str().unwrap_or("");
+    message.strip_prefix("checked again: ").map(str::to_string)
+}
+
+#[test]
+fn an_edit_rechecks_only_the_prompts_it_can_change() {
+    let mut editor = Editor::start("tree");
+    assert_eq!(editor.shown(), vec![]);
+    assert_eq!(
+        checked_last(&editor),
+        None,
+        "the first check is of the whole tree"
+    );
+    // `style` is included by `tutor` only; `rules` by `tutor` and, through
+    // `outer`, by `greet`; `plain` includes nothing.
+    for (file, text, checked) in [
+        (
+            "snippets/style.md",
+            "# Style\n\n## Tone\n\nWarm.\n",
+            "tutor",
+        ),
+        ("snippets/rules.md", "Be kind.\n", "greet, tutor"),
+        ("snippets/outer.md", "Briefly: {{snippet:rules}}\n", "greet"),
+        (
+            "templates/plain/system.md",
+            "---\nvars:\n  topic: What.\n---\nOn {{topic}}.\n",
+            "plain",
+        ),
+    ] {
+        editor.open(file);
+        editor.replace(file, text);
+        assert_eq!(editor.shown(), vec![], "{file}");
+        assert_eq!(checked_last(&editor).as_deref(), Some(checked), "{file}");
+    }
+    // An error in a snippet shows in the prompts that include it, from a
+    // check of those alone, as the whole check shows it.
+    editor.replace("snippets/rules.md", "Be {{mood}}.\n");
+    let shown = editor.shown();
+    assert_eq!(checked_last(&editor).as_deref(), Some("greet, tutor"));
+    assert!(shown.iter().any(|d| d.3 == "undeclared_var"), "{shown:?}");
+    assert_same_as_check(&mut editor, "snippets/rules.md", "Be {{mood}}.\n");
+    let mismatch = editor.notifications.iter().any(|n| {
+        n.params["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("did not add up")
+    });
+    assert!(!mismatch, "the parts added up to the whole check");
     editor.shutdown();
 }
