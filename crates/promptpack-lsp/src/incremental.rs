@@ -53,8 +53,8 @@ struct Part {
 #[derive(Default)]
 pub(crate) struct Incremental {
     parts: HashMap<String, Part>,
-    /// The tree last checked.
-    last: Option<Sources>,
+    /// The tree last checked, and what the check found.
+    last: Option<(Sources, Findings)>,
     /// Whether the parts are known to add up to the whole check.
     trusted: bool,
     /// Whether they were found not to, on a tree where they should: the
@@ -85,23 +85,33 @@ impl Incremental {
         config: &Config,
         sources: &Sources,
     ) -> Checked {
-        if let (true, Some(last)) = (self.trusted, &self.last)
-            && let Some(affected) = affected(last, sources, &self.parts)
-            && let Some(findings) = self.recheck(checker, config, sources, &affected)
+        if let (true, Some((last, found))) = (self.trusted, &self.last)
+            && let Some(change) = affected(last, sources, &self.parts)
         {
-            self.last = Some(sources.clone());
-            let mut prompts: Vec<String> = affected.into_iter().collect();
-            prompts.sort();
-            return Checked {
-                findings,
-                prompts: Some(prompts),
-            };
+            if change.is_none() {
+                // Nothing the check reads changed (a buffer opened as
+                // saved, a save): what it found stands.
+                return Checked {
+                    findings: found.clone(),
+                    prompts: Some(Vec::new()),
+                };
+            }
+            let affected = change.prompts;
+            if let Some(findings) = self.recheck(checker, config, sources, &affected) {
+                self.last = Some((sources.clone(), findings.clone()));
+                let mut prompts: Vec<String> = affected.into_iter().collect();
+                prompts.sort();
+                return Checked {
+                    findings,
+                    prompts: Some(prompts),
+                };
+            }
         }
         let whole = checker.check(config, sources.clone());
         if !self.mismatched {
             self.rebuild(checker, config, sources, &whole);
         }
-        self.last = Some(sources.clone());
+        self.last = Some((sources.clone(), whole.clone()));
         Checked {
             findings: whole,
             prompts: None,
@@ -173,15 +183,26 @@ impl Incremental {
     }
 }
 
+/// What changed from one tree to the next.
+struct Change {
+    /// The prompts to check again.
+    prompts: HashSet<String>,
+    /// Whether a snippet changed, came or went, or a prompt went.
+    beyond_prompts: bool,
+}
+
+impl Change {
+    /// Whether nothing the check reads changed.
+    fn is_none(&self) -> bool {
+        self.prompts.is_empty() && !self.beyond_prompts
+    }
+}
+
 /// The prompts to check again going from `last` to `now`: those whose
 /// files changed or are new, and those reaching a snippet that changed,
 /// came or went. `None` when something else changed (files that are not
 /// read, or unreadable snippets): then the whole tree is checked.
-fn affected(
-    last: &Sources,
-    now: &Sources,
-    parts: &HashMap<String, Part>,
-) -> Option<HashSet<String>> {
+fn affected(last: &Sources, now: &Sources, parts: &HashMap<String, Part>) -> Option<Change> {
     if last.stray_files != now.stray_files || last.unreadable_snippets != now.unreadable_snippets {
         return None;
     }
@@ -208,7 +229,12 @@ fn affected(
             affected.insert(template.id.clone());
         }
     }
-    Some(affected)
+    let beyond_prompts =
+        !changed_snippets.is_empty() || last.templates.len() != now.templates.len();
+    Some(Change {
+        prompts: affected,
+        beyond_prompts,
+    })
 }
 
 /// Each snippet name's files: path and text.

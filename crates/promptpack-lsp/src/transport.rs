@@ -4,7 +4,7 @@
 //! stays in step, and the server goes on. Only a broken header ends it.
 
 use crate::MAX_MESSAGE_BYTES;
-use crossbeam_channel::{Receiver, Sender, bounded};
+use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 use lsp_server::{Connection, ErrorCode, Message, Notification, RequestId, Response};
 use lsp_types::notification::{LogMessage, Notification as _};
 use lsp_types::{LogMessageParams, MessageType};
@@ -36,7 +36,9 @@ impl Threads {
 /// A connection over this process's stdin and stdout.
 pub(crate) fn stdio() -> io::Result<(Connection, Threads)> {
     let (to_writer, from_server) = bounded::<Message>(0);
-    let (to_server, from_reader) = bounded::<Message>(0);
+    // Unbounded, so that the server sees what waits (an edit behind the
+    // one it handles) and checks once after a burst, not once per edit.
+    let (to_server, from_reader) = unbounded::<Message>();
     let writer = std::thread::Builder::new()
         .name("lsp-writer".to_string())
         .spawn(move || write_all(&from_server, &mut io::stdout().lock()))?;
