@@ -30,7 +30,7 @@ pub(crate) fn run(args: &CheckArgs, style: Style) -> ExitCode {
             // is a tree `cargo build` accepts.
             let report = promptpack_build::check(&config);
             let (prompts, snippets) = (report.prompts, report.snippets);
-            let (errors, lints) = findings(&config, report, args.tokenizer);
+            let (errors, lints) = findings(&config, report, &Counter::new(args.tokenizer));
             (errors, lints, prompts, snippets)
         }
     };
@@ -61,7 +61,7 @@ pub(crate) fn run(args: &CheckArgs, style: Style) -> ExitCode {
 pub(crate) fn findings(
     config: &Config,
     report: promptpack_build::Report,
-    encoding: Encoding,
+    counter: &Counter,
 ) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
     let mut errors = report.errors;
     let mut lints = report.warnings;
@@ -76,7 +76,7 @@ pub(crate) fn findings(
     if errors.is_empty() && budgeted {
         let library =
             Library::from_resolved_prompts(report.resolved, config.delimiters_ref().clone());
-        match over_budget(&library, encoding) {
+        match over_budget(&library, counter) {
             Ok(found) => lints.extend(found),
             Err(e) => errors.extend(e.into_diagnostics()),
         }
@@ -86,11 +86,8 @@ pub(crate) fn findings(
 
 /// An `over_budget` lint for each prompt of `library` whose longest
 /// combination of conditions renders more tokens than its `max_tokens`.
-fn over_budget(
-    library: &Library,
-    encoding: Encoding,
-) -> Result<Vec<Diagnostic>, promptpack::Error> {
-    let counter = Counter::new(encoding);
+fn over_budget(library: &Library, counter: &Counter) -> Result<Vec<Diagnostic>, promptpack::Error> {
+    let encoding = counter.encoding();
     let mut lints = Vec::new();
     for prompt in library.prompts() {
         let Some(budget) = prompt.front_matter.max_tokens else {

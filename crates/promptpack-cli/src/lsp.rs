@@ -23,15 +23,17 @@ pub(crate) struct LspArgs {
     tokenizer: Encoding,
 }
 
-/// `check`'s own findings: the build's checks, then the token budgets.
+/// `check`'s own findings: the build's checks, then the token budgets,
+/// counted with one tokenizer loaded at the first count (loading one takes
+/// hundreds of milliseconds: once per server, not once per check).
 struct CheckChecker {
-    encoding: Encoding,
+    counter: Counter,
 }
 
 impl Checker for CheckChecker {
     fn check(&self, config: &Config, sources: Sources) -> Findings {
         let report = promptpack_build::check_sources(sources, config);
-        let (errors, warnings) = findings(config, report, self.encoding);
+        let (errors, warnings) = findings(config, report, &self.counter);
         Findings { errors, warnings }
     }
 
@@ -41,11 +43,10 @@ impl Checker for CheckChecker {
         let budget = prompt.front_matter.max_tokens;
         let library =
             Library::from_resolved_prompts(report.resolved, config.delimiters_ref().clone());
-        let counter = Counter::new(self.encoding);
-        let range = token_range(&library, &prompt, &|text| counter.count(text)).ok()?;
+        let range = token_range(&library, &prompt, &|text| self.counter.count(text)).ok()?;
         Some(format!(
             "tokens {}",
-            shown_tokens(&range, self.encoding, budget)
+            shown_tokens(&range, self.counter.encoding(), budget)
         ))
     }
 }
@@ -56,7 +57,7 @@ pub(crate) fn run(args: &LspArgs, style: Style) -> ExitCode {
         root: args.root.clone(),
     };
     let checker = CheckChecker {
-        encoding: args.tokenizer,
+        counter: Counter::new(args.tokenizer),
     };
     match promptpack_lsp::run_stdio(options, &checker) {
         Ok(()) => ExitCode::SUCCESS,

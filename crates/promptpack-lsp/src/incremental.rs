@@ -127,8 +127,8 @@ impl Incremental {
         sources: &Sources,
         affected: &HashSet<String>,
     ) -> Option<Findings> {
-        self.parts
-            .retain(|id, _| sources.templates.iter().any(|t| t.id == *id));
+        let ids: HashSet<&str> = sources.templates.iter().map(|t| t.id.as_str()).collect();
+        self.parts.retain(|id, _| ids.contains(id.as_str()));
         for template in sources
             .templates
             .iter()
@@ -346,16 +346,17 @@ fn reach(
     reached
 }
 
-/// The whole check's findings from its parts.
+/// The whole check's findings from its parts, each once.
 fn add_up<'p>(
     snippets: &Findings,
     parts: impl Iterator<Item = &'p Part>,
     lints: Vec<Diagnostic>,
 ) -> Findings {
     let mut total = Findings::default();
-    let add = |into: &mut Vec<Diagnostic>, from: &[Diagnostic]| {
+    let mut seen = HashSet::new();
+    let mut add = |into: &mut Vec<Diagnostic>, from: &[Diagnostic]| {
         for d in from {
-            if !into.contains(d) {
+            if seen.insert(key(d)) {
                 into.push(d.clone());
             }
         }
@@ -374,6 +375,17 @@ fn add_up<'p>(
     total
 }
 
+/// What tells two diagnostics apart, as a value to hash: a tree of a
+/// thousand prompts has thousands, and comparing each with all the others
+/// costs more than the check.
+fn key(d: &Diagnostic) -> String {
+    let at = d
+        .location
+        .as_ref()
+        .map(|l| (l.path(), l.line(), l.column(), l.len()));
+    format!("{}\0{}\0{at:?}\0{:?}", d.code.as_str(), d.message, d.help)
+}
+
 fn has_whole_tree_codes(findings: &Findings) -> bool {
     findings
         .errors
@@ -384,5 +396,6 @@ fn has_whole_tree_codes(findings: &Findings) -> bool {
 
 /// The same diagnostics, each once, in any order.
 fn same(a: &[Diagnostic], b: &[Diagnostic]) -> bool {
-    a.iter().all(|d| b.contains(d)) && b.iter().all(|d| a.contains(d))
+    let keys = |list: &[Diagnostic]| -> HashSet<String> { list.iter().map(key).collect() };
+    keys(a) == keys(b)
 }
