@@ -162,6 +162,9 @@ const RAW_SELECT: &str = "SELECT system_text, user_text, front_matter, resolved_
      resolved_user, content_hash, author, message, created_at, delimiter_open, \
      delimiter_close, standalone_tags FROM raw_versions WHERE prompt_id = $1 AND version = $2";
 
+/// One of these lives for a whole section: the size of the PostgreSQL
+/// variant costs nothing worth boxing it for.
+#[allow(clippy::large_enum_variant)]
 enum Raw {
     Sqlite(rusqlite::Connection),
     Postgres {

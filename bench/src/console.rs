@@ -40,7 +40,9 @@ fn build_catalog(root: &Path, url: &str) -> Result<(), String> {
     catalog.import(root, "import", None).map_err(err)?;
     let newest = catalog.get(ID, &Selector::Latest).map_err(err)?;
     let draft = Draft {
-        system: newest.system.replace("Answer briefly.", "Answer briefly and kindly."),
+        system: newest
+            .system
+            .replace("Answer briefly.", "Answer briefly and kindly."),
         message: "kinder".into(),
         syntax: newest.syntax.clone(),
         user: None,
@@ -63,7 +65,12 @@ impl Client {
             .header("cookie", cookie)
             .call()
             .map_err(err)?;
-        let body = answer.body_mut().with_config().limit(64 << 20).read_to_string().map_err(err)?;
+        let body = answer
+            .body_mut()
+            .with_config()
+            .limit(64 << 20)
+            .read_to_string()
+            .map_err(err)?;
         Ok((answer.status().as_u16(), body.len()))
     }
 
@@ -108,8 +115,9 @@ fn run(quick: bool) -> Result<String, String> {
         .add_user("bench", Role::Admin, &token_hash(&token))
         .map_err(err)?;
     let setup = setup.elapsed();
-    let server = Server::bind(Settings::new(url.clone()).listen("127.0.0.1:0".parse().map_err(err)?))
-        .map_err(err)?;
+    let server =
+        Server::bind(Settings::new(url.clone()).listen("127.0.0.1:0".parse().map_err(err)?))
+            .map_err(err)?;
     let base = format!("http://{}", server.local_addr());
     std::thread::spawn(move || server.run());
     let agent: ureq::Agent = ureq::Agent::config_builder()
@@ -143,20 +151,25 @@ fn run(quick: bool) -> Result<String, String> {
          |---|--:|--:|--:|--:|--:|--:|\n",
         setup.as_secs_f64()
     );
-    let mut row = |name: &str, (mut web, (status, bytes)): (Vec<f64>, (u16, usize)), mut direct: Vec<f64>| {
-        let (mid, p95) = summary(&mut web);
-        let (direct_mid, _) = summary(&mut direct);
-        out.push_str(&format!(
-            "| {name} | {status} | {:.1} KB | {} | {} | {} | {:.1}× |\n",
-            bytes as f64 / 1024.0,
-            ms(mid),
-            ms(p95),
-            ms(direct_mid),
-            mid / direct_mid
-        ));
-    };
+    let mut row =
+        |name: &str, (mut web, (status, bytes)): (Vec<f64>, (u16, usize)), mut direct: Vec<f64>| {
+            let (mid, p95) = summary(&mut web);
+            let (direct_mid, _) = summary(&mut direct);
+            out.push_str(&format!(
+                "| {name} | {status} | {:.1} KB | {} | {} | {} | {:.1}× |\n",
+                bytes as f64 / 1024.0,
+                ms(mid),
+                ms(p95),
+                ms(direct_mid),
+                mid / direct_mid
+            ));
+        };
     fn list(text: Option<&str>) -> ListQuery<'_> {
-        ListQuery { limit: 50, cursor: None, text }
+        ListQuery {
+            limit: 50,
+            cursor: None,
+            text,
+        }
     }
     row(
         "`/` (first page of 50)",
@@ -175,7 +188,9 @@ fn run(quick: bool) -> Result<String, String> {
     );
     row(
         "`/prompts/{id}/diff?from=1&to=2`",
-        time(n, || client.get(&format!("/prompts/{ID}/diff?from=1&to=2"), &cookie))?,
+        time(n, || {
+            client.get(&format!("/prompts/{ID}/diff?from=1&to=2"), &cookie)
+        })?,
         time(n, || {
             direct
                 .diff(ID, &Selector::Version(1), &Selector::Version(2))
@@ -191,7 +206,12 @@ fn run(quick: bool) -> Result<String, String> {
     row(
         "`POST /api/v1/prompts/{id}/render` (label)",
         time(n, || client.render(&token))?,
-        time(n, || direct.get(ID, &Selector::Label("production".into())).map_err(err))?.0,
+        time(n, || {
+            direct
+                .get(ID, &Selector::Label("production".into()))
+                .map_err(err)
+        })?
+        .0,
     );
     out.push_str(
         "\nThe direct read is what the page's data costs without the web: `search` for the \

@@ -17,14 +17,16 @@
 //! (`PROMPTPACK_CONFORMANCE_DIR`, default `../shared/conformance/openmaic`);
 //! the memory of loading 10,000 synthetic prompts; the build-script cost of
 //! 10, 100 and 1,000 of them; the latency of hot reload; the catalog's
-//! latency and growth on SQLite and PostgreSQL (`catalog.rs`); and live
-//! prompts served from a catalog label (`live.rs`).
+//! latency and growth on SQLite and PostgreSQL (`catalog.rs`); live
+//! prompts served from a catalog label (`live.rs`); and the language
+//! server's keystroke-to-diagnostics latency and memory (`lsp.rs`).
 
 mod catalog;
 mod choice;
 mod console;
 mod live;
 mod live_tree;
+mod lsp;
 mod translate;
 
 use promptpack::{Library, MissingVars, ValueRef};
@@ -1658,7 +1660,7 @@ usage: promptpack-bench [--quick] [--only SECTION[,SECTION…]]
 
   --quick      10 rounds of ~2 ms batches instead of 100 of ~20 ms, fewer samples elsewhere
   --only       run only these sections: render, choice, corpus, memory, codegen, reload, catalog,
-               live, console
+               live, console, lsp
   --profile    render the first contender whose name contains CONTENDER RENDERS times
                (default 10000) inside `profile_batch`, untimed, and exit; for
                valgrind --tool=callgrind --toggle-collect='*profile_batch*'
@@ -1666,8 +1668,9 @@ usage: promptpack-bench [--quick] [--only SECTION[,SECTION…]]
 Run it through cargo: cargo run --release --manifest-path bench/Cargo.toml -- [ARGS]";
 
 /// The sections of the report, in order.
-const SECTIONS: [&str; 9] = [
+const SECTIONS: [&str; 10] = [
     "render", "choice", "corpus", "memory", "codegen", "reload", "catalog", "live", "console",
+    "lsp",
 ];
 
 /// What the command line asked for.
@@ -1818,5 +1821,8 @@ fn main() {
     }
     if mode.wants("console") {
         println!("{}", console::section(mode.quick));
+    }
+    if mode.wants("lsp") {
+        println!("{}", lsp::section(mode.quick));
     }
 }
