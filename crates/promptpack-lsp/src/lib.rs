@@ -20,6 +20,8 @@
 //! edit past the end of a buffer is clamped to it, a buffer over
 //! [`MAX_DOCUMENT_BYTES`] is refused with a diagnostic.
 
+#![warn(missing_docs)]
+
 mod analysis;
 mod checker;
 mod diagnostics;
