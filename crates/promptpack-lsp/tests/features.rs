@@ -512,6 +512,20 @@ fn rename_changes_every_use_the_declaration_and_the_examples() {
     editor.shutdown();
 }
 
+/// The code actions the server offers for every diagnostic of `file`, at
+/// the first one's range, as an editor's light bulb asks.
+fn quick_fixes(editor: &mut Editor, file: &str) -> Value {
+    let diagnostics = editor.diagnostics()[file].clone();
+    let params = json!({
+        "textDocument": {"uri": editor.uri(file)},
+        "range": diagnostics[0]["range"],
+        "context": {"diagnostics": diagnostics},
+    });
+    editor
+        .request("textDocument/codeAction", params)
+        .expect("actions")
+}
+
 #[test]
 fn quick_fixes_correct_a_typo_and_declare_a_variable() {
     let mut editor = Editor::start("tree");
@@ -528,17 +542,7 @@ fn quick_fixes_correct_a_typo_and_declare_a_variable() {
     ] {
         let text = with_line(&original, line, typed);
         editor.replace(TUTOR, &text);
-        let diagnostics = editor.diagnostics()[TUTOR].clone();
-        let actions = editor
-            .request(
-                "textDocument/codeAction",
-                json!({
-                    "textDocument": {"uri": editor.uri(TUTOR)},
-                    "range": diagnostics[0]["range"],
-                    "context": {"diagnostics": diagnostics},
-                }),
-            )
-            .expect("actions");
+        let actions = quick_fixes(&mut editor, TUTOR);
         let action = &actions[0];
         assert_eq!(action["kind"], "quickfix", "{actions}");
         let edit = &action["edit"]["changes"][editor.uri(TUTOR)][0];
@@ -551,17 +555,7 @@ fn quick_fixes_correct_a_typo_and_declare_a_variable() {
     // An undeclared variable: declared under `vars:`, and the error is gone.
     let text = with_line(&original, 16, "Start from {{basics}}.");
     editor.replace(TUTOR, &text);
-    let diagnostics = editor.diagnostics()[TUTOR].clone();
-    let actions = editor
-        .request(
-            "textDocument/codeAction",
-            json!({
-                "textDocument": {"uri": editor.uri(TUTOR)},
-                "range": diagnostics[0]["range"],
-                "context": {"diagnostics": diagnostics},
-            }),
-        )
-        .expect("actions");
+    let actions = quick_fixes(&mut editor, TUTOR);
     let declare = actions
         .as_array()
         .and_then(|l| {
@@ -762,12 +756,9 @@ fn an_edit_rechecks_only_the_prompts_it_can_change() {
     assert_eq!(checked_last(&editor).as_deref(), Some("greet, tutor"));
     assert!(shown.iter().any(|d| d.3 == "undeclared_var"), "{shown:?}");
     assert_same_as_check(&mut editor, "snippets/rules.md", "Be {{mood}}.\n");
-    let mismatch = editor.notifications.iter().any(|n| {
-        n.params["message"]
-            .as_str()
-            .unwrap_or("")
-            .contains("did not add up")
-    });
-    assert!(!mismatch, "the parts added up to the whole check");
+    assert!(
+        editor.parts_added_up(),
+        "the parts added up to the whole check"
+    );
     editor.shutdown();
 }

@@ -252,6 +252,17 @@ impl Editor {
         shown
     }
 
+    /// Whether the server never said that the prompts it checked one by one
+    /// did not add up to the whole check (it then checks the whole tree on
+    /// every edit: right, but not what it is built to do).
+    pub fn parts_added_up(&self) -> bool {
+        !self.notifications.iter().any(|n| {
+            n.params["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("did not add up"))
+        })
+    }
+
     /// A request at a position of a file.
     pub fn at(
         &mut self,
