@@ -3,9 +3,11 @@
 //! version, and what each serves.
 
 use crate::preview::library_of;
-use promptpack_catalog::{Arm, Catalog, Contract, Error, ErrorCode, RegisteredBuild, Selector};
+use promptpack_catalog::{Arm, Catalog, Error, ErrorCode, RegisteredBuild, Selector, Version};
+use promptpack_core::contract::PromptContract;
 use promptpack_core::contract::check;
 use std::collections::HashMap;
+use std::sync::Mutex;
 use std::time::Duration;
 
 /// How long ago a build must have been seen to be shown.
@@ -20,19 +22,63 @@ pub(crate) struct BuildView {
     pub(crate) last_seen: String,
 }
 
-/// Why `contract` refuses version `version` of prompt `id` (its first
-/// `contract_violation`, naming the variable), or `None` when it takes it.
+/// The verdicts already reached, shared by every request of a console: by
+/// a version's content hash and a contract's, which name their texts, so
+/// that a verdict never goes stale and a page view compiles a version once,
+/// not once per view.
+#[derive(Default)]
+pub(crate) struct Verdicts {
+    known: Mutex<HashMap<(String, String), Option<String>>>,
+}
+
+/// Verdicts kept at most: past it they are forgotten and reached again.
+const MAX_VERDICTS: usize = 4096;
+
+impl Verdicts {
+    fn get(&self, key: &(String, String)) -> Option<Option<String>> {
+        let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+        known.get(key).cloned()
+    }
+
+    fn put(&self, key: (String, String), verdict: Option<String>) {
+        let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+        if known.len() >= MAX_VERDICTS {
+            known.clear();
+        }
+        known.insert(key, verdict);
+    }
+}
+
+/// Why `build`'s contract refuses version `version` of prompt `id` (its
+/// first `contract_violation`, naming the variable), or `None` when it
+/// takes it.
 pub(crate) fn refusal(
     catalog: &mut Catalog,
+    verdicts: &Verdicts,
     id: &str,
     version: u32,
-    contract: &Contract,
+    build: &RegisteredBuild,
 ) -> Result<Option<String>, Error> {
-    let Some(compiled) = contract.prompts.get(id) else {
+    let Some(compiled) = build.contract.prompts.get(id) else {
         return Ok(Some(format!("its binary has no prompt `{id}`")));
     };
     let version = catalog.get(id, &Selector::Version(version))?;
-    let library = library_of(catalog, &version)?;
+    let key = (version.content_hash.clone(), build.contract_hash.clone());
+    if let Some(verdict) = verdicts.get(&key) {
+        return Ok(verdict);
+    }
+    let verdict = compiled_refusal(catalog, id, &version, compiled)?;
+    verdicts.put(key, verdict.clone());
+    Ok(verdict)
+}
+
+fn compiled_refusal(
+    catalog: &mut Catalog,
+    id: &str,
+    version: &Version,
+    compiled: &PromptContract,
+) -> Result<Option<String>, Error> {
+    let library = library_of(catalog, version)?;
     let Some(prompt) = library.resolved(id) else {
         return Ok(Some(format!(
             "version {} does not compile",
@@ -57,10 +103,10 @@ pub(crate) fn registered(catalog: &mut Catalog, id: &str) -> Result<Vec<Register
 /// labels and their arms.
 pub(crate) fn builds_of(
     catalog: &mut Catalog,
+    verdicts: &Verdicts,
     id: &str,
     labels: &[(String, Vec<Arm>)],
 ) -> Result<Vec<BuildView>, Error> {
-    let mut verdicts: HashMap<(String, u32), Option<String>> = HashMap::new();
     let mut views = Vec::new();
     for build in registered(catalog, id)? {
         let arms = labels
@@ -70,15 +116,7 @@ pub(crate) fn builds_of(
             .unwrap_or_default();
         let mut serves = Vec::new();
         for arm in &arms {
-            let key = (build.contract_hash.clone(), arm.version);
-            let verdict = match verdicts.get(&key) {
-                Some(verdict) => verdict.clone(),
-                None => {
-                    let verdict = refusal(catalog, id, arm.version, &build.contract)?;
-                    verdicts.insert(key, verdict.clone());
-                    verdict
-                }
-            };
+            let verdict = refusal(catalog, verdicts, id, arm.version, &build)?;
             serves.push(match verdict {
                 None => format!("v{}", arm.version),
                 Some(reason) => format!("refuses v{} ({reason})", arm.version),
@@ -96,4 +134,26 @@ pub(crate) fn builds_of(
         });
     }
     Ok(views)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_are_kept_by_content_and_forgotten_past_the_bound() {
+        let verdicts = Verdicts::default();
+        let key = |i: usize| (format!("version-{i}"), "contract".to_string());
+        verdicts.put(key(0), Some("refused".to_string()));
+        verdicts.put(key(1), None);
+        assert_eq!(verdicts.get(&key(0)), Some(Some("refused".to_string())));
+        assert_eq!(verdicts.get(&key(1)), Some(None));
+        assert_eq!(verdicts.get(&key(2)), None);
+        for i in 2..=MAX_VERDICTS {
+            verdicts.put(key(i), None);
+        }
+        // The bound was reached: what was kept before is forgotten.
+        assert_eq!(verdicts.get(&key(0)), None);
+        assert_eq!(verdicts.get(&key(MAX_VERDICTS)), Some(None));
+    }
 }

@@ -2,6 +2,7 @@
 //! and listening (loopback unless an admin exists).
 
 use crate::auth::Sessions;
+use crate::builds::Verdicts;
 use crate::catalog_pool::CatalogPool;
 use crate::{api, pages};
 use axum::Router;
@@ -100,6 +101,8 @@ pub(crate) struct AppState {
     pub(crate) sessions: Sessions,
     pub(crate) protected_labels: Vec<String>,
     pub(crate) token_counter: Option<TokenCounter>,
+    /// Which registered builds refuse which versions, reached once.
+    pub(crate) verdicts: Arc<Verdicts>,
 }
 
 impl AppState {
@@ -161,6 +164,7 @@ impl Server {
             .map_err(|e| io_error("cannot read the bound address", &e))?;
         let state = Arc::new(AppState {
             catalog,
+            verdicts: Arc::default(),
             sessions: Sessions::default(),
             protected_labels: settings.protected_labels,
             token_counter: settings.token_counter,

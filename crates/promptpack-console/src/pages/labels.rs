@@ -6,7 +6,7 @@ use super::diff::as_text;
 use super::list::label_text;
 use super::{Chrome, OrPage, PageResult, html};
 use crate::auth::{PageUser, may_change_label};
-use crate::builds::{refusal, registered};
+use crate::builds::{Verdicts, refusal, registered};
 use crate::failure::Failure;
 use crate::preview::{examples, library_of};
 use crate::server::AppState;
@@ -114,7 +114,13 @@ struct Read {
     accepting: Vec<String>,
 }
 
-fn read(catalog: &mut Catalog, id: &str, label: &str, target: &Target) -> Result<Read, Error> {
+fn read(
+    catalog: &mut Catalog,
+    verdicts: &Verdicts,
+    id: &str,
+    label: &str,
+    target: &Target,
+) -> Result<Read, Error> {
     let arms = match catalog.label_arms(id, label) {
         Ok(arms) => arms,
         Err(e) if e.code() == ErrorCode::NotFound => Vec::new(),
@@ -160,7 +166,7 @@ fn read(catalog: &mut Catalog, id: &str, label: &str, target: &Target) -> Result
     {
         let mut reasons = Vec::new();
         for version in target.versions() {
-            if let Some(reason) = refusal(catalog, id, version, &build.contract)? {
+            if let Some(reason) = refusal(catalog, verdicts, id, version, &build)? {
                 reasons.push(format!("v{version}: {reason}"));
             }
         }
@@ -201,10 +207,11 @@ pub(crate) async fn confirm(
     let target =
         Target::parse(arms.as_deref().or(version.as_deref()).unwrap_or("")).or_page(&chrome)?;
     let (wanted, wanted_label, wanted_target) = (id.clone(), label.clone(), target.clone());
+    let verdicts = Arc::clone(&state.verdicts);
     let read = state
         .catalog
         .run(&user.user.name, move |catalog| {
-            read(catalog, &wanted, &wanted_label, &wanted_target)
+            read(catalog, &verdicts, &wanted, &wanted_label, &wanted_target)
         })
         .await
         .or_page(&chrome)?;

@@ -4,7 +4,7 @@
 use super::list::label_text;
 use super::{Chrome, CsrfForm, OrPage, PageResult, html};
 use crate::auth::{PageUser, require};
-use crate::builds::{BuildView, builds_of};
+use crate::builds::{BuildView, Verdicts, builds_of};
 use crate::server::AppState;
 use askama::Template;
 use axum::Form;
@@ -63,7 +63,7 @@ struct Read {
     builds: Vec<BuildView>,
 }
 
-fn read(catalog: &mut Catalog, id: &str) -> Result<Read, Error> {
+fn read(catalog: &mut Catalog, verdicts: &Verdicts, id: &str) -> Result<Read, Error> {
     let history = catalog.history(id)?;
     let mut arms = Vec::new();
     for (label, version) in &history.labels {
@@ -96,7 +96,7 @@ fn read(catalog: &mut Catalog, id: &str) -> Result<Read, Error> {
             .collect();
         behind = (!stale.is_empty()).then(|| stale.join(", "));
         pins = pin_text(&newest.pins);
-        builds = builds_of(catalog, id, &arms)?;
+        builds = builds_of(catalog, verdicts, id, &arms)?;
     }
     Ok(Read {
         history,
@@ -121,9 +121,12 @@ pub(crate) async fn page(
 ) -> PageResult {
     let chrome = Chrome::of(&user);
     let wanted = id.clone();
+    let verdicts = Arc::clone(&state.verdicts);
     let read = state
         .catalog
-        .run(&user.user.name, move |catalog| read(catalog, &wanted))
+        .run(&user.user.name, move |catalog| {
+            read(catalog, &verdicts, &wanted)
+        })
         .await
         .or_page(&chrome)?;
     let Read {
