@@ -5,7 +5,7 @@
 use promptpack::live::LiveEvent;
 use promptpack_catalog::{Catalog, Draft, RegisteredBuild};
 use std::sync::mpsc::Receiver;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A fresh catalog store and its URL; a SQLite file's folder goes with it.
 pub struct Store {
@@ -115,36 +115,6 @@ pub fn version_of(provenance: &promptpack::Provenance) -> u32 {
     }
 }
 
-/// How long [`wait_within`] waits before it calls the wait a hang: far
-/// beyond any bound under test, so that only a hang trips it.
-pub const HANG_GUARD: Duration = Duration::from_secs(120);
-
-/// [`wait_for`], for a test whose failure is a hang (a handle that never
-/// follows, a wait with no bound): fails after [`HANG_GUARD`] instead of
-/// waiting forever.
-pub fn wait_within(
-    events: &Receiver<LiveEvent>,
-    what: &str,
-    wanted: impl Fn(&LiveEvent) -> bool,
-) -> Vec<LiveEvent> {
-    let mut seen = Vec::new();
-    loop {
-        match events.recv_timeout(HANG_GUARD) {
-            Ok(event) => {
-                let done = wanted(&event);
-                seen.push(event);
-                if done {
-                    return seen;
-                }
-            }
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                panic!("no event {what} after {HANG_GUARD:?}: a hang; saw {seen:#?}")
-            }
-            Err(_) => panic!("the handle stopped before an event {what}; saw {seen:#?}"),
-        }
-    }
-}
-
 /// Runs a case, a `fn(Store)`, against both stores: `mod case { fn sqlite()
 /// fn postgres() }`.
 #[macro_export]
@@ -165,21 +135,14 @@ macro_rules! every_store {
 
 /// The builds registered in the last day, once there are at least `count`.
 /// A handle registers on a thread of its own, with no event to wait for:
-/// the catalog is read again until they are there, and only a hang (none
-/// after [`HANG_GUARD`]) fails the test.
+/// the catalog is read again until they are there ([`eventually`]: no
+/// deadline, a hang is the test runner's to report).
 pub fn registered(catalog: &mut Catalog, count: usize) -> Vec<RegisteredBuild> {
-    let started = Instant::now();
-    loop {
-        let builds = catalog
-            .builds(Duration::from_secs(24 * 60 * 60))
-            .expect("reads the builds");
-        if builds.len() >= count {
-            return builds;
-        }
-        assert!(
-            started.elapsed() < HANG_GUARD,
-            "{count} builds never registered: a hang; found {builds:#?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let day = Duration::from_secs(24 * 60 * 60);
+    let mut builds = Vec::new();
+    eventually(|| {
+        builds = catalog.builds(day).expect("reads the builds");
+        builds.len() >= count
+    });
+    builds
 }
