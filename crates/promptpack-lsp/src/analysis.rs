@@ -7,7 +7,6 @@ use crate::workspace::Role;
 use promptpack_core::front_matter::FrontMatter;
 use promptpack_core::front_matter::{FileRole, read_front_matter};
 use promptpack_core::scan::{Finding, FindingKind, find_tokens};
-use promptpack_core::sections::Headings;
 use promptpack_core::source_file::{SourceFile, Span};
 use promptpack_core::sources::{Sources, TemplateSource};
 use promptpack_core::syntax::Delimiters;
@@ -219,11 +218,6 @@ impl<'s> Tree<'s> {
         }
         found
     }
-}
-
-/// The headings of a snippet file.
-pub(crate) fn headings(file: &SourceFile) -> Headings {
-    Headings::of(file)
 }
 
 /// The byte offset where the heading line of a section starts: the line

@@ -8,17 +8,22 @@ use std::collections::HashMap;
 #[derive(Debug, Default)]
 pub(crate) struct Documents {
     open: HashMap<String, String>,
+    /// Counts the changes to the buffers, so that what is made of them
+    /// (the tree with the buffers laid over it) is made once per change.
+    generation: u64,
 }
 
 impl Documents {
     /// Opens (or reopens) a buffer with `text`.
     pub(crate) fn open(&mut self, uri: &Uri, text: String) {
         self.open.insert(uri.as_str().to_string(), text);
+        self.generation += 1;
     }
 
     /// Forgets a buffer: the file on disk speaks for it again.
     pub(crate) fn close(&mut self, uri: &Uri) {
         self.open.remove(uri.as_str());
+        self.generation += 1;
     }
 
     /// Applies the editor's changes in order. A change to a buffer that is
@@ -34,6 +39,7 @@ impl Documents {
         let Some(text) = self.open.get_mut(uri.as_str()) else {
             return false;
         };
+        self.generation += 1;
         for change in changes {
             match change.range {
                 None => *text = change.text,
@@ -50,6 +56,11 @@ impl Documents {
     #[cfg(test)]
     pub(crate) fn get(&self, uri: &str) -> Option<&str> {
         self.open.get(uri).map(String::as_str)
+    }
+
+    /// Which state of the buffers this is: it changes with every edit.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// Every open buffer: URI and text.

@@ -1,9 +1,7 @@
 //! The answers to the editor's requests about a position: hover, go to
 //! definition, find references, completion, rename and quick fixes.
 
-use crate::analysis::{
-    Place, Token, Tree, heading_line_start, headings, in_front_matter, token_at, tokens,
-};
+use crate::analysis::{Place, Token, Tree, heading_line_start, in_front_matter, token_at, tokens};
 use crate::position::{location_range, offset, position, range};
 use crate::workspace::Role;
 use lsp_types::{
@@ -13,6 +11,7 @@ use lsp_types::{
 };
 use promptpack_core::front_matter::{DeclaredKind, DeclaredVar, FrontMatter};
 use promptpack_core::scan::FindingKind;
+use promptpack_core::sections::Headings;
 use promptpack_core::similar::edit_distance;
 use promptpack_core::source_file::{SourceFile, Span};
 use promptpack_core::syntax::is_var_name;
@@ -106,7 +105,7 @@ pub(crate) fn hover(
         let section = token.section.and_then(|s| at.text().get(s.start..s.end));
         let (title, body) = match section {
             Some(section) => {
-                let list = headings(file);
+                let list = Headings::of(file);
                 let heading = list.list.get(list.find(section)?)?;
                 let text = file
                     .text()
@@ -195,7 +194,7 @@ pub(crate) fn definition(at: &At<'_, '_>) -> Option<Location> {
         let section = token.section.and_then(|s| at.text().get(s.start..s.end));
         let start = match section {
             Some(section) => {
-                let list = headings(file);
+                let list = Headings::of(file);
                 let heading = list.list.get(list.find(section)?)?;
                 heading_line_start(file.text(), heading.section.start)
             }
@@ -313,7 +312,7 @@ pub(crate) fn completion(at: &At<'_, '_>) -> Vec<CompletionItem> {
             let Some(file) = at.tree.snippet(name) else {
                 return Vec::new();
             };
-            return headings(file)
+            return Headings::of(file)
                 .list
                 .iter()
                 .map(|h| {

@@ -21,6 +21,7 @@ pub(crate) enum Role {
 }
 
 /// The tree as the editor sees it.
+#[derive(Clone)]
 pub(crate) struct Overlaid {
     /// Templates and snippets, open buffers in place of their files.
     pub(crate) sources: Sources,
@@ -36,6 +37,9 @@ pub(crate) struct Workspace {
     config_errors: Vec<Diagnostic>,
     /// The folders as last read, with the problems met.
     disk: Option<(Sources, Vec<Diagnostic>)>,
+    /// The tree with the buffers laid over it, for one generation of the
+    /// buffers: a check and the requests after it share it.
+    laid: Option<(u64, Overlaid, Vec<Diagnostic>)>,
 }
 
 impl Workspace {
@@ -50,6 +54,7 @@ impl Workspace {
             config,
             config_errors,
             disk: None,
+            laid: None,
         }
     }
 
@@ -71,6 +76,7 @@ impl Workspace {
     /// Forgets what was read: the next check reads the folders again.
     pub(crate) fn files_changed(&mut self) {
         self.disk = None;
+        self.laid = None;
     }
 
     /// Whether `path` is the settings file.
@@ -126,6 +132,17 @@ impl Workspace {
     /// The tree with `documents` laid over the files, and the buffers too
     /// large to check, each with its `too_large` diagnostic.
     pub(crate) fn overlaid(&mut self, documents: &Documents) -> (Overlaid, Vec<Diagnostic>) {
+        if let Some((generation, overlaid, refused)) = &self.laid
+            && *generation == documents.generation()
+        {
+            return (overlaid.clone(), refused.clone());
+        }
+        let laid = self.lay_over(documents);
+        self.laid = Some((documents.generation(), laid.0.clone(), laid.1.clone()));
+        laid
+    }
+
+    fn lay_over(&mut self, documents: &Documents) -> (Overlaid, Vec<Diagnostic>) {
         let (mut sources, mut read_errors) = self
             .disk
             .get_or_insert_with(|| promptpack_load::read_sources(&self.config))
