@@ -171,14 +171,27 @@ impl Version {
         Sources {
             templates: vec![TemplateSource {
                 id: self.prompt_id.clone(),
-                system: SourceFile::new("system.md", self.resolved_system.as_str()),
+                system: literal("system.md", &self.resolved_system),
                 user: self
                     .resolved_user
                     .as_deref()
-                    .map(|user| SourceFile::new("user.md", user)),
+                    .map(|user| literal("user.md", user)),
             }],
             ..Sources::default()
         }
+    }
+}
+
+/// A resolved text as a file that renders it as it is: a text whose first
+/// lines look like a front matter block (a template whose body began with
+/// `---` after a blank line) would lose them to front matter when read as
+/// a file, so it gets a blank first line, which the render's trim removes.
+fn literal(path: &str, text: &str) -> SourceFile {
+    let file = SourceFile::new(path, text);
+    if file.front_matter().is_some() {
+        SourceFile::new(path, format!("\n{text}"))
+    } else {
+        file
     }
 }
 
