@@ -9,13 +9,17 @@
 # library-only and typed are built against two promptpack checkouts, "before"
 # and "after", through a path dependency.
 #
-# Usage: run.sh [--before DIR | --before-rev REV] [--after DIR | --after-rev REV] [--keep]
+# Usage: run.sh [--before DIR | --before-rev REV] [--after DIR | --after-rev REV]
+#               [--rounds N] [--keep]
 #   --before DIR      a promptpack checkout to use as "before"
 #   --before-rev REV  export REV of this repository as "before" (default 92ef7fe,
 #                     the last commit before the Cargo workspace)
 #   --after DIR       a promptpack checkout to use as "after"
 #                     (default: the repository holding this script, as it is on disk)
 #   --after-rev REV   export REV of this repository as "after"
+#   --rounds N        build everything N times (default 3), round after round,
+#                     and report medians: one cold build's CPU time moves by
+#                     10-20% on a shared machine, a median of rounds much less
 #   --keep            keep the temporary directory (apps, target dirs, logs)
 #
 # Prints a Markdown table and writes it to last-run.md beside this script.
@@ -26,15 +30,16 @@ repo=$(cd "$script_dir/../.." && pwd)
 
 before_dir="" before_rev="92ef7fe"
 after_dir="$repo" after_rev=""
-keep=0
+keep=0 rounds=3
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --before) before_dir=$2; before_rev=""; shift 2 ;;
         --before-rev) before_rev=$2; before_dir=""; shift 2 ;;
         --after) after_dir=$2; after_rev=""; shift 2 ;;
         --after-rev) after_rev=$2; after_dir=""; shift 2 ;;
+        --rounds) rounds=$2; shift 2 ;;
         --keep) keep=1; shift ;;
-        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
         *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -85,10 +90,10 @@ notable_re='^(syn|quote|proc-macro2|prettyplease|heck|notify|notify-debouncer-fu
 
 # Copies app $1 into a fresh directory for tree $2 (a checkout, or "" for the
 # baseline), fills in its templates, builds it cold and appends a result line
-# "app|tree|crates|wall|cpu|notable" to $tmp/results.
-measure() { # APP TREE_DIR TREE_LABEL
-    local app=$1 tree=$2 label=$3
-    local work=$tmp/apps/$app-${label%% *}
+# "app|tree|round|crates|rustc runs|wall|cpu|notable" to $tmp/results.
+measure() { # APP TREE_DIR TREE_LABEL ROUND
+    local app=$1 tree=$2 label=$3 round=$4
+    local work=$tmp/apps/$app-${label%% *}-$round
     mkdir -p "$work"
     cp -r "$script_dir/apps/$app/." "$work/"
 
@@ -120,7 +125,7 @@ measure() { # APP TREE_DIR TREE_LABEL
     # not the network.
     (cd "$work" && cargo fetch -q)
 
-    echo "building $app against $label ..." >&2
+    echo "round $round: building $app against $label ..." >&2
     # -v makes cargo print each rustc command, so rustc runs can be counted:
     # cargo says "Compiling" once per package, but a package used both by a
     # build script or proc macro (host) and by the program is compiled twice.
@@ -151,36 +156,65 @@ measure() { # APP TREE_DIR TREE_LABEL
         notable+="${notable:+, }$name $version"
         [[ $runs -le 1 ]] || notable+=" ×$runs"
     done < <(sed -n 's/^ *Compiling \([^ ]*\) v\([^ ]*\).*/\1 \2/p' "$log")
-    echo "$app|$label|$crates|$rustc_runs|$wall|$cpu|${notable:--}" >> "$tmp/results"
+    echo "$app|$label|$round|$crates|$rustc_runs|$wall|$cpu|${notable:--}" >> "$tmp/results"
 
     # The target directories are large; only --keep needs them afterwards.
     [[ $keep -eq 1 ]] || rm -rf "$CARGO_TARGET_DIR"
 }
 
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "--rounds wants a positive number" >&2; exit 2; }
 started=$(date -u '+%Y-%m-%d %H:%M UTC')
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
-measure baseline "" "-"
-measure library-only "$before_dir" "$before_label"
-measure library-only "$after_dir" "$after_label"
-measure typed "$before_dir" "$before_label"
-measure typed "$after_dir" "$after_label"
+# Each round builds every app once, the baseline first, so that each
+# ratio compares builds made minutes apart under the same load.
+for ((round = 1; round <= rounds; round++)); do
+    measure baseline "" "-" "$round"
+    measure library-only "$before_dir" "$before_label" "$round"
+    measure library-only "$after_dir" "$after_label" "$round"
+    measure typed "$before_dir" "$before_label" "$round"
+    measure typed "$after_dir" "$after_label" "$round"
+done
 load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 
-# The table. CPU time is user + sys of every compiler process: unlike wall
-# time it does not depend much on how many cores were free.
+median() { # numbers on stdin, one a line
+    sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# The tables. CPU time is user + sys of every compiler process: unlike wall
+# time it does not depend much on how many cores were free. A row's ratio is
+# the median over rounds of its CPU time over that round's baseline.
 report=$script_dir/last-run.md
 {
     echo "# Cold release build cost"
     echo
-    echo "$started; $(nproc) cores; $(rustc --version); timer: $timer;"
+    echo "$started; $(nproc) cores; $(rustc --version); timer: $timer; $rounds round(s);"
     echo "load average $load_start at start, $load_end at end."
     echo
-    echo "| app | tree | crates compiled | rustc runs | wall s | CPU s | CPU ÷ baseline | notable crates (×N: compiled N times) |"
-    echo "|---|---|--:|--:|--:|--:|--:|---|"
-    base_cpu=$(awk -F'|' '$1 == "baseline" { print $6 }' "$tmp/results")
-    while IFS='|' read -r app label crates rustc_runs wall cpu notable; do
-        ratio=$(awk -v c="$cpu" -v b="$base_cpu" 'BEGIN { printf "%.2f", c / b }')
-        printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' \
-            "$app" "$label" "$crates" "$rustc_runs" "$wall" "$cpu" "$ratio" "$notable"
+    echo "| app | tree | crates compiled | rustc runs | wall s (median) | CPU s (median) | CPU ÷ baseline (median) | range over rounds | notable crates (×N: compiled N times) |"
+    echo "|---|---|--:|--:|--:|--:|--:|--:|---|"
+    # Each round's baseline CPU time, for that round's ratios.
+    declare -A base_cpu
+    while IFS='|' read -r app _ round _ _ _ cpu _; do
+        [[ $app == baseline ]] && base_cpu[$round]=$cpu
+    done < "$tmp/results"
+    # The rows in the order first measured.
+    while IFS='|' read -r app label; do
+        rows=$(awk -F'|' -v a="$app" -v l="$label" '$1 == a && $2 == l' "$tmp/results")
+        IFS='|' read -r _ _ _ crates rustc_runs _ _ notable <<< "$(head -n 1 <<< "$rows")"
+        wall=$(cut -d'|' -f6 <<< "$rows" | median)
+        cpu=$(cut -d'|' -f7 <<< "$rows" | median)
+        ratios=$(while IFS='|' read -r _ _ round _ _ _ c _; do
+            awk -v c="$c" -v b="${base_cpu[$round]}" 'BEGIN { printf "%.2f\n", c / b }'
+        done <<< "$rows")
+        ratio=$(median <<< "$ratios")
+        range="$(sort -g <<< "$ratios" | head -n 1)–$(sort -g <<< "$ratios" | tail -n 1)"
+        printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' \
+            "$app" "$label" "$crates" "$rustc_runs" "$wall" "$cpu" "$ratio" "$range" "$notable"
+    done < <(cut -d'|' -f1,2 "$tmp/results" | awk '!seen[$0]++')
+    echo
+    echo "Each build (round, app, tree, CPU s):"
+    echo
+    while IFS='|' read -r app label round _ _ _ cpu _; do
+        echo "- $round $app $label $cpu"
     done < "$tmp/results"
 } | tee "$report"

@@ -16,11 +16,13 @@ use crate::program::VarKind;
 #[cfg(feature = "contract-check")]
 use crate::resolve::ResolvedPrompt;
 use serde::{Deserialize, Serialize};
+#[cfg(any(feature = "contract-check", feature = "contract-json"))]
 use std::collections::BTreeMap;
 
 /// The version of [`Contract`]'s JSON shape. A reader meets files written
 /// by other builds of promptpack; it bumps whenever a field changes meaning,
 /// so that an old file is refused rather than misread.
+#[cfg(any(feature = "contract-check", feature = "contract-json"))]
 pub const FORMAT: u32 = 1;
 
 #[cfg(feature = "contract-check")]
@@ -29,7 +31,9 @@ pub const FORMAT: u32 = 1;
 const LISTED_FIELDS: usize = 12;
 
 /// The contract of a compiled program: every prompt id with the fields of
-/// its vars struct.
+/// its vars struct. (Not in a `Library`-only build, which never compares a
+/// prompt with a compiled struct.)
+#[cfg(any(feature = "contract-check", feature = "contract-json"))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Contract {
@@ -89,6 +93,7 @@ pub fn of_prompt(prompt: &ResolvedPrompt) -> PromptContract {
     }
 }
 
+#[cfg(any(feature = "contract-check", feature = "contract-json"))]
 impl Contract {
     /// The contract of a program whose prompts are `prompts` (by id), of
     /// this promptpack's [`FORMAT`]: what a running binary that knows its

@@ -21,6 +21,7 @@ pub mod json;
 pub mod lint;
 #[cfg(feature = "load")]
 pub mod pipeline;
+#[cfg(feature = "print")]
 pub mod print;
 pub mod program;
 pub mod render;

@@ -2,14 +2,13 @@
 //! `templates/` and `snippets/` folders and `promptpack.toml`.
 
 use crate::read::{Refused, read_regular};
+use crate::toml_tree::{self, Node, SyntaxError, Table, Value};
 use promptpack_core::error::{Diagnostic, Error, ErrorCode, Location, Result};
 use promptpack_core::settings::Settings;
 use promptpack_core::source_file::{SourceFile, Span};
 use promptpack_core::syntax::Delimiters;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use toml::Spanned;
-use toml::de::{DeTable, DeValue};
 
 /// The name of the optional settings file at the prompt root.
 pub const CONFIG_FILE: &str = "promptpack.toml";
@@ -288,8 +287,8 @@ fn read_file(config: &mut Config, text: &str) -> Result<()> {
     let file = File {
         source: SourceFile::new(CONFIG_FILE, text),
     };
-    let top = DeTable::parse(text).map_err(|e| file.syntax_error(&e))?;
-    let top = top.get_ref();
+    let top = toml_tree::parse(text).map_err(|e| file.syntax_error(&e))?;
+    let top = &top;
     file.known_keys(top, "", TOP_KEYS)?;
     if let Some(templates) = find(top, "templates") {
         config.templates = config.root.join(file.string(templates, "templates")?);
@@ -301,7 +300,10 @@ fn read_file(config: &mut Config, text: &str) -> Result<()> {
         let table = file.table(delimiters, "delimiters", DELIMITERS_KEYS)?;
         let value = |key: &str| {
             find(table, key).ok_or_else(|| {
-                file.invalid(delimiters.span(), format!("[delimiters] needs `{key}`"))
+                file.invalid(
+                    delimiters.span.clone(),
+                    format!("[delimiters] needs `{key}`"),
+                )
             })
         };
         let (open, close) = (value("open")?, value("close")?);
@@ -309,9 +311,9 @@ fn read_file(config: &mut Config, text: &str) -> Result<()> {
         config.settings.delimiters = Delimiters::new(open_text, close_text).map_err(|e| {
             // Point at the value that is refused (`{{` is a valid opening).
             let bad = if Delimiters::new(open_text, "}}").is_err() {
-                open.span()
+                open.span.clone()
             } else {
-                close.span()
+                close.span.clone()
             };
             e.located(file.source.location(span(bad)))
         })?;
@@ -335,7 +337,7 @@ fn read_file(config: &mut Config, text: &str) -> Result<()> {
         }
         if let Some(path) = find(table, "crate_path") {
             let text = file.string(path, "crate_path")?;
-            check_crate_path(text).map_err(|message| file.invalid(path.span(), message))?;
+            check_crate_path(text).map_err(|message| file.invalid(path.span.clone(), message))?;
             config.crate_path = text.to_string();
         }
     }
@@ -343,11 +345,8 @@ fn read_file(config: &mut Config, text: &str) -> Result<()> {
 }
 
 /// The value of `key` in `table`.
-fn find<'t, 'i>(table: &'t DeTable<'i>, key: &str) -> Option<&'t Spanned<DeValue<'i>>> {
-    table
-        .iter()
-        .find(|(k, _)| k.get_ref().as_ref() == key)
-        .map(|(_, v)| v)
+fn find<'t>(table: &'t Table, key: &str) -> Option<&'t Node> {
+    table.get(key)
 }
 
 fn span(range: Range<usize>) -> Span {
@@ -369,12 +368,12 @@ impl File {
             .into()
     }
 
-    fn syntax_error(&self, e: &toml::de::Error) -> Error {
+    fn syntax_error(&self, e: &SyntaxError) -> Error {
         let diagnostic = Diagnostic::new(
             ErrorCode::InvalidConfig,
-            format!("{CONFIG_FILE} is not valid: {}", e.message()),
+            format!("{CONFIG_FILE} is not valid: {}", e.message),
         );
-        match e.span() {
+        match e.span.clone() {
             Some(at) => diagnostic.at(self.source.location(span(at))),
             None => diagnostic.at(Location::file(CONFIG_FILE)),
         }
@@ -383,9 +382,8 @@ impl File {
 
     /// Refuses a key of `table` (`[section]`, or the top for "") that is
     /// not one of `known`, listing those it knows.
-    fn known_keys(&self, table: &DeTable<'_>, section: &str, known: &[&str]) -> Result<()> {
-        for key in table.keys() {
-            let name = key.get_ref().as_ref();
+    fn known_keys(&self, table: &Table, section: &str, known: &[&str]) -> Result<()> {
+        for (name, key_span, _) in table.entries() {
             if known.contains(&name) {
                 continue;
             }
@@ -400,45 +398,37 @@ impl File {
                 .collect::<Vec<_>>()
                 .join(", ");
             return Err(self.invalid(
-                key.span(),
+                key_span.clone(),
                 format!("{CONFIG_FILE} has no setting `{name}`{place}; it knows {list}"),
             ));
         }
         Ok(())
     }
 
-    fn wrong_type(&self, value: &Spanned<DeValue<'_>>, key: &str, wanted: &str) -> Error {
-        let found = match value.get_ref() {
-            DeValue::String(_) => "a string",
-            DeValue::Integer(_) => "an integer",
-            DeValue::Float(_) => "a float",
-            DeValue::Boolean(_) => "a boolean",
-            DeValue::Datetime(_) => "a date",
-            DeValue::Array(_) => "an array",
-            DeValue::Table(_) => "a table",
-        };
+    fn wrong_type(&self, value: &Node, key: &str, wanted: &str) -> Error {
+        let found = value.value.kind();
         self.invalid(
-            value.span(),
+            value.span.clone(),
             format!("`{key}` in {CONFIG_FILE} is {wanted}, found {found}"),
         )
     }
 
-    fn string<'v>(&self, value: &'v Spanned<DeValue<'_>>, key: &str) -> Result<&'v str> {
-        match value.get_ref() {
-            DeValue::String(text) => Ok(text.as_ref()),
+    fn string<'v>(&self, value: &'v Node, key: &str) -> Result<&'v str> {
+        match &value.value {
+            Value::String(text) => Ok(text),
             _ => Err(self.wrong_type(value, key, "a string")),
         }
     }
 
-    fn boolean(&self, value: &Spanned<DeValue<'_>>, key: &str) -> Result<bool> {
-        match value.get_ref() {
-            DeValue::Boolean(b) => Ok(*b),
+    fn boolean(&self, value: &Node, key: &str) -> Result<bool> {
+        match value.value {
+            Value::Boolean(b) => Ok(b),
             _ => Err(self.wrong_type(value, key, "`true` or `false`")),
         }
     }
 
-    fn strings(&self, value: &Spanned<DeValue<'_>>, key: &str) -> Result<Vec<String>> {
-        let DeValue::Array(items) = value.get_ref() else {
+    fn strings(&self, value: &Node, key: &str) -> Result<Vec<String>> {
+        let Value::Array(items) = &value.value else {
             return Err(self.wrong_type(value, key, "an array of strings"));
         };
         items
@@ -448,13 +438,8 @@ impl File {
     }
 
     /// `value` as the table `[name]`, its keys all among `known`.
-    fn table<'v, 'i>(
-        &self,
-        value: &'v Spanned<DeValue<'i>>,
-        name: &str,
-        known: &[&str],
-    ) -> Result<&'v DeTable<'i>> {
-        let DeValue::Table(table) = value.get_ref() else {
+    fn table<'v>(&self, value: &'v Node, name: &str, known: &[&str]) -> Result<&'v Table> {
+        let Value::Table(table) = &value.value else {
             return Err(self.wrong_type(value, name, "a table"));
         };
         self.known_keys(table, name, known)?;

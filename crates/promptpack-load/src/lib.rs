@@ -11,6 +11,7 @@
 mod config;
 mod names;
 mod read;
+mod toml_tree;
 
 pub use config::{CONFIG_FILE, Config};
 pub use names::is_ignored_name;
