@@ -84,7 +84,7 @@ pub use listener::{Change, Listener};
 pub use model::{
     Arm, AuditEntry, BuildRegistration, Draft, History, ImportReport, Imported, ListQuery, Listed,
     Page, Pin, PromptEntry, RegisteredBuild, Role, Selector, SnippetRevision, Syntax, Timestamp,
-    User, Version, VersionSummary, contract_hash, token_hash,
+    User, UserAction, UserChange, Version, VersionSummary, contract_hash, token_hash,
 };
 pub use promptpack_core::contract::Contract;
 pub use promptpack_core::{Error, ErrorCode, Settings};

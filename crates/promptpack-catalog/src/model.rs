@@ -421,6 +421,49 @@ pub struct User {
     pub created_at: Timestamp,
 }
 
+/// One change to the console's users, as the catalog's append-only user
+/// audit keeps it ([`Catalog::user_history`](crate::Catalog::user_history)).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct UserChange {
+    /// The user added or removed.
+    pub user: String,
+    /// `add` or `remove`.
+    pub action: UserAction,
+    /// The user's role then (for a removal: the role taken away).
+    pub role: Role,
+    /// Who made the change (that catalog's author).
+    pub author: String,
+    /// When.
+    pub at: Timestamp,
+}
+
+/// What happened to a console user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UserAction {
+    /// Added, with a role and a token.
+    Add,
+    /// Removed: the token signs in no more.
+    Remove,
+}
+
+impl UserAction {
+    /// As the audit stores it: `add` or `remove`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UserAction::Add => "add",
+            UserAction::Remove => "remove",
+        }
+    }
+}
+
+impl fmt::Display for UserAction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// What the catalog stores instead of a console user's token: its SHA-256,
 /// as 64 lowercase hex digits. A console hashes the bearer token it is
 /// shown and looks the user up by the hash

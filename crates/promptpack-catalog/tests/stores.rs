@@ -5,7 +5,7 @@ mod support;
 
 use promptpack_catalog::{
     Arm, BuildRegistration, Catalog, Contract, Draft, ErrorCode, ListQuery, Page, Role, Selector,
-    Syntax, User, content_hash, contract_hash, token_hash,
+    Syntax, User, UserAction, content_hash, contract_hash, token_hash,
 };
 use std::time::Duration;
 use support::{SCHEMA_VERSION, TestStore, code, draft, write_tree};
@@ -1024,7 +1024,7 @@ fn a_catalog_of_the_first_schema_is_migrated(store: &TestStore) {
     catalog.publish("p", &draft("one"), None).expect("publish");
     catalog.set_label("p", "production", 1).expect("label");
     let mut back = String::from(
-        "DROP TABLE console_users; DROP TABLE registered_builds; \
+        "DROP TABLE console_user_audit; DROP TABLE console_users; DROP TABLE registered_builds; \
          DROP TABLE label_arms; ALTER TABLE audit DROP COLUMN arms; \
          DELETE FROM promptpack_schema WHERE version >= 2; \
          ALTER TABLE promptpack_schema DROP COLUMN checksum;",
@@ -1242,6 +1242,42 @@ fn console_users_are_added_found_by_token_and_removed(store: &TestStore) {
     let users: Vec<User> = catalog.users().expect("users");
     assert_eq!(users.len(), 3);
 
+    // Each add and remove is in the user audit, with who made it, and
+    // refused ones are not; the audit is append-only.
+    let mut ops = store.open().with_author("ops");
+    ops.remove_user("bob").expect("ops removes bob");
+    let history: Vec<(String, UserAction, Role, String)> = catalog
+        .user_history()
+        .expect("user history")
+        .into_iter()
+        .map(|change| (change.user, change.action, change.role, change.author))
+        .collect();
+    let entry = |user: &str, action, role, author: &str| {
+        (user.to_string(), action, role, author.to_string())
+    };
+    assert_eq!(
+        history,
+        [
+            entry("ada", UserAction::Add, Role::Admin, "root"),
+            entry("bob", UserAction::Add, Role::Viewer, "root"),
+            entry("amy", UserAction::Add, Role::Editor, "root"),
+            entry("ada", UserAction::Remove, Role::Admin, "root"),
+            entry("ada", UserAction::Add, Role::Editor, "root"),
+            entry("bob", UserAction::Remove, Role::Viewer, "ops"),
+        ]
+    );
+    let users: Vec<User> = catalog.users().expect("users");
+    assert_eq!(users.len(), 2);
+    let before = store.footprint();
+    for sql in [
+        "UPDATE console_user_audit SET author = 'nobody'",
+        "DELETE FROM console_user_audit",
+    ] {
+        let refused = store.raw(sql).expect_err(sql);
+        assert!(refused.contains("append-only"), "{sql}: {refused}");
+    }
+    assert_eq!(store.footprint(), before);
+
     // A reader finds users, and writes none.
     let mut reader = Catalog::connect(&store.url).expect("a reader");
     assert_eq!(reader.users().expect("users"), users);
@@ -1258,8 +1294,9 @@ fn console_users_are_added_found_by_token_and_removed(store: &TestStore) {
             .add_user("zed", Role::Admin, &token_hash("zed"))
             .is_err()
     );
-    assert!(reader.remove_user("bob").is_err());
+    assert!(reader.remove_user("amy").is_err());
     assert_eq!(store.footprint(), before);
+    assert_eq!(reader.user_history().expect("history").len(), 6);
 }
 
 /// A contract of one prompt `greeter` with the variables `vars`.

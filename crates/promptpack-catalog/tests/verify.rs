@@ -272,6 +272,7 @@ fn truncation_is_refused(store: &TestStore) {
         Kind::Sqlite => &["DELETE FROM audit", "DELETE FROM prompt_versions"],
         Kind::Postgres => &[
             "TRUNCATE audit",
+            "TRUNCATE console_user_audit",
             "TRUNCATE version_pins",
             "TRUNCATE prompt_versions CASCADE",
             "TRUNCATE snippet_revisions CASCADE",
@@ -338,7 +339,7 @@ fn a_catalog_from_before_checksums_gets_them(store: &TestStore) {
     drop(catalog);
     let mut back = String::from(
         "DELETE FROM promptpack_schema WHERE version >= 3; \
-         DROP TABLE console_users; DROP TABLE registered_builds; \
+         DROP TABLE console_user_audit; DROP TABLE console_users; DROP TABLE registered_builds; \
          ALTER TABLE promptpack_schema DROP COLUMN checksum;",
     );
     if store.kind == Kind::Postgres {
@@ -393,7 +394,7 @@ fn a_clean_catalog_verifies(store: &TestStore) {
         VerifyReport {
             versions: 3,
             snippet_revisions: 2,
-            guards: 8,
+            guards: 10,
             migrations: SCHEMA_VERSION as u64,
             findings: Vec::new(),
         }

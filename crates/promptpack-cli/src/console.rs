@@ -46,6 +46,8 @@ enum UserCommand {
     },
     /// List the users and their roles.
     List,
+    /// Every user added and removed, oldest first, with who did it.
+    History,
     /// Remove a user: their token and sessions stop working at once.
     Remove {
         /// The user's name.
@@ -112,6 +114,16 @@ fn users(args: &ConsoleArgs, command: &UserCommand) -> Result<String, Error> {
                 format!(
                     "{}\t{}\tadded by {} at {}\n",
                     u.name, u.role, u.created_by, u.created_at
+                )
+            })
+            .collect()),
+        UserCommand::History => Ok(catalog
+            .user_history()?
+            .iter()
+            .map(|change| {
+                format!(
+                    "{}\t{} {}\t{}\tby {}\n",
+                    change.at, change.action, change.user, change.role, change.author
                 )
             })
             .collect()),

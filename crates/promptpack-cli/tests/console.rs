@@ -89,6 +89,18 @@ fn users_are_added_listed_and_removed_with_their_tokens_shown_once() {
     );
     let missing = promptpack(&["console", "user", "remove", "ada", "--db", &db]);
     assert_eq!(missing.status.code(), Some(1));
+    // The add and the remove, not the refused ones, with who made them.
+    let history = text(&promptpack(&["console", "user", "history", "--db", &db]).stdout);
+    let changes: Vec<&str> = history
+        .lines()
+        .map(|line| line.split_once('\t').map_or(line, |(_, change)| change))
+        .collect();
+    assert_eq!(changes.len(), 2, "{history}");
+    assert!(changes[0].starts_with("add ada\tadmin\tby "), "{history}");
+    assert!(
+        changes[1].starts_with("remove ada\tadmin\tby "),
+        "{history}"
+    );
 }
 
 #[test]

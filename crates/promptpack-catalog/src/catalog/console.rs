@@ -5,7 +5,9 @@
 
 use super::{Catalog, check_name, rows};
 use crate::compile::{check_record, text_hash};
-use crate::model::{BuildRegistration, RegisteredBuild, Role, Timestamp, User, canonical_contract};
+use crate::model::{
+    BuildRegistration, RegisteredBuild, Role, Timestamp, User, UserChange, canonical_contract,
+};
 use promptpack_core::{Error, ErrorCode};
 use std::time::Duration;
 
@@ -20,7 +22,8 @@ impl Catalog {
     /// Adds console user `name` (a name as prompt ids are: letters, digits,
     /// `_` and `-`) with `role`, signing in with the token whose
     /// [`token_hash`](crate::token_hash) is `token_hash`; recorded as added
-    /// by this catalog's [`author`](Catalog::author).
+    /// by this catalog's [`author`](Catalog::author), in the user audit
+    /// ([`Catalog::user_history`]) too.
     ///
     /// # Errors
     /// `invalid_request` for a name that is not one or a hash that is not
@@ -58,6 +61,15 @@ impl Catalog {
             .read(&mut |tx| rows::user_by_token_hash(tx, token_hash))
     }
 
+    /// Every change of the console's users (added, removed), oldest
+    /// first: who made it and when. Append-only, as a prompt's audit is.
+    ///
+    /// # Errors
+    /// `unavailable` when the store cannot be read.
+    pub fn user_history(&mut self) -> Result<Vec<UserChange>, Error> {
+        self.store.read(&mut |tx| rows::user_history(tx))
+    }
+
     /// Every console user, by name.
     ///
     /// # Errors
@@ -67,12 +79,17 @@ impl Catalog {
     }
 
     /// Removes console user `name`: the user's token signs in no more.
+    /// Recorded in the user audit ([`Catalog::user_history`]) as removed
+    /// by this catalog's [`author`](Catalog::author), in the same
+    /// transaction.
     ///
     /// # Errors
     /// `not_found` when the catalog has no such user.
     pub fn remove_user(&mut self, name: &str) -> Result<(), Error> {
+        check_record(&self.author, "")?;
+        let author = self.author.clone();
         self.store.write(&mut |tx| {
-            if rows::delete_user(tx, name)? {
+            if rows::delete_user(tx, name, &author)? {
                 Ok(())
             } else {
                 Err(Error::new(

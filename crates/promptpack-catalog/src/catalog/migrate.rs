@@ -40,6 +40,7 @@ migrations! {
     3 => "0003_no_truncate.sql",
     4 => "0004_console_users.sql",
     5 => "0005_registered_builds.sql",
+    6 => "0006_console_user_audit.sql",
 }
 
 /// The first schema version whose migrate recorded checksums.
@@ -229,14 +230,19 @@ const SQLITE_MESSAGES: &[(&str, &str)] = &[
     ("version_pins", "version pins are append-only"),
     ("snippet_revisions", "snippet revisions are append-only"),
     ("audit", "the audit history is append-only"),
+    (
+        "console_user_audit",
+        "the console user audit is append-only",
+    ),
 ];
 
 /// The tables no statement may rewrite.
-const APPEND_ONLY: [&str; 4] = [
+const APPEND_ONLY: [&str; 5] = [
     "prompt_versions",
     "version_pins",
     "snippet_revisions",
     "audit",
+    "console_user_audit",
 ];
 
 /// `tgtype` bits (PostgreSQL's `pg_trigger.h`).
@@ -246,7 +252,7 @@ const PG_DELETE: i64 = 8;
 const PG_UPDATE: i64 = 16;
 const PG_TRUNCATE: i64 = 32;
 
-const SQLITE_GUARDS: [Guard; 8] = [
+const SQLITE_GUARDS: [Guard; 10] = [
     sqlite_guard(
         "prompt_versions_append_only_update",
         APPEND_ONLY[0],
@@ -271,6 +277,16 @@ const SQLITE_GUARDS: [Guard; 8] = [
     ),
     sqlite_guard("audit_append_only_update", APPEND_ONLY[3], "UPDATE"),
     sqlite_guard("audit_append_only_delete", APPEND_ONLY[3], "DELETE"),
+    sqlite_guard(
+        "console_user_audit_append_only_update",
+        APPEND_ONLY[4],
+        "UPDATE",
+    ),
+    sqlite_guard(
+        "console_user_audit_append_only_delete",
+        APPEND_ONLY[4],
+        "DELETE",
+    ),
 ];
 
 const fn sqlite_guard(name: &'static str, table: &'static str, refuses: &'static str) -> Guard {
@@ -285,7 +301,7 @@ const fn sqlite_guard(name: &'static str, table: &'static str, refuses: &'static
 const PG_ROWS: i64 = PG_ROW | PG_BEFORE | PG_UPDATE | PG_DELETE;
 const PG_TRUNCATES: i64 = PG_BEFORE | PG_TRUNCATE;
 
-const POSTGRES_GUARDS: [Guard; 8] = [
+const POSTGRES_GUARDS: [Guard; 10] = [
     pg_guard("prompt_versions_append_only", APPEND_ONLY[0], PG_ROWS),
     pg_guard("version_pins_append_only", APPEND_ONLY[1], PG_ROWS),
     pg_guard("snippet_revisions_append_only", APPEND_ONLY[2], PG_ROWS),
@@ -298,6 +314,12 @@ const POSTGRES_GUARDS: [Guard; 8] = [
         PG_TRUNCATES,
     ),
     pg_guard("audit_no_truncate", APPEND_ONLY[3], PG_TRUNCATES),
+    pg_guard("console_user_audit_append_only", APPEND_ONLY[4], PG_ROWS),
+    pg_guard(
+        "console_user_audit_no_truncate",
+        APPEND_ONLY[4],
+        PG_TRUNCATES,
+    ),
 ];
 
 const fn pg_guard(name: &'static str, table: &'static str, pg_type: i64) -> Guard {

@@ -4,7 +4,7 @@
 use crate::compile::{Compiled, SnippetText};
 use crate::model::{
     Arm, AuditEntry, Draft, Pin, PromptEntry, RegisteredBuild, Role, SnippetRevision, Syntax,
-    Timestamp, User, Version, VersionSummary,
+    Timestamp, User, UserAction, UserChange, Version, VersionSummary,
 };
 use crate::store::{Param, Row, Tx};
 use promptpack_core::contract::{Contract, FORMAT};
@@ -985,12 +985,9 @@ fn user_row(row: &Row) -> Result<User, Error> {
         name: row.text("name")?,
         // The schema's CHECK admits only the three; a row that says
         // otherwise was written by hand.
-        role: role.parse().map_err(|_| {
-            Error::new(
-                ErrorCode::NotConfigured,
-                format!("the catalog holds a console user of role `{role}`, which is not one"),
-            )
-        })?,
+        role: role
+            .parse()
+            .map_err(|_| hand_written("a console user of role", &role))?,
         created_by: row.text("created_by")?,
         created_at: Timestamp(row.int("created_at")?),
     })
@@ -1019,7 +1016,11 @@ pub(crate) fn insert_user(
             Param::Int(created_at.0),
         ],
     )?;
-    Ok((added > 0).then(|| User {
+    if added == 0 {
+        return Ok(None);
+    }
+    audit_user(tx, name, UserAction::Add, role, created_by, created_at)?;
+    Ok(Some(User {
         name: name.to_string(),
         role,
         created_by: created_by.to_string(),
@@ -1049,13 +1050,83 @@ pub(crate) fn users(tx: &mut dyn Tx) -> Result<Vec<User>, Error> {
     tx.query(&sql, &[])?.iter().map(user_row).collect()
 }
 
-/// Removes the console user named `name`; whether there was one.
-pub(crate) fn delete_user(tx: &mut dyn Tx, name: &str) -> Result<bool, Error> {
-    let removed = tx.execute(
+/// Removes the console user named `name`, recorded as removed by
+/// `author`; whether there was one.
+pub(crate) fn delete_user(tx: &mut dyn Tx, name: &str, author: &str) -> Result<bool, Error> {
+    let Some(user) = user(tx, name)? else {
+        return Ok(false);
+    };
+    tx.execute(
         "DELETE FROM console_users WHERE name = $1",
         &[Param::Text(name)],
     )?;
-    Ok(removed > 0)
+    audit_user(
+        tx,
+        name,
+        UserAction::Remove,
+        user.role,
+        author,
+        Timestamp::now(),
+    )?;
+    Ok(true)
+}
+
+/// Appends a change of the console's users to their audit.
+fn audit_user(
+    tx: &mut dyn Tx,
+    name: &str,
+    action: UserAction,
+    role: Role,
+    author: &str,
+    at: Timestamp,
+) -> Result<(), Error> {
+    tx.execute(
+        "INSERT INTO console_user_audit (user_name, action, role, author, created_at) \
+         VALUES ($1, $2, $3, $4, $5)",
+        &[
+            Param::Text(name),
+            Param::Text(action.as_str()),
+            Param::Text(role.as_str()),
+            Param::Text(author),
+            Param::Int(at.0),
+        ],
+    )?;
+    Ok(())
+}
+
+/// Every change of the console's users, oldest first.
+pub(crate) fn user_history(tx: &mut dyn Tx) -> Result<Vec<UserChange>, Error> {
+    let rows = tx.query(
+        "SELECT user_name, action, role, author, created_at FROM console_user_audit ORDER BY seq",
+        &[],
+    )?;
+    rows.iter()
+        .map(|row| {
+            let action = match row.text("action")?.as_str() {
+                "add" => UserAction::Add,
+                "remove" => UserAction::Remove,
+                other => return Err(hand_written("a console user audit action", other)),
+            };
+            let role = row.text("role")?;
+            Ok(UserChange {
+                user: row.text("user_name")?,
+                action,
+                role: role
+                    .parse()
+                    .map_err(|_| hand_written("a console user of role", &role))?,
+                author: row.text("author")?,
+                at: Timestamp(row.int("created_at")?),
+            })
+        })
+        .collect()
+}
+
+/// A value the schema's CHECK refuses, so written by hand around it.
+fn hand_written(what: &str, value: &str) -> Error {
+    Error::new(
+        ErrorCode::NotConfigured,
+        format!("the catalog holds {what} `{value}`, which is not one"),
+    )
 }
 
 /// Registers a build: inserts it, or refreshes its `last_seen` (and, when

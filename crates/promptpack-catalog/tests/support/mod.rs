@@ -6,7 +6,7 @@ use promptpack_catalog::{Catalog, Draft, Error, ErrorCode};
 use std::path::Path;
 
 /// The schema version this promptpack's migrations bring a catalog to.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// A fresh, empty catalog store.
 pub struct TestStore {
@@ -115,6 +115,7 @@ impl TestStore {
             "labels",
             "audit",
             "console_users",
+            "console_user_audit",
             "registered_builds",
         ]
         .iter()
