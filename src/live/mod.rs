@@ -77,7 +77,6 @@
 
 mod event;
 mod fetch;
-mod file;
 mod handle;
 mod served;
 mod split;

@@ -6,11 +6,11 @@ use super::event::LiveEvent;
 use super::fetch::{
     LabelState, StoreError, Verdict, earlier_versions, fetch_versions, judge, read_labels,
 };
-use super::file::FileIdentity;
 use super::served::{Served, ServedArm, ServedPrompt};
 use crate::__private::PromptInfo;
 use crate::provenance::Provenance;
 use arc_swap::ArcSwap;
+use promptpack_catalog::FileIdentity;
 use promptpack_catalog::redact_url;
 use promptpack_catalog::{BuildRegistration, Catalog, ChangeMarker, Timeouts};
 use promptpack_core::error::{Error, ErrorCode};

@@ -66,6 +66,7 @@
 mod catalog;
 mod compile;
 mod diff;
+mod file_identity;
 mod files;
 #[cfg(feature = "postgres")]
 mod listener;
@@ -79,6 +80,7 @@ pub use catalog::rows::CHANGES_CHANNEL;
 pub use catalog::verify::{Finding, FindingCode, Subject, VerifyReport, check_compiled};
 pub use catalog::{Catalog, ChangeMarker, MAX_PAGE, VersionSources, check_process_name};
 pub use compile::{MAX_FILE_BYTES, content_hash};
+pub use file_identity::FileIdentity;
 #[cfg(feature = "postgres")]
 pub use listener::{Change, Listener};
 pub use model::{

@@ -1,6 +1,8 @@
 //! Faults: a publisher killed (SIGKILL) inside its write transaction leaves
 //! no trace; a stopped PostgreSQL is `unavailable` and nothing is written;
-//! a file that is not a database is refused with a clear error.
+//! a file that is not a database is refused with a clear error; a catalog
+//! file moved over or removed under open catalogs is neither read nor
+//! written through them.
 //!
 //! Its own `main` (no libtest harness): the killed publisher is this same
 //! binary, started with `child-publish URL`, which publishes with a hook
@@ -22,7 +24,7 @@ fn main() {
         child_publish(args.get(2).map_or("", String::as_str));
         return;
     }
-    let cases: [(&str, fn()); 5] = [
+    let cases: [(&str, fn()); 6] = [
         ("sqlite_publisher_killed_mid_publish_leaves_nothing", || {
             killed_mid_publish(Kind::Sqlite)
         }),
@@ -36,6 +38,10 @@ fn main() {
         ),
         ("a_file_that_is_not_a_database_is_refused", not_a_database),
         ("a_folder_or_an_unreachable_server_is_refused", unreachable),
+        (
+            "a_catalog_file_moved_over_or_removed_is_not_read_or_written",
+            moved_over_or_removed,
+        ),
     ];
     let filter = args.iter().skip(1).find(|a| !a.starts_with('-'));
     let mut failed = Vec::new();
@@ -181,4 +187,60 @@ fn unreachable() {
     let error = Catalog::open("postgres://postgres@127.0.0.1:1/none").expect_err("no server");
     assert_eq!(error.code(), ErrorCode::Unavailable, "{error}");
     assert!(error.to_string().contains("127.0.0.1:1"), "{error}");
+}
+
+/// A writer and a reader open on a catalog file; another catalog moved over
+/// it (a backup restored with `mv`); then a catalog file removed under a
+/// writer. Neither reads the old, unlinked file or writes into it, where a
+/// write would be lost: each is refused, and nothing is made in a removed
+/// file's place.
+fn moved_over_or_removed() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let path = dir.path().join("catalog.db");
+    let url = format!("sqlite:{}", path.display());
+    let mut writer = Catalog::open(&url).expect("a catalog").with_author("w");
+    writer.create("greeter", None, None).expect("create");
+    writer.publish("greeter", &draft("one"), None).expect("v1");
+    let mut reader = Catalog::connect(&url).expect("a reader");
+    let latest = |catalog: &mut Catalog| {
+        catalog
+            .get("greeter", &Selector::Latest)
+            .map(|version| version.system)
+    };
+    assert_eq!(latest(&mut reader).expect("v1"), "one");
+
+    let backup = dir.path().join("backup.db");
+    let mut other = Catalog::open(&format!("sqlite:{}", backup.display()))
+        .expect("another catalog")
+        .with_author("b");
+    other.create("greeter", None, None).expect("create");
+    other.publish("greeter", &draft("two"), None).expect("v1");
+    drop(other);
+    std::fs::rename(&backup, &path).expect("moved over");
+    let refused = [
+        latest(&mut reader).expect_err("the old file is not read"),
+        writer
+            .publish("greeter", &draft("three"), None)
+            .expect_err("nor written"),
+    ];
+    for error in refused {
+        assert_eq!(error.code(), ErrorCode::Unavailable, "{error}");
+        assert!(error.to_string().contains("replaced or removed"), "{error}");
+    }
+
+    let path = dir.path().join("removed.db");
+    let url = format!("sqlite:{}", path.display());
+    let mut writer = Catalog::open(&url).expect("a catalog").with_author("w");
+    writer.create("greeter", None, None).expect("create");
+    for suffix in ["", "-wal", "-shm"] {
+        let file = format!("{}{suffix}", path.display());
+        if std::path::Path::new(&file).exists() {
+            std::fs::remove_file(file).expect("removed");
+        }
+    }
+    let error = writer
+        .publish("greeter", &draft("one"), None)
+        .expect_err("a removed file is not written");
+    assert_eq!(error.code(), ErrorCode::Unavailable, "{error}");
+    assert!(!path.exists(), "nothing made in its place");
 }

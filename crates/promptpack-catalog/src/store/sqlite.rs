@@ -3,6 +3,7 @@
 //! threads and processes queue instead of failing.
 
 use super::{Access, Cell, Dialect, Param, Row, Tx, Work, numbered_parameters};
+use crate::file_identity::FileIdentity;
 use promptpack_core::{Error, ErrorCode};
 use rusqlite::types::{ToSqlOutput, Value, ValueRef};
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
@@ -81,6 +82,12 @@ fn user_tables(connection: &Connection) -> rusqlite::Result<Vec<String>> {
 pub(crate) struct SqliteStore {
     connection: Connection,
     path: String,
+    /// The file opened, and which file it was: a file moved over the path
+    /// (a backup restored with `mv`) or a file removed would otherwise
+    /// leave the connection reading the old, unlinked file and writing
+    /// what nobody sees again.
+    file: PathBuf,
+    identity: Option<FileIdentity>,
     /// Set when the catalog is read from a folder this process cannot
     /// write, with no writer at work (no `-shm` file to share): the file is
     /// read through SQLite's `immutable` mode, which cannot follow a writer,
@@ -156,8 +163,29 @@ impl SqliteStore {
         Ok(SqliteStore {
             connection,
             path: shown,
+            file: path.to_path_buf(),
+            identity: FileIdentity::of(path),
             snapshot_of,
         })
+    }
+
+    /// Refuses a transaction once the file at the path is no longer the
+    /// file the connection holds (moved over, or removed). Not opened
+    /// again in its place: SQLite names a file's WAL after its path, so a
+    /// new connection beside the old one would read the old file's WAL as
+    /// the new file's. A new `Catalog` opens whatever is there then.
+    fn check_the_path(&self) -> Result<(), Error> {
+        if self.snapshot_of.is_some() || FileIdentity::of(&self.file) == self.identity {
+            return Ok(());
+        }
+        Err(Error::new(
+            ErrorCode::Unavailable,
+            format!(
+                "catalog {}: the file at this path was replaced or removed since it was opened; \
+                 nothing was read or written: open the catalog again",
+                self.path
+            ),
+        ))
     }
 
     /// The file's path, for messages.
@@ -173,6 +201,7 @@ impl SqliteStore {
         } else {
             TransactionBehavior::Deferred
         };
+        self.check_the_path()?;
         let path = self.path.clone();
         if let Some(file) = &self.snapshot_of {
             // A writer may have come since: share its `-shm` when it has

@@ -1,6 +1,7 @@
 //! The identity of a SQLite catalog's file: which file a path names, so
-//! that a handle notices another file moved over the one it opened (a
-//! backup restored) and opens it, instead of reading the old one forever.
+//! that an open catalog notices another file moved over the one it opened
+//! (a backup restored) or the file removed. The store refuses to go on
+//! with the old file; a live handle opens the new one.
 
 use std::path::Path;
 
@@ -8,7 +9,7 @@ use std::path::Path;
 /// inode, which a rename over the path changes and a write in place does
 /// not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct FileIdentity {
+pub struct FileIdentity {
     device: u64,
     inode: u64,
 }
@@ -16,7 +17,7 @@ pub(super) struct FileIdentity {
 impl FileIdentity {
     /// The file at `path` now; `None` when there is none (or, off Unix,
     /// always: a file open there cannot be replaced).
-    pub(super) fn of(path: &Path) -> Option<FileIdentity> {
+    pub fn of(path: &Path) -> Option<FileIdentity> {
         #[cfg(unix)]
         {
             use std::os::unix::fs::MetadataExt;
