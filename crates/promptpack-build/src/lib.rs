@@ -368,12 +368,28 @@ pub fn check(config: &Config) -> Report {
 /// read.
 #[cfg(feature = "unstable-machinery")]
 pub fn check_sources(sources: promptpack_core::sources::Sources, config: &Config) -> Report {
-    let compiled = promptpack_core::pipeline::compile(
-        sources,
-        Vec::new(),
-        config.settings(),
-        Stages { lint: true },
-    );
+    check_sources_in(sources, config, Stages { lint: true })
+}
+
+/// [`check_sources`] without the lints (`promptpack_core::lint`): every
+/// error, and front matter's warnings. For a caller that checks parts of a
+/// tree and lints the whole tree once itself, as the language server does.
+#[cfg(feature = "unstable-machinery")]
+pub fn check_sources_without_lints(
+    sources: promptpack_core::sources::Sources,
+    config: &Config,
+) -> Report {
+    check_sources_in(sources, config, Stages { lint: false })
+}
+
+#[cfg(feature = "unstable-machinery")]
+fn check_sources_in(
+    sources: promptpack_core::sources::Sources,
+    config: &Config,
+    stages: Stages,
+) -> Report {
+    let compiled =
+        promptpack_core::pipeline::compile(sources, Vec::new(), config.settings(), stages);
     let renderers = [Renderers::StraightLine, Renderers::Tables];
     let Checked { compiled, .. } = generate_checked(compiled, config, &renderers);
     report_of(compiled)

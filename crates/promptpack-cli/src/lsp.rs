@@ -37,6 +37,12 @@ impl Checker for CheckChecker {
         Findings { errors, warnings }
     }
 
+    fn check_without_lints(&self, config: &Config, sources: Sources) -> Findings {
+        let report = promptpack_build::check_sources_without_lints(sources, config);
+        let (errors, warnings) = findings(config, report, &self.counter);
+        Findings { errors, warnings }
+    }
+
     fn token_range(&self, config: &Config, sources: Sources, id: &str) -> Option<String> {
         let report = promptpack_build::check_sources(sources, config);
         let prompt = report.resolved.iter().find(|p| p.id == id)?.clone();

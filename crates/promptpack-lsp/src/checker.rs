@@ -3,6 +3,7 @@
 //! this crate does not carry).
 
 use promptpack_build::{Config, Diagnostic};
+use promptpack_core::lint::lint_sources;
 use promptpack_core::sources::Sources;
 
 /// Every problem found in a prompt tree.
@@ -19,6 +20,21 @@ pub struct Findings {
 pub trait Checker {
     /// Every error and lint of `sources`, read under `config`'s settings.
     fn check(&self, config: &Config, sources: Sources) -> Findings;
+
+    /// [`Checker::check`] without the lints of `promptpack_core::lint`,
+    /// for the parts of a tree the server checks alone (it lints the whole
+    /// tree once). By default the check with those lints taken out again;
+    /// a checker that can skip them says so by overriding this.
+    fn check_without_lints(&self, config: &Config, sources: Sources) -> Findings {
+        let lints = lint_sources(&sources, config.settings());
+        let mut findings = self.check(config, sources);
+        for lint in lints {
+            if let Some(i) = findings.warnings.iter().position(|w| *w == lint) {
+                findings.warnings.remove(i);
+            }
+        }
+        findings
+    }
 
     /// The range of token counts of prompt `id`'s renders, as shown on
     /// hover over a prompt file's first line (`120–340 tokens (o200k)`);
@@ -37,6 +53,14 @@ pub struct BuildChecker;
 impl Checker for BuildChecker {
     fn check(&self, config: &Config, sources: Sources) -> Findings {
         let report = promptpack_build::check_sources(sources, config);
+        Findings {
+            errors: report.errors,
+            warnings: report.warnings,
+        }
+    }
+
+    fn check_without_lints(&self, config: &Config, sources: Sources) -> Findings {
+        let report = promptpack_build::check_sources_without_lints(sources, config);
         Findings {
             errors: report.errors,
             warnings: report.warnings,

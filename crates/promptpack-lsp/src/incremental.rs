@@ -283,7 +283,7 @@ fn part(
             .filter(|s| reach.contains(&s.name))
             .map(|s| s.file.path()),
     );
-    let findings = without_lints(checker.check(config, alone.clone()), &alone, config);
+    let findings = checker.check_without_lints(config, alone);
     if has_whole_tree_codes(&findings) {
         return None;
     }
@@ -303,18 +303,8 @@ fn snippets_alone(checker: &dyn Checker, config: &Config, sources: &Sources) -> 
         stray_files: Vec::new(),
         unreadable_snippets: sources.unreadable_snippets.clone(),
     };
-    let findings = without_lints(checker.check(config, alone.clone()), &alone, config);
+    let findings = checker.check_without_lints(config, alone);
     (!has_whole_tree_codes(&findings)).then_some(findings)
-}
-
-/// `findings` without the lints of `sources` (once each).
-fn without_lints(mut findings: Findings, sources: &Sources, config: &Config) -> Findings {
-    for lint in lint_sources(sources, config.settings()) {
-        if let Some(i) = findings.warnings.iter().position(|w| *w == lint) {
-            findings.warnings.remove(i);
-        }
-    }
-    findings
 }
 
 /// The snippets `template` includes, directly or through other snippets,
