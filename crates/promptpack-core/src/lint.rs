@@ -46,42 +46,125 @@ fn lint(code: ErrorCode, message: impl Into<String>, location: Location) -> Diag
 /// naming lints ([`Settings::naming_exempt`]). Only what `sources` holds is looked at:
 /// nothing is read from disk.
 pub fn lint_sources(sources: &Sources, settings: &Settings) -> Vec<Diagnostic> {
+    lint_with(sources, settings, None)
+}
+
+/// [`lint_sources`] for a caller that lints a tree again and again as it
+/// changes (the language server, on every edit): what a file's lints owe
+/// to that file alone (its tokens, near-misses, fences, emptiness) is kept
+/// in `cache` and reused while the file's path and text are the same; the
+/// rest, which looks across files, is done every time. The same lints as
+/// [`lint_sources`], always.
+pub fn lint_sources_cached(
+    sources: &Sources,
+    settings: &Settings,
+    cache: &mut LintCache,
+) -> Vec<Diagnostic> {
+    lint_with(sources, settings, Some(cache))
+}
+
+/// What [`lint_sources_cached`] keeps of each file between calls: the
+/// file, its tokens and the lints it has of itself. Files gone from the
+/// tree are forgotten at the next call; a change of delimiters forgets all.
+#[derive(Debug, Default)]
+pub struct LintCache {
+    delimiters: Option<Delimiters>,
+    files: HashMap<String, FileLints>,
+}
+
+/// One file's tokens and the lints it has of itself.
+#[derive(Debug, Clone)]
+struct FileLints {
+    file: SourceFile,
+    findings: Vec<Finding>,
+    lints: Vec<Diagnostic>,
+}
+
+impl FileLints {
+    fn of(file: &SourceFile, delims: &Delimiters) -> FileLints {
+        step();
+        let findings = find_tokens(file.text(), delims);
+        let mut lints = Vec::new();
+        near_misses(file, &findings, delims, &mut lints);
+        fences::broken_fences(file, delims, &mut lints);
+        if file.body().is_empty() {
+            lints.push(empty_file(file));
+        }
+        FileLints {
+            file: file.clone(),
+            findings,
+            lints,
+        }
+    }
+}
+
+impl LintCache {
+    /// `file`'s own lints, made again only when its text changed.
+    fn file(&mut self, file: &SourceFile, delims: &Delimiters) -> &FileLints {
+        let fresh = |kept: &FileLints| kept.file.text() == file.text();
+        match self.files.get(file.path()) {
+            Some(kept) if fresh(kept) => {}
+            _ => {
+                let made = FileLints::of(file, delims);
+                self.files.insert(file.path().to_string(), made);
+            }
+        }
+        &self.files[file.path()]
+    }
+}
+
+fn lint_with(
+    sources: &Sources,
+    settings: &Settings,
+    mut cache: Option<&mut LintCache>,
+) -> Vec<Diagnostic> {
     let delims = &settings.delimiters;
     let exempt: HashSet<&str> = settings.naming_exempt.iter().map(String::as_str).collect();
     let mut lints = Vec::new();
+    if let Some(cache) = cache.as_deref_mut() {
+        if cache.delimiters.as_ref() != Some(delims) {
+            *cache = LintCache {
+                delimiters: Some(delims.clone()),
+                files: HashMap::new(),
+            };
+        }
+        let paths: HashSet<&str> = sources
+            .templates
+            .iter()
+            .flat_map(|t| std::iter::once(&t.system).chain(&t.user))
+            .chain(sources.snippets.iter().map(|s| &s.file))
+            .map(SourceFile::path)
+            .collect();
+        cache.files.retain(|path, _| paths.contains(path.as_str()));
+    }
 
-    // Each file is scanned once; its findings are found again by position
-    // (template i's, snippet j's), never by a search among all files.
-    let scan = |file: &SourceFile| {
-        step();
-        find_tokens(file.text(), delims)
+    // Each file is scanned once (or not at all when the cache has it); its
+    // findings are found again by position (template i's, snippet j's),
+    // never by a search among all files.
+    let mut own = |file: &SourceFile| match cache.as_deref_mut() {
+        Some(cache) => {
+            let kept = cache.file(file, delims);
+            lints.extend(kept.lints.iter().cloned());
+            kept.findings.clone()
+        }
+        None => {
+            let made = FileLints::of(file, delims);
+            lints.extend(made.lints);
+            made.findings
+        }
     };
     let template_scans: Vec<(Vec<Finding>, Option<Vec<Finding>>)> = sources
         .templates
         .iter()
-        .map(|t| (scan(&t.system), t.user.as_ref().map(scan)))
+        .map(|t| (own(&t.system), t.user.as_ref().map(&mut own)))
         .collect();
-    let snippet_scans: Vec<Vec<Finding>> = sources.snippets.iter().map(|s| scan(&s.file)).collect();
+    let snippet_scans: Vec<Vec<Finding>> = sources.snippets.iter().map(|s| own(&s.file)).collect();
     // A template's files with their findings.
     let template_files = |i: usize| {
         let t = &sources.templates[i];
         let (system, user) = &template_scans[i];
         std::iter::once((&t.system, &system[..])).chain(t.user.as_ref().zip(user.as_deref()))
     };
-
-    for (file, findings) in (0..sources.templates.len()).flat_map(template_files).chain(
-        sources
-            .snippets
-            .iter()
-            .map(|s| &s.file)
-            .zip(snippet_scans.iter().map(Vec::as_slice)),
-    ) {
-        near_misses(file, findings, delims, &mut lints);
-        fences::broken_fences(file, delims, &mut lints);
-        if file.body().is_empty() {
-            lints.push(empty_file(file));
-        }
-    }
 
     // The snippets some template reaches, following includes transitively,
     // and those some template not exempt from the naming lints reaches: one
@@ -600,6 +683,58 @@ mod tests {
                 "{templates} templates, a chain of {chain} snippets: {taken} steps for {size} files and includes"
             );
         }
+    }
+
+    /// The cache gives the lints `lint_sources` gives, through edits,
+    /// files coming and going and a change of delimiters, and scans again
+    /// only the files whose text changed.
+    #[test]
+    fn cached_lints_are_the_lints_and_scan_only_what_changed() {
+        let mut sources = Sources {
+            templates: vec![
+                template("a", "{{snippet:s}} {{ spaced }} {{agent_name}}"),
+                template("b", "```\n{{x}}\n"),
+            ],
+            snippets: vec![snippet("s", "{{#if on}}yes{{/if}}"), snippet("unused", "")],
+            ..Sources::default()
+        };
+        let settings = Settings::default();
+        let mut cache = LintCache::default();
+        let mut lints_and_scans = |sources: &Sources, settings: &Settings| {
+            STEPS.with(|s| s.set(0));
+            let cached = lint_sources_cached(sources, settings, &mut cache);
+            let scans = STEPS.with(std::cell::Cell::get);
+            assert_eq!(cached, lint_sources(sources, settings));
+            (cached, scans)
+        };
+        let (first, first_steps) = lints_and_scans(&sources, &settings);
+        assert!(!first.is_empty());
+        let (again, again_steps) = lints_and_scans(&sources, &settings);
+        assert_eq!(again, first);
+        // Only the include graph's walk: no file scanned again.
+        assert_eq!(
+            first_steps - again_steps,
+            4,
+            "{first_steps} then {again_steps}"
+        );
+
+        sources.templates[1].system =
+            SourceFile::new("templates/b/system.md", "{{snippet:unused}}");
+        let (edited, edited_steps) = lints_and_scans(&sources, &settings);
+        assert_ne!(edited, first);
+        assert!(
+            edited_steps < first_steps,
+            "{edited_steps} of {first_steps}"
+        );
+        sources.snippets.pop();
+        sources.templates.push(template("c", ""));
+        lints_and_scans(&sources, &settings);
+        let angled = Settings {
+            delimiters: Delimiters::new("<<", ">>").expect("delimiters"),
+            ..Settings::default()
+        };
+        lints_and_scans(&sources, &angled);
+        lints_and_scans(&sources, &settings);
     }
 
     #[test]

@@ -21,7 +21,7 @@
 
 use crate::checker::{Checker, Findings};
 use promptpack_build::{Config, Diagnostic, ErrorCode};
-use promptpack_core::lint::lint_sources;
+use promptpack_core::lint::{LintCache, lint_sources_cached};
 use promptpack_core::scan::{FindingKind, find_tokens};
 use promptpack_core::source_file::SourceFile;
 use promptpack_core::sources::{SnippetSource, Sources, TemplateSource};
@@ -60,6 +60,9 @@ pub(crate) struct Incremental {
     /// Whether they were found not to, on a tree where they should: the
     /// whole tree is checked every time until the next reset.
     mismatched: bool,
+    /// What the whole tree's lints owe to each file alone, so that an edit
+    /// scans only the file it changed.
+    lints: LintCache,
 }
 
 /// What a check did: every finding, and the prompts it checked (all of
@@ -138,11 +141,8 @@ impl Incremental {
             self.parts.insert(template.id.clone(), part);
         }
         let snippets = snippets_alone(checker, config, sources)?;
-        Some(add_up(
-            &snippets,
-            self.parts.values(),
-            lint_sources(sources, config.settings()),
-        ))
+        let lints = lint_sources_cached(sources, config.settings(), &mut self.lints);
+        Some(add_up(&snippets, self.parts.values(), lints))
     }
 
     /// Makes every part again after a check of the whole tree, and trusts
@@ -168,11 +168,8 @@ impl Incremental {
         let Some(snippets) = snippets_alone(checker, config, sources) else {
             return;
         };
-        let added = add_up(
-            &snippets,
-            self.parts.values(),
-            lint_sources(sources, config.settings()),
-        );
+        let lints = lint_sources_cached(sources, config.settings(), &mut self.lints);
+        let added = add_up(&snippets, self.parts.values(), lints);
         self.trusted = same(&added.errors, &whole.errors) && same(&added.warnings, &whole.warnings);
         self.mismatched = !self.trusted;
     }
