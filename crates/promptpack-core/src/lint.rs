@@ -101,15 +101,14 @@ impl FileLints {
 impl LintCache {
     /// `file`'s own lints, made again only when its text changed.
     fn file(&mut self, file: &SourceFile, delims: &Delimiters) -> &FileLints {
-        let fresh = |kept: &FileLints| kept.file.text() == file.text();
-        match self.files.get(file.path()) {
-            Some(kept) if fresh(kept) => {}
-            _ => {
-                let made = FileLints::of(file, delims);
-                self.files.insert(file.path().to_string(), made);
-            }
+        let kept = self
+            .files
+            .entry(file.path().to_string())
+            .or_insert_with(|| FileLints::of(file, delims));
+        if kept.file.text() != file.text() {
+            *kept = FileLints::of(file, delims);
         }
-        &self.files[file.path()]
+        kept
     }
 }
 
