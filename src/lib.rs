@@ -127,7 +127,7 @@ pub use promptpack_core::error::{Diagnostic, Error, ErrorCode, Location, Result}
 pub use promptpack_core::front_matter::{DeclaredKind, DeclaredVar, Example, FrontMatter};
 // What `DeclaredKind::var_kind` returns: the kind of a generated field.
 pub use promptpack_core::program::VarKind;
-pub use promptpack_core::render::MissingVars;
+pub use promptpack_core::render::{DEFAULT_MAX_RENDER_BYTES, MissingVars};
 #[cfg(feature = "library")]
 #[cfg_attr(docsrs, doc(cfg(feature = "library")))]
 pub use promptpack_core::source_file::SourceFile;

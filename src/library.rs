@@ -8,7 +8,10 @@ use promptpack_core::error::{Diagnostic, Error, ErrorCode, Result};
 use promptpack_core::front_matter::FrontMatter;
 use promptpack_core::pipeline::{Compiled, Stages};
 use promptpack_core::program::{Op, Program, VarKind};
-use promptpack_core::render::{Missing, MissingVars, measure_ops, render_ops, write_token};
+use promptpack_core::render::{
+    DEFAULT_MAX_RENDER_BYTES, Missing, MissingVars, PartName, measure_ops, output_too_large,
+    render_ops, write_token,
+};
 use promptpack_core::resolve::ResolvedPrompt;
 use promptpack_core::settings::Settings;
 use promptpack_core::sources::{SnippetSource, Sources, TemplateSource};
@@ -48,6 +51,8 @@ pub struct Library {
     /// out once when the library is made.
     tables: Vec<RenderTables>,
     delimiters: Delimiters,
+    /// The most bytes one part may render to ([`Library::max_render_bytes`]).
+    max_render_bytes: usize,
 }
 
 /// What the renders of one prompt look up, derived from it once.
@@ -88,10 +93,10 @@ impl Library {
     /// problem, of reading or of the templates, at once.
     pub fn load_config(config: &Config) -> Result<Library> {
         let compiled = promptpack_load::load(config, Stages::default()).into_result()?;
-        Ok(Library::from_compiled(
-            compiled,
-            config.delimiters_ref().clone(),
-        ))
+        Ok(
+            Library::from_compiled(compiled, config.delimiters_ref().clone())
+                .with_max_render_bytes(config.max_render_bytes()),
+        )
     }
 
     /// Builds a library from in-memory sources, checking everything.
@@ -108,14 +113,17 @@ impl Library {
     }
 
     /// Like [`Library::from_sources`], written as `config` says: its
-    /// delimiters and its `standalone_tags` setting (its folders are not
-    /// read).
+    /// delimiters, its `standalone_tags` setting and its render bound (its
+    /// folders are not read).
     pub fn from_sources_config(
         templates: Vec<TemplateSource>,
         snippets: Vec<SnippetSource>,
         config: &Config,
     ) -> Result<Library> {
-        Library::from_sources_settings(templates, snippets, config.settings().clone())
+        Ok(
+            Library::from_sources_settings(templates, snippets, config.settings().clone())?
+                .with_max_render_bytes(config.max_render_bytes()),
+        )
     }
 
     fn from_sources_settings(
@@ -160,7 +168,41 @@ impl Library {
             prompts,
             tables,
             delimiters,
+            max_render_bytes: DEFAULT_MAX_RENDER_BYTES,
         }
+    }
+
+    /// The library with its render bound set to `bytes`: a render whose
+    /// system or user text would be longer fails with `too_large` before
+    /// it allocates. [`Library::load_config`] and
+    /// [`Library::from_sources_config`] take the bound of their [`Config`];
+    /// other constructors start at [`DEFAULT_MAX_RENDER_BYTES`].
+    ///
+    /// ```
+    /// use promptpack::{ErrorCode, Library, SourceFile, TemplateSource};
+    /// use serde_json::json;
+    /// let template = TemplateSource {
+    ///     id: "echo".into(),
+    ///     system: SourceFile::new("templates/echo/system.md", "{{x}}{{x}}{{x}}"),
+    ///     user: None,
+    /// };
+    /// let library = Library::from_sources(vec![template], vec![], Default::default())?
+    ///     .with_max_render_bytes(10);
+    /// let error = library.build_prompt("echo", &json!({"x": "abcd"})).unwrap_err();
+    /// assert_eq!(error.code(), ErrorCode::TooLarge);
+    /// assert_eq!(library.build_prompt("echo", &json!({"x": "abc"}))?.system, "abcabcabc");
+    /// # Ok::<(), promptpack::Error>(())
+    /// ```
+    #[must_use]
+    pub fn with_max_render_bytes(mut self, bytes: usize) -> Library {
+        self.max_render_bytes = bytes;
+        self
+    }
+
+    /// The most bytes one part of a prompt (its system or its user text)
+    /// may render to (see [`Library::with_max_render_bytes`]).
+    pub fn max_render_bytes(&self) -> usize {
+        self.max_render_bytes
     }
 
     /// Loads the prompts under `root` (as [`Library::load`] does) and keeps
@@ -372,10 +414,12 @@ impl Library {
     ///
     /// Each part goes into a `String` allocated once: its capacity is the
     /// part's static text plus each value's length times its uses, which
-    /// bounds the output (exactly, unless a block is left out or a value is
-    /// a JSON number, array or object), or, when repeated values would make
-    /// that bound loose, the length measured along the branches taken. A
-    /// strict render that reached a missing value is dropped for the error.
+    /// bounds the output (exactly, unless a block is left out), or, when
+    /// repeated values would make that bound loose, the length measured
+    /// along the branches taken. A part whose measured length passes the
+    /// render bound is refused (`too_large`) before anything is allocated
+    /// for it. A strict render that reached a missing value is dropped for
+    /// the error.
     pub(crate) fn render_values(
         &self,
         index: usize,
@@ -385,17 +429,19 @@ impl Library {
         let prompt = &self.prompts[index];
         let uses = &self.tables[index].uses;
         let delims = &self.delimiters;
+        let bound = self.max_render_bytes;
         let keep_tokens = missing_vars == MissingVars::KeepToken;
-        // Bytes per use of each variable, when it has a value.
+        // Bytes per use of each variable, when it has a value: exact, so
+        // that the bound is checked on what would be written.
         let value_len = |i: usize| match values.get(i) {
-            Some(Some(value)) => value.len_hint(),
+            Some(Some(value)) => value.rendered_len(),
             _ if keep_tokens => {
                 delims.open().len() + prompt.vars[i].name.len() + delims.close().len()
             }
             _ => 0,
         };
         let mut missing = Missing::default();
-        let mut render = |program: &Program, uses: &[u32]| {
+        let mut render = |program: &Program, uses: &[u32], part: PartName| {
             // Text plus each value once, and what repeated values add.
             let (mut len, mut repeats) = (program.text.len(), 0usize);
             for (i, &n) in uses.iter().enumerate() {
@@ -406,13 +452,18 @@ impl Library {
                 }
             }
             // Values repeated many times, maybe in blocks left out, could
-            // make that bound much more than the output: then follow the
+            // make that bound much more than the output, and a bound past
+            // the limit may still be an output within it: then follow the
             // branches.
-            let len = if repeats <= EXACT_ABOVE {
-                len.saturating_add(repeats)
+            let upper = len.saturating_add(repeats);
+            let len = if repeats <= EXACT_ABOVE && upper <= bound {
+                upper
             } else {
                 measure_ops(program, values, &value_len)
             };
+            if len > bound {
+                return Err(output_too_large(&prompt.id, part, len, bound));
+            }
             let mut out = String::with_capacity(len);
             render_ops(program, values, &mut out, |i, out| {
                 missing.insert(i);
@@ -420,11 +471,14 @@ impl Library {
                     write_token(out, delims, &prompt.vars[i].name);
                 }
             });
-            out
+            Ok(out)
         };
         let (system_uses, user_uses) = uses.split_at(prompt.vars.len().min(uses.len()));
-        let system = render(&prompt.system, system_uses);
-        let user = prompt.user.as_ref().map(|user| render(user, user_uses));
+        let system = render(&prompt.system, system_uses, PartName::System)?;
+        let user = match &prompt.user {
+            Some(user) => Some(render(user, user_uses, PartName::User)?),
+            None => None,
+        };
         if !keep_tokens && !missing.order.is_empty() {
             return Err(missing_error(prompt, &missing.order));
         }

@@ -24,6 +24,9 @@ pub struct DevSource {
     pub close: &'static str,
     /// Whether lines holding only a block tag are removed.
     pub standalone_tags: bool,
+    /// The most bytes one part of a prompt may render to, in the embedded
+    /// renderers and on the dev path alike.
+    pub max_render_bytes: usize,
     /// Each prompt as compiled: the dev path checks an edit on disk against
     /// its contract, and an edit that leaves it is `stale_build`, not a
     /// render the struct cannot express.
@@ -222,14 +225,35 @@ pub const NONE: Slot<'static> = Slot {
 };
 
 /// Renders `part` with the struct's fields as `slots`: one pass adds up the
-/// length, one allocation, one pass pushes the pieces.
-pub fn render(part: &Part, slots: &[Slot<'_>]) -> String {
-    let mut len = 0;
-    walk(part, slots, |piece| len += piece.len());
+/// length, one allocation, one pass pushes the pieces. A length past `bound`
+/// is given back instead, before anything is allocated.
+pub fn render(part: &Part, slots: &[Slot<'_>], bound: usize) -> std::result::Result<String, usize> {
+    let mut len = 0usize;
+    walk(part, slots, |piece| len = len.saturating_add(piece.len()));
+    if len > bound {
+        return Err(len);
+    }
     let mut out = String::with_capacity(len);
     walk(part, slots, |piece| out.push_str(piece));
-    out
+    Ok(out)
 }
+
+/// `render_system` or `render_user` of a vars struct rendered from tables:
+/// part `n` of `info`'s prompt, within `bound`.
+pub fn render_part(
+    info: &PromptInfo,
+    n: usize,
+    slots: &[Slot<'_>],
+    bound: usize,
+) -> Result<String> {
+    let part = if n == 0 { PartName::System } else { PartName::User };
+    match info.parts.get(n) {
+        Some(table) => render(table, slots, bound).map_err(|len| too_large(info.id, part, len, bound)),
+        None => Ok(String::new()),
+    }
+}
+
+pub use promptpack_core::render::{PartName, output_too_large as too_large};
 
 /// Calls `each` with every piece of the output of `part`, in order.
 fn walk<'a>(part: &'a Part, slots: &[Slot<'a>], mut each: impl FnMut(&'a str)) {
@@ -310,20 +334,33 @@ pub fn render_generated<Id>(
             }
         })
         .collect();
-    render_parts(id, info, &slots)
+    // Values from examples and tests, for tools that treat every prompt
+    // alike: rendered whole, without the bound, so nothing is refused.
+    match render_parts(id, info, &slots, usize::MAX) {
+        Ok(prompt) => prompt,
+        Err(_) => unreachable!("no length is past usize::MAX"),
+    }
 }
 
 /// The prompt `info`'s tables render with `slots`: the system part, and the
-/// user part when there is one.
-fn render_parts<Id>(id: Id, info: &PromptInfo, slots: &[Slot<'_>]) -> Prompt<Id> {
-    let part = |n: usize| info.parts.get(n).map(|part| render(part, slots));
-    Prompt {
+/// user part when there is one, each refused past `bound`.
+fn render_parts<Id>(
+    id: Id,
+    info: &PromptInfo,
+    slots: &[Slot<'_>],
+    bound: usize,
+) -> Result<Prompt<Id>> {
+    let user = match info.parts.len() {
+        0 | 1 => None,
+        _ => Some(render_part(info, 1, slots, bound)?),
+    };
+    Ok(Prompt {
         id,
-        system: part(0).unwrap_or_default(),
-        user: part(1),
+        system: render_part(info, 0, slots, bound)?,
+        user,
         hash: info.hash,
         provenance: Provenance::Embedded,
-    }
+    })
 }
 
 pub use promptpack_core::program::VarKind;
@@ -431,7 +468,7 @@ pub fn build_from_tables<Id: Copy>(
     if let Some(rendered) = dev_build(enabled, source, id, info.id, vars) {
         return rendered;
     }
-    Ok(render_parts(id, info, slots))
+    render_parts(id, info, slots, source.max_render_bytes)
 }
 
 /// What every vars struct rendered from tables has alike: `build`,
@@ -459,16 +496,20 @@ macro_rules! __table_impls {
             }
 
             /// Renders the system part from the tables generated at build
-            /// time.
-            pub fn render_system(&self) -> String {
-                $crate::__private::render(&Self::__INFO.parts[0], &self.__slots())
+            /// time. Fails with `too_large`, before it allocates, when the
+            /// output would be longer than the render bound set at build
+            /// time (`Config::max_render_bytes`, 16 MiB unless set).
+            pub fn render_system(&self) -> ::core::result::Result<String, $crate::Error> {
+                $crate::__private::render_part(&Self::__INFO, 0, &self.__slots(), __MAX_RENDER_BYTES)
             }
 
             $(
                 /// Renders the user part from the tables generated at build
-                /// time.
-                pub fn render_user(&self) -> String {
-                    $crate::__private::render(&Self::__INFO.parts[$user], &self.__slots())
+                /// time. Fails with `too_large`, before it allocates, when
+                /// the output would be longer than the render bound set at
+                /// build time.
+                pub fn render_user(&self) -> ::core::result::Result<String, $crate::Error> {
+                    $crate::__private::render_part(&Self::__INFO, $user, &self.__slots(), __MAX_RENDER_BYTES)
                 }
             )?
         }

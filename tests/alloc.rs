@@ -52,6 +52,7 @@ fn typed_render_allocates_once_with_exact_capacity() {
             state_context: &state,
         };
         let (count, system) = allocations_during(|| vars.render_system());
+        let system = system.expect("within the render bound");
         assert_eq!(
             count, 1,
             "allocations for has_tools={has_tools} memory={memory:?}"

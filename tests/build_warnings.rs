@@ -13,9 +13,9 @@ fn scratch() -> Scratch {
         "scratch-warnings",
         "promptpack::include_prompts!();\n\
              fn main() {\n\
-             \x20   println!(\"{}\", AssistantVars { agent_name: \"Ada\" }.render_system());\n\
+             \x20   println!(\"{}\", AssistantVars { agent_name: \"Ada\" }.render_system().unwrap_or_default());\n\
              \x20   let helper = HelperVars { user_name: Some(\"Grace\"), usre_name: \"G\" };\n\
-             \x20   println!(\"{}\", helper.render_system());\n\
+             \x20   println!(\"{}\", helper.render_system().unwrap_or_default());\n\
              }\n",
     )
 }
@@ -126,7 +126,7 @@ fn an_unhandled_declared_choice_is_a_cargo_warning() {
         "scratch-choices",
         "promptpack::include_prompts!();\n\
          fn main() {\n\
-         \x20   println!(\"{}\", LessonVars { role: LessonRole::Observer }.render_system());\n\
+         \x20   println!(\"{}\", LessonVars { role: LessonRole::Observer }.render_system().unwrap_or_default());\n\
          }\n",
     );
     scratch.write(

@@ -35,6 +35,7 @@ fn generate_case_with(case: &str, renderers: Renderers) -> Result<String, Error>
         open: "{{".into(),
         close: "}}".into(),
         standalone_tags: false,
+        max_render_bytes: promptpack_core::render::DEFAULT_MAX_RENDER_BYTES,
     };
     generate_with(&prompts, &sources.templates, &dev, renderers)
 }

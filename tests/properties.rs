@@ -778,6 +778,7 @@ proptest! {
             open: "{{".into(),
             close: "}}".into(),
             standalone_tags: false,
+            max_render_bytes: promptpack_core::render::DEFAULT_MAX_RENDER_BYTES,
         };
         // The tables of builds without optimization: refused exactly when
         // the straight-line code is, and parsing otherwise.

@@ -884,6 +884,7 @@ fn dev_source(root: &Path, prompts: &'static [PromptInfo]) -> DevSource {
         open: "{{",
         close: "}}",
         standalone_tags: false,
+        max_render_bytes: promptpack::DEFAULT_MAX_RENDER_BYTES,
         prompts,
     }
 }

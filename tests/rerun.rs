@@ -14,7 +14,7 @@ fn scratch() -> Scratch {
              fn main() {\n\
              \x20   let ids: Vec<&str> = PromptId::ALL.iter().map(|id| id.as_str()).collect();\n\
              \x20   println!(\"{}\", ids.join(\",\"));\n\
-             \x20   println!(\"{}\", AlphaVars { name: \"Ada\" }.render_system());\n\
+             \x20   println!(\"{}\", AlphaVars { name: \"Ada\" }.render_system().unwrap_or_default());\n\
              }\n",
     );
     scratch.write(

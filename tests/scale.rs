@@ -35,6 +35,7 @@ fn dev_paths() -> DevPaths {
         open: "{{".into(),
         close: "}}".into(),
         standalone_tags: false,
+        max_render_bytes: promptpack_core::render::DEFAULT_MAX_RENDER_BYTES,
     }
 }
 

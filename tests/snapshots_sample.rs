@@ -112,7 +112,7 @@ fn a_case_is_what_the_typed_api_renders() {
         memory: None,
         state_context: "‹stateContext›",
     };
-    assert_eq!(tools.system, typed.render_system());
+    assert_eq!(typed.render_system().as_ref(), Ok(&tools.system));
 }
 
 #[test]

@@ -546,7 +546,7 @@ fn contenders<'a>(
             "promptpack typed `render_system()`",
             "generated at build time: exact capacity, straight-line pushes",
             expected,
-            move || Ok(black_box(&vars).render_system()),
+            move || black_box(&vars).render_system().map_err(|e| e.to_string()),
         ));
         // The dev path: what `vars.build()` does in a debug build with hot
         // reload, that is the interpreter over the watched, last-loaded set,
@@ -567,6 +567,7 @@ fn contenders<'a>(
                 close: "}}",
                 // As build.rs compiled it: `Config::new`, the default (off).
                 standalone_tags: false,
+                max_render_bytes: promptpack::DEFAULT_MAX_RENDER_BYTES,
                 prompts: &CONTRACT,
             }));
         list.push(contender(
@@ -918,7 +919,7 @@ fn choice_contenders() -> Vec<Contender<'static>> {
                     name,
                     "generated at build time; the choice is an enum compared in straight-line code",
                     &expected,
-                    move || Ok(black_box(&vars).render_system()),
+                    move || black_box(&vars).render_system().map_err(|e| e.to_string()),
                 )
             } else {
                 Contender {
@@ -1445,6 +1446,7 @@ fn codegen_section(mode: &Mode) -> String {
                 open: "{{".into(),
                 close: "}}".into(),
                 standalone_tags: false,
+                max_render_bytes: promptpack::DEFAULT_MAX_RENDER_BYTES,
             };
             let generate =
                 || promptpack_build::codegen::generate(&resolved, &sources.templates, &dev);

@@ -113,13 +113,14 @@ pub(super) fn fetch_versions(
 /// meanwhile, the store busy), since that says nothing of the version.
 pub(super) fn judge(
     info: &PromptInfo,
+    max_render_bytes: usize,
     label: &str,
     version: u32,
     weight: u32,
     fetched: Fetched,
 ) -> Verdict {
     match fetched {
-        Ok(found) => match compile_and_check(info, label, version, weight, found) {
+        Ok(found) => match compile_and_check(info, max_render_bytes, label, version, weight, found) {
             Ok(arm) => Verdict::Serve(arm),
             Err(error) => Verdict::Refuse(error),
         },
@@ -133,6 +134,7 @@ pub(super) fn judge(
 /// correctly (it does not compile, or it leaves the contract).
 fn compile_and_check(
     info: &PromptInfo,
+    max_render_bytes: usize,
     label: &str,
     version: u32,
     weight: u32,
@@ -158,7 +160,10 @@ fn compile_and_check(
     Ok(ServedArm {
         version,
         weight,
-        library: Arc::new(Library::from_resolved(vec![prompt], settings.delimiters)),
+        library: Arc::new(
+            Library::from_resolved(vec![prompt], settings.delimiters)
+                .with_max_render_bytes(max_render_bytes),
+        ),
         provenance: Provenance::Catalog(CatalogVersion {
             prompt: Arc::from(info.id),
             version,

@@ -326,7 +326,7 @@ impl<Id: GeneratedPrompts> Builder<Id> {
         let (stop, stopped) = channel();
         let mut worker = Worker::new(
             Arc::clone(&shared),
-            prompts,
+            Id::__source(),
             self.url,
             poll,
             self.timeouts,

@@ -7,7 +7,7 @@ use super::fetch::{
     LabelState, StoreError, Verdict, earlier_versions, fetch_versions, judge, read_labels,
 };
 use super::served::{Served, ServedArm, ServedPrompt};
-use crate::__private::PromptInfo;
+use crate::__private::{DevSource, PromptInfo};
 use crate::provenance::Provenance;
 use arc_swap::ArcSwap;
 use promptpack_catalog::FileIdentity;
@@ -65,6 +65,8 @@ impl Shared {
 pub(super) struct Worker {
     shared: Arc<Shared>,
     prompts: &'static [PromptInfo],
+    /// The binary's render bound, which the versions it serves keep.
+    max_render_bytes: usize,
     url: String,
     label: String,
     poll: Duration,
@@ -117,7 +119,7 @@ enum Wake {
 impl Worker {
     pub(super) fn new(
         shared: Arc<Shared>,
-        prompts: &'static [PromptInfo],
+        source: &'static DevSource,
         url: String,
         poll: Duration,
         timeouts: Timeouts,
@@ -129,7 +131,8 @@ impl Worker {
         let file = Catalog::sqlite_file(&url);
         Worker {
             shared,
-            prompts,
+            prompts: source.prompts,
+            max_render_bytes: source.max_render_bytes,
             url,
             label,
             poll,
@@ -474,7 +477,7 @@ impl Worker {
                     format!("version {version} of `{}` was not read", info.id),
                 ))
             });
-            match judge(info, &self.label, version, weight, fetched) {
+            match judge(info, self.max_render_bytes, &self.label, version, weight, fetched) {
                 Verdict::Serve(arm) => {
                     self.unreadable.remove(&(index, version));
                     judged.push(arm);
@@ -561,7 +564,7 @@ impl Worker {
             .collect();
         let fetched = fetch_versions(catalog, info, &candidates)?;
         for (version, fetched) in candidates.into_iter().zip(fetched) {
-            match judge(info, &self.label, version, 1, fetched) {
+            match judge(info, self.max_render_bytes, &self.label, version, 1, fetched) {
                 Verdict::Serve(arm) => {
                     let prompt = Arc::new(ServedPrompt::new(vec![arm]));
                     events.push(LiveEvent::Updated {

@@ -90,6 +90,7 @@ pub(super) type DevKey = (
     &'static str,
     &'static str,
     bool,
+    usize,
 );
 
 /// The dev path of generated code (see `crate::__private::dev_render`).
@@ -127,6 +128,7 @@ pub(super) fn dev_library(source: &DevSource) -> Option<Arc<WatchedLibrary>> {
         source.open,
         source.close,
         source.standalone_tags,
+        source.max_render_bytes,
     );
     let registry = REGISTRY.get_or_init(Default::default);
     // `Err(first)`: no watcher yet; `first` when none was tried before.
@@ -188,6 +190,7 @@ pub(super) fn start_dev(source: &DevSource) -> std::result::Result<Arc<WatchedLi
         .templates_dir(templates)
         .snippets_dir(snippets)
         .standalone_tags(source.standalone_tags)
+        .with_max_render_bytes(source.max_render_bytes)
         .delimiters(source.open, source.close)
         .map_err(|error| error.to_string())?;
     let start = |options: WatchOptions| {

@@ -51,11 +51,14 @@ impl Snapshot {
                 read_errors,
             } => {
                 let delimiters = config.delimiters_ref().clone();
+                let bound = config.max_render_bytes();
                 let library = compile(*sources, read_errors, config.settings(), Stages::default())
                     .into_result()
                     .map(|mut compiled| {
                         let warnings = std::mem::take(&mut compiled.warnings);
-                        (Library::from_compiled(compiled, delimiters), warnings)
+                        let library = Library::from_compiled(compiled, delimiters)
+                            .with_max_render_bytes(bound);
+                        (library, warnings)
                     });
                 (Some(*config), library)
             }

@@ -14,6 +14,7 @@ use crate::rust_source::{Source, doc_safe, fence_for, lit, text_lit};
 use promptpack_core::error::{Diagnostic, Error, ErrorCode, Location, Result};
 use promptpack_core::front_matter::DeclaredVar;
 use promptpack_core::program::{Op, Program, VarKind};
+use promptpack_core::render::PartName;
 use promptpack_core::resolve::ResolvedPrompt;
 use promptpack_core::sources::TemplateSource;
 use promptpack_core::table::{Step, steps};
@@ -37,6 +38,10 @@ pub struct DevPaths {
     /// Whether lines holding only a block tag are removed
     /// (`[syntax] standalone_tags`).
     pub standalone_tags: bool,
+    /// The most bytes one part of a prompt may render to
+    /// ([`Config::max_render_bytes`](promptpack_load::Config::max_render_bytes)):
+    /// the generated renderers and the dev path both refuse more.
+    pub max_render_bytes: usize,
 }
 
 /// The most Rust code generated for one prompt (its vars struct, its
@@ -363,6 +368,11 @@ fn shared_items(
     out.line(format!(
         "type __Built = Result<{runtime}::Prompt<PromptId>, {runtime}::Error>;"
     ));
+    out.line("/// The most bytes one part of a prompt may render to: more is `too_large`.");
+    out.line(format!(
+        "const __MAX_RENDER_BYTES: usize = {};",
+        dev.max_render_bytes
+    ));
     out.line("");
     out.line("/// Every prompt of this crate: one variant per folder under `templates/`.");
     out.line(derive_enum());
@@ -545,6 +555,7 @@ fn shared_items(
     out.line(format!("open: {},", lit(&dev.open)));
     out.line(format!("close: {},", lit(&dev.close)));
     out.line(format!("standalone_tags: {},", dev.standalone_tags));
+    out.line("max_render_bytes: __MAX_RENDER_BYTES,");
     out.line("prompts: __PROMPTS,");
     out.close("};");
     out.into_string()
@@ -778,7 +789,7 @@ fn prompt_items(
     }
 
     let user = if prompt.user.is_some() {
-        "Some(v.render_user())"
+        "Some(v.render_user()?)"
     } else {
         "None"
     };
@@ -825,16 +836,16 @@ fn prompt_items(
     out.close("}");
     out.line("let v = self;");
     out.line(format!(
-        "Ok({runtime}::Prompt {{ id: PromptId::{variant}, system: v.render_system(), user: {user}, hash: Self::HASH, provenance: {runtime}::Provenance::Embedded }})"
+        "Ok({runtime}::Prompt {{ id: PromptId::{variant}, system: v.render_system()?, user: {user}, hash: Self::HASH, provenance: {runtime}::Provenance::Embedded }})"
     ));
     out.close("}");
     out.line("");
-    generated_fn(&mut out, &name, variant, fields, user, runtime);
+    generated_fn(&mut out, &name, variant, fields, prompt.user.is_some(), runtime);
     out.line("");
-    render_fn(&mut out, "render_system", &prompt.system, fields);
+    render_fn(&mut out, id, PartName::System, &prompt.system, fields, runtime);
     if let Some(user) = &prompt.user {
         out.line("");
-        render_fn(&mut out, "render_user", user, fields);
+        render_fn(&mut out, id, PartName::User, user, fields, runtime);
     }
     out.close("}");
     out.line("");
@@ -883,7 +894,7 @@ fn generated_fn(
     name: &str,
     variant: &str,
     fields: &[Field],
-    user: &str,
+    has_user: bool,
     runtime: &str,
 ) {
     out.line("#[doc(hidden)]");
@@ -936,8 +947,15 @@ fn generated_fn(
         out.line(init);
     }
     out.close("};");
+    // Values from examples and tests, for tools that treat every prompt
+    // alike: rendered whole, without the bound (no length is refused).
+    let user = if has_user {
+        "Some(v.__render_user(usize::MAX).unwrap_or_default())"
+    } else {
+        "None"
+    };
     out.line(format!(
-        "{runtime}::Prompt {{ id: PromptId::{variant}, system: v.render_system(), user: {user}, hash: Self::HASH, provenance: {runtime}::Provenance::Embedded }}"
+        "{runtime}::Prompt {{ id: PromptId::{variant}, system: v.__render_system(usize::MAX).unwrap_or_default(), user: {user}, hash: Self::HASH, provenance: {runtime}::Provenance::Embedded }}"
     ));
     out.close("}");
 }

@@ -326,6 +326,7 @@ fn dev_paths(config: &Config) -> DevPaths {
         open: config.delimiters_ref().open().to_string(),
         close: config.delimiters_ref().close().to_string(),
         standalone_tags: config.settings().standalone_tags,
+        max_render_bytes: config.max_render_bytes(),
     }
 }
 

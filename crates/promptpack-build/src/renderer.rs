@@ -3,8 +3,9 @@
 //! I/O at render time.
 
 use crate::names::Field;
-use crate::rust_source::{Source, char_lit, text_lit};
+use crate::rust_source::{Source, char_lit, lit, text_lit};
 use promptpack_core::program::{Op, Program, VarKind};
+use promptpack_core::render::PartName;
 
 /// The renderer's statements, flat: every `{{#if}}` branch becomes a boolean
 /// (an element of the array `__b`, true when the branch renders: its parent
@@ -145,9 +146,42 @@ fn condition_of(f: &Field, equals: Option<&str>) -> (String, String) {
     }
 }
 
-/// Writes `pub fn {name}(&self) -> String`, rendering `program` with the
-/// struct's `fields` (indexed as the program's variables).
-pub(crate) fn render_fn(out: &mut Source, name: &str, program: &Program, fields: &[Field]) {
+/// Writes `pub fn render_{part}(&self) -> Result<String, Error>`, which
+/// renders `program` with the struct's `fields` (indexed as the program's
+/// variables) within the crate's render bound, through
+/// `fn __render_{part}(&self, bound) -> Result<String, usize>`, which
+/// measures the output and gives its length instead of allocating past
+/// `bound`.
+pub(crate) fn render_fn(
+    out: &mut Source,
+    id: &str,
+    part: PartName,
+    program: &Program,
+    fields: &[Field],
+    runtime: &str,
+) {
+    let part_name = part.as_str();
+    let variant = match part {
+        PartName::User => "User",
+        _ => "System",
+    };
+    out.doc(&format!(
+        "Renders the {part_name} part from the code generated at build time.\n\n\
+         Fails with `too_large`, before it allocates, when the output would\n\
+         be longer than the render bound set at build time\n\
+         (`Config::max_render_bytes`, 16 MiB unless set)."
+    ));
+    out.open(format!(
+        "pub fn render_{part_name}(&self) -> Result<String, {runtime}::Error> {{"
+    ));
+    out.line(format!(
+        "self.__render_{part_name}(__MAX_RENDER_BYTES).map_err(|l| __p::too_large({}, __p::PartName::{variant}, l, __MAX_RENDER_BYTES))",
+        lit(id)
+    ));
+    out.close("}");
+    out.line("");
+    let name = format!("__render_{part_name}");
+    let name = name.as_str();
     let mut flat = FlatRender {
         static_len: vec![0],
         value_len: vec![Vec::new()],
@@ -185,10 +219,13 @@ pub(crate) fn render_fn(out: &mut Source, name: &str, program: &Program, fields:
         }
     }
     flat.flush_text();
-    out.line("/// Renders this part from the code generated at build time.");
-    out.open(format!("pub fn {name}(&self) -> String {{"));
+    out.line("/// The part rendered, or its length when that is more than `bound`.");
+    out.open(format!(
+        "fn {name}(&self, bound: usize) -> Result<String, usize> {{"
+    ));
     if flat.runs.is_empty() {
-        out.line("String::new()");
+        out.line("let _ = bound;");
+        out.line("Ok(String::new())");
         out.close("}");
         return;
     }
@@ -219,6 +256,9 @@ pub(crate) fn render_fn(out: &mut Source, name: &str, program: &Program, fields:
     for line in &lengths {
         out.line(line);
     }
+    out.open("if l > bound {");
+    out.line("return Err(l);");
+    out.close("}");
     out.line("let mut o = String::with_capacity(l);");
     for (branch, run) in &flat.runs {
         if *branch == 0 {
@@ -233,6 +273,6 @@ pub(crate) fn render_fn(out: &mut Source, name: &str, program: &Program, fields:
             out.close("}");
         }
     }
-    out.line("o");
+    out.line("Ok(o)");
     out.close("}");
 }

@@ -19,20 +19,49 @@ pub fn is_truthy(value: &Value) -> bool {
 
 /// Appends `value` as `String(value)` (strings, numbers, booleans) or
 /// `JSON.stringify(value, null, 2)` (null, arrays, objects).
-pub fn write_value(out: &mut String, value: &Value) {
+pub fn write_value(out: &mut impl Write, value: &Value) {
     match value {
-        Value::String(s) => out.push_str(s),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::String(s) => push(out, s),
+        Value::Bool(b) => push(out, if *b { "true" } else { "false" }),
         Value::Number(n) => write_number(out, n),
         Value::Null | Value::Array(_) | Value::Object(_) => write_json(out, value, 0),
     }
+}
+
+/// The length in bytes of what [`write_value`] appends for `value`,
+/// counted without writing it: a render checks its bound with it before it
+/// allocates.
+pub fn value_len(value: &Value) -> usize {
+    let mut counted = ByteCount(0);
+    write_value(&mut counted, value);
+    counted.0
+}
+
+/// A sink that only counts the bytes written to it.
+struct ByteCount(usize);
+
+impl Write for ByteCount {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0 = self.0.saturating_add(s.len());
+        Ok(())
+    }
+}
+
+/// Appends `text`. Writing to a `String` or a [`ByteCount`] cannot fail.
+fn push(out: &mut impl Write, text: &str) {
+    let _ = out.write_str(text);
+}
+
+/// Appends `c`.
+fn push_char(out: &mut impl Write, c: char) {
+    let _ = out.write_char(c);
 }
 
 /// Integers JavaScript holds exactly: beyond ±2^53 it rounds them to the
 /// nearest double, and so must we to print what it printed.
 pub(crate) const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 
-fn write_number(out: &mut String, n: &serde_json::Number) {
+fn write_number(out: &mut impl Write, n: &serde_json::Number) {
     if let Some(i) = n.as_i64().filter(|i| i.unsigned_abs() <= MAX_SAFE_INTEGER) {
         let _ = write!(out, "{i}");
     } else if let Some(f) = n.as_f64() {
@@ -43,21 +72,21 @@ fn write_number(out: &mut String, n: &serde_json::Number) {
 /// Appends `f` as JavaScript's `Number.prototype.toString()` does:
 /// shortest round-trip digits, plain notation for exponents from -7 to 20,
 /// exponent notation (`1e+21`, `1.5e-7`) outside.
-pub fn write_js_number(out: &mut String, f: f64) {
+pub fn write_js_number(out: &mut impl Write, f: f64) {
     if f.is_nan() {
-        out.push_str("NaN");
+        push(out, "NaN");
         return;
     }
     if f.is_infinite() {
-        out.push_str(if f > 0.0 { "Infinity" } else { "-Infinity" });
+        push(out, if f > 0.0 { "Infinity" } else { "-Infinity" });
         return;
     }
     if f == 0.0 {
-        out.push('0');
+        push_char(out, '0');
         return;
     }
     if f < 0.0 {
-        out.push('-');
+        push_char(out, '-');
     }
     let sci = js_digits(f.abs());
     let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
@@ -68,21 +97,25 @@ pub fn write_js_number(out: &mut String, f: f64) {
     // In ECMAScript's terms the value is 0.d1d2…dk × 10^n.
     let n = exp.parse::<i64>().unwrap_or(0) + 1;
     if k <= n && n <= 21 {
-        out.push_str(digits);
-        out.extend(std::iter::repeat_n('0', (n - k) as usize));
+        push(out, digits);
+        for _ in k..n {
+            push_char(out, '0');
+        }
     } else if 0 < n && n <= 21 {
-        out.push_str(&digits[..n as usize]);
-        out.push('.');
-        out.push_str(&digits[n as usize..]);
+        push(out, &digits[..n as usize]);
+        push_char(out, '.');
+        push(out, &digits[n as usize..]);
     } else if -6 < n && n <= 0 {
-        out.push_str("0.");
-        out.extend(std::iter::repeat_n('0', (-n) as usize));
-        out.push_str(digits);
+        push(out, "0.");
+        for _ in n..0 {
+            push_char(out, '0');
+        }
+        push(out, digits);
     } else {
-        out.push_str(&digits[..1]);
+        push(out, &digits[..1]);
         if k > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
+            push_char(out, '.');
+            push(out, &digits[1..]);
         }
         let e = n - 1;
         let _ = write!(out, "e{}{}", if e >= 0 { "+" } else { "-" }, e.abs());
@@ -116,36 +149,36 @@ fn js_digits(f: f64) -> String {
 }
 
 /// `JSON.stringify(value, null, 2)`, nested at `depth`.
-fn write_json(out: &mut String, value: &Value, depth: usize) {
+fn write_json(out: &mut impl Write, value: &Value, depth: usize) {
     match value {
-        Value::Null => out.push_str("null"),
+        Value::Null => push(out, "null"),
         Value::Bool(_) | Value::Number(_) => write_value(out, value),
         Value::String(s) => write_json_string(out, s),
-        Value::Array(items) if items.is_empty() => out.push_str("[]"),
-        Value::Object(map) if map.is_empty() => out.push_str("{}"),
+        Value::Array(items) if items.is_empty() => push(out, "[]"),
+        Value::Object(map) if map.is_empty() => push(out, "{}"),
         Value::Array(items) => {
-            out.push('[');
+            push_char(out, '[');
             for (i, item) in items.iter().enumerate() {
-                out.push_str(if i == 0 { "\n" } else { ",\n" });
+                push(out, if i == 0 { "\n" } else { ",\n" });
                 indent(out, depth + 1);
                 write_json(out, item, depth + 1);
             }
-            out.push('\n');
+            push_char(out, '\n');
             indent(out, depth);
-            out.push(']');
+            push_char(out, ']');
         }
         Value::Object(map) => {
-            out.push('{');
+            push_char(out, '{');
             for (i, (key, item)) in js_property_order(map).into_iter().enumerate() {
-                out.push_str(if i == 0 { "\n" } else { ",\n" });
+                push(out, if i == 0 { "\n" } else { ",\n" });
                 indent(out, depth + 1);
                 write_json_string(out, key);
-                out.push_str(": ");
+                push(out, ": ");
                 write_json(out, item, depth + 1);
             }
-            out.push('\n');
+            push_char(out, '\n');
             indent(out, depth);
-            out.push('}');
+            push_char(out, '}');
         }
     }
 }
@@ -168,30 +201,36 @@ fn js_property_order(map: &serde_json::Map<String, Value>) -> Vec<(&String, &Val
     indexed.into_iter().map(|(_, kv)| kv).chain(named).collect()
 }
 
-fn indent(out: &mut String, depth: usize) {
-    out.extend(std::iter::repeat_n(' ', depth * 2));
+fn indent(out: &mut impl Write, depth: usize) {
+    const SPACES: &str = "                                                                ";
+    let mut left = depth * 2;
+    while left > 0 {
+        let n = left.min(SPACES.len());
+        push(out, &SPACES[..n]);
+        left -= n;
+    }
 }
 
 /// A JSON string literal with JavaScript's escapes: `"`, `\`, the named
 /// control escapes, `\u00XX` for other control characters; nothing else.
-fn write_json_string(out: &mut String, s: &str) {
-    out.push('"');
+fn write_json_string(out: &mut impl Write, s: &str) {
+    push_char(out, '"');
     for c in s.chars() {
         match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
+            '"' => push(out, "\\\""),
+            '\\' => push(out, "\\\\"),
+            '\n' => push(out, "\\n"),
+            '\r' => push(out, "\\r"),
+            '\t' => push(out, "\\t"),
+            '\u{8}' => push(out, "\\b"),
+            '\u{c}' => push(out, "\\f"),
             c if (c as u32) < 0x20 => {
                 let _ = write!(out, "\\u{:04x}", c as u32);
             }
-            c => out.push(c),
+            c => push_char(out, c),
         }
     }
-    out.push('"');
+    push_char(out, '"');
 }
 
 #[cfg(test)]

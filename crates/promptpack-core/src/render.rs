@@ -1,9 +1,60 @@
 //! Runs a [`Program`] against values: one pass, each value written once and
 //! never scanned again, so a value holding `{{x}}` reaches the output as is.
 
+use crate::error::{Diagnostic, Error, ErrorCode, Location};
 use crate::program::{Op, Program, VarInfo};
 use crate::syntax::Delimiters;
 use crate::value::ValueRef;
+
+/// The most bytes one part of a prompt (its system or its user text) may
+/// render to unless told otherwise: 16 MiB, four times the text of a
+/// million-token context. A template that uses a variable many times can
+/// turn a value of a few megabytes into gigabytes of output; every render
+/// measures its output first and refuses one past the bound (`too_large`)
+/// before it allocates.
+pub const DEFAULT_MAX_RENDER_BYTES: usize = 16 * 1024 * 1024;
+
+/// The part of a prompt a render writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PartName {
+    /// `system.md`.
+    System,
+    /// `user.md`.
+    User,
+}
+
+impl PartName {
+    /// `system` or `user`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PartName::System => "system",
+            PartName::User => "user",
+        }
+    }
+}
+
+/// The `too_large` error of a render refused before it allocated: `part`
+/// of prompt `prompt` would have been `would_write` bytes, more than
+/// `bound`. Located at the part's file (`id/system.md`), relative to the
+/// templates folder.
+pub fn output_too_large(prompt: &str, part: PartName, would_write: usize, bound: usize) -> Error {
+    let part = part.as_str();
+    Diagnostic::new(
+        ErrorCode::TooLarge,
+        format!(
+            "prompt `{prompt}` would render {would_write} bytes of {part} text with these values, \
+             past the render bound of {bound} bytes; nothing was allocated"
+        ),
+    )
+    .at(Location::file(format!("{prompt}/{part}.md")))
+    .with_help(
+        "a value used many times multiplies its length: pass smaller values, or raise the bound \
+         (max_render_bytes: Config::with_max_render_bytes, `[render] max_bytes` in \
+         promptpack.toml, the CLI's and the console's --max-render-bytes)",
+    )
+    .into()
+}
 
 /// What to do when the render reaches a value token with no value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

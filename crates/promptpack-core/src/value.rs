@@ -57,6 +57,20 @@ impl ValueRef<'_> {
         }
     }
 
+    /// How many bytes [`ValueRef::write_to`] appends, exactly: what
+    /// [`ValueRef::len_hint`] says where that is exact, counted without
+    /// writing for other numbers, arrays and objects. A render checks its
+    /// output bound with it before it allocates.
+    pub fn rendered_len(&self) -> usize {
+        match *self {
+            #[cfg(feature = "json")]
+            ValueRef::Json(v @ (Value::Number(_) | Value::Array(_) | Value::Object(_))) => {
+                crate::json::value_len(v)
+            }
+            _ => self.len_hint(),
+        }
+    }
+
     /// Whether the value renders as exactly `text`: what
     /// `{{#if name == "text"}}` tests.
     pub fn renders_as(&self, text: &str) -> bool {

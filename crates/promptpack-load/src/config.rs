@@ -4,6 +4,7 @@
 use crate::read::{Refused, read_regular};
 use crate::toml_tree::{self, Node, SyntaxError, Table, Value};
 use promptpack_core::error::{Diagnostic, Error, ErrorCode, Location, Result};
+use promptpack_core::render::DEFAULT_MAX_RENDER_BYTES;
 use promptpack_core::settings::Settings;
 use promptpack_core::source_file::{SourceFile, Span};
 use promptpack_core::syntax::Delimiters;
@@ -34,6 +35,7 @@ pub struct Config {
     build_warnings: bool,
     crate_path: String,
     max_file_bytes: Option<u64>,
+    max_render_bytes: usize,
 }
 
 /// Where generated code finds the promptpack runtime unless told otherwise.
@@ -95,6 +97,7 @@ impl Config {
             build_warnings: true,
             crate_path: DEFAULT_CRATE_PATH.to_string(),
             max_file_bytes: None,
+            max_render_bytes: DEFAULT_MAX_RENDER_BYTES,
         }
     }
 
@@ -112,6 +115,8 @@ impl Config {
     /// [build]
     /// warnings = false                  # no cargo warnings from the build script
     /// crate_path = "::my_crate::promptpack" # where generated code finds promptpack
+    /// [render]
+    /// max_bytes = 16777216              # the most one part of a prompt may render to
     /// ```
     pub fn load(root: impl Into<PathBuf>) -> Result<Config> {
         Config::load_at(root.into())
@@ -178,6 +183,23 @@ impl Config {
         check_crate_path(path).map_err(|message| Error::new(ErrorCode::InvalidConfig, message))?;
         self.crate_path = path.to_string();
         Ok(self)
+    }
+
+    /// The most bytes one part of a prompt (its system or its user text)
+    /// may render to: a render measures its output first and refuses one
+    /// past this bound as `too_large`, before it allocates. Default
+    /// [`DEFAULT_MAX_RENDER_BYTES`] (16 MiB); `[render] max_bytes` in
+    /// `promptpack.toml`. A build script bakes it into the generated code;
+    /// a [`Library`](https://docs.rs/promptpack) loaded with this config
+    /// takes it too.
+    pub fn max_render_bytes(&self) -> usize {
+        self.max_render_bytes
+    }
+
+    /// Sets [`Config::max_render_bytes`].
+    pub fn with_max_render_bytes(mut self, bytes: usize) -> Config {
+        self.max_render_bytes = bytes;
+        self
     }
 
     /// The largest prompt file (template part or snippet) read, in bytes:
@@ -274,11 +296,13 @@ const TOP_KEYS: &[&str] = &[
     "lints",
     "syntax",
     "build",
+    "render",
 ];
 const DELIMITERS_KEYS: &[&str] = &["open", "close"];
 const LINTS_KEYS: &[&str] = &["naming_exempt"];
 const SYNTAX_KEYS: &[&str] = &["standalone_tags"];
 const BUILD_KEYS: &[&str] = &["warnings", "crate_path"];
+const RENDER_KEYS: &[&str] = &["max_bytes"];
 
 /// Applies the settings of `promptpack.toml`, whose text is `text`, to
 /// `config`. Every problem is `invalid_config` at the key or value it is
@@ -339,6 +363,12 @@ fn read_file(config: &mut Config, text: &str) -> Result<()> {
             let text = file.string(path, "crate_path")?;
             check_crate_path(text).map_err(|message| file.invalid(path.span.clone(), message))?;
             config.crate_path = text.to_string();
+        }
+    }
+    if let Some(render) = find(top, "render") {
+        let table = file.table(render, "render", RENDER_KEYS)?;
+        if let Some(max) = find(table, "max_bytes") {
+            config.max_render_bytes = file.byte_count(max, "max_bytes")?;
         }
     }
     Ok(())
@@ -420,6 +450,26 @@ impl File {
         }
     }
 
+    /// A count of bytes: a positive integer that fits a `usize`.
+    fn byte_count(&self, value: &Node, key: &str) -> Result<usize> {
+        match value.value {
+            Value::Integer(Some(n)) => usize::try_from(n)
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| {
+                    self.invalid(
+                        value.span.clone(),
+                        format!("`{key}` in {CONFIG_FILE} is a number of bytes above 0, found {n}"),
+                    )
+                }),
+            Value::Integer(None) => Err(self.invalid(
+                value.span.clone(),
+                format!("`{key}` in {CONFIG_FILE} is too large a number"),
+            )),
+            _ => Err(self.wrong_type(value, key, "a number of bytes")),
+        }
+    }
+
     fn boolean(&self, value: &Node, key: &str) -> Result<bool> {
         match value.value {
             Value::Boolean(b) => Ok(b),
@@ -471,7 +521,8 @@ mod file_tests {
         let config = load(
             "templates = \"t\"\nsnippets = \"s\"\n[delimiters]\nopen = \"<<\"\nclose = \">>\"\n\
              [lints]\nnaming_exempt = [\"a\", \"b\"]\n[syntax]\nstandalone_tags = true\n\
-             [build]\nwarnings = false\ncrate_path = \"::x::promptpack\"\n",
+             [build]\nwarnings = false\ncrate_path = \"::x::promptpack\"\n\
+             [render]\nmax_bytes = 0x10_00\n",
         )
         .expect("valid");
         assert_eq!(config.templates(), Path::new("root/t"));
@@ -481,6 +532,7 @@ mod file_tests {
         assert!(config.settings().standalone_tags);
         assert!(!config.build_warnings());
         assert_eq!(config.crate_path(), "::x::promptpack");
+        assert_eq!(config.max_render_bytes(), 4096);
         let defaults = load("").expect("valid");
         assert_eq!(defaults, Config::new("root"));
     }
@@ -515,6 +567,15 @@ mod file_tests {
             ),
             ("[build]\ncrate_path = \"self::p\"\n", "2:14", "crate path"),
             ("[delimiters\n", "1:12", "is not valid"),
+            ("[render]\nmax_bytes = 0\n", "2:13", "above 0, found 0"),
+            ("[render]\nmax_bytes = -5\n", "2:13", "above 0, found -5"),
+            (
+                "[render]\nmax_bytes = 99999999999999999999\n",
+                "2:13",
+                "too large a number",
+            ),
+            ("[render]\nmax_bytes = \"1M\"\n", "2:13", "a number of bytes"),
+            ("[render]\nmax = 1\n", "2:1", "no setting `max` in [render]"),
         ];
         for (text, at, message) in cases {
             let (found_at, found) = load(text).expect_err(text);

@@ -30,8 +30,8 @@ pub(crate) struct Node {
 pub(crate) enum Value {
     /// A string, its escapes decoded.
     String(String),
-    /// An integer (its value is not needed).
-    Integer,
+    /// An integer; `None` when it is outside `i64`.
+    Integer(Option<i64>),
     /// A float (likewise).
     Float,
     /// `true` or `false`.
@@ -49,7 +49,7 @@ impl Value {
     pub(crate) fn kind(&self) -> &'static str {
         match self {
             Value::String(_) => "a string",
-            Value::Integer => "an integer",
+            Value::Integer(_) => "an integer",
             Value::Float => "a float",
             Value::Boolean(_) => "a boolean",
             Value::Datetime => "a date",
@@ -380,7 +380,9 @@ impl Builder<'_, '_> {
         Ok(match kind {
             ScalarKind::String => Value::String(text),
             ScalarKind::Boolean(value) => Value::Boolean(value),
-            ScalarKind::Integer(_) => Value::Integer,
+            ScalarKind::Integer(radix) => {
+                Value::Integer(i64::from_str_radix(&text, radix.value()).ok())
+            }
             ScalarKind::Float => Value::Float,
             ScalarKind::DateTime => Value::Datetime,
         })
@@ -535,7 +537,7 @@ mod tests {
         assert_eq!(d.get("e").map(|n| &n.value), Some(&Value::Boolean(true)));
         assert_eq!(
             table(d, "f").get("g").map(|n| &n.value),
-            Some(&Value::Integer)
+            Some(&Value::Integer(Some(1)))
         );
         let Some(Value::Array(items)) = table(x, "h").get("i").map(|n| &n.value) else {
             panic!("i is an array");

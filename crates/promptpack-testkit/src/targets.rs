@@ -199,6 +199,7 @@ pub fn fuzz_codegen(data: &[u8]) {
         open: case.delimiters.open().into(),
         close: case.delimiters.close().into(),
         standalone_tags: false,
+        max_render_bytes: promptpack_core::render::DEFAULT_MAX_RENDER_BYTES,
     };
     match generate(&prompts, &case.templates, &dev) {
         Ok(code) => check_generated_code(&code),

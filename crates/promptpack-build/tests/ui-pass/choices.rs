@@ -2,9 +2,9 @@ include!("../../../../target/promptpack-ui/choices.rs");
 
 fn main() {
     let high = TutorVars { level: TutorLevel::HighSchool, tone: Some(TutorTone::Warm) };
-    assert_eq!(high.render_system(), "Teen / warmly (warm)");
+    assert_eq!(high.render_system().as_deref(), Ok("Teen / warmly (warm)"));
     let adult = TutorVars { level: TutorLevel::Adult, tone: None };
-    assert_eq!(adult.render_system(), "Grown-up / ");
+    assert_eq!(adult.render_system().as_deref(), Ok("Grown-up / "));
     // The enum gives its value back, and reads it.
     assert_eq!(TutorLevel::HighSchool.to_string(), "high school");
     assert_eq!("adult".parse::<TutorLevel>().ok(), Some(TutorLevel::Adult));

@@ -10,7 +10,7 @@ fn main() {
         vars: "w",
         r#async: true,
     };
-    assert_eq!(vars.render_system(), "t s c m v w x");
+    assert_eq!(vars.render_system().as_deref(), Ok("t s c m v w x"));
     let prompt = PromptId::Kw.render_generated(&|name| Some(name.to_string()));
     assert_eq!(prompt.system, "type self crate match values vars x");
 }
