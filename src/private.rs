@@ -246,9 +246,15 @@ pub fn render_part(
     slots: &[Slot<'_>],
     bound: usize,
 ) -> Result<String> {
-    let part = if n == 0 { PartName::System } else { PartName::User };
+    let part = if n == 0 {
+        PartName::System
+    } else {
+        PartName::User
+    };
     match info.parts.get(n) {
-        Some(table) => render(table, slots, bound).map_err(|len| too_large(info.id, part, len, bound)),
+        Some(table) => {
+            render(table, slots, bound).map_err(|len| too_large(info.id, part, len, bound))
+        }
         None => Ok(String::new()),
     }
 }

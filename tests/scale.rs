@@ -216,7 +216,10 @@ fn load_and_render(size: usize) {
         vec![snippet("sig", "-- sig")],
         Delimiters::default(),
     )
-    .expect("the library loads");
+    .expect("the library loads")
+    // Past the default render bound of 16 MiB: raised, as a user with
+    // prompts this large would.
+    .with_max_render_bytes(2 * size);
     let prompt = library
         .build_prompt("big", &json!({"name": "Ada", "flag": true}))
         .expect("renders");

@@ -120,7 +120,8 @@ pub(super) fn judge(
     fetched: Fetched,
 ) -> Verdict {
     match fetched {
-        Ok(found) => match compile_and_check(info, max_render_bytes, label, version, weight, found) {
+        Ok(found) => match compile_and_check(info, max_render_bytes, label, version, weight, found)
+        {
             Ok(arm) => Verdict::Serve(arm),
             Err(error) => Verdict::Refuse(error),
         },

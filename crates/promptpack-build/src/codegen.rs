@@ -840,9 +840,23 @@ fn prompt_items(
     ));
     out.close("}");
     out.line("");
-    generated_fn(&mut out, &name, variant, fields, prompt.user.is_some(), runtime);
+    generated_fn(
+        &mut out,
+        &name,
+        variant,
+        fields,
+        prompt.user.is_some(),
+        runtime,
+    );
     out.line("");
-    render_fn(&mut out, id, PartName::System, &prompt.system, fields, runtime);
+    render_fn(
+        &mut out,
+        id,
+        PartName::System,
+        &prompt.system,
+        fields,
+        runtime,
+    );
     if let Some(user) = &prompt.user {
         out.line("");
         render_fn(&mut out, id, PartName::User, user, fields, runtime);

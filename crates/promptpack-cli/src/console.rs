@@ -22,6 +22,11 @@ pub(crate) struct ConsoleArgs {
     /// A label only admins may move, besides `production`; repeatable.
     #[arg(long = "protect", value_name = "LABEL")]
     protect: Vec<String>,
+    /// The most bytes one part of a prompt may render to in a preview, the
+    /// API's render and a diff's examples: more is refused (`too_large`)
+    /// before it is allocated.
+    #[arg(long, value_name = "BYTES", default_value_t = promptpack::DEFAULT_MAX_RENDER_BYTES, value_parser = crate::render::parse_byte_count)]
+    max_render_bytes: usize,
     #[command(subcommand)]
     command: Option<ConsoleCommand>,
 }
@@ -80,6 +85,7 @@ fn serve(args: &ConsoleArgs) -> Result<String, Error> {
     let counter = Arc::new(Counter::new(Encoding::default()));
     let mut settings = Settings::new(args.url())
         .listen(args.listen)
+        .max_render_bytes(args.max_render_bytes)
         .token_counter(Arc::new(move |text: &str| counter.count(text).unwrap_or(0)));
     for label in &args.protect {
         settings = settings.protect(label.clone());

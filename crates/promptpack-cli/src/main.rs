@@ -75,6 +75,11 @@ pub(crate) struct Folders {
     /// Token delimiters, overriding promptpack.toml, e.g. `--delimiters '<<' '>>'`.
     #[arg(long, num_args = 2, value_names = ["OPEN", "CLOSE"])]
     delimiters: Option<Vec<String>>,
+    /// The most bytes one part of a prompt may render to; more is refused
+    /// (`too_large`) before it is allocated [default: promptpack.toml's
+    /// `[render] max_bytes`, else 16 MiB].
+    #[arg(long, value_name = "BYTES", value_parser = render::parse_byte_count)]
+    max_render_bytes: Option<usize>,
 }
 
 impl Folders {
@@ -90,6 +95,9 @@ impl Folders {
         }
         if let Some([open, close]) = self.delimiters.as_deref() {
             config = config.delimiters(open, close)?;
+        }
+        if let Some(bytes) = self.max_render_bytes {
+            config = config.with_max_render_bytes(bytes);
         }
         Ok(config)
     }
@@ -107,7 +115,10 @@ impl Folders {
 
     /// Whether a command-line option overrides what promptpack.toml says.
     pub(crate) fn overrides_config(&self) -> bool {
-        self.templates.is_some() || self.snippets.is_some() || self.delimiters.is_some()
+        self.templates.is_some()
+            || self.snippets.is_some()
+            || self.delimiters.is_some()
+            || self.max_render_bytes.is_some()
     }
 }
 

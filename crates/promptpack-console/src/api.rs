@@ -188,11 +188,12 @@ async fn render_prompt(
         vars,
     } = body(given)?;
     let selector = Which { version, label }.selector()?;
+    let bound = state.max_render_bytes;
     let rendered = state
         .catalog
         .run(&user.name, move |catalog| {
             let version = catalog.get(&id, &selector)?;
-            let library = library_of(catalog, &version)?;
+            let library = library_of(catalog, &version, bound)?;
             let prompt = render(&library, &id, &vars)?;
             Ok(json!({
                 "system": prompt.system,

@@ -78,7 +78,8 @@ fn compiled_refusal(
     version: &Version,
     compiled: &PromptContract,
 ) -> Result<Option<String>, Error> {
-    let library = library_of(catalog, version)?;
+    // Judged by its contract, never rendered here.
+    let library = library_of(catalog, version, promptpack::DEFAULT_MAX_RENDER_BYTES)?;
     let Some(prompt) = library.resolved(id) else {
         return Ok(Some(format!(
             "version {} does not compile",

@@ -15,10 +15,15 @@ fn config_of(syntax: &Syntax) -> Result<Config, Error> {
 }
 
 /// `version` compiled on its own: its files and the snippet revisions it
-/// pins, under its syntax.
-pub(crate) fn library_of(catalog: &mut Catalog, version: &Version) -> Result<Library, Error> {
+/// pins, under its syntax; its renders refuse a part longer than
+/// `max_render_bytes` (`too_large`) before they allocate.
+pub(crate) fn library_of(
+    catalog: &mut Catalog,
+    version: &Version,
+    max_render_bytes: usize,
+) -> Result<Library, Error> {
     let sources = catalog.sources(version)?;
-    let config = config_of(&version.syntax)?;
+    let config = config_of(&version.syntax)?.with_max_render_bytes(max_render_bytes);
     Library::from_sources_config(sources.templates, sources.snippets, &config)
 }
 
@@ -75,14 +80,15 @@ pub(crate) fn check_draft(
     catalog: &mut Catalog,
     id: &str,
     draft: &Draft,
+    max_render_bytes: usize,
 ) -> Result<DraftCheck, Error> {
     let sources = catalog.draft_sources(id, draft)?;
     let config = config_of(&draft.syntax)?;
     let report = promptpack_build::check_sources(sources, &config);
-    let library = report
-        .errors
-        .is_empty()
-        .then(|| Library::from_resolved_prompts(report.resolved, config.delimiters_ref().clone()));
+    let library = report.errors.is_empty().then(|| {
+        Library::from_resolved_prompts(report.resolved, config.delimiters_ref().clone())
+            .with_max_render_bytes(max_render_bytes)
+    });
     // The draft's own files only: a lint of a snippet no prompt of this
     // draft's catalog includes is not this draft's business.
     let warnings = report

@@ -32,6 +32,11 @@ pub struct Settings {
     /// The largest request body taken, in bytes (a publish's two files and
     /// their form encoding fit: 8 MiB unless set).
     pub max_body_bytes: usize,
+    /// The most bytes one part of a prompt may render to in a preview, the
+    /// API's `render`, an edit's preview and the examples of a diff: more
+    /// is `too_large` (413), refused before it is allocated.
+    /// [`promptpack::DEFAULT_MAX_RENDER_BYTES`] (16 MiB) unless set.
+    pub max_render_bytes: usize,
 }
 
 impl std::fmt::Debug for Settings {
@@ -43,6 +48,7 @@ impl std::fmt::Debug for Settings {
             .field("timeouts", &self.timeouts)
             .field("token_counter", &self.token_counter.is_some())
             .field("max_body_bytes", &self.max_body_bytes)
+            .field("max_render_bytes", &self.max_render_bytes)
             .finish()
     }
 }
@@ -61,6 +67,7 @@ impl Settings {
             timeouts: Timeouts::DEFAULT,
             token_counter: None,
             max_body_bytes: 8 << 20,
+            max_render_bytes: promptpack::DEFAULT_MAX_RENDER_BYTES,
         }
     }
 
@@ -88,6 +95,13 @@ impl Settings {
         self
     }
 
+    /// Refuses a render whose system or user text would be longer than
+    /// `bytes` ([`Settings::max_render_bytes`]).
+    pub fn max_render_bytes(mut self, bytes: usize) -> Settings {
+        self.max_render_bytes = bytes;
+        self
+    }
+
     /// Bounds every wait for the catalog by `timeouts`.
     pub fn timeouts(mut self, timeouts: Timeouts) -> Settings {
         self.timeouts = timeouts;
@@ -103,6 +117,8 @@ pub(crate) struct AppState {
     pub(crate) token_counter: Option<TokenCounter>,
     /// Which registered builds refuse which versions, reached once.
     pub(crate) verdicts: Arc<Verdicts>,
+    /// [`Settings::max_render_bytes`].
+    pub(crate) max_render_bytes: usize,
 }
 
 impl AppState {
@@ -168,6 +184,7 @@ impl Server {
             sessions: Sessions::default(),
             protected_labels: settings.protected_labels,
             token_counter: settings.token_counter,
+            max_render_bytes: settings.max_render_bytes,
         });
         let router = Router::new()
             .merge(pages::routes())

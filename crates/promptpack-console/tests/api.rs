@@ -67,6 +67,23 @@ on_every_store! {
         assert_eq!((not_json.status / 100, not_json.code().as_str()), (4, "invalid_request"));
     };
 
+    a_render_past_the_bound_is_refused_and_the_console_lives_on => |c: Console| {
+        // 20,000 uses of one variable: publishable (the source is 100 KB),
+        // and a 1 MiB value would render 20 GiB, which used to abort the
+        // process on its allocation.
+        let amplifier = json!({"system": "{{v}}".repeat(20_000), "message": "many uses"});
+        let created = c.send("POST", "/api/v1/prompts/amplifier/versions", Auth::Bearer(&c.editor), &amplifier);
+        assert_eq!(created.status, 201, "{}", created.body);
+        let body = json!({"vars": {"v": "x".repeat(1 << 20)}});
+        let refused = c.send("POST", "/api/v1/prompts/amplifier/render", Auth::Bearer(&c.viewer), &body);
+        assert_eq!((refused.status, refused.code().as_str()), (413, "too_large"), "{}", &refused.body[..refused.body.len().min(500)]);
+        let message = refused.json()["error"]["message"].as_str().unwrap_or_default().to_string();
+        assert!(message.contains("`amplifier`") && message.contains("20971520000 bytes") && message.contains("16777216"), "{message}");
+        let small = c.send("POST", "/api/v1/prompts/amplifier/render", Auth::Bearer(&c.viewer), &json!({"vars": {"v": "ab"}}));
+        assert_eq!(small.status, 200, "the console still serves: {}", small.body);
+        assert_eq!(small.json()["system"].as_str().map(str::len), Some(40_000));
+    };
+
     publish_with_roles_and_errors => |c: Console| {
         let draft = json!({"system": "Bye {{name}}.\n", "message": "shorter"});
         let viewer = c.send("POST", "/api/v1/prompts/greet/versions", Auth::Bearer(&c.viewer), &draft);

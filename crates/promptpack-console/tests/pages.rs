@@ -543,3 +543,27 @@ fn a_label_is_split_and_a_prompt_deleted_and_restored_through_the_pages() {
             .contains("href=\"/prompts/greet\"")
     );
 }
+
+/// The preview page and an edit's preview render within the console's
+/// render bound (`--max-render-bytes`): past it, the page says `too_large`
+/// and what the output would have been, instead of allocating it.
+#[test]
+fn previews_refuse_a_render_past_the_bound() {
+    let c = Console::start_with(Store::Sqlite, "preview_bound", |s| s.max_render_bytes(64));
+    let session = c.sign_in(&c.viewer);
+    let page = c.get(
+        &format!(
+            "/prompts/greet/preview?version=1&from=form&var.name={}",
+            "n".repeat(100)
+        ),
+        Auth::Cookie(&session),
+    );
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(page.body.contains("too_large"), "{}", page.body);
+    assert!(page.body.contains("107 bytes"), "{}", page.body);
+    let fits = c.get(
+        "/prompts/greet/preview?version=1&from=form&var.name=Ada",
+        Auth::Cookie(&session),
+    );
+    assert!(fits.body.contains("Hello Ada."), "{}", fits.body);
+}

@@ -453,15 +453,14 @@ impl File {
     /// A count of bytes: a positive integer that fits a `usize`.
     fn byte_count(&self, value: &Node, key: &str) -> Result<usize> {
         match value.value {
-            Value::Integer(Some(n)) => usize::try_from(n)
-                .ok()
-                .filter(|&n| n > 0)
-                .ok_or_else(|| {
+            Value::Integer(Some(n)) => {
+                usize::try_from(n).ok().filter(|&n| n > 0).ok_or_else(|| {
                     self.invalid(
                         value.span.clone(),
                         format!("`{key}` in {CONFIG_FILE} is a number of bytes above 0, found {n}"),
                     )
-                }),
+                })
+            }
             Value::Integer(None) => Err(self.invalid(
                 value.span.clone(),
                 format!("`{key}` in {CONFIG_FILE} is too large a number"),
@@ -574,7 +573,11 @@ mod file_tests {
                 "2:13",
                 "too large a number",
             ),
-            ("[render]\nmax_bytes = \"1M\"\n", "2:13", "a number of bytes"),
+            (
+                "[render]\nmax_bytes = \"1M\"\n",
+                "2:13",
+                "a number of bytes",
+            ),
             ("[render]\nmax = 1\n", "2:1", "no setting `max` in [render]"),
         ];
         for (text, at, message) in cases {

@@ -52,9 +52,9 @@ struct Side {
     library: Library,
 }
 
-fn side(catalog: &mut Catalog, id: &str, number: u32) -> Result<Side, Error> {
+fn side(catalog: &mut Catalog, id: &str, number: u32, bound: usize) -> Result<Side, Error> {
     let version = catalog.get(id, &Selector::Version(number))?;
-    let library = library_of(catalog, &version)?;
+    let library = library_of(catalog, &version, bound)?;
     Ok(Side { version, library })
 }
 
@@ -198,11 +198,12 @@ pub(crate) async fn page(
         return Err(Failure::bad_request("name both versions: ?from=A&to=B")).or_page(&chrome);
     };
     let wanted = id.clone();
+    let bound = state.max_render_bytes;
     let (old, new, numbers) = state
         .catalog
         .run(&user.user.name, move |catalog| {
-            let old = side(catalog, &wanted, from)?;
-            let new = side(catalog, &wanted, to)?;
+            let old = side(catalog, &wanted, from, bound)?;
+            let new = side(catalog, &wanted, to, bound)?;
             let numbers = catalog
                 .history(&wanted)?
                 .versions

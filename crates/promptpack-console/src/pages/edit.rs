@@ -167,11 +167,12 @@ pub(crate) async fn submit(
         }
         "check" | "preview" => {
             let preview = form.action == "preview";
+            let bound = state.max_render_bytes;
             let checked = state
                 .catalog
                 .run(&user.user.name, move |catalog| {
                     let draft = draft_of(syntax_of(catalog, &wanted)?);
-                    crate::preview::check_draft(catalog, &wanted, &draft)
+                    crate::preview::check_draft(catalog, &wanted, &draft, bound)
                 })
                 .await
                 .or_page(page.chrome.as_ref().map_or(&Chrome::of(&user), |c| c))?;

@@ -120,6 +120,7 @@ fn read(
     id: &str,
     label: &str,
     target: &Target,
+    bound: usize,
 ) -> Result<Read, Error> {
     let arms = match catalog.label_arms(id, label) {
         Ok(arms) => arms,
@@ -145,7 +146,7 @@ fn read(
             text.push_str(user);
         }
         // The examples' renders show what the change does to real output.
-        let library = library_of(catalog, &version)?;
+        let library = library_of(catalog, &version, bound)?;
         for example in examples(&library, id) {
             text.push_str(&format!("\n--- example {} ---\n", example.name));
             text.push_str(&as_text(&example.rendered));
@@ -208,10 +209,18 @@ pub(crate) async fn confirm(
         Target::parse(arms.as_deref().or(version.as_deref()).unwrap_or("")).or_page(&chrome)?;
     let (wanted, wanted_label, wanted_target) = (id.clone(), label.clone(), target.clone());
     let verdicts = Arc::clone(&state.verdicts);
+    let bound = state.max_render_bytes;
     let read = state
         .catalog
         .run(&user.user.name, move |catalog| {
-            read(catalog, &verdicts, &wanted, &wanted_label, &wanted_target)
+            read(
+                catalog,
+                &verdicts,
+                &wanted,
+                &wanted_label,
+                &wanted_target,
+                bound,
+            )
         })
         .await
         .or_page(&chrome)?;

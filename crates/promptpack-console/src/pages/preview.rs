@@ -137,11 +137,12 @@ pub(crate) async fn page(
         }
     };
     let wanted = id.clone();
+    let bound = state.max_render_bytes;
     let (version, library, numbers) = state
         .catalog
         .run(&user.user.name, move |catalog| {
             let version = catalog.get(&wanted, &selector)?;
-            let library = library_of(catalog, &version)?;
+            let library = library_of(catalog, &version, bound)?;
             let numbers: Vec<u32> = catalog
                 .history(&wanted)?
                 .versions
