@@ -35,6 +35,7 @@ impl StoreArgs {
             templates: None,
             snippets: None,
             delimiters: None,
+            max_render_bytes: None,
         }
     }
 

@@ -129,6 +129,35 @@ case!(
     list_choices_json,
     ["list", "--json", "--root", "tests/cli/choices"]
 );
+// The render bound: past `--max-render-bytes` a render is `too_large`,
+// naming the prompt, the bound and what it would have been; within it,
+// the prompt prints.
+case!(
+    render_past_the_bound,
+    [
+        "render",
+        "tutor",
+        "--root",
+        "tests/cli/choices",
+        "--var",
+        "topic=tides",
+        "--var",
+        "level=high school",
+        "--max-render-bytes",
+        "20",
+    ]
+);
+case!(
+    render_bound_not_a_number,
+    [
+        "render",
+        "tutor",
+        "--root",
+        "tests/cli/choices",
+        "--max-render-bytes",
+        "0"
+    ]
+);
 case!(
     render_choice,
     [

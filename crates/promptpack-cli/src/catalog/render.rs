@@ -52,6 +52,7 @@ pub(crate) fn execute(
             templates: None,
             snippets: None,
             delimiters: None,
+            max_render_bytes: None,
         },
     };
     let Rendered { warnings, result } = render(&library, &tree_args, "catalog render");
