@@ -166,7 +166,7 @@ fn concurrent_imports_of_one_tree_write_it_once(kind: Kind) {
     }
     // One importer wrote each prompt and the snippet; the others found them.
     assert_eq!(writes, 3);
-    assert_eq!(store.footprint(), [2, 2, 1, 1, 1, 0, 2, 0, 0, 0]);
+    assert_eq!(store.footprint(), [2, 2, 1, 1, 1, 0, 2, 0, 0, 0, 0]);
 }
 
 #[test]

@@ -22,6 +22,10 @@ pub(crate) struct ConsoleArgs {
     /// A label only admins may move, besides `production`; repeatable.
     #[arg(long = "protect", value_name = "LABEL")]
     protect: Vec<String>,
+    /// The most browser sessions one user keeps; signing in past them ends
+    /// that user's oldest.
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    max_sessions: u32,
     #[command(subcommand)]
     command: Option<ConsoleCommand>,
 }
@@ -80,6 +84,7 @@ fn serve(args: &ConsoleArgs) -> Result<String, Error> {
     let counter = Arc::new(Counter::new(Encoding::default()));
     let mut settings = Settings::new(args.url())
         .listen(args.listen)
+        .max_sessions_per_user(args.max_sessions)
         .token_counter(Arc::new(move |text: &str| counter.count(text).unwrap_or(0)));
     for label in &args.protect {
         settings = settings.protect(label.clone());
