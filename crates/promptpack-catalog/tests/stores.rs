@@ -1732,6 +1732,23 @@ fn labels_that_differ_only_by_case_collide(store: &TestStore) {
         code(catalog.set_label("p", "Production-EU", 1)),
         ErrorCode::AlreadyExists
     );
+
+    // A catalog from before the check, holding two spellings of a label:
+    // each still moves (on its prompt and onto others), and no third
+    // spelling is added.
+    catalog.set_label("p", "staging", 1).expect("staging");
+    store
+        .raw("INSERT INTO labels (prompt_id, label, version) VALUES ('q', 'Staging', 1)")
+        .expect("a look-alike written before the check");
+    catalog.set_label("p", "staging", 2).expect("staging moves");
+    catalog.set_label("q", "Staging", 2).expect("Staging moves");
+    catalog
+        .set_label("q", "staging", 2)
+        .expect("staging onto q");
+    assert_eq!(
+        code(catalog.set_label("p", "STAGING", 1)),
+        ErrorCode::AlreadyExists
+    );
 }
 
 fn console_sessions_are_hashed_capped_expired_and_end_with_their_user(store: &TestStore) {

@@ -24,7 +24,7 @@ pub(crate) struct ConsoleArgs {
     protect: Vec<String>,
     /// The most browser sessions one user keeps; signing in past them ends
     /// that user's oldest.
-    #[arg(long, default_value_t = 20, value_name = "N")]
+    #[arg(long, default_value_t = promptpack_console::DEFAULT_MAX_SESSIONS, value_name = "N")]
     max_sessions: u32,
     #[command(subcommand)]
     command: Option<ConsoleCommand>,

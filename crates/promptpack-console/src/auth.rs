@@ -21,9 +21,10 @@ use std::time::Duration;
 /// The session cookie's name.
 pub(crate) const SESSION_COOKIE: &str = "promptpack_session";
 
-/// How many sessions a user keeps unless the console is told otherwise:
-/// a browser on each of a few machines, with room to spare.
-pub(crate) const DEFAULT_MAX_SESSIONS: u32 = 20;
+/// How many browser sessions a user keeps unless the console is told
+/// otherwise ([`Settings::max_sessions_per_user`](crate::Settings)): a
+/// browser on each of a few machines, with room to spare.
+pub const DEFAULT_MAX_SESSIONS: u32 = 20;
 
 /// How long a session lasts without a new sign-in.
 const SESSION_LIFETIME: Duration = Duration::from_secs(12 * 60 * 60);

@@ -859,11 +859,11 @@ fn check_label(label: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// Refuses `label` when the catalog has a label spelled the same but for
-/// case, on any prompt: `Production` beside `production` reads as the
-/// same label to a person, yet a service following `production` would
-/// never see it, and a console protecting `production` is asked about
-/// another name.
+/// Refuses `label`, a spelling no prompt has, when the catalog has a label
+/// spelled the same but for case, on any prompt: `Production` beside
+/// `production` reads as the same label to a person, yet a service
+/// following `production` would never see it. A spelling some prompt has
+/// already is an existing label, moved and set as ever.
 fn refuse_look_alike(tx: &mut dyn Tx, label: &str) -> Result<(), Error> {
     let Some(existing) = rows::look_alike_label(tx, label)? else {
         return Ok(());

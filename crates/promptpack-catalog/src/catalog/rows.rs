@@ -417,9 +417,12 @@ pub(crate) fn labels(tx: &mut dyn Tx, id: &str) -> Result<Vec<(String, u32)>, Er
 }
 
 /// A label of any prompt spelled as `name` but for case (labels are
-/// names, so ASCII: `lower` is the same on both stores), if any.
+/// names, so ASCII: `lower` is the same on both stores), if any, when
+/// `name` itself is on no prompt: a catalog from before the check that
+/// holds both spellings keeps moving each, and gains no third.
 pub(crate) fn look_alike_label(tx: &mut dyn Tx, name: &str) -> Result<Option<String>, Error> {
     let sql = "SELECT label FROM labels WHERE lower(label) = $1 AND label <> $2 \
+               AND NOT EXISTS (SELECT 1 FROM labels WHERE label = $2) \
                ORDER BY label LIMIT 1";
     let lower = name.to_ascii_lowercase();
     tx.query_opt(sql, &[Param::Text(&lower), Param::Text(name)])?
