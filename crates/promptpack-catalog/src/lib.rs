@@ -84,9 +84,10 @@ pub use file_identity::FileIdentity;
 #[cfg(feature = "postgres")]
 pub use listener::{Change, Listener};
 pub use model::{
-    Arm, AuditEntry, BuildRegistration, Draft, History, ImportReport, Imported, ListQuery, Listed,
-    Page, Pin, PromptEntry, RegisteredBuild, Role, Selector, SnippetRevision, Syntax, Timestamp,
-    User, UserAction, UserChange, Version, VersionSummary, contract_hash, token_hash,
+    Arm, AuditEntry, BuildRegistration, ConsoleSession, Draft, History, ImportReport, Imported,
+    ListQuery, Listed, Page, Pin, PromptEntry, RegisteredBuild, Role, Selector, SnippetRevision,
+    Syntax, Timestamp, User, UserAction, UserChange, Version, VersionSummary, contract_hash,
+    token_hash,
 };
 pub use promptpack_core::contract::Contract;
 pub use promptpack_core::{Error, ErrorCode, Settings};

@@ -438,6 +438,21 @@ pub struct UserChange {
     pub at: Timestamp,
 }
 
+/// A console user's browser session, as the catalog keeps it
+/// ([`Catalog::sessions`](crate::Catalog::sessions)): whose, when it began
+/// and when it ends. Its id is never kept, only the id's SHA-256, and
+/// neither is returned.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct ConsoleSession {
+    /// The user signed in.
+    pub user: String,
+    /// When the user signed in.
+    pub created_at: Timestamp,
+    /// When the session stops signing anyone in.
+    pub expires_at: Timestamp,
+}
+
 /// What happened to a console user.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -166,7 +166,7 @@ fn concurrent_imports_of_one_tree_write_it_once(kind: Kind) {
     }
     // One importer wrote each prompt and the snippet; the others found them.
     assert_eq!(writes, 3);
-    assert_eq!(store.footprint(), [2, 2, 1, 1, 1, 0, 2, 0, 0, 0]);
+    assert_eq!(store.footprint(), [2, 2, 1, 1, 1, 0, 2, 0, 0, 0, 0]);
 }
 
 #[test]
@@ -177,4 +177,53 @@ fn sqlite_concurrent_imports_of_one_tree_write_it_once() {
 #[test]
 fn postgres_concurrent_imports_of_one_tree_write_it_once() {
     concurrent_imports_of_one_tree_write_it_once(Kind::Postgres);
+}
+
+/// How many sessions the concurrent sign-ins may keep.
+const SESSION_CAP: u32 = 3;
+
+fn concurrent_sign_ins_keep_the_session_cap(kind: Kind) {
+    let store = TestStore::of(kind, "sessions_cap");
+    let token = promptpack_catalog::token_hash("ada's token");
+    store
+        .open()
+        .add_user("ada", promptpack_catalog::Role::Admin, &token)
+        .expect("ada");
+    let signers = 8;
+    let barrier = Arc::new(Barrier::new(signers));
+    let workers: Vec<_> = (0..signers)
+        .map(|signer| {
+            let (url, token, barrier) = (store.url.clone(), token.clone(), Arc::clone(&barrier));
+            std::thread::spawn(move || {
+                let mut catalog = promptpack_catalog::Catalog::open(&url).expect("open");
+                barrier.wait();
+                for n in 0..10 {
+                    let id = promptpack_catalog::token_hash(&format!("{signer} {n}"));
+                    let hour = std::time::Duration::from_secs(3600);
+                    catalog
+                        .open_session(&token, &id, hour, SESSION_CAP)
+                        .expect("sign in")
+                        .expect("ada");
+                }
+            })
+        })
+        .collect();
+    for worker in workers {
+        worker.join().expect("a signer");
+    }
+    // Each sign-in locked its user: no two kept the cap's last place.
+    assert_eq!(
+        store.count("SELECT COUNT(*) FROM console_sessions"),
+        i64::from(SESSION_CAP)
+    );
+}
+
+#[test]
+fn sqlite_concurrent_sign_ins_keep_the_session_cap() {
+    concurrent_sign_ins_keep_the_session_cap(Kind::Sqlite);
+}
+
+#[test]
+fn postgres_concurrent_sign_ins_keep_the_session_cap() {
+    concurrent_sign_ins_keep_the_session_cap(Kind::Postgres);
 }

@@ -37,6 +37,8 @@ every_store!(
     search_finds_text_in_ids_names_and_descriptions,
     listed_prompts_carry_their_labels_and_arms,
     snippets_lists_the_newest_revision_of_each,
+    labels_that_differ_only_by_case_collide,
+    console_sessions_are_hashed_capped_expired_and_end_with_their_user,
 );
 
 fn versions_are_numbered_and_never_change(store: &TestStore) {
@@ -1024,7 +1026,7 @@ fn a_catalog_of_the_first_schema_is_migrated(store: &TestStore) {
     catalog.publish("p", &draft("one"), None).expect("publish");
     catalog.set_label("p", "production", 1).expect("label");
     let mut back = String::from(
-        "DROP TABLE console_user_audit; DROP TABLE console_users; DROP TABLE registered_builds; \
+        "DROP TABLE console_sessions; DROP TABLE console_user_audit; DROP TABLE console_users; DROP TABLE registered_builds; \
          DROP TABLE label_arms; ALTER TABLE audit DROP COLUMN arms; \
          DELETE FROM promptpack_schema WHERE version >= 2; \
          ALTER TABLE promptpack_schema DROP COLUMN checksum;",
@@ -1682,4 +1684,223 @@ fn snippets_lists_the_newest_revision_of_each(store: &TestStore) {
             ("tone".to_string(), 1)
         ]
     );
+}
+
+fn labels_that_differ_only_by_case_collide(store: &TestStore) {
+    let mut catalog = store.open();
+    for id in ["p", "q"] {
+        catalog.create(id, None, None).expect("create");
+        for text in ["one", "two"] {
+            catalog.publish(id, &draft(text), None).expect("publish");
+        }
+    }
+    catalog.set_label("p", "production", 1).expect("label");
+    let arm = |version, weight| Arm { version, weight };
+    let before = store.footprint();
+    // Beside `production` on its prompt, and on another prompt, where a
+    // service following `production` would never see it.
+    for (id, label) in [
+        ("p", "Production"),
+        ("p", "PRODUCTION"),
+        ("q", "Production"),
+        ("q", "pRODUCTION"),
+    ] {
+        for refused in [
+            catalog.set_label(id, label, 2).map(|_| ()),
+            catalog
+                .split_label(id, label, &[arm(1, 50), arm(2, 50)])
+                .map(|_| ()),
+        ] {
+            let error = refused.expect_err(label);
+            assert_eq!(error.code(), ErrorCode::AlreadyExists, "{id} {label}");
+            assert!(
+                error.to_string().contains("`production`"),
+                "{id} {label}: {error}"
+            );
+        }
+    }
+    assert_eq!(store.footprint(), before);
+    // The label itself moves and splits on every prompt, and a name that
+    // is more than a change of case is another label.
+    catalog.set_label("p", "production", 2).expect("move");
+    catalog.set_label("q", "production", 1).expect("label q");
+    catalog
+        .split_label("q", "production", &[arm(1, 50), arm(2, 50)])
+        .expect("split");
+    catalog.set_label("q", "production-eu", 2).expect("another");
+    assert_eq!(
+        code(catalog.set_label("p", "Production-EU", 1)),
+        ErrorCode::AlreadyExists
+    );
+
+    // A catalog from before the check, holding two spellings of a label:
+    // each still moves (on its prompt and onto others), and no third
+    // spelling is added.
+    catalog.set_label("p", "staging", 1).expect("staging");
+    store
+        .raw("INSERT INTO labels (prompt_id, label, version) VALUES ('q', 'Staging', 1)")
+        .expect("a look-alike written before the check");
+    catalog.set_label("p", "staging", 2).expect("staging moves");
+    catalog.set_label("q", "Staging", 2).expect("Staging moves");
+    catalog
+        .set_label("q", "staging", 2)
+        .expect("staging onto q");
+    assert_eq!(
+        code(catalog.set_label("p", "STAGING", 1)),
+        ErrorCode::AlreadyExists
+    );
+}
+
+fn console_sessions_are_hashed_capped_expired_and_end_with_their_user(store: &TestStore) {
+    let mut catalog = store.open().with_author("root");
+    let (ada_token, bob_token) = (token_hash("ada's token"), token_hash("bob's token"));
+    catalog
+        .add_user("ada", Role::Admin, &ada_token)
+        .expect("ada");
+    catalog
+        .add_user("bob", Role::Viewer, &bob_token)
+        .expect("bob");
+    let hour = Duration::from_secs(60 * 60);
+    let id = |name: &str| token_hash(&format!("session {name}"));
+    let rows = |user: &str| {
+        store.count(&format!(
+            "SELECT COUNT(*) FROM console_sessions WHERE user_name = '{user}'"
+        ))
+    };
+    // A token that is no user's opens nothing.
+    let nobody = catalog.open_session(&token_hash("nobody"), &id("x"), hour, 3);
+    assert_eq!(nobody.expect("no user"), None);
+    assert_eq!(store.count("SELECT COUNT(*) FROM console_sessions"), 0);
+
+    // A session opened through one connection is found through another
+    // (another console of the catalog), by the id's hash; only the hash
+    // is kept.
+    let ada = catalog
+        .open_session(&ada_token, &id("a1"), hour, 3)
+        .expect("sign in")
+        .expect("ada");
+    assert_eq!(ada.name, "ada");
+    let mut other = store.open();
+    let user_of = |catalog: &mut Catalog, name: &str| {
+        catalog
+            .session_user(&id(name))
+            .expect("lookup")
+            .map(|user| user.name)
+    };
+    assert_eq!(user_of(&mut other, "a1").as_deref(), Some("ada"));
+    assert_eq!(user_of(&mut other, "x"), None);
+    assert_eq!(
+        store.count(&format!(
+            "SELECT COUNT(*) FROM console_sessions WHERE id_hash = '{}'",
+            id("a1")
+        )),
+        1
+    );
+    // Refused: an id made twice, a value that is not a hash, a cap of 0.
+    let before = store.footprint();
+    assert_eq!(
+        code(catalog.open_session(&ada_token, &id("a1"), hour, 3)),
+        ErrorCode::AlreadyExists
+    );
+    assert_eq!(
+        code(catalog.open_session(&ada_token, "a2", hour, 3)),
+        ErrorCode::InvalidRequest
+    );
+    assert_eq!(
+        code(catalog.open_session(&ada_token, &id("a2"), hour, 0)),
+        ErrorCode::InvalidRequest
+    );
+    assert_eq!(code(other.session_user("a1")), ErrorCode::InvalidRequest);
+    assert_eq!(store.footprint(), before);
+
+    // The cap: past 3 sessions of a user, the oldest end; another user's
+    // sessions are not counted against it.
+    for name in ["b1", "b2"] {
+        catalog
+            .open_session(&bob_token, &id(name), hour, 3)
+            .expect("bob signs in");
+    }
+    for name in ["a2", "a3", "a4", "a5", "a6"] {
+        catalog
+            .open_session(&ada_token, &id(name), hour, 3)
+            .expect("ada signs in");
+    }
+    let live: Vec<Option<String>> = ["a1", "a2", "a3", "a4", "a5", "a6", "b1", "b2"]
+        .iter()
+        .map(|name| user_of(&mut other, name))
+        .collect();
+    let (ada, bob) = (Some("ada".to_string()), Some("bob".to_string()));
+    assert_eq!(
+        live,
+        [
+            None,
+            None,
+            None,
+            ada.clone(),
+            ada.clone(),
+            ada.clone(),
+            bob.clone(),
+            bob.clone()
+        ]
+    );
+    assert_eq!((rows("ada"), rows("bob")), (3, 2));
+    let sessions = catalog.sessions("ada").expect("sessions");
+    assert_eq!(sessions.len(), 3);
+    assert!(sessions.iter().all(|s| s.user == "ada"));
+    assert!(
+        sessions
+            .iter()
+            .all(|s| s.expires_at.0 - s.created_at.0 == 3_600_000)
+    );
+
+    // Signing out ends that session only.
+    assert!(catalog.close_session(&id("a4")).expect("sign out"));
+    assert!(
+        !catalog
+            .close_session(&id("a4"))
+            .expect("signed out already")
+    );
+    assert_eq!(user_of(&mut other, "a4"), None);
+    assert_eq!(user_of(&mut other, "a5"), ada);
+    assert_eq!(rows("ada"), 2);
+
+    // An expired session signs no one in, and the next sign-in (of anyone)
+    // deletes it.
+    catalog
+        .open_session(&bob_token, &id("b3"), Duration::ZERO, 3)
+        .expect("a session that ends at once");
+    assert_eq!(user_of(&mut other, "b3"), None);
+    assert_eq!(catalog.sessions("bob").expect("sessions").len(), 2);
+    assert_eq!(rows("bob"), 3);
+    catalog
+        .open_session(&ada_token, &id("a7"), hour, 3)
+        .expect("ada signs in");
+    assert_eq!((rows("ada"), rows("bob")), (3, 2));
+
+    // Signing out everywhere ends every session of that user, no other.
+    assert_eq!(catalog.close_sessions("ada").expect("everywhere"), 3);
+    assert_eq!(user_of(&mut other, "a7"), None);
+    assert_eq!((rows("ada"), rows("bob")), (0, 2));
+
+    // Removing a user ends their sessions in the same transaction: added
+    // again with the same token, the old sessions stay ended.
+    catalog.remove_user("bob").expect("remove bob");
+    assert_eq!(rows("bob"), 0);
+    catalog
+        .add_user("bob", Role::Viewer, &bob_token)
+        .expect("bob again");
+    assert_eq!(user_of(&mut other, "b1"), None);
+    assert_eq!(catalog.sessions("bob").expect("sessions"), []);
+
+    // A reader looks sessions up and opens or ends none.
+    catalog
+        .open_session(&bob_token, &id("b4"), hour, 3)
+        .expect("bob signs in");
+    let mut reader = Catalog::connect(&store.url).expect("a reader");
+    assert_eq!(user_of(&mut reader, "b4"), bob);
+    let before = store.footprint();
+    assert!(reader.open_session(&bob_token, &id("b5"), hour, 3).is_err());
+    assert!(reader.close_session(&id("b4")).is_err());
+    assert!(reader.close_sessions("bob").is_err());
+    assert_eq!(store.footprint(), before);
 }

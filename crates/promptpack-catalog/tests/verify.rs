@@ -339,7 +339,7 @@ fn a_catalog_from_before_checksums_gets_them(store: &TestStore) {
     drop(catalog);
     let mut back = String::from(
         "DELETE FROM promptpack_schema WHERE version >= 3; \
-         DROP TABLE console_user_audit; DROP TABLE console_users; DROP TABLE registered_builds; \
+         DROP TABLE console_sessions; DROP TABLE console_user_audit; DROP TABLE console_users; DROP TABLE registered_builds; \
          ALTER TABLE promptpack_schema DROP COLUMN checksum;",
     );
     if store.kind == Kind::Postgres {

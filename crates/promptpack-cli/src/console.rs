@@ -27,6 +27,10 @@ pub(crate) struct ConsoleArgs {
     /// before it is allocated.
     #[arg(long, value_name = "BYTES", default_value_t = promptpack::DEFAULT_MAX_RENDER_BYTES, value_parser = crate::render::parse_byte_count)]
     max_render_bytes: usize,
+    /// The most browser sessions one user keeps; signing in past them ends
+    /// that user's oldest.
+    #[arg(long, default_value_t = promptpack_console::DEFAULT_MAX_SESSIONS, value_name = "N")]
+    max_sessions: u32,
     #[command(subcommand)]
     command: Option<ConsoleCommand>,
 }
@@ -86,6 +90,7 @@ fn serve(args: &ConsoleArgs) -> Result<String, Error> {
     let mut settings = Settings::new(args.url())
         .listen(args.listen)
         .max_render_bytes(args.max_render_bytes)
+        .max_sessions_per_user(args.max_sessions)
         .token_counter(Arc::new(move |text: &str| counter.count(text).unwrap_or(0)));
     for label in &args.protect {
         settings = settings.protect(label.clone());

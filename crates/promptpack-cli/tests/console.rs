@@ -155,3 +155,24 @@ fn beyond_loopback_the_console_wants_an_admin_first() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_session_cap_of_zero_is_refused_before_listening() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let db = catalog(&dir);
+    let out = promptpack(&[
+        "console",
+        "--db",
+        &db,
+        "--listen",
+        "127.0.0.1:0",
+        "--max-sessions",
+        "0",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("invalid_request") && stderr.contains("session cap"),
+        "{stderr}"
+    );
+}

@@ -2,10 +2,11 @@
 //! CSRF token of every form, roles and protected labels.
 //!
 //! A token is shown once, when it is made; the catalog keeps only its
-//! SHA-256 ([`promptpack_catalog::token_hash`]). A session is the token's
-//! hash behind a random id in an `HttpOnly`, `SameSite=Strict` cookie, so
-//! the user is looked up again on every request: a removed user is signed
-//! out at once.
+//! SHA-256 ([`promptpack_catalog::token_hash`]). A session is a random id
+//! in an `HttpOnly`, `SameSite=Strict` cookie, kept in the catalog by its
+//! SHA-256 ([`promptpack_catalog::Catalog::open_session`]): any console of
+//! the catalog serves it, a restart keeps it, and its user is looked up
+//! again on every request, so a removed user is signed out at once.
 
 use crate::failure::{ApiFailure, Failure};
 use crate::server::AppState;
@@ -14,12 +15,16 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use promptpack_catalog::{Role, User, token_hash};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 /// The session cookie's name.
 pub(crate) const SESSION_COOKIE: &str = "promptpack_session";
+
+/// How many browser sessions a user keeps unless the console is told
+/// otherwise ([`Settings::max_sessions_per_user`](crate::Settings)): a
+/// browser on each of a few machines, with room to spare.
+pub const DEFAULT_MAX_SESSIONS: u32 = 20;
 
 /// How long a session lasts without a new sign-in.
 const SESSION_LIFETIME: Duration = Duration::from_secs(12 * 60 * 60);
@@ -42,51 +47,52 @@ fn random_hex() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// A signed-in browser: the hash of the token it signed in with, and the
-/// CSRF token its forms carry.
-#[derive(Clone)]
-struct Session {
-    token_hash: String,
-    csrf: String,
-    expires: Instant,
+/// Signs in the user of token hash `hash`: the new session's id and the
+/// user, or `None` when the token is no user's. Past `cap` sessions of
+/// that user the oldest end.
+pub(crate) async fn open_session(
+    state: &AppState,
+    hash: String,
+) -> Result<Option<(String, User)>, Failure> {
+    let id = random_hex();
+    let id_hash = token_hash(&id);
+    let cap = state.max_sessions_per_user;
+    let opened = state
+        .catalog
+        .run("console", move |catalog| {
+            catalog.open_session(&hash, &id_hash, SESSION_LIFETIME, cap)
+        })
+        .await?;
+    Ok(opened.map(|user| (id, user)))
 }
 
-/// The live sessions of this server (a restart signs everyone out).
-#[derive(Default)]
-pub(crate) struct Sessions {
-    by_id: Mutex<HashMap<String, Session>>,
+/// Ends session `id`, or with `everywhere` every session of `user`.
+pub(crate) async fn close_sessions(
+    state: &AppState,
+    id: &str,
+    user: &str,
+    everywhere: bool,
+) -> Result<(), Failure> {
+    let (id_hash, user) = (token_hash(id), user.to_string());
+    state
+        .catalog
+        .run("console", move |catalog| {
+            if everywhere {
+                catalog.close_sessions(&user).map(drop)
+            } else {
+                catalog.close_session(&id_hash).map(drop)
+            }
+        })
+        .await?;
+    Ok(())
 }
 
-impl Sessions {
-    /// A new session for the token whose hash is `token_hash`: its id.
-    pub(crate) fn open(&self, token_hash: String) -> String {
-        let id = random_hex();
-        let session = Session {
-            token_hash,
-            csrf: random_hex(),
-            expires: Instant::now() + SESSION_LIFETIME,
-        };
-        if let Ok(mut sessions) = self.by_id.lock() {
-            let now = Instant::now();
-            sessions.retain(|_, s| s.expires > now);
-            sessions.insert(id.clone(), session);
-        }
-        id
-    }
-
-    fn get(&self, id: &str) -> Option<Session> {
-        let sessions = self.by_id.lock().ok()?;
-        sessions
-            .get(id)
-            .filter(|s| s.expires > Instant::now())
-            .cloned()
-    }
-
-    pub(crate) fn close(&self, id: &str) {
-        if let Ok(mut sessions) = self.by_id.lock() {
-            sessions.remove(id);
-        }
-    }
+/// The CSRF token of session `id`: derived from the id rather than kept,
+/// so that every console of the catalog gives a session the same one; a
+/// page shows it, and it tells nothing of the id (nor of the hash the
+/// catalog keeps).
+fn csrf_of(id: &str) -> String {
+    token_hash(&format!("promptpack csrf\n{id}"))
 }
 
 /// The `Set-Cookie` value of session `id` (an empty id with no lifetime
@@ -171,20 +177,19 @@ impl FromRequestParts<Arc<AppState>> for PageUser {
         let Some(id) = cookie(&parts.headers, SESSION_COOKIE) else {
             return Err(to_login());
         };
-        let Some(session) = state.sessions.get(&id) else {
-            return Err(to_login());
-        };
-        match user_of(state, session.token_hash).await {
+        let id_hash = token_hash(&id);
+        let found = state
+            .catalog
+            .run("console", move |catalog| catalog.session_user(&id_hash))
+            .await;
+        match found {
             Ok(Some(user)) => Ok(PageUser {
                 user,
-                csrf: session.csrf,
+                csrf: csrf_of(&id),
                 session: id,
             }),
-            Ok(None) => {
-                state.sessions.close(&id);
-                Err(to_login())
-            }
-            Err(failure) => Err(crate::pages::failure_page(failure, None)),
+            Ok(None) => Err(to_login()),
+            Err(error) => Err(crate::pages::failure_page(error.into(), None)),
         }
     }
 }

@@ -35,7 +35,7 @@ mod preview;
 mod server;
 mod word_diff;
 
-pub use auth::new_token;
+pub use auth::{DEFAULT_MAX_SESSIONS, new_token};
 pub use server::{Server, Settings, TokenCounter};
 
 /// The OpenAPI 3.1 document of the JSON API, as served at

@@ -1,7 +1,7 @@
 //! The server: its settings, the state every request shares, the routes,
 //! and listening (loopback unless an admin exists).
 
-use crate::auth::Sessions;
+use crate::auth::DEFAULT_MAX_SESSIONS;
 use crate::builds::Verdicts;
 use crate::catalog_pool::CatalogPool;
 use crate::{api, pages};
@@ -37,6 +37,9 @@ pub struct Settings {
     /// is `too_large` (413), refused before it is allocated.
     /// [`promptpack::DEFAULT_MAX_RENDER_BYTES`] (16 MiB) unless set.
     pub max_render_bytes: usize,
+    /// The most browser sessions one user keeps (20 unless set): signing
+    /// in past it ends that user's oldest session.
+    pub max_sessions_per_user: u32,
 }
 
 impl std::fmt::Debug for Settings {
@@ -49,6 +52,7 @@ impl std::fmt::Debug for Settings {
             .field("token_counter", &self.token_counter.is_some())
             .field("max_body_bytes", &self.max_body_bytes)
             .field("max_render_bytes", &self.max_render_bytes)
+            .field("max_sessions_per_user", &self.max_sessions_per_user)
             .finish()
     }
 }
@@ -68,6 +72,7 @@ impl Settings {
             token_counter: None,
             max_body_bytes: 8 << 20,
             max_render_bytes: promptpack::DEFAULT_MAX_RENDER_BYTES,
+            max_sessions_per_user: DEFAULT_MAX_SESSIONS,
         }
     }
 
@@ -102,6 +107,13 @@ impl Settings {
         self
     }
 
+    /// Keeps at most `sessions` browser sessions per user (1 or more):
+    /// signing in past them ends that user's oldest.
+    pub fn max_sessions_per_user(mut self, sessions: u32) -> Settings {
+        self.max_sessions_per_user = sessions;
+        self
+    }
+
     /// Bounds every wait for the catalog by `timeouts`.
     pub fn timeouts(mut self, timeouts: Timeouts) -> Settings {
         self.timeouts = timeouts;
@@ -112,7 +124,8 @@ impl Settings {
 /// What every request shares.
 pub(crate) struct AppState {
     pub(crate) catalog: Arc<CatalogPool>,
-    pub(crate) sessions: Sessions,
+    /// The most sessions one user keeps.
+    pub(crate) max_sessions_per_user: u32,
     pub(crate) protected_labels: Vec<String>,
     pub(crate) token_counter: Option<TokenCounter>,
     /// Which registered builds refuse which versions, reached once.
@@ -122,8 +135,13 @@ pub(crate) struct AppState {
 }
 
 impl AppState {
+    /// Whether only admins change `label`: compared without case, so that
+    /// `Production` is as protected as `production` (the catalog refuses a
+    /// label that differs from another only by case, as it does `LATEST`).
     pub(crate) fn is_protected(&self, label: &str) -> bool {
-        self.protected_labels.iter().any(|p| p == label)
+        self.protected_labels
+            .iter()
+            .any(|p| p.eq_ignore_ascii_case(label))
     }
 }
 
@@ -150,9 +168,16 @@ impl Server {
     /// The catalog's (`not_configured` for a path that holds none:
     /// `promptpack catalog init` makes one; `unavailable`);
     /// `invalid_request` for an address beyond loopback while the catalog
-    /// has no admin (`promptpack console user add NAME --role admin`);
+    /// has no admin (`promptpack console user add NAME --role admin`), or
+    /// a session cap of 0;
     /// `io` when the address cannot be bound.
     pub fn bind(settings: Settings) -> Result<Server, Error> {
+        if settings.max_sessions_per_user == 0 {
+            return Err(Error::new(
+                ErrorCode::InvalidRequest,
+                "a user keeps at least one session: give a session cap of 1 or more",
+            ));
+        }
         let catalog = Arc::new(CatalogPool::connect(&settings.db, settings.timeouts)?);
         if !settings.listen.ip().is_loopback() {
             let users = catalog.run_blocking("console", |catalog| catalog.users())?;
@@ -181,7 +206,7 @@ impl Server {
         let state = Arc::new(AppState {
             catalog,
             verdicts: Arc::default(),
-            sessions: Sessions::default(),
+            max_sessions_per_user: settings.max_sessions_per_user,
             protected_labels: settings.protected_labels,
             token_counter: settings.token_counter,
             max_render_bytes: settings.max_render_bytes,

@@ -127,6 +127,24 @@ on_every_store! {
         assert_eq!((no_version.status, no_version.code().as_str()), (404, "not_found"));
     };
 
+    look_alike_labels_are_protected_and_collide => |c: Console| {
+        // Protection compares without case, on every prompt.
+        for (id, label) in [("greet", "Production"), ("greet", "PRODUCTION"), ("xss", "pRODUCTION")] {
+            let editor = c.send("PUT", &format!("/api/v1/prompts/{id}/labels/{label}"), Auth::Bearer(&c.editor), &json!({"version": 1}));
+            assert_eq!((editor.status, editor.code().as_str()), (403, "forbidden"), "{id} {label}: {}", editor.body);
+            let split = c.send("PUT", &format!("/api/v1/prompts/{id}/labels/{label}"), Auth::Bearer(&c.editor), &json!({"arms": [[1, 50], [2, 50]]}));
+            assert_eq!(split.status, 403, "{id} {label}: {}", split.body);
+        }
+        // Collisions too: not even an admin makes `Production` beside `production`.
+        let admin = c.send("PUT", "/api/v1/prompts/xss/labels/Production", Auth::Bearer(&c.admin), &json!({"version": 1}));
+        assert_eq!((admin.status, admin.code().as_str()), (409, "already_exists"), "{}", admin.body);
+        let staging = c.send("PUT", "/api/v1/prompts/greet/labels/staging", Auth::Bearer(&c.editor), &json!({"version": 2}));
+        assert_eq!(staging.status, 200, "{}", staging.body);
+        let look_alike = c.send("PUT", "/api/v1/prompts/xss/labels/Staging", Auth::Bearer(&c.editor), &json!({"version": 1}));
+        assert_eq!((look_alike.status, look_alike.code().as_str()), (409, "already_exists"), "{}", look_alike.body);
+        assert!(look_alike.body.contains("`staging`"), "{}", look_alike.body);
+    };
+
     diff_delete_restore_and_snippets => |c: Console| {
         let diff = c.get("/api/v1/prompts/greet/diff?from=1&to=2", Auth::Bearer(&c.viewer)).json();
         assert!(diff["diff"].as_str().is_some_and(|d| d.contains("-Hello {{name}}.")), "{diff}");

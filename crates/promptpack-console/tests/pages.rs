@@ -566,4 +566,164 @@ fn previews_refuse_a_render_past_the_bound() {
         Auth::Cookie(&session),
     );
     assert!(fits.body.contains("Hello Ada."), "{}", fits.body);
+/// Whether `cookie` is signed in on `console`: a page, not the login.
+fn signed_in(console: &Console, cookie: &str) -> bool {
+    let answer = console.get("/", Auth::Cookie(cookie));
+    match answer.status {
+        200 => true,
+        303 => false,
+        other => panic!("GET / answered {other}: {}", answer.body),
+    }
+}
+
+#[test]
+fn every_console_of_a_catalog_serves_its_sessions() {
+    // Two consoles behind a load balancer: a browser signed in through one
+    // is served by the other, its forms' CSRF token holds on both, and
+    // signing out through one ends the session on both.
+    let one = Console::start(Store::Sqlite, "pages_two_consoles");
+    let two = one.another(|settings| settings);
+    let cookie = one.sign_in(&one.editor);
+    assert!(signed_in(&two, &cookie));
+    let page = two.get("/prompts/greet", Auth::Cookie(&cookie));
+    assert_eq!(page.status, 200, "{}", page.body);
+    let csrf = hidden(&page.body, "csrf");
+    assert_eq!(
+        csrf,
+        hidden(&one.get("/", Auth::Cookie(&cookie)).body, "csrf")
+    );
+    let moved = one.post_form(
+        "/prompts/greet/move",
+        Auth::Cookie(&cookie),
+        &[("csrf", &csrf), ("label", "staging"), ("target", "2")],
+    );
+    assert_eq!(moved.status, 303, "{}", moved.body);
+    let out = two.post_form("/logout", Auth::Cookie(&cookie), &[("csrf", &csrf)]);
+    assert_eq!(out.status, 303, "{}", out.body);
+    assert!(!signed_in(&one, &cookie));
+    assert!(!signed_in(&two, &cookie));
+}
+
+#[test]
+fn a_restarted_console_keeps_its_sessions() {
+    let before = Console::start(Store::Postgres, "pages_restart");
+    let cookie = before.sign_in(&before.viewer);
+    assert!(signed_in(&before, &cookie));
+    // A new server over the catalog: nothing of the old one's memory.
+    let after = before.another(|settings| settings);
+    assert!(signed_in(&after, &cookie));
+    assert_eq!(before.catalog().sessions("vi").expect("sessions").len(), 1);
+}
+
+#[test]
+fn removing_a_user_ends_every_session_of_theirs() {
+    let c = Console::start(Store::Sqlite, "pages_removed_sessions");
+    let browsers = [c.sign_in(&c.editor), c.sign_in(&c.editor)];
+    let viewer = c.sign_in(&c.viewer);
+    let mut catalog = c.catalog();
+    catalog.remove_user("ed").expect("removed");
+    assert_eq!(catalog.sessions("ed").expect("sessions"), []);
+    // Added again, even with the same token, the user signs in afresh:
+    // the sessions from before the removal stay ended.
+    catalog
+        .add_user(
+            "ed",
+            promptpack_catalog::Role::Editor,
+            &promptpack_catalog::token_hash(&c.editor),
+        )
+        .expect("added again");
+    for cookie in &browsers {
+        assert!(!signed_in(&c, cookie), "a session outlived its user");
+    }
+    assert!(signed_in(&c, &viewer), "another user's session ended");
+    assert!(signed_in(&c, &c.sign_in(&c.editor)));
+}
+
+#[test]
+fn a_user_keeps_at_most_the_cap_of_sessions_the_oldest_ending() {
+    const CAP: usize = 3;
+    let c = Console::start_with(Store::Sqlite, "pages_session_cap", |settings| {
+        settings.max_sessions_per_user(CAP as u32)
+    });
+    let cookies: Vec<String> = (0..CAP + 2).map(|_| c.sign_in(&c.viewer)).collect();
+    let live: Vec<bool> = cookies.iter().map(|cookie| signed_in(&c, cookie)).collect();
+    assert_eq!(live, [false, false, true, true, true]);
+    assert_eq!(c.catalog().sessions("vi").expect("sessions").len(), CAP);
+    // The default is 20.
+    let default = c.another(|settings| settings);
+    for _ in 0..22 {
+        default.sign_in(&default.admin);
+    }
+    assert_eq!(c.catalog().sessions("ada").expect("sessions").len(), 20);
+}
+
+#[test]
+fn signing_out_everywhere_ends_every_session_of_the_user() {
+    let one = Console::start(Store::Sqlite, "pages_everywhere");
+    let two = one.another(|settings| settings);
+    let here = one.sign_in(&one.editor);
+    let there = two.sign_in(&two.editor);
+    let viewer = one.sign_in(&one.viewer);
+    let page = one.get("/", Auth::Cookie(&here)).body;
+    assert!(
+        page.contains("name=\"everywhere\""),
+        "no control to sign out everywhere"
+    );
+    let csrf = hidden(&page, "csrf");
+    let out = one.post_form(
+        "/logout",
+        Auth::Cookie(&here),
+        &[("csrf", &csrf), ("everywhere", "1")],
+    );
+    assert_eq!(out.status, 303, "{}", out.body);
+    assert_eq!(out.location.as_deref(), Some("/login"));
+    assert!(!signed_in(&one, &here));
+    assert!(!signed_in(&two, &there));
+    assert!(signed_in(&two, &viewer), "another user's session ended");
+    // Without `everywhere` only that browser is signed out.
+    let (first, second) = (one.sign_in(&one.editor), one.sign_in(&one.editor));
+    let csrf = hidden(&one.get("/", Auth::Cookie(&first)).body, "csrf");
+    one.post_form("/logout", Auth::Cookie(&first), &[("csrf", &csrf)]);
+    assert!(!signed_in(&one, &first));
+    assert!(signed_in(&one, &second));
+}
+
+#[test]
+fn a_label_that_differs_from_a_protected_one_only_by_case_is_protected() {
+    let c = Console::start(Store::Sqlite, "pages_look_alike");
+    let editor = c.sign_in(&c.editor);
+    let csrf = hidden(&c.get("/", Auth::Cookie(&editor)).body, "csrf");
+    // `xss` has no `production`: an editor would make the first `Production`.
+    for (id, label) in [
+        ("greet", "Production"),
+        ("greet", "PRODUCTION"),
+        ("xss", "Production"),
+    ] {
+        let confirm = c.get(
+            &format!("/prompts/{id}/move?label={label}&version=1"),
+            Auth::Cookie(&editor),
+        );
+        assert_eq!(confirm.status, 403, "{id} {label}");
+        let moved = c.post_form(
+            &format!("/prompts/{id}/move"),
+            Auth::Cookie(&editor),
+            &[("csrf", &csrf), ("label", label), ("target", "1")],
+        );
+        assert_eq!(moved.status, 403, "{id} {label}: {}", moved.body);
+    }
+    // An admin is refused too: the catalog has `production`, which
+    // `Production` would be read as.
+    let admin = c.sign_in(&c.admin);
+    let csrf = hidden(&c.get("/", Auth::Cookie(&admin)).body, "csrf");
+    let moved = c.post_form(
+        "/prompts/xss/move",
+        Auth::Cookie(&admin),
+        &[("csrf", &csrf), ("label", "Production"), ("target", "1")],
+    );
+    assert_eq!(moved.status, 409, "{}", moved.body);
+    assert!(moved.body.contains("production"), "{}", moved.body);
+    let labels = c
+        .get("/api/v1/prompts/xss/history", Auth::Bearer(&c.viewer))
+        .body;
+    assert!(!labels.contains("Production"), "{labels}");
 }

@@ -1,5 +1,6 @@
 //! What the web console keeps in the catalog besides prompts: its users,
-//! each with a role and the SHA-256 of a bearer token; and the builds that
+//! each with a role and the SHA-256 of a bearer token (their sessions are
+//! in `sessions.rs`); and the builds that
 //! live handles register (which binary follows which label, with what
 //! contract).
 
@@ -78,7 +79,8 @@ impl Catalog {
         self.store.read(&mut |tx| rows::users(tx))
     }
 
-    /// Removes console user `name`: the user's token signs in no more.
+    /// Removes console user `name`: the user's token signs in no more, and
+    /// every session of theirs ends in the same transaction.
     /// Recorded in the user audit ([`Catalog::user_history`]) as removed
     /// by this catalog's [`author`](Catalog::author), in the same
     /// transaction.
@@ -174,7 +176,7 @@ pub fn check_process_name(process: &str) -> Result<(), Error> {
 
 /// A token hash as [`token_hash`](crate::token_hash) makes it: 64
 /// lowercase hex digits.
-fn check_token_hash(hash: &str) -> Result<(), Error> {
+pub(crate) fn check_token_hash(hash: &str) -> Result<(), Error> {
     let hex = |b: u8| b.is_ascii_digit() || (b'a'..=b'f').contains(&b);
     if hash.len() == 64 && hash.bytes().all(hex) {
         return Ok(());

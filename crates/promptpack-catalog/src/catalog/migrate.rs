@@ -41,6 +41,7 @@ migrations! {
     4 => "0004_console_users.sql",
     5 => "0005_registered_builds.sql",
     6 => "0006_console_user_audit.sql",
+    7 => "0007_console_sessions.sql",
 }
 
 /// The first schema version whose migrate recorded checksums.

@@ -6,6 +6,7 @@ pub use console::check_process_name;
 pub(crate) mod follow;
 pub(crate) mod migrate;
 pub(crate) mod rows;
+pub(crate) mod sessions;
 pub(crate) mod verify;
 
 use crate::compile::{
@@ -480,7 +481,9 @@ impl Catalog {
     ///
     /// # Errors
     /// `invalid_request` for `latest` (kept automatically) or a label that
-    /// is not a name; `not_found` for a missing or deleted prompt or a
+    /// is not a name; `already_exists` for a label that differs from one
+    /// the catalog has (on any prompt) only by case (`Production` beside
+    /// `production`); `not_found` for a missing or deleted prompt or a
     /// version it does not have.
     pub fn set_label(&mut self, id: &str, label: &str, version: u32) -> Result<AuditEntry, Error> {
         check_label(label)?;
@@ -491,6 +494,7 @@ impl Catalog {
             if version == 0 || version > prompt.latest_version {
                 return Err(no_version(id, version, prompt.latest_version));
             }
+            refuse_look_alike(tx, label)?;
             rows::move_label(tx, id, label, version, &author)
         })
     }
@@ -503,8 +507,10 @@ impl Catalog {
     ///
     /// # Errors
     /// `invalid_request` for `latest`, no arms, more than 16, a version given
-    /// twice, a weight of 0 or weights past a million in all; `not_found`
-    /// for a missing or deleted prompt or a version it does not have.
+    /// twice, a weight of 0 or weights past a million in all;
+    /// `already_exists` for a look-alike label, as [`Catalog::set_label`];
+    /// `not_found` for a missing or deleted prompt or a version it does
+    /// not have.
     pub fn split_label(
         &mut self,
         id: &str,
@@ -526,6 +532,7 @@ impl Catalog {
             {
                 return Err(no_version(id, arm.version, prompt.latest_version));
             }
+            refuse_look_alike(tx, label)?;
             rows::split_label(tx, id, label, &arms, &author)
         })
     }
@@ -850,6 +857,23 @@ fn check_label(label: &str) -> Result<(), Error> {
         ));
     }
     Ok(())
+}
+
+/// Refuses `label`, a spelling no prompt has, when the catalog has a label
+/// spelled the same but for case, on any prompt: `Production` beside
+/// `production` reads as the same label to a person, yet a service
+/// following `production` would never see it. A spelling some prompt has
+/// already is an existing label, moved and set as ever.
+fn refuse_look_alike(tx: &mut dyn Tx, label: &str) -> Result<(), Error> {
+    let Some(existing) = rows::look_alike_label(tx, label)? else {
+        return Ok(());
+    };
+    Err(Error::new(
+        ErrorCode::AlreadyExists,
+        format!(
+            "the catalog has label `{existing}`, which `{label}` differs from only by case: labels are compared without case; use `{existing}`"
+        ),
+    ))
 }
 
 /// The most arms a label may be split over.

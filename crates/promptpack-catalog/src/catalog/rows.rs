@@ -416,6 +416,20 @@ pub(crate) fn labels(tx: &mut dyn Tx, id: &str) -> Result<Vec<(String, u32)>, Er
         .collect()
 }
 
+/// A label of any prompt spelled as `name` but for case (labels are
+/// names, so ASCII: `lower` is the same on both stores), if any, when
+/// `name` itself is on no prompt: a catalog from before the check that
+/// holds both spellings keeps moving each, and gains no third.
+pub(crate) fn look_alike_label(tx: &mut dyn Tx, name: &str) -> Result<Option<String>, Error> {
+    let sql = "SELECT label FROM labels WHERE lower(label) = $1 AND label <> $2 \
+               AND NOT EXISTS (SELECT 1 FROM labels WHERE label = $2) \
+               ORDER BY label LIMIT 1";
+    let lower = name.to_ascii_lowercase();
+    tx.query_opt(sql, &[Param::Text(&lower), Param::Text(name)])?
+        .map(|row| row.text("label"))
+        .transpose()
+}
+
 /// Points `label` of prompt `id` at `version` and records the move.
 pub(crate) fn move_label(
     tx: &mut dyn Tx,
@@ -979,7 +993,8 @@ pub(crate) fn change_marker(tx: &mut dyn Tx) -> Result<(i64, i64), Error> {
 
 const USER_COLUMNS: &str = "name, role, created_by, created_at";
 
-fn user_row(row: &Row) -> Result<User, Error> {
+/// A console user from a row of [`USER_COLUMNS`].
+pub(crate) fn user_row(row: &Row) -> Result<User, Error> {
     let role = row.text("role")?;
     Ok(User {
         name: row.text("name")?,
@@ -1050,12 +1065,15 @@ pub(crate) fn users(tx: &mut dyn Tx) -> Result<Vec<User>, Error> {
     tx.query(&sql, &[])?.iter().map(user_row).collect()
 }
 
-/// Removes the console user named `name`, recorded as removed by
-/// `author`; whether there was one.
+/// Removes the console user named `name` and every session of theirs,
+/// recorded as removed by `author`; whether there was one.
 pub(crate) fn delete_user(tx: &mut dyn Tx, name: &str, author: &str) -> Result<bool, Error> {
     let Some(user) = user(tx, name)? else {
         return Ok(false);
     };
+    // Explicitly, not only by the foreign key's cascade: a name added
+    // again must not find its old sessions signed in.
+    super::sessions::delete_user_sessions(tx, name)?;
     tx.execute(
         "DELETE FROM console_users WHERE name = $1",
         &[Param::Text(name)],

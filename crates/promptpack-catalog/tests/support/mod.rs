@@ -6,7 +6,7 @@ use promptpack_catalog::{Catalog, Draft, Error, ErrorCode};
 use std::path::Path;
 
 /// The schema version this promptpack's migrations bring a catalog to.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 /// A fresh, empty catalog store.
 pub struct TestStore {
@@ -116,6 +116,7 @@ impl TestStore {
             "audit",
             "console_users",
             "console_user_audit",
+            "console_sessions",
             "registered_builds",
         ]
         .iter()

@@ -1,7 +1,8 @@
-//! `/login` and `/logout`: a token for a session cookie, and back.
+//! `/login` and `/logout`: a token for a session cookie, and back (from
+//! this browser, or with `everywhere` from every browser of the user).
 
-use super::{Chrome, CsrfForm, html};
-use crate::auth::{PageUser, safe_next, session_cookie, user_of};
+use super::{Chrome, html};
+use crate::auth::{PageUser, close_sessions, open_session, safe_next, session_cookie};
 use crate::server::AppState;
 use askama::Template;
 use axum::Form;
@@ -54,29 +55,39 @@ pub(crate) async fn sign_in(
         *page.status_mut() = axum::http::StatusCode::UNAUTHORIZED;
         page
     };
-    match user_of(&state, hash.clone()).await {
-        Ok(Some(_)) => {
-            let id = state.sessions.open(hash);
-            (
-                [(header::SET_COOKIE, session_cookie(&id))],
-                Redirect::to(&next),
-            )
-                .into_response()
-        }
+    match open_session(&state, hash).await {
+        Ok(Some((id, _))) => (
+            [(header::SET_COOKIE, session_cookie(&id))],
+            Redirect::to(&next),
+        )
+            .into_response(),
         Ok(None) => refused("That token is not one of this catalog's users.".to_string()),
         Err(failure) => refused(failure.message),
     }
 }
 
+/// The sign-out form: its CSRF token, and `everywhere` to end every
+/// session of the user (every browser, every console of the catalog).
+#[derive(Deserialize)]
+pub(crate) struct SignOut {
+    csrf: String,
+    #[serde(default)]
+    everywhere: Option<String>,
+}
+
 pub(crate) async fn sign_out(
     State(state): State<Arc<AppState>>,
     user: PageUser,
-    Form(form): Form<CsrfForm>,
+    Form(form): Form<SignOut>,
 ) -> Response {
+    let chrome = || Some(Chrome::of(&user));
     if let Err(failure) = user.check_csrf(&form.csrf) {
-        return super::failure_page(failure, Some(Chrome::of(&user)));
+        return super::failure_page(failure, chrome());
     }
-    state.sessions.close(&user.session);
+    let everywhere = form.everywhere.is_some();
+    if let Err(failure) = close_sessions(&state, &user.session, &user.user.name, everywhere).await {
+        return super::failure_page(failure, chrome());
+    }
     (
         [(header::SET_COOKIE, session_cookie(""))],
         Redirect::to("/login"),

@@ -123,6 +123,36 @@ impl Console {
     }
 }
 
+impl Console {
+    /// Another console over this one's catalog, with its settings changed
+    /// by `configure`: a second console behind a load balancer, or this one
+    /// restarted (a new server keeps nothing of the old one's memory). It
+    /// holds no folder of its own: `self` must outlive it.
+    pub fn another(&self, configure: impl FnOnce(Settings) -> Settings) -> Console {
+        let settings =
+            configure(Settings::new(self.db.clone()).listen("127.0.0.1:0".parse().unwrap()));
+        let server = Server::bind(settings).expect("another console binds");
+        let base = format!("http://{}", server.local_addr());
+        std::thread::spawn(move || server.run());
+        Console {
+            base,
+            db: self.db.clone(),
+            admin: self.admin.clone(),
+            editor: self.editor.clone(),
+            viewer: self.viewer.clone(),
+            _dir: None,
+        }
+    }
+
+    /// A writable connection to the console's catalog, as `promptpack
+    /// console user` opens it.
+    pub fn catalog(&self) -> Catalog {
+        Catalog::connect_writable(&self.db, &promptpack_catalog::Timeouts::DEFAULT)
+            .expect("the catalog")
+            .with_author("setup")
+    }
+}
+
 /// An answer: its status, `Location` and `Set-Cookie` headers and body.
 #[derive(Debug)]
 pub struct Answer {
