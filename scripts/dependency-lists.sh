@@ -13,6 +13,10 @@
 #                          [dependencies])
 #   deps-typed-build.txt   what a typed app's build script compiles (its
 #                          [build-dependencies])
+#   deps-cli.txt           what the command line compiles with its default
+#                          features (`cargo run -p promptpack-cli -- render …`,
+#                          the README's first command): no web server, no
+#                          database driver, no tokenizer
 #
 # Each list holds crate names, sorted, one a line: every crate compiled for
 # the dependencies of that kind, the dependencies of their build scripts and
@@ -32,7 +36,7 @@ mode=check
 case "${1:---check}" in
     --check) ;;
     --update) mode=update ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
 esac
 
@@ -118,8 +122,21 @@ list "# Crates a typed app's runtime (bench/build-cost/apps/typed, [dependencies
 list "# Crates a typed app's build script (bench/build-cost/apps/typed, [build-dependencies]) compiles; duplicates over the whole typed build." "$tmp/typed-all" \
     < "$tmp/typed-build" > "$tmp/lists/deps-typed-build.txt"
 
+# The CLI is a member of this workspace: its tree, default features, from
+# the workspace's own lock.
+cli_tree() {
+    local args=(tree --manifest-path "$repo/Cargo.toml" -p promptpack-cli -e normal,build
+        --prefix none --format '{p}' --locked)
+    cargo "${args[@]}" --offline 2> "$tmp/tree.err" > "$tmp/tree.out" ||
+        cargo "${args[@]}" 2> "$tmp/tree.err" > "$tmp/tree.out" ||
+        { cat "$tmp/tree.err" >&2; return 1; }
+    awk '{ print $1, $2 }' "$tmp/tree.out" | sort -u
+}
+cli_tree | list "# Crates the command line (crates/promptpack-cli, default features: cargo run -p promptpack-cli) compiles." - \
+    > "$tmp/lists/deps-cli.txt"
+
 status=0
-for file in deps-library-only.txt deps-typed.txt deps-typed-build.txt; do
+for file in deps-library-only.txt deps-typed.txt deps-typed-build.txt deps-cli.txt; do
     if [[ $mode == update ]]; then
         cp "$tmp/lists/$file" "$bench/$file"
         echo "wrote bench/build-cost/$file"

@@ -590,7 +590,7 @@ pub fn section(quick: bool) -> String {
                 &synthetic,
                 "stdio",
                 "skipped: no release `promptpack` (build it with `cargo build --release -p \
-                 promptpack-cli`, or set PROMPTPACK_BIN)",
+                 promptpack-cli --features full`, or set PROMPTPACK_BIN)",
             ));
             return Ok(());
         };

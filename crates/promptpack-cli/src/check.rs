@@ -5,6 +5,7 @@ use crate::budget::token_range;
 use crate::tokens::{Counter, Encoding};
 use clap::Args;
 use promptpack::{Config, Diagnostic, ErrorCode, Library, Location, Severity, Style};
+use promptpack_core::resolve::ResolvedPrompt;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -73,7 +74,11 @@ pub(crate) fn findings(
         .resolved
         .iter()
         .any(|p| p.front_matter.max_tokens.is_some());
-    if errors.is_empty() && budgeted {
+    if errors.is_empty() && budgeted && !Counter::BUILT {
+        // Passing a budget unchecked would let `--deny-warnings` pass a
+        // tree over it: each budget is a warning that says why.
+        lints.extend(not_counted(&report.resolved));
+    } else if errors.is_empty() && budgeted {
         let library =
             Library::from_resolved_prompts(report.resolved, config.delimiters_ref().clone());
         match over_budget(&library, counter) {
@@ -98,11 +103,7 @@ fn over_budget(library: &Library, counter: &Counter) -> Result<Vec<Diagnostic>, 
         if longest.tokens as u64 <= budget {
             continue;
         }
-        let at = prompt
-            .front_matter
-            .location_of("max_tokens")
-            .cloned()
-            .unwrap_or_else(|| Location::file(prompt.system_path.clone()));
+        let at = budget_location(prompt);
         let found = if range.exact {
             "its longest combination of conditions"
         } else {
@@ -128,6 +129,36 @@ fn over_budget(library: &Library, counter: &Counter) -> Result<Vec<Diagnostic>, 
     Ok(lints)
 }
 
+/// Where `max_tokens` is, else the prompt's system.md.
+fn budget_location(prompt: &ResolvedPrompt) -> Location {
+    prompt
+        .front_matter
+        .location_of("max_tokens")
+        .cloned()
+        .unwrap_or_else(|| Location::file(prompt.system_path.clone()))
+}
+
+/// An `over_budget` warning at each `max_tokens` of `prompts`, saying that
+/// this build cannot count it (no `tokens` feature).
+fn not_counted(prompts: &[ResolvedPrompt]) -> Vec<Diagnostic> {
+    prompts
+        .iter()
+        .filter_map(|prompt| {
+            let budget = prompt.front_matter.max_tokens?;
+            let message = format!(
+                "`{}` has a max_tokens of {budget}, which this build of promptpack cannot \
+                 check: counting tokens needs the `tokens` feature",
+                prompt.id
+            );
+            Some(
+                Diagnostic::new(ErrorCode::OverBudget, message)
+                    .at(budget_location(prompt))
+                    .with_help(crate::not_built::install_hint("check")),
+            )
+        })
+        .collect()
+}
+
 /// Sort key: file, line, column; diagnostics without a place come first.
 fn place(d: &Diagnostic) -> (String, usize, usize) {
     d.location
@@ -142,5 +173,43 @@ fn count(n: usize, noun: &str) -> String {
         format!("1 {noun}")
     } else {
         format!("{n} {noun}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use promptpack::{SourceFile, TemplateSource};
+
+    #[test]
+    fn a_budget_this_build_cannot_count_is_a_warning_at_its_key() {
+        let template = |id: &str, system: &str| TemplateSource {
+            id: id.into(),
+            system: SourceFile::new(format!("templates/{id}/system.md"), system),
+            user: None,
+        };
+        let library = Library::from_sources(
+            vec![
+                template("budgeted", "---\nmax_tokens: 10\n---\nHello."),
+                template("free", "Hello."),
+            ],
+            vec![],
+            Default::default(),
+        )
+        .expect("the prompts load");
+        let lints = not_counted(library.prompts());
+        assert_eq!(lints.len(), 1, "{lints:?}");
+        let lint = &lints[0];
+        assert_eq!(lint.code, ErrorCode::OverBudget);
+        assert!(
+            lint.message
+                .starts_with("`budgeted` has a max_tokens of 10, which this build"),
+            "{}",
+            lint.message
+        );
+        let at = lint.location.as_ref().expect("a place");
+        assert_eq!((at.path(), at.line()), ("templates/budgeted/system.md", 2));
+        let help = lint.help.as_deref().unwrap_or_default();
+        assert!(help.contains("--features full"), "{help}");
     }
 }

@@ -30,12 +30,15 @@ pub(crate) fn run(args: &ListArgs, style: Style) -> ExitCode {
         Err(e) => return crate::fail(&e, style),
     };
     let counter = Counter::new(args.tokenizer);
-    let counted: Result<Vec<(&ResolvedPrompt, TokenRange)>, Error> = library
+    let counted: Result<Vec<(&ResolvedPrompt, Option<TokenRange>)>, Error> = library
         .prompts()
         .iter()
         .map(|prompt| {
+            if !Counter::BUILT {
+                return Ok((prompt, None));
+            }
             let range = token_range(&library, prompt, &|text| counter.count(text))?;
-            Ok((prompt, range))
+            Ok((prompt, Some(range)))
         })
         .collect();
     let counted = match counted {
@@ -46,7 +49,7 @@ pub(crate) fn run(args: &ListArgs, style: Style) -> ExitCode {
     let text = if args.json {
         let list: Vec<serde_json::Value> = counted
             .iter()
-            .map(|(prompt, range)| to_json(prompt, range, encoding))
+            .map(|(prompt, range)| to_json(prompt, range.as_ref(), encoding))
             .collect();
         let mut text = serde_json::to_string_pretty(&list).unwrap_or_default();
         text.push('\n');
@@ -54,7 +57,7 @@ pub(crate) fn run(args: &ListArgs, style: Style) -> ExitCode {
     } else {
         counted
             .iter()
-            .map(|(prompt, range)| to_text(prompt, range, encoding))
+            .map(|(prompt, range)| to_text(prompt, range.as_ref(), encoding))
             .collect::<Vec<_>>()
             .join("\n")
     };
@@ -115,7 +118,10 @@ fn shown_combinations(n: u128) -> String {
     }
 }
 
-fn to_text(prompt: &ResolvedPrompt, range: &TokenRange, encoding: Encoding) -> String {
+/// The token line of a build without the `tokens` feature.
+const NOT_COUNTED: &str = "not counted (this build of promptpack leaves out the `tokens` feature)";
+
+fn to_text(prompt: &ResolvedPrompt, range: Option<&TokenRange>, encoding: Encoding) -> String {
     let or_none = |items: Vec<String>| {
         if items.is_empty() {
             "-".to_string()
@@ -145,16 +151,21 @@ fn to_text(prompt: &ResolvedPrompt, range: &TokenRange, encoding: Encoding) -> S
     let _ = writeln!(out, "  snippets:   {}", or_none(snippets));
     let _ = writeln!(out, "  size:       {} bytes", size(prompt));
     let budget = prompt.front_matter.max_tokens;
-    let _ = writeln!(
-        out,
-        "  tokens:     {}",
-        shown_tokens(range, encoding, budget)
-    );
+    let tokens = match range {
+        Some(range) => shown_tokens(range, encoding, budget),
+        None => NOT_COUNTED.to_string(),
+    };
+    let _ = writeln!(out, "  tokens:     {tokens}");
     let _ = writeln!(out, "  hash:       {}", hex(prompt.hash));
     out
 }
 
-fn to_json(prompt: &ResolvedPrompt, range: &TokenRange, encoding: Encoding) -> serde_json::Value {
+/// `tokens` is `null` in a build without the `tokens` feature.
+fn to_json(
+    prompt: &ResolvedPrompt,
+    range: Option<&TokenRange>,
+    encoding: Encoding,
+) -> serde_json::Value {
     let vars: Vec<serde_json::Value> = prompt
         .vars
         .iter()
@@ -178,13 +189,40 @@ fn to_json(prompt: &ResolvedPrompt, range: &TokenRange, encoding: Encoding) -> s
         "hash": hex(prompt.hash),
         "description": prompt.front_matter.description,
         "max_tokens": prompt.front_matter.max_tokens,
-        "tokens": {
+        "tokens": range.map(|range| json!({
             "min": range.shortest.tokens,
             "max": range.longest.tokens,
             "exact": range.exact,
             "tokenizer": encoding.name(),
             "shortest": range.shortest.values,
             "longest": range.longest.values,
-        },
+        })),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use promptpack::{SourceFile, TemplateSource};
+
+    #[test]
+    fn a_build_without_token_counts_says_so() {
+        let template = TemplateSource {
+            id: "p".into(),
+            system: SourceFile::new("templates/p/system.md", "Hello."),
+            user: None,
+        };
+        let library =
+            Library::from_sources(vec![template], vec![], Default::default()).expect("it loads");
+        let prompt = &library.prompts()[0];
+        let text = to_text(prompt, None, Encoding::default());
+        assert!(
+            text.contains(&format!("  tokens:     {NOT_COUNTED}\n")),
+            "{text}"
+        );
+        assert_eq!(
+            to_json(prompt, None, Encoding::default())["tokens"],
+            serde_json::Value::Null
+        );
+    }
 }

@@ -4,14 +4,19 @@
 //! 1 when the prompts (or the values given) have errors, 2 on a usage error.
 
 mod budget;
+#[cfg(feature = "catalog")]
 mod catalog;
 mod check;
+#[cfg(feature = "console")]
 mod console;
 mod contract;
 mod init;
 mod list;
+#[cfg(feature = "lsp")]
 mod lsp;
+mod not_built;
 mod render;
+#[cfg(feature = "catalog")]
 mod store_args;
 mod tokens;
 mod watch;
@@ -48,13 +53,28 @@ enum Command {
     Init(init::InitArgs),
     /// Keep prompts in a versioned catalog (SQLite or PostgreSQL): import,
     /// publish, label, diff, roll back.
+    #[cfg(feature = "catalog")]
     Catalog(catalog::CatalogArgs),
+    /// Keep prompts in a versioned catalog [not in this build: needs the
+    /// `catalog` feature].
+    #[cfg(not(feature = "catalog"))]
+    Catalog(not_built::NotBuilt),
     /// Serve the catalog's web console and JSON API; manage its users.
+    #[cfg(feature = "console")]
     Console(console::ConsoleArgs),
+    /// Serve the catalog's web console [not in this build: needs the
+    /// `console` feature].
+    #[cfg(not(feature = "console"))]
+    Console(not_built::NotBuilt),
     /// Run the language server over stdio, for an editor: the checks of
     /// `check` as you type, hover, go to definition, references,
     /// completion, rename and quick fixes.
+    #[cfg(feature = "lsp")]
     Lsp(lsp::LspArgs),
+    /// Run the language server, for an editor [not in this build: needs
+    /// the `lsp` feature].
+    #[cfg(not(feature = "lsp"))]
+    Lsp(not_built::NotBuilt),
 }
 
 /// Where the prompts are: the options every subcommand takes.
@@ -133,9 +153,18 @@ fn main() -> ExitCode {
         Command::Render(args) => render::run(&args, style),
         Command::Watch(args) => watch::run(&args, style),
         Command::Init(args) => init::run(&args, style),
+        #[cfg(feature = "catalog")]
         Command::Catalog(args) => catalog::run(&args, style),
+        #[cfg(not(feature = "catalog"))]
+        Command::Catalog(_) => not_built::exit("catalog", "catalog"),
+        #[cfg(feature = "console")]
         Command::Console(args) => console::run(&args, style),
+        #[cfg(not(feature = "console"))]
+        Command::Console(_) => not_built::exit("console", "console"),
+        #[cfg(feature = "lsp")]
         Command::Lsp(args) => lsp::run(&args, style),
+        #[cfg(not(feature = "lsp"))]
+        Command::Lsp(_) => not_built::exit("lsp", "lsp"),
     }
 }
 

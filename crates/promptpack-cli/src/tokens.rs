@@ -1,10 +1,13 @@
 //! Token counts with OpenAI's BPE encodings (tiktoken-rs), for `list` and
 //! `check` only: the `promptpack` library an application links never counts
-//! tokens, so it never carries the encodings' megabytes.
+//! tokens, so it never carries the encodings' megabytes. Counting is the
+//! `tokens` feature: a build without it has a [`Counter`] that counts
+//! nothing, and its callers ask [`Counter::BUILT`] first.
 
-use crate::usage_error;
-use promptpack::{Error, ErrorCode};
+use promptpack::Error;
+#[cfg(feature = "tokens")]
 use std::sync::OnceLock;
+#[cfg(feature = "tokens")]
 use tiktoken_rs::CoreBPE;
 
 /// The encodings `--tokenizer` offers.
@@ -34,14 +37,19 @@ impl Encoding {
 /// (a `check` without budgets, an empty folder) must not pay.
 pub(crate) struct Counter {
     encoding: Encoding,
+    #[cfg(feature = "tokens")]
     bpe: OnceLock<Result<CoreBPE, String>>,
 }
 
 impl Counter {
+    /// Whether this build counts tokens (the `tokens` feature).
+    pub(crate) const BUILT: bool = cfg!(feature = "tokens");
+
     /// A counter for `encoding`, not loaded yet.
     pub(crate) fn new(encoding: Encoding) -> Counter {
         Counter {
             encoding,
+            #[cfg(feature = "tokens")]
             bpe: OnceLock::new(),
         }
     }
@@ -53,7 +61,10 @@ impl Counter {
 
     /// The tokens `text` encodes to, special tokens' text counted as
     /// ordinary text: a prompt's `<|endoftext|>` is text a user wrote.
+    #[cfg(feature = "tokens")]
     pub(crate) fn count(&self, text: &str) -> Result<usize, Error> {
+        use crate::usage_error;
+        use promptpack::ErrorCode;
         let bpe = self.bpe.get_or_init(|| {
             let loaded = match self.encoding {
                 Encoding::O200kBase => tiktoken_rs::o200k_base(),
@@ -71,9 +82,23 @@ impl Counter {
             )),
         }
     }
+
+    /// Without the `tokens` feature there is nothing to count with: an
+    /// error, which callers that look at [`Counter::BUILT`] never see.
+    #[cfg(not(feature = "tokens"))]
+    pub(crate) fn count(&self, _text: &str) -> Result<usize, Error> {
+        Err(crate::usage_error(
+            promptpack::ErrorCode::InvalidConfig,
+            format!(
+                "counting {} tokens needs the `tokens` feature, which this build of \
+                 promptpack leaves out",
+                self.encoding.name()
+            ),
+        ))
+    }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "tokens"))]
 mod tests {
     use super::*;
 

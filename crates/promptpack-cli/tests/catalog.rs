@@ -719,6 +719,8 @@ fn split_a_label() {
     scene.catalog(&["publish", "greet", "--from", "TMP/tree"]);
     let out = scene.play(&[
         Run(&["split", "greet", "production", "1:90", "v2:10"]),
+        // While split, the history's labels show every arm, not only the heaviest.
+        Run(&["history", "greet"]),
         Run(&["get", "greet", "--label", "production"]),
         Run(&["split", "greet", "production", "1:90", "3:10"]),
         Run(&["split", "greet", "production", "1:0", "2:10"]),

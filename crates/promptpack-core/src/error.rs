@@ -510,6 +510,7 @@ impl std::error::Error for Error {
     }
 }
 
+/// One line per diagnostic: `path:line:col: code: message (help: …)`.
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, d) in self.diagnostics.iter().enumerate() {
@@ -517,6 +518,11 @@ impl fmt::Display for Error {
                 f.write_str("\n")?;
             }
             write!(f, "{d}")?;
+            // On the diagnostic's line, as the build's `cargo::error` line
+            // has it: a "did you mean" is most of what a typo's error says.
+            if let Some(help) = &d.help {
+                write!(f, " (help: {help})")?;
+            }
         }
         Ok(())
     }

@@ -76,7 +76,7 @@ async function start(): Promise<void> {
     const message = error instanceof Error ? error.message : String(error);
     void vscode.window.showErrorMessage(
       `promptpack: could not start \`${command} lsp\` (${message}). ` +
-        "Install it with `cargo install --path crates/promptpack-cli` or set promptpack.path.",
+        "Install it with `cargo install --path crates/promptpack-cli --features full` or set promptpack.path.",
     );
   }
 }

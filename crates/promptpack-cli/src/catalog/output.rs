@@ -183,8 +183,13 @@ pub(super) fn history(history: &History) -> String {
         .map(|(l, _)| l.len())
         .max()
         .unwrap_or(0);
+    let splits = current_splits(&history.audit);
     for (label, version) in &history.labels {
-        let _ = writeln!(out, "  {label:<labels$}  v{version}");
+        let _ = writeln!(
+            out,
+            "  {label:<labels$}  {}",
+            served(*version, splits.get(label.as_str()).copied())
+        );
     }
     out.push_str("audit:\n");
     let authors = history
@@ -215,6 +220,33 @@ pub(super) fn history(history: &History) -> String {
         );
     }
     out
+}
+
+/// The arms of each label whose last move was a split, from the audit
+/// (oldest first): the history's labels name only the heaviest arm, and the
+/// audit is read in the same transaction, so the two agree.
+fn current_splits(audit: &[AuditEntry]) -> HashMap<&str, &[Arm]> {
+    let mut splits = HashMap::new();
+    for entry in audit {
+        if let ("label" | "split", Some(label)) = (entry.action.as_str(), &entry.label) {
+            splits.insert(label.as_str(), entry.arms.as_slice());
+        }
+    }
+    splits
+}
+
+/// What a label serves: `v3`, or a split's arms with their weights, `v1 90,
+/// v2 10` (heaviest first, as the audit keeps them). Arms whose heaviest is
+/// not `version` are not this label's present state and are not shown.
+fn served(version: u32, arms: Option<&[Arm]>) -> String {
+    match arms {
+        Some(arms) if arms.len() > 1 && arms[0].version == version => arms
+            .iter()
+            .map(|arm| format!("v{} {}", arm.version, arm.weight))
+            .collect::<Vec<_>>()
+            .join(", "),
+        _ => format!("v{version}"),
+    }
 }
 
 /// `LABEL: vFROM → vTO`, or `LABEL: new → vTO`; a split's arms as
