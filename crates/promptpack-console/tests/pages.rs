@@ -566,6 +566,8 @@ fn previews_refuse_a_render_past_the_bound() {
         Auth::Cookie(&session),
     );
     assert!(fits.body.contains("Hello Ada."), "{}", fits.body);
+}
+
 /// Whether `cookie` is signed in on `console`: a page, not the login.
 fn signed_in(console: &Console, cookie: &str) -> bool {
     let answer = console.get("/", Auth::Cookie(cookie));
