@@ -29,14 +29,23 @@ mod auth;
 mod builds;
 mod catalog_pool;
 mod coverage;
+mod cross_site;
 mod failure;
+mod guard;
+mod listen;
+mod next_path;
 mod pages;
 mod preview;
+mod protective_headers;
+mod request_log;
 mod server;
 mod word_diff;
 
 pub use auth::new_token;
-pub use server::{Server, Settings, TokenCounter};
+pub use server::{
+    DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_POOL_SIZE, DEFAULT_REQUEST_TIMEOUT,
+    Server, Settings, TokenCounter,
+};
 
 /// The OpenAPI 3.1 document of the JSON API, as served at
 /// `/api/v1/openapi.json`.
