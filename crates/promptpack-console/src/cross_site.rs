@@ -11,12 +11,14 @@ use axum::http::{HeaderMap, header};
 /// or another port of this one (`SameSite` cookies go by site, ports
 /// apart).
 pub(crate) fn is_cross_site(headers: &HeaderMap) -> bool {
+    // The browser's own word first: it is computed against the page that
+    // posted, whatever a proxy in front did to `Host`. `none` is the
+    // person's own doing (a bookmark, the address bar).
     if let Some(site) = headers.get("sec-fetch-site") {
-        // `none` is the person's own doing (a bookmark, the address bar).
-        if !matches!(site.as_bytes(), b"same-origin" | b"none") {
-            return true;
-        }
+        return !matches!(site.as_bytes(), b"same-origin" | b"none");
     }
+    // A browser without `Sec-Fetch-Site` sends `Origin` on a cross-origin
+    // post: it must name the host the request was sent to.
     match headers.get(header::ORIGIN) {
         None => false,
         Some(origin) => {
@@ -58,6 +60,24 @@ mod tests {
             (&[("host", "c:1"), ("sec-fetch-site", "same-site")], true),
             (&[("host", "c:1"), ("sec-fetch-site", "cross-site")], true),
             (&[("host", "c:1"), ("sec-fetch-site", "")], true),
+            (
+                &[
+                    ("host", "c:1"),
+                    ("origin", "http://c:1"),
+                    ("sec-fetch-site", "cross-site"),
+                ],
+                true,
+            ),
+            // Behind a proxy that sends its own `Host`, the browser's word
+            // decides.
+            (
+                &[
+                    ("host", "127.0.0.1:7878"),
+                    ("origin", "https://console.example"),
+                    ("sec-fetch-site", "same-origin"),
+                ],
+                false,
+            ),
         ];
         for (given, cross) in cases {
             let mut headers = HeaderMap::new();

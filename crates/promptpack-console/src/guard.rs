@@ -1,6 +1,12 @@
-//! What wraps every request: a bound on its whole time, the console's own
-//! error body for answers made outside its handlers, the protective
-//! headers, and its line in the request log.
+//! What wraps every request: a bound on the time its body takes to
+//! arrive, the console's own error body for answers made outside its
+//! handlers, the protective headers, and its line in the request log.
+//!
+//! The body is read here, whole, within the bound (a trickled body is
+//! answered 408 and its connection freed), and the handler runs on it
+//! unbounded by this layer: a handler's catalog calls have bounds of their
+//! own, and dropping a handler mid-write would leave a write done whose
+//! request was told it timed out.
 
 use crate::failure::{ApiFailure, Failure};
 use crate::protective_headers::protect;
@@ -15,10 +21,18 @@ use std::time::{Duration, Instant};
 /// that replaces it (an extractor's rejection is a line or two).
 const MAX_MESSAGE_BYTES: usize = 4 << 10;
 
-/// The middleware: `request_timeout` bounds the request from its headers
-/// read to its answer made, body included.
+/// The bounds on a request once its headers are in.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RequestLimits {
+    /// How long its body may take to arrive.
+    pub(crate) request_timeout: Duration,
+    /// How large its body may be.
+    pub(crate) max_body_bytes: usize,
+}
+
+/// The middleware.
 pub(crate) async fn guard(
-    State(request_timeout): State<Duration>,
+    State(limits): State<RequestLimits>,
     mut request: Request,
     next: Next,
 ) -> Response {
@@ -29,19 +43,9 @@ pub(crate) async fn guard(
     let method = request.method().clone();
     let path = request.uri().path().to_string();
     let api = path == "/api/v1" || path.starts_with("/api/v1/");
-    let mut response = match tokio::time::timeout(request_timeout, next.run(request)).await {
-        Ok(response) => own_error_body(response, api).await,
-        Err(_) => answer(
-            Failure::new(
-                StatusCode::REQUEST_TIMEOUT,
-                "request_timeout",
-                format!(
-                    "the request was not sent and answered within {} s",
-                    request_timeout.as_secs_f64()
-                ),
-            ),
-            api,
-        ),
+    let mut response = match read_body(request, limits).await {
+        Ok(request) => own_error_body(next.run(request).await, api).await,
+        Err(failure) => answer(failure, api),
     };
     protect(response.headers_mut());
     request_log::request(
@@ -53,6 +57,41 @@ pub(crate) async fn guard(
         &user,
     );
     response
+}
+
+/// `request` with its body read whole within the limits.
+async fn read_body(request: Request, limits: RequestLimits) -> Result<Request, Failure> {
+    let (parts, body) = request.into_parts();
+    let read = axum::body::to_bytes(body, limits.max_body_bytes);
+    match tokio::time::timeout(limits.request_timeout, read).await {
+        Ok(Ok(bytes)) => Ok(Request::from_parts(parts, axum::body::Body::from(bytes))),
+        Ok(Err(error)) => {
+            let too_large = error
+                .into_inner()
+                .downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some();
+            Err(if too_large {
+                Failure::new(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "too_large",
+                    format!(
+                        "the request's body is larger than {} bytes",
+                        limits.max_body_bytes
+                    ),
+                )
+            } else {
+                Failure::bad_request("the request's body could not be read")
+            })
+        }
+        Err(_) => Err(Failure::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "request_timeout",
+            format!(
+                "the request's body did not arrive within {} s",
+                limits.request_timeout.as_secs_f64()
+            ),
+        )),
+    }
 }
 
 /// A failure as the API (JSON) or the pages (HTML) show it.

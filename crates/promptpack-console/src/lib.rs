@@ -39,13 +39,16 @@ mod preview;
 mod protective_headers;
 mod request_log;
 mod server;
+mod stderr_log;
 mod word_diff;
 
 pub use auth::new_token;
+pub use log::LevelFilter;
 pub use server::{
     DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_POOL_SIZE, DEFAULT_REQUEST_TIMEOUT,
     Server, Settings, TokenCounter,
 };
+pub use stderr_log::log_to_stderr;
 
 /// The OpenAPI 3.1 document of the JSON API, as served at
 /// `/api/v1/openapi.json`.

@@ -37,8 +37,10 @@ pub struct Settings {
     /// How long a connection may take to send a request's headers, and may
     /// stay idle between requests: 10 s unless set.
     pub header_timeout: Duration,
-    /// How long a whole request may take, its body read and its answer
-    /// made: 60 s unless set (a request past it is answered 408).
+    /// How long a request's body may take to arrive once its headers are
+    /// in: 60 s unless set (past it the answer is 408). With the header
+    /// timeout, it bounds how long a client may take to send a request;
+    /// the work on it is bounded by the catalog's timeouts.
     pub request_timeout: Duration,
     /// How many connections are served at once: 256 unless set. Past it,
     /// new connections wait in the system's queue until one closes.
@@ -69,7 +71,7 @@ impl std::fmt::Debug for Settings {
 /// How long a request's headers may take unless set: 10 s.
 pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// How long a whole request may take unless set: 60 s (an 8 MiB publish
+/// How long a request's body may take unless set: 60 s (an 8 MiB publish
 /// over a slow link fits).
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -108,7 +110,8 @@ impl Settings {
         self
     }
 
-    /// Answers 408 to a request not read and answered within `timeout`.
+    /// Answers 408 to a request whose body has not arrived within
+    /// `timeout` of its headers.
     pub fn request_timeout(mut self, timeout: Duration) -> Settings {
         self.request_timeout = timeout;
         self
@@ -253,7 +256,10 @@ impl Server {
             .layer(DefaultBodyLimit::max(settings.max_body_bytes))
             .with_state(state)
             .layer(axum::middleware::from_fn_with_state(
-                settings.request_timeout,
+                guard::RequestLimits {
+                    request_timeout: settings.request_timeout,
+                    max_body_bytes: settings.max_body_bytes,
+                },
                 guard::guard,
             ));
         Ok(Server {
