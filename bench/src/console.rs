@@ -312,9 +312,12 @@ fn flood_rows(quick: bool) -> String {
         promptpack_console::DEFAULT_POOL_SIZE,
         promptpack_console::DEFAULT_MAX_CONNECTIONS,
     );
-    let sqlite = tempfile::tempdir()
-        .map_err(err)
-        .and_then(|dir| flood(&format!("sqlite:{}", dir.path().join("flood.db").display()), each));
+    let sqlite = tempfile::tempdir().map_err(err).and_then(|dir| {
+        flood(
+            &format!("sqlite:{}", dir.path().join("flood.db").display()),
+            each,
+        )
+    });
     let cluster = promptpack_pgtest::Cluster::start();
     let postgres = cluster
         .as_ref()
