@@ -2,12 +2,12 @@
 //! arrive, the console's own error body for answers made outside its
 //! handlers, the protective headers, and its line in the request log.
 //!
-//! The body is read here, whole, within the bound (a trickled body is
-//! answered 408 and its connection freed), and the handler runs on it
-//! unbounded by this layer: a handler's catalog calls have bounds of their
-//! own, and dropping a handler mid-write would leave a write done whose
-//! request was told it timed out.
+//! The body gets a deadline ([`crate::body_deadline`]): one trickled past
+//! it is answered 408 and its connection freed. The handler itself is not
+//! cut short: its catalog calls have bounds of their own, and dropping it
+//! mid-write would leave a write done whose request was told it failed.
 
+use crate::body_deadline::with_deadline;
 use crate::failure::{ApiFailure, Failure};
 use crate::protective_headers::protect;
 use crate::request_log::{self, Peer, RequestUser};
@@ -15,37 +15,47 @@ use axum::extract::{Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// The most of a plain-text error body kept as the message of the page
 /// that replaces it (an extractor's rejection is a line or two).
 const MAX_MESSAGE_BYTES: usize = 4 << 10;
 
-/// The bounds on a request once its headers are in.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct RequestLimits {
-    /// How long its body may take to arrive.
-    pub(crate) request_timeout: Duration,
-    /// How large its body may be.
-    pub(crate) max_body_bytes: usize,
-}
-
-/// The middleware.
+/// The middleware: `request_timeout` bounds how long the body may take to
+/// arrive once the headers are in.
 pub(crate) async fn guard(
-    State(limits): State<RequestLimits>,
-    mut request: Request,
+    State(request_timeout): State<Duration>,
+    request: Request,
     next: Next,
 ) -> Response {
     let started = Instant::now();
     let user = RequestUser::default();
-    request.extensions_mut().insert(user.clone());
+    let expired = Arc::new(AtomicBool::new(false));
+    let (mut parts, body) = request.into_parts();
+    parts.extensions.insert(user.clone());
+    let body = with_deadline(body, request_timeout, Arc::clone(&expired));
+    let request = Request::from_parts(parts, body);
     let peer = request.extensions().get::<Peer>().copied();
     let method = request.method().clone();
     let path = request.uri().path().to_string();
     let api = path == "/api/v1" || path.starts_with("/api/v1/");
-    let mut response = match read_body(request, limits).await {
-        Ok(request) => own_error_body(next.run(request).await, api).await,
-        Err(failure) => answer(failure, api),
+    let response = next.run(request).await;
+    let mut response = if expired.load(Ordering::SeqCst) {
+        answer(
+            Failure::new(
+                StatusCode::REQUEST_TIMEOUT,
+                "request_timeout",
+                format!(
+                    "the request's body did not arrive within {} s",
+                    request_timeout.as_secs_f64()
+                ),
+            ),
+            api,
+        )
+    } else {
+        own_error_body(response, api).await
     };
     protect(response.headers_mut());
     request_log::request(
@@ -57,41 +67,6 @@ pub(crate) async fn guard(
         &user,
     );
     response
-}
-
-/// `request` with its body read whole within the limits.
-async fn read_body(request: Request, limits: RequestLimits) -> Result<Request, Failure> {
-    let (parts, body) = request.into_parts();
-    let read = axum::body::to_bytes(body, limits.max_body_bytes);
-    match tokio::time::timeout(limits.request_timeout, read).await {
-        Ok(Ok(bytes)) => Ok(Request::from_parts(parts, axum::body::Body::from(bytes))),
-        Ok(Err(error)) => {
-            let too_large = error
-                .into_inner()
-                .downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some();
-            Err(if too_large {
-                Failure::new(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "too_large",
-                    format!(
-                        "the request's body is larger than {} bytes",
-                        limits.max_body_bytes
-                    ),
-                )
-            } else {
-                Failure::bad_request("the request's body could not be read")
-            })
-        }
-        Err(_) => Err(Failure::new(
-            StatusCode::REQUEST_TIMEOUT,
-            "request_timeout",
-            format!(
-                "the request's body did not arrive within {} s",
-                limits.request_timeout.as_secs_f64()
-            ),
-        )),
-    }
 }
 
 /// A failure as the API (JSON) or the pages (HTML) show it.

@@ -26,6 +26,7 @@
 
 mod api;
 mod auth;
+mod body_deadline;
 mod builds;
 mod catalog_pool;
 mod coverage;

@@ -256,10 +256,7 @@ impl Server {
             .layer(DefaultBodyLimit::max(settings.max_body_bytes))
             .with_state(state)
             .layer(axum::middleware::from_fn_with_state(
-                guard::RequestLimits {
-                    request_timeout: settings.request_timeout,
-                    max_body_bytes: settings.max_body_bytes,
-                },
+                settings.request_timeout,
                 guard::guard,
             ));
         Ok(Server {
