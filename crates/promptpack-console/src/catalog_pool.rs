@@ -132,12 +132,17 @@ mod tests {
     fn new_pool(size: Option<usize>) -> (Arc<CatalogPool>, tempfile::TempDir) {
         let dir = tempfile::tempdir().expect("a folder");
         let url = format!("sqlite:{}", dir.path().join("catalog.db").display());
-        Catalog::open(&url).expect("a catalog");
+        (pool_at(&url, size), dir)
+    }
+
+    /// A pool of `size` over a new catalog at `url`.
+    fn pool_at(url: &str, size: Option<usize>) -> Arc<CatalogPool> {
+        Catalog::open(url).expect("a catalog");
         let pool = match size {
-            Some(size) => CatalogPool::connect(&url, Timeouts::DEFAULT, size),
-            None => CatalogPool::connect(&url, Timeouts::DEFAULT, crate::server::DEFAULT_POOL_SIZE),
+            Some(size) => CatalogPool::connect(url, Timeouts::DEFAULT, size),
+            None => CatalogPool::connect(url, Timeouts::DEFAULT, crate::server::DEFAULT_POOL_SIZE),
         };
-        (Arc::new(pool.expect("the pool")), dir)
+        Arc::new(pool.expect("the pool"))
     }
 
     /// Runs `jobs` calls at once, each holding its connection a while:
@@ -177,6 +182,19 @@ mod tests {
         for size in [1, 3] {
             let (pool, _dir) = new_pool(Some(size));
             let opened = flood(&pool, 24);
+            assert!(opened <= size, "{opened} connections for a pool of {size}");
+        }
+    }
+
+    #[test]
+    fn on_postgresql_calls_wait_for_a_connection_too() {
+        let shared = promptpack_pgtest::shared().unwrap_or_else(|e| panic!("PostgreSQL: {e}"));
+        for size in [2, 5] {
+            let url = shared
+                .unique_database(&format!("pool{size}"))
+                .unwrap_or_else(|e| panic!("a database: {e}"));
+            let pool = pool_at(&url, Some(size));
+            let opened = flood(&pool, 40);
             assert!(opened <= size, "{opened} connections for a pool of {size}");
         }
     }
