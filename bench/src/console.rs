@@ -221,10 +221,129 @@ fn run(quick: bool) -> Result<String, String> {
     Ok(out)
 }
 
+/// The clients of the flood, each on its own connection.
+const FLOOD_CLIENTS: usize = 50;
+
+/// Prompts of the flood's catalog (any prompt's render reads one).
+const FLOOD_PROMPTS: usize = 100;
+
+/// A catalog of `FLOOD_PROMPTS` prompts at `url` with an admin: its token.
+fn flood_catalog(url: &str) -> Result<String, String> {
+    let mut catalog = Catalog::open(url).map_err(err)?.with_author("bench");
+    for n in 0..FLOOD_PROMPTS {
+        let draft = Draft {
+            system: format!("You are assistant {n}. Hi {{{{name}}}}!\n"),
+            message: "first".into(),
+            ..Draft::default()
+        };
+        catalog
+            .publish_or_create(&format!("f{n:03}"), &draft, None)
+            .map_err(err)?;
+    }
+    let token = new_token();
+    catalog
+        .add_user("bench", Role::Admin, &token_hash(&token))
+        .map_err(err)?;
+    Ok(token)
+}
+
+/// `FLOOD_CLIENTS` clients at once, each sending `each` renders of a prompt
+/// of its own through the API: requests per second over the whole flood,
+/// p50 and p99 of a request, and how many answers were not 200.
+fn flood(url: &str, each: usize) -> Result<(f64, f64, f64, usize), String> {
+    let token = flood_catalog(url)?;
+    let server = Server::bind(Settings::new(url).listen("127.0.0.1:0".parse().map_err(err)?))
+        .map_err(err)?;
+    let base = format!("http://{}", server.local_addr());
+    std::thread::spawn(move || server.run());
+    let started = Instant::now();
+    let clients: Vec<_> = (0..FLOOD_CLIENTS)
+        .map(|c| {
+            let (base, token) = (base.clone(), token.clone());
+            std::thread::spawn(move || -> Result<(Vec<f64>, usize), String> {
+                let agent: ureq::Agent = ureq::Agent::config_builder()
+                    .http_status_as_error(false)
+                    .build()
+                    .into();
+                let url = format!("{base}/api/v1/prompts/f{:03}/render", c % FLOOD_PROMPTS);
+                let mut samples = Vec::with_capacity(each);
+                let mut failed = 0;
+                for _ in 0..each {
+                    let start = Instant::now();
+                    let mut answer = agent
+                        .post(&url)
+                        .header("authorization", format!("Bearer {token}"))
+                        .content_type("application/json")
+                        .send(r#"{"vars":{"name":"Ada"}}"#)
+                        .map_err(err)?;
+                    let _ = answer.body_mut().read_to_string().map_err(err)?;
+                    samples.push(start.elapsed().as_secs_f64());
+                    failed += usize::from(answer.status() != 200);
+                }
+                Ok((samples, failed))
+            })
+        })
+        .collect();
+    let mut all = Vec::with_capacity(FLOOD_CLIENTS * each);
+    let mut failed = 0;
+    for client in clients {
+        let (samples, client_failed) = client.join().map_err(|_| "a client panicked")??;
+        all.extend(samples);
+        failed += client_failed;
+    }
+    let took = started.elapsed().as_secs_f64();
+    all.sort_by(f64::total_cmp);
+    let at = |q: f64| all[((all.len() as f64 * q).ceil() as usize).clamp(1, all.len()) - 1];
+    Ok((all.len() as f64 / took, at(0.50), at(0.99), failed))
+}
+
+/// The flood rows, SQLite and PostgreSQL.
+fn flood_rows(quick: bool) -> String {
+    let each = if quick { 40 } else { 200 };
+    let mut out = format!(
+        "\n### The flood: {FLOOD_CLIENTS} clients at once on both stores\n\n\
+         Each client sends {each} `POST /api/v1/prompts/{{id}}/render` (a bearer token looked up, \
+         the version read, rendered) one after another over its own kept-alive connection, all \
+         {FLOOD_CLIENTS} at once, against a catalog of {FLOOD_PROMPTS} prompts; the console's \
+         defaults (a pool of {} catalog connections that requests wait for, {} connections \
+         served at once).\n\n\
+         | store | requests | requests/s | p50 ms | p99 ms | not 200 |\n\
+         |---|--:|--:|--:|--:|--:|\n",
+        promptpack_console::DEFAULT_POOL_SIZE,
+        promptpack_console::DEFAULT_MAX_CONNECTIONS,
+    );
+    let sqlite = tempfile::tempdir().map_err(err).and_then(|dir| {
+        flood(
+            &format!("sqlite:{}", dir.path().join("flood.db").display()),
+            each,
+        )
+    });
+    let cluster = promptpack_pgtest::Cluster::start();
+    let postgres = cluster
+        .as_ref()
+        .map_err(|e| e.to_string())
+        .and_then(|cluster| cluster.create_database("flood"))
+        .and_then(|url| flood(&url, each));
+    for (store, result) in [("SQLite", sqlite), ("PostgreSQL", postgres)] {
+        match result {
+            Ok((rate, p50, p99, failed)) => out.push_str(&format!(
+                "| {store} | {} | {rate:.0} | {} | {} | {failed} |\n",
+                FLOOD_CLIENTS * each,
+                ms(p50),
+                ms(p99)
+            )),
+            Err(e) => out.push_str(&format!("| {store} | FAILED: {e} | | | | |\n")),
+        }
+    }
+    out
+}
+
 /// The section's Markdown.
 pub fn section(quick: bool) -> String {
-    match run(quick) {
+    let mut out = match run(quick) {
         Ok(text) => text,
         Err(e) => format!("## Console\n\nFAILED: {e}\n"),
-    }
+    };
+    out.push_str(&flood_rows(quick));
+    out
 }

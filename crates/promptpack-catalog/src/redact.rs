@@ -6,10 +6,12 @@ const HIDDEN: &str = "***";
 
 /// `url` with its passwords replaced by `***`, for every message that shows
 /// a store URL: the password of the user part (`postgres://ada:pw@host/db`
-/// → `postgres://ada:***@host/db`) and the value of every `password`
-/// parameter (`?password=pw`, `&password=pw`, also with its name
-/// percent-encoded). Anything else is kept as given; a URL without `://`
-/// (a SQLite path) is returned unchanged.
+/// → `postgres://ada:***@host/db`) and the value of every `password` and
+/// `sslpassword` parameter (`?password=pw`, `&sslpassword=pw`, also with
+/// its name percent-encoded). A libpq `key=value` connection string
+/// (`host=db password=pw`) has the values of the same keys hidden. Anything
+/// else is kept as given; a URL without `://` that is no `key=value`
+/// string (a SQLite path) is returned unchanged.
 ///
 /// A password is hidden whole whether it is percent-encoded or holds `@`,
 /// `:` or `/` raw. The user part ends at the last `@` before any `?` that
@@ -27,7 +29,7 @@ const HIDDEN: &str = "***";
 /// ```
 pub fn redact_url(url: &str) -> String {
     let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
-        return url.to_string();
+        return redact_keyword_value(url);
     };
     let (scheme, rest) = url.split_at(scheme_end);
     let (user_part, after_user) = split_user_part(rest);
@@ -76,7 +78,7 @@ fn redact_parameters(text: &str) -> String {
         let Some((key, value)) = rest.split_once('=') else {
             continue;
         };
-        if !key.contains(['?', '&']) && percent_decoded(key) == "password" {
+        if !key.contains(['?', '&']) && is_secret(&percent_decoded(key)) {
             shown.push_str(key);
             shown.push('=');
             shown.push_str(HIDDEN);
@@ -85,6 +87,90 @@ fn redact_parameters(text: &str) -> String {
     }
     shown.push_str(rest);
     shown
+}
+
+/// Whether a parameter named `key` holds a secret: a password, or the one
+/// that unlocks the client's TLS key.
+fn is_secret(key: &str) -> bool {
+    matches!(key, "password" | "sslpassword")
+}
+
+/// `text` with the secret values hidden when it reads as a libpq
+/// `key=value` connection string (it starts with a key and `=`), as given
+/// otherwise. Values are read as libpq does: up to the next white space,
+/// or in single quotes, a backslash escaping the next character in both.
+fn redact_keyword_value(text: &str) -> String {
+    let starts_with_key = {
+        let trimmed = text.trim_start();
+        let key_end = trimmed
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(trimmed.len());
+        key_end > 0 && trimmed[key_end..].trim_start().starts_with('=')
+    };
+    if !starts_with_key {
+        return text.to_string();
+    }
+    let mut shown = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    loop {
+        // White space, then a key up to `=` (or the end).
+        while let Some(c) = chars.next_if(|c| c.is_whitespace()) {
+            shown.push(c);
+        }
+        let mut key = String::new();
+        while let Some(c) = chars.next_if(|c| *c != '=' && !c.is_whitespace()) {
+            key.push(c);
+        }
+        shown.push_str(&key);
+        while let Some(c) = chars.next_if(|c| c.is_whitespace()) {
+            shown.push(c);
+        }
+        if chars.next_if_eq(&'=').is_none() {
+            // The end, or a key without `=` (which libpq refuses): what
+            // is left is shown as it is, unless it follows a secret.
+            shown.extend(chars);
+            return shown;
+        }
+        shown.push('=');
+        while let Some(c) = chars.next_if(|c| c.is_whitespace()) {
+            shown.push(c);
+        }
+        let mut value = String::new();
+        let quoted = chars.next_if_eq(&'\'').is_some();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => {
+                    value.push(c);
+                    if let Some(escaped) = chars.next() {
+                        value.push(escaped);
+                    }
+                }
+                '\'' if quoted => break,
+                c if !quoted && c.is_whitespace() => {
+                    value.push(c);
+                    break;
+                }
+                c => value.push(c),
+            }
+        }
+        if is_secret(&key) {
+            shown.push_str(HIDDEN);
+            if value.ends_with(char::is_whitespace) {
+                shown.push(' ');
+            }
+        } else {
+            if quoted {
+                shown.push('\'');
+            }
+            shown.push_str(&value);
+            if quoted {
+                shown.push('\'');
+            }
+        }
+        if chars.peek().is_none() {
+            return shown;
+        }
+    }
 }
 
 /// `text` with its `%XX` escapes decoded, as the driver reads a parameter's
@@ -190,6 +276,34 @@ mod tests {
             ("postgres://?password", "postgres://?password"),
             ("postgres://?password=", "postgres://?password=***"),
             ("postgres://é:ü@ñ/ø", "postgres://é:***@ñ/ø"),
+            // The password of a client's TLS key.
+            (
+                "postgres://db/cat?sslmode=verify-full&sslpassword=secret",
+                "postgres://db/cat?sslmode=verify-full&sslpassword=***",
+            ),
+            (
+                "postgres://db/cat?sslpass%77ord=secret&a=b",
+                "postgres://db/cat?sslpass%77ord=***&a=b",
+            ),
+            // libpq `key=value` strings.
+            (
+                "host=db port=5432 user=ada password=secret dbname=cat",
+                "host=db port=5432 user=ada password=*** dbname=cat",
+            ),
+            (
+                "dbname=cat sslpassword=secret",
+                "dbname=cat sslpassword=***",
+            ),
+            (
+                "  user = ada password = 'sec ret\\' x' dbname=cat",
+                "  user = ada password = *** dbname=cat",
+            ),
+            ("password=sec\\ ret host=db", "password=*** host=db"),
+            ("password=", "password=***"),
+            ("password", "password"),
+            // A SQLite path with `=` later on is no `key=value` string.
+            ("data/a=b.db", "data/a=b.db"),
+            ("/tmp/x password=y", "/tmp/x password=y"),
         ];
         for (given, shown) in cases {
             assert_eq!(redact_url(given), shown, "{given:?}");
@@ -237,6 +351,21 @@ mod tests {
             let shown = redact_url(&url);
             prop_assert!(!shown.contains("PW!"), "{url:?} shown as {shown:?}");
             prop_assert!(shown.contains("db/cat?"), "{url:?} shown as {shown:?}");
+        }
+
+        #[test]
+        fn a_keyword_value_password_never_shows(
+            before in "([a-z_]{1,8} ?= ?[a-z0-9@]{1,8} ){0,3}",
+            key in prop_oneof![Just("password"), Just("sslpassword")],
+            password in prop_oneof![
+                "PW![^ '\\\\]{0,16}".prop_map(|p| p),
+                "PW![^'\\\\]{0,16}".prop_map(|p| format!("'{p}'")),
+            ],
+            after in "( [a-z_]{1,8}=[a-z0-9@]{1,8}){0,3}",
+        ) {
+            let text = format!("{before}{key}={password}{after}");
+            let shown = redact_url(&text);
+            prop_assert!(!shown.contains("PW!"), "{text:?} shown as {shown:?}");
         }
 
         #[test]

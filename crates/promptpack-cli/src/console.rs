@@ -10,6 +10,7 @@ use promptpack_console::{Server, Settings};
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Options of `promptpack console`.
 #[derive(Debug, Args)]
@@ -31,6 +32,26 @@ pub(crate) struct ConsoleArgs {
     /// that user's oldest.
     #[arg(long, default_value_t = promptpack_console::DEFAULT_MAX_SESSIONS, value_name = "N")]
     max_sessions: u32,
+    /// How long a connection may take to send a request's headers, and
+    /// stay idle between requests, in seconds [default: 10].
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    header_timeout: Option<Duration>,
+    /// How long a request's body may take to arrive once its headers are
+    /// in, in seconds; past it the answer is 408 [default: 60].
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    request_timeout: Option<Duration>,
+    /// How many connections are served at once; more wait until one
+    /// closes [default: 256].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_connections: Option<u32>,
+    /// How many connections to the catalog are used at most; requests past
+    /// them wait for one [default: 16].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pool_size: Option<u32>,
+    /// What the console logs on standard error: off, error, warn (refused
+    /// sign-ins), info (also a line per request), debug.
+    #[arg(long, value_name = "LEVEL", default_value = "info", value_parser = parse_log_level)]
+    log: promptpack_console::LevelFilter,
     #[command(subcommand)]
     command: Option<ConsoleCommand>,
 }
@@ -64,6 +85,21 @@ enum UserCommand {
     },
 }
 
+/// A number of seconds above 0, such as `10` or `0.5`.
+fn parse_seconds(text: &str) -> Result<Duration, String> {
+    let refused = || format!("`{text}` is not a number of seconds above 0 (such as 10 or 0.5)");
+    let seconds: f64 = text.trim().parse().map_err(|_| refused())?;
+    if seconds.is_nan() || seconds <= 0.0 {
+        return Err(refused());
+    }
+    Duration::try_from_secs_f64(seconds).map_err(|_| refused())
+}
+
+fn parse_log_level(text: &str) -> Result<promptpack_console::LevelFilter, String> {
+    text.parse()
+        .map_err(|_| format!("`{text}` is not a log level: off, error, warn, info or debug"))
+}
+
 fn parse_role(text: &str) -> Result<Role, String> {
     text.parse().map_err(|e: Error| e.to_string())
 }
@@ -95,6 +131,19 @@ fn serve(args: &ConsoleArgs) -> Result<String, Error> {
     for label in &args.protect {
         settings = settings.protect(label.clone());
     }
+    if let Some(timeout) = args.header_timeout {
+        settings = settings.header_timeout(timeout);
+    }
+    if let Some(timeout) = args.request_timeout {
+        settings = settings.request_timeout(timeout);
+    }
+    if let Some(count) = args.max_connections {
+        settings = settings.max_connections(count as usize);
+    }
+    if let Some(size) = args.pool_size {
+        settings = settings.pool_size(size as usize);
+    }
+    promptpack_console::log_to_stderr(args.log);
     let server = Server::bind(settings)?;
     eprintln!(
         "promptpack console on http://{} (catalog {})",

@@ -176,3 +176,70 @@ fn a_session_cap_of_zero_is_refused_before_listening() {
         "{stderr}"
     );
 }
+
+#[test]
+fn the_console_takes_its_limits_and_logs_requests_without_tokens() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let db = catalog(&dir);
+    let added = promptpack(&[
+        "console", "user", "add", "vi", "--role", "viewer", "--db", &db,
+    ]);
+    let token = text(&added.stdout).trim().to_string();
+    let mut child = Command::new(BIN)
+        .args([
+            "console",
+            "--db",
+            &db,
+            "--listen",
+            "127.0.0.1:0",
+            "--header-timeout",
+            "0.3",
+            "--request-timeout",
+            "5",
+            "--max-connections",
+            "4",
+            "--pool-size",
+            "2",
+            "--log",
+            "info",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the console starts");
+    let mut stderr = BufReader::new(child.stderr.take().expect("its stderr"));
+    let mut line = String::new();
+    stderr
+        .read_line(&mut line)
+        .expect("the console's first line");
+    let port: u16 = line
+        .split("http://127.0.0.1:")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no listening address in {line:?}"));
+    let me = get(port, "/api/v1/me", &token);
+    let refused = get(port, "/api/v1/prompts", "pp_wrong_token");
+    // A connection that sends nothing is closed by the header timeout: the
+    // read ends instead of waiting.
+    let mut idle = TcpStream::connect(("127.0.0.1", port)).expect("a connection");
+    let mut nothing = String::new();
+    let ended = idle.read_to_string(&mut nothing);
+    let _ = child.kill();
+    let _ = child.wait();
+    let mut log = String::new();
+    let _ = stderr.read_to_string(&mut log);
+    assert!(me.starts_with("HTTP/1.1 200"), "{me}");
+    assert!(refused.starts_with("HTTP/1.1 401"), "{refused}");
+    assert!(ended.is_ok() && nothing.is_empty(), "{ended:?} {nothing:?}");
+    assert!(
+        log.lines()
+            .any(|l| l.contains("INFO") && l.contains("GET /api/v1/me 200") && l.contains(" vi")),
+        "{log}"
+    );
+    assert!(log.contains("GET /api/v1/prompts 401"), "{log}");
+    assert!(
+        !log.contains(&token) && !log.contains("pp_wrong_token"),
+        "{log}"
+    );
+}

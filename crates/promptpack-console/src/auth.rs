@@ -9,6 +9,7 @@
 //! again on every request, so a removed user is signed out at once.
 
 use crate::failure::{ApiFailure, Failure};
+use crate::request_log::RequestUser;
 use crate::server::AppState;
 use axum::extract::{FromRequestParts, OriginalUri};
 use axum::http::request::Parts;
@@ -106,12 +107,14 @@ pub(crate) fn session_cookie(id: &str) -> String {
     format!("{SESSION_COOKIE}={id}; Path=/; HttpOnly; SameSite=Strict; Max-Age={age}")
 }
 
-/// The user of token hash `hash`, if any.
+/// The user of token hash `hash`, if any. The caller is not known yet, so
+/// a failure says only that the catalog is unavailable.
 pub(crate) async fn user_of(state: &AppState, hash: String) -> Result<Option<User>, Failure> {
-    Ok(state
+    state
         .catalog
         .run("console", move |catalog| catalog.user_by_token_hash(&hash))
-        .await?)
+        .await
+        .map_err(|error| Failure::to_stranger(&error))
 }
 
 /// A caller of the JSON API: a user by a bearer token.
@@ -126,7 +129,10 @@ impl FromRequestParts<Arc<AppState>> for ApiUser {
     ) -> Result<ApiUser, ApiFailure> {
         let token = bearer(&parts.headers).ok_or_else(Failure::unauthenticated)?;
         match user_of(state, token_hash(token)).await? {
-            Some(user) => Ok(ApiUser(user)),
+            Some(user) => {
+                RequestUser::record(&parts.extensions, &user.name);
+                Ok(ApiUser(user))
+            }
             None => Err(Failure::new(
                 axum::http::StatusCode::UNAUTHORIZED,
                 "unauthenticated",
@@ -184,12 +190,18 @@ impl FromRequestParts<Arc<AppState>> for PageUser {
             .await;
         match found {
             Ok(Some(user)) => Ok(PageUser {
-                user,
+                // Recorded for the request log.
+                user: RequestUser::record_user(&parts.extensions, user),
                 csrf: csrf_of(&id),
                 session: id,
             }),
             Ok(None) => Err(to_login()),
-            Err(error) => Err(crate::pages::failure_page(error.into(), None)),
+            // The caller is not known yet: a stranger learns only that
+            // the catalog is unavailable.
+            Err(error) => Err(crate::pages::failure_page(
+                Failure::to_stranger(&error),
+                None,
+            )),
         }
     }
 }
@@ -264,15 +276,4 @@ pub(crate) fn query_escape(text: &str) -> String {
         }
     }
     out
-}
-
-/// Where to go after signing in: a path of this site, never another site
-/// (`//host` or `http://…`).
-pub(crate) fn safe_next(next: Option<&str>) -> String {
-    match next {
-        Some(path) if path.starts_with('/') && !path.starts_with("//") && !path.contains('\\') => {
-            path.to_string()
-        }
-        _ => "/".to_string(),
-    }
 }

@@ -1,7 +1,9 @@
 //! Why a request failed, and the HTTP status and JSON body that say so. The
-//! codes are the catalog's ([`ErrorCode`]) and three of the console's own:
-//! `unauthenticated` (no user), `forbidden` (a user whose role may not) and
-//! `csrf` (a form without its token).
+//! codes are the catalog's ([`ErrorCode`]) and the console's own:
+//! `unauthenticated` (no user), `forbidden` (a user whose role may not),
+//! `csrf` (a form without its token, or a sign-in posted by another site),
+//! `request_timeout` (a request not sent and answered in time),
+//! `not_found` and `method_not_allowed` (no such route), and `internal`.
 
 use axum::Json;
 use axum::http::StatusCode;
@@ -44,6 +46,22 @@ impl Failure {
 
     pub(crate) fn bad_request(message: impl Into<String>) -> Failure {
         Failure::new(StatusCode::BAD_REQUEST, "invalid_request", message)
+    }
+
+    /// What a client not known yet learns of a catalog that failed while
+    /// its user was looked up: only that the catalog is unavailable. The
+    /// error itself, which may name the catalog's host, port, database and
+    /// user, goes to the log.
+    pub(crate) fn to_stranger(error: &Error) -> Failure {
+        log::error!(
+            target: "promptpack_console::catalog",
+            "the catalog failed while a request's user was looked up: {error}"
+        );
+        Failure::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
+            "the catalog is unavailable: try again shortly",
+        )
     }
 }
 

@@ -26,17 +26,30 @@
 
 mod api;
 mod auth;
+mod body_deadline;
 mod builds;
 mod catalog_pool;
 mod coverage;
+mod cross_site;
 mod failure;
+mod guard;
+mod listen;
+mod next_path;
 mod pages;
 mod preview;
+mod protective_headers;
+mod request_log;
 mod server;
+mod stderr_log;
 mod word_diff;
 
 pub use auth::{DEFAULT_MAX_SESSIONS, new_token};
-pub use server::{Server, Settings, TokenCounter};
+pub use log::LevelFilter;
+pub use server::{
+    DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_POOL_SIZE, DEFAULT_REQUEST_TIMEOUT,
+    Server, Settings, TokenCounter,
+};
+pub use stderr_log::log_to_stderr;
 
 /// The OpenAPI 3.1 document of the JSON API, as served at
 /// `/api/v1/openapi.json`.

@@ -4,12 +4,14 @@
 use crate::auth::DEFAULT_MAX_SESSIONS;
 use crate::builds::Verdicts;
 use crate::catalog_pool::CatalogPool;
-use crate::{api, pages};
+use crate::listen::{self, ConnectionLimits};
+use crate::{api, guard, pages};
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use promptpack_catalog::{Error, ErrorCode, Role, Timeouts};
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Counts the tokens of a rendered text, for the preview (the CLI gives
 /// its tokenizer; without one the preview shows characters only).
@@ -40,6 +42,21 @@ pub struct Settings {
     /// The most browser sessions one user keeps (20 unless set): signing
     /// in past it ends that user's oldest session.
     pub max_sessions_per_user: u32,
+    /// How long a connection may take to send a request's headers, and may
+    /// stay idle between requests: 10 s unless set.
+    pub header_timeout: Duration,
+    /// How long a request's body may take to arrive once its headers are
+    /// in: 60 s unless set (past it the answer is 408). With the header
+    /// timeout, it bounds how long a client may take to send a request;
+    /// the work on it is bounded by the catalog's timeouts.
+    pub request_timeout: Duration,
+    /// How many connections are served at once: 256 unless set. Past it,
+    /// new connections wait in the system's queue until one closes.
+    pub max_connections: usize,
+    /// How many connections to the catalog are kept and used at most: 16
+    /// unless set. Past it, a request waits for a connection to be free
+    /// (at most the catalog's connect timeout).
+    pub pool_size: usize,
 }
 
 impl std::fmt::Debug for Settings {
@@ -53,9 +70,27 @@ impl std::fmt::Debug for Settings {
             .field("max_body_bytes", &self.max_body_bytes)
             .field("max_render_bytes", &self.max_render_bytes)
             .field("max_sessions_per_user", &self.max_sessions_per_user)
+            .field("header_timeout", &self.header_timeout)
+            .field("request_timeout", &self.request_timeout)
+            .field("max_connections", &self.max_connections)
+            .field("pool_size", &self.pool_size)
             .finish()
     }
 }
+
+/// How long a request's headers may take unless set: 10 s.
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a request's body may take unless set: 60 s (an 8 MiB publish
+/// over a slow link fits).
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How many connections are served at once unless set: 256, well inside
+/// the common limit of 1,024 open files.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
+
+/// How many connections to the catalog are used at most unless set: 16.
+pub const DEFAULT_POOL_SIZE: usize = 16;
 
 /// The address a console listens on unless told otherwise: loopback only.
 pub const DEFAULT_LISTEN: SocketAddr =
@@ -73,7 +108,37 @@ impl Settings {
             max_body_bytes: 8 << 20,
             max_render_bytes: promptpack::DEFAULT_MAX_RENDER_BYTES,
             max_sessions_per_user: DEFAULT_MAX_SESSIONS,
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            pool_size: DEFAULT_POOL_SIZE,
         }
+    }
+
+    /// Closes a connection that takes longer than `timeout` to send a
+    /// request's headers, or stays idle that long between requests.
+    pub fn header_timeout(mut self, timeout: Duration) -> Settings {
+        self.header_timeout = timeout;
+        self
+    }
+
+    /// Answers 408 to a request whose body has not arrived within
+    /// `timeout` of its headers.
+    pub fn request_timeout(mut self, timeout: Duration) -> Settings {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// Serves at most `count` connections at once (at least 1).
+    pub fn max_connections(mut self, count: usize) -> Settings {
+        self.max_connections = count;
+        self
+    }
+
+    /// Uses at most `size` connections to the catalog at once (at least 1).
+    pub fn pool_size(mut self, size: usize) -> Settings {
+        self.pool_size = size;
+        self
     }
 
     /// Listens on `addr`.
@@ -151,6 +216,7 @@ pub struct Server {
     listener: tokio::net::TcpListener,
     router: Router,
     local_addr: SocketAddr,
+    limits: ConnectionLimits,
 }
 
 impl std::fmt::Debug for Server {
@@ -168,9 +234,9 @@ impl Server {
     /// The catalog's (`not_configured` for a path that holds none:
     /// `promptpack catalog init` makes one; `unavailable`);
     /// `invalid_request` for an address beyond loopback while the catalog
-    /// has no admin (`promptpack console user add NAME --role admin`), or
-    /// a session cap of 0;
-    /// `io` when the address cannot be bound.
+    /// has no admin (`promptpack console user add NAME --role admin`), for a
+    /// session cap of 0, and for a libpq `key=value` connection string
+    /// (give a `postgres://` URL); `io` when the address cannot be bound.
     pub fn bind(settings: Settings) -> Result<Server, Error> {
         if settings.max_sessions_per_user == 0 {
             return Err(Error::new(
@@ -178,7 +244,20 @@ impl Server {
                 "a user keeps at least one session: give a session cap of 1 or more",
             ));
         }
-        let catalog = Arc::new(CatalogPool::connect(&settings.db, settings.timeouts)?);
+        if is_keyword_value(&settings.db) {
+            // Not echoed: such a string holds its password in the clear,
+            // and taken for a SQLite path it was shown in the error.
+            return Err(Error::new(
+                ErrorCode::InvalidRequest,
+                "the catalog is given as a libpq `key=value` connection string, which the console \
+                 does not read: give it as a URL, `postgres://USER:PASSWORD@HOST:PORT/DATABASE`",
+            ));
+        }
+        let catalog = Arc::new(CatalogPool::connect(
+            &settings.db,
+            settings.timeouts,
+            settings.pool_size,
+        )?);
         if !settings.listen.ip().is_loopback() {
             let users = catalog.run_blocking("console", |catalog| catalog.users())?;
             if !users.iter().any(|user| user.role == Role::Admin) {
@@ -214,13 +293,22 @@ impl Server {
         let router = Router::new()
             .merge(pages::routes())
             .nest("/api/v1", api::routes())
+            .fallback(pages::not_found)
             .layer(DefaultBodyLimit::max(settings.max_body_bytes))
-            .with_state(state);
+            .with_state(state)
+            .layer(axum::middleware::from_fn_with_state(
+                settings.request_timeout,
+                guard::guard,
+            ));
         Ok(Server {
             runtime,
             listener,
             router,
             local_addr,
+            limits: ConnectionLimits {
+                max_connections: settings.max_connections,
+                header_timeout: settings.header_timeout,
+            },
         })
     }
 
@@ -232,18 +320,32 @@ impl Server {
     /// Serves until the process ends.
     ///
     /// # Errors
-    /// `io` when accepting connections fails for good.
+    /// None so far: a connection that cannot be accepted is logged and the
+    /// next one taken (the `Result` leaves room for a graceful end).
     pub fn run(self) -> Result<(), Error> {
         let Server {
             runtime,
             listener,
             router,
+            limits,
             ..
         } = self;
-        runtime
-            .block_on(async move { axum::serve(listener, router).await })
-            .map_err(|e| io_error("the server stopped", &e))
+        runtime.block_on(listen::serve(listener, router, limits));
+        Ok(())
     }
+}
+
+/// Whether `db` reads as a libpq `key=value` connection string
+/// (`host=… password=…`): a key and `=` first, with no scheme before.
+fn is_keyword_value(db: &str) -> bool {
+    if db.starts_with("sqlite:") || db.contains("://") {
+        return false;
+    }
+    let text = db.trim_start();
+    let key_end = text
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(text.len());
+    key_end > 0 && text[key_end..].trim_start().starts_with('=')
 }
 
 fn io_error(what: &str, error: &std::io::Error) -> Error {

@@ -2,7 +2,9 @@
 //! through `chromedriver` with fantoccini), used as a person would: sign in,
 //! the list, a prompt, a diff, a preview, an edit with an error, fixed and
 //! published, `production` moved behind its confirmation and rolled back;
-//! the API answers the same; a stored `<script>` never runs. Each page is
+//! the API answers the same; a stored `<script>` never runs; another site
+//! on another port can neither frame a signed-in page nor sign the browser
+//! in as its own user. Each page is
 //! written as a PNG under `target/tmp/console-screenshots/` to look at.
 //!
 //! Chromium and chromedriver must be installed (`.ci/run` and
@@ -364,6 +366,115 @@ async fn stored_script_never_runs(console: &Console, client: &Client) {
     shot(client, "11-escaped-script").await;
 }
 
+/// A site of another origin on loopback (another port: the same site for
+/// `SameSite` cookies, so only the console's headers keep it out): `path`
+/// → page, each answered whole.
+fn other_site(pages: Vec<(&'static str, String)>) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let base = format!("http://{}", listener.local_addr().expect("its address"));
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).is_ok_and(|n| n == 1) {
+                head.push(byte[0]);
+            }
+            let head = String::from_utf8_lossy(&head);
+            let asked = head.split_whitespace().nth(1).unwrap_or("/");
+            let (status, body) = match pages.iter().find(|(path, _)| *path == asked) {
+                Some((_, page)) => ("200 OK", page.clone()),
+                None => ("404 Not Found", String::new()),
+            };
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status}\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    base
+}
+
+/// A signed-in page framed by another port of the same host does not
+/// render in the frame (`frame-ancestors 'none'`, `X-Frame-Options`); and a
+/// sign-in form of that site does not sign the browser in as its user.
+async fn another_site_neither_frames_nor_signs_in(console: &Console, client: &Client) {
+    let confirm = format!(
+        "{}/prompts/greet/move?label=production&version=2",
+        console.base
+    );
+    let framing = format!(
+        "<!doctype html><title>other</title><h1 id=other>another site</h1>\
+         <iframe id=victim src=\"{confirm}\" width=900 height=500 \
+         onload=\"document.title='loaded'\"></iframe>"
+    );
+    let login = format!(
+        "<!doctype html><title>other</title><form id=csrf method=post action=\"{}/login\">\
+         <input type=hidden name=token value=\"{}\"><input type=hidden name=next value=\"/\">\
+         <button id=go type=submit>win a prize</button></form>",
+        console.base, console.viewer
+    );
+    let site = other_site(vec![("/frame", framing), ("/login", login)]);
+
+    // The confirmation renders at home, signed in.
+    client.goto(&confirm).await.expect("the confirmation");
+    assert!(text_of(client, "main").await.contains("What changes"));
+    client
+        .goto(&format!("{site}/frame"))
+        .await
+        .expect("the framing page");
+    text_of(client, "#other").await;
+    // The frame's load ends in the console's page or the browser's refusal;
+    // bounded by a count, not a clock, should no load event come.
+    for _ in 0..400 {
+        if client.title().await.is_ok_and(|t| t == "loaded") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    shot(client, "12-framed-by-another-site").await;
+    client.enter_frame(0).await.expect("into the frame");
+    let framed = client.source().await.unwrap_or_default();
+    let confirm_button = client.find(Locator::Css("#confirm")).await;
+    client.enter_parent_frame().await.expect("out of the frame");
+    assert!(
+        confirm_button.is_err()
+            && !framed.contains("What changes")
+            && !framed.contains("promptpack console"),
+        "the console rendered inside another site's frame: {framed}"
+    );
+
+    // A sign-in posted from that site is refused; the browser stays ada.
+    client
+        .goto(&format!("{site}/login"))
+        .await
+        .expect("the other site's form");
+    click_to(client, "#go", "main").await;
+    let refused = text_of(client, "main").await;
+    assert!(refused.contains("another site"), "{refused}");
+    shot(client, "13-cross-site-sign-in-refused").await;
+    client
+        .goto(&format!("{}/", console.base))
+        .await
+        .expect("the console");
+    let who = text_of(client, "header .who").await;
+    assert!(
+        who.starts_with("ada"),
+        "signed in as the other site's user: {who}"
+    );
+
+    // A page that is none: the console's own page, saying so once.
+    client
+        .goto(&format!("{}/prompts/nothing", console.base))
+        .await
+        .expect("a missing prompt");
+    let missing = text_of(client, "main").await;
+    assert_eq!(missing.matches("nothing").count(), 1, "{missing}");
+    shot(client, "14-not-found").await;
+}
+
 fn main() {
     let driver = start_driver();
     let console = Console::start(Store::Sqlite, "browser");
@@ -373,6 +484,7 @@ fn main() {
         let client = browser(&driver, profile.path()).await;
         walk(&console, &client).await;
         stored_script_never_runs(&console, &client).await;
+        another_site_neither_frames_nor_signs_in(&console, &client).await;
         client.close().await.expect("the browser closes");
     });
     println!("browser: ok (screenshots in {})", screenshots().display());

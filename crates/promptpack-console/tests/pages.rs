@@ -579,6 +579,91 @@ fn signed_in(console: &Console, cookie: &str) -> bool {
 }
 
 #[test]
+fn after_sign_in_next_goes_only_to_a_path_of_this_site_as_a_browser_reads_it() {
+    let c = Console::start(Store::Sqlite, "pages_next");
+    // (next as sent, where the sign-in goes)
+    let cases = [
+        ("/prompts/greet", "/prompts/greet"),
+        (
+            "/prompts/greet/diff?from=1&to=2",
+            "/prompts/greet/diff?from=1&to=2",
+        ),
+        ("/prompts/greet#labels", "/prompts/greet#labels"),
+        ("/", "/"),
+        ("", "/"),
+        ("/@evil.example", "/@evil.example"),
+        // Percent escapes are not decoded by a browser, so they stay a path.
+        ("/%2F/evil.example", "/%2F/evil.example"),
+        ("/%5Cevil.example", "/%5Cevil.example"),
+        ("/é", "/%C3%A9"),
+        // Control characters a browser keeps are escaped, never a 500.
+        ("/a\u{0}b", "/a%00b"),
+        ("/a\u{1}b", "/a%01b"),
+        ("/a\u{7f}b", "/a%7Fb"),
+        // Another host, however it is written.
+        ("//evil.example/x", "/"),
+        ("///evil.example/x", "/"),
+        ("/\\evil.example", "/"),
+        ("\\\\evil.example", "/"),
+        ("\\/evil.example", "/"),
+        ("/\t/evil.example", "/"),
+        ("/\n/evil.example", "/"),
+        ("/\r\n/evil.example", "/"),
+        ("/\t\\evil.example", "/"),
+        ("\t//evil.example", "/"),
+        (" //evil.example", "/"),
+        ("\u{1}//evil.example", "/"),
+        ("//evil.example\t", "/"),
+        ("/.//evil.example", "/"),
+        ("/..//evil.example", "/"),
+        ("/./\\evil.example", "/"),
+        ("https://evil.example/", "/"),
+        ("http://evil.example", "/"),
+        ("HTTP://evil.example", "/"),
+        ("https:evil.example", "/"),
+        ("https:\\\\evil.example", "/"),
+        ("ht\ttp://evil.example", "/"),
+        ("javascript:alert(1)", "/"),
+        ("java\nscript:alert(1)", "/"),
+        ("data:text/html,<b>x</b>", "/"),
+        // Not a path at all.
+        ("prompts/greet", "/"),
+        ("%2F%2Fevil.example", "/"),
+    ];
+    for (next, expected) in cases {
+        let answer = c.post_form(
+            "/login",
+            Auth::None,
+            &[("token", &c.viewer), ("next", next)],
+        );
+        assert!(
+            answer.status < 500 || answer.set_cookie.is_none(),
+            "{next:?}: a cookie with a {}",
+            answer.status
+        );
+        assert_eq!(
+            (answer.status, answer.location.as_deref()),
+            (303, Some(expected)),
+            "{next:?}: {}",
+            answer.body
+        );
+        assert!(answer.set_cookie.is_some(), "{next:?}");
+        let form = c.get(
+            &format!("/login?next={}", support::encode(next)),
+            Auth::None,
+        );
+        assert_eq!(form.status, 200, "{next:?}");
+        if expected == "/" {
+            assert!(
+                !form.body.contains("evil"),
+                "{next:?} kept in the form: {}",
+                form.body
+            );
+        }
+    }
+}
+
+#[test]
 fn every_console_of_a_catalog_serves_its_sessions() {
     // Two consoles behind a load balancer: a browser signed in through one
     // is served by the other, its forms' CSRF token holds on both, and
@@ -728,4 +813,467 @@ fn a_label_that_differs_from_a_protected_one_only_by_case_is_protected() {
         .get("/api/v1/prompts/xss/history", Auth::Bearer(&c.viewer))
         .body;
     assert!(!labels.contains("Production"), "{labels}");
+}
+
+#[test]
+fn a_cross_site_sign_in_is_refused() {
+    let c = Console::start(Store::Sqlite, "pages_login_csrf");
+    let other_port = format!(
+        "http://127.0.0.1:{}",
+        1 + c
+            .base
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse::<u32>().ok())
+            .unwrap_or(1)
+    );
+    let refused: Vec<Vec<(&str, &str)>> = vec![
+        vec![("origin", "http://evil.example")],
+        vec![("origin", "null")],
+        vec![("origin", &other_port)],
+        vec![("sec-fetch-site", "cross-site")],
+        vec![("sec-fetch-site", "same-site")],
+        vec![("origin", &c.base), ("sec-fetch-site", "cross-site")],
+    ];
+    for headers in &refused {
+        let answer = c.post_form_with(
+            "/login",
+            Auth::None,
+            &[("token", &c.viewer), ("next", "/")],
+            headers,
+        );
+        assert_eq!(answer.status, 403, "{headers:?}: {}", answer.body);
+        assert!(answer.set_cookie.is_none(), "{headers:?}");
+        assert!(answer.content_type.starts_with("text/html"), "{headers:?}");
+        assert!(answer.body.contains("another site"), "{}", answer.body);
+    }
+    for headers in [
+        vec![("origin", c.base.as_str())],
+        vec![
+            ("origin", c.base.as_str()),
+            ("sec-fetch-site", "same-origin"),
+        ],
+        vec![("sec-fetch-site", "same-origin")],
+        // Behind a proxy that sends its own `Host`: the browser's word.
+        vec![
+            ("origin", "https://console.example"),
+            ("sec-fetch-site", "same-origin"),
+        ],
+        // A client that is no browser (curl) sends neither.
+        vec![],
+    ] {
+        let answer = c.post_form_with(
+            "/login",
+            Auth::None,
+            &[("token", &c.viewer), ("next", "/")],
+            &headers,
+        );
+        assert_eq!(answer.status, 303, "{headers:?}: {}", answer.body);
+        assert!(answer.set_cookie.is_some(), "{headers:?}");
+    }
+}
+
+/// Every answer's protective headers: not framed, not sniffed, no referrer
+/// beyond this site, and not cached.
+fn assert_protected(path: &str, answer: &support::Answer) {
+    let csp = answer.header("content-security-policy").unwrap_or_default();
+    assert!(
+        csp.contains("frame-ancestors 'none'"),
+        "{path}: CSP {csp:?}"
+    );
+    assert!(csp.contains("default-src"), "{path}: CSP {csp:?}");
+    assert_eq!(answer.header("x-frame-options"), Some("DENY"), "{path}");
+    assert_eq!(
+        answer.header("x-content-type-options"),
+        Some("nosniff"),
+        "{path}"
+    );
+    assert_eq!(
+        answer.header("referrer-policy"),
+        Some("same-origin"),
+        "{path}"
+    );
+    assert_eq!(answer.header("cache-control"), Some("no-store"), "{path}");
+}
+
+#[test]
+fn every_answer_carries_the_protective_headers() {
+    let c = Console::start(Store::Sqlite, "pages_headers");
+    let cookie = c.sign_in(&c.admin);
+    for path in [
+        "/",
+        "/?q=greet",
+        "/prompts/greet",
+        "/prompts/nothing",
+        "/prompts/greet/diff?from=1&to=2",
+        "/prompts/greet/preview",
+        "/prompts/greet/edit",
+        "/prompts/greet/move?label=production&version=2",
+        "/login",
+        "/assets/style.css",
+        "/no/such/page",
+    ] {
+        assert_protected(path, &c.get(path, Auth::Cookie(&cookie)));
+        assert_protected(path, &c.get(path, Auth::None));
+    }
+    for path in [
+        "/api/v1/me",
+        "/api/v1/prompts",
+        "/api/v1/prompts/greet",
+        "/api/v1/openapi.json",
+        "/api/v1/nothing",
+    ] {
+        assert_protected(path, &c.get(path, Auth::Bearer(&c.viewer)));
+        assert_protected(path, &c.get(path, Auth::None));
+    }
+    let signed_in = c.post_form("/login", Auth::None, &[("token", &c.viewer), ("next", "/")]);
+    assert_protected("POST /login", &signed_in);
+    let wrong = c.post_form("/login", Auth::None, &[("token", "pp_wrong")]);
+    assert_protected("POST /login (refused)", &wrong);
+    let moved = c.post_form("/prompts/greet/move", Auth::Cookie(&cookie), &[]);
+    assert_protected("POST /prompts/greet/move", &moved);
+    let render = c.send(
+        "POST",
+        "/api/v1/prompts/greet/render",
+        Auth::Bearer(&c.viewer),
+        &serde_json::json!({"vars": {"name": "Ada", "formal": true}}),
+    );
+    assert_protected("POST render", &render);
+}
+
+#[test]
+fn malformed_forms_and_unknown_pages_get_the_consoles_own_error_page() {
+    let c = Console::start(Store::Sqlite, "pages_own_errors");
+    let cookie = c.sign_in(&c.admin);
+    let page = c.get("/prompts/greet", Auth::Cookie(&cookie)).body;
+    let csrf = hidden(&page, "csrf");
+    let duplicated = c.post_form(
+        "/prompts/greet/move",
+        Auth::Cookie(&cookie),
+        &[
+            ("csrf", &csrf),
+            ("csrf", &csrf),
+            ("label", "staging"),
+            ("target", "2"),
+        ],
+    );
+    let signed_out = c.post_form("/login", Auth::None, &[("token", "a"), ("token", "b")]);
+    let bad_query = c.get("/prompts/greet/diff?from=x&to=2", Auth::Cookie(&cookie));
+    let unknown = c.get("/no/such/page", Auth::Cookie(&cookie));
+    let stranger = c.get("/no/such/page", Auth::None);
+    for (what, answer, status) in [
+        ("duplicate fields", &duplicated, 400),
+        ("duplicate sign-in fields", &signed_out, 400),
+        ("a query that does not parse", &bad_query, 400),
+        ("an unknown page", &unknown, 404),
+        ("an unknown page without a session", &stranger, 404),
+    ] {
+        assert_eq!(answer.status, status, "{what}: {}", answer.body);
+        assert!(
+            answer.content_type.starts_with("text/html"),
+            "{what}: {} {}",
+            answer.content_type,
+            answer.body
+        );
+        assert!(
+            answer.body.contains("id=\"error-code\""),
+            "{what}: {}",
+            answer.body
+        );
+        assert!(
+            answer.body.contains("All prompts"),
+            "{what}: {}",
+            answer.body
+        );
+    }
+    assert!(
+        unknown.body.contains("ada"),
+        "the header of who is signed in"
+    );
+    // An unknown prompt's page says what is missing once, and names no
+    // command that does not exist.
+    let missing = c.get("/prompts/nothing", Auth::Cookie(&cookie));
+    assert_eq!(missing.status, 404, "{}", missing.body);
+    assert_eq!(
+        missing.body.matches("nothing").count(),
+        1,
+        "{}",
+        missing.body
+    );
+    assert!(!missing.body.contains("catalog create"), "{}", missing.body);
+    assert!(!missing.body.contains("or `create`"), "{}", missing.body);
+}
+
+#[test]
+fn a_keyword_value_connection_string_is_refused_without_its_password() {
+    let dir = tempfile::tempdir().expect("a folder");
+    for db in [
+        "host=127.0.0.1 port=1 user=ada password=s3cret dbname=cat",
+        "dbname=cat sslpassword=s3cret",
+        "  user = ada password='s3 cret'",
+    ] {
+        let settings = promptpack_console::Settings::new(db).listen("127.0.0.1:0".parse().unwrap());
+        let refused = promptpack_console::Server::bind(settings).expect_err(db);
+        let shown = format!("{refused} {refused:?}");
+        assert_eq!(
+            refused.code(),
+            promptpack_catalog::ErrorCode::InvalidRequest,
+            "{shown}"
+        );
+        assert!(!shown.contains("s3"), "{shown}");
+        assert!(shown.contains("postgres://"), "{shown}");
+    }
+    assert_eq!(
+        std::fs::read_dir(dir.path()).map(|d| d.count()).ok(),
+        Some(0)
+    );
+    let settings = promptpack_console::Settings::new("host=db password=s3cret");
+    assert!(!format!("{settings:?}").contains("s3cret"));
+    let settings = promptpack_console::Settings::new("postgres://db/cat?sslpassword=s3cret");
+    assert!(!format!("{settings:?}").contains("s3cret"));
+}
+
+#[test]
+fn a_stranger_learns_only_that_the_catalog_is_unavailable() {
+    let cluster = promptpack_pgtest::Cluster::start().expect("a PostgreSQL cluster");
+    let db = cluster.create_database("strangers").expect("a database");
+    let c = Console::start_on(db.clone(), None, |settings| {
+        settings.timeouts(
+            promptpack_catalog::Timeouts::DEFAULT
+                .with_connect(std::time::Duration::from_secs(2))
+                .with_io(std::time::Duration::from_secs(2)),
+        )
+    });
+    let cookie = c.sign_in(&c.viewer);
+    cluster.stop().expect("the server stops");
+    let port = cluster.port().to_string();
+    let secrets = ["127.0.0.1", port.as_str(), "strangers", "postgres"];
+    let api = c.get("/api/v1/me", Auth::Bearer("pp_stranger"));
+    let login = c.post_form(
+        "/login",
+        Auth::None,
+        &[("token", "pp_stranger"), ("next", "/")],
+    );
+    let page = c.get("/", Auth::Cookie(&cookie));
+    for (what, answer) in [("the API", &api), ("the login", &login), ("a page", &page)] {
+        assert_eq!(answer.status, 503, "{what}: {}", answer.body);
+        assert!(answer.set_cookie.is_none(), "{what}");
+        for secret in secrets {
+            assert!(
+                !answer.body.contains(secret),
+                "{what} names {secret}: {}",
+                answer.body
+            );
+        }
+        assert!(
+            answer.body.contains("unavailable"),
+            "{what}: {}",
+            answer.body
+        );
+    }
+    assert_eq!(api.code(), "unavailable");
+    assert!(
+        login.body.contains("Sign in"),
+        "the login form again: {}",
+        login.body
+    );
+}
+
+/// Whether the server has closed `stream` (or answered and closed it): a
+/// read that ends or fails, as opposed to one that would wait.
+fn closed_by_server(stream: &mut std::net::TcpStream) -> bool {
+    use std::io::Read;
+    let mut buffer = [0u8; 4096];
+    stream.set_nonblocking(true).expect("non-blocking");
+    let closed = loop {
+        match stream.read(&mut buffer) {
+            Ok(0) => break true,
+            // An answer (a 408) before the close: read on.
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break false,
+            Err(_) => break true,
+        }
+    };
+    stream.set_nonblocking(false).expect("blocking");
+    closed
+}
+
+/// Sends `lines` one at a time, a pause between them, until the server
+/// closes the connection: whether it did before the lines ran out.
+fn trickle(base: &str, head: &str, lines: impl Iterator<Item = String>) -> bool {
+    use std::io::Write;
+    let address = base.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(address).expect("a connection");
+    stream.write_all(head.as_bytes()).expect("the first line");
+    for line in lines {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        if stream.write_all(line.as_bytes()).is_err() || closed_by_server(&mut stream) {
+            return true;
+        }
+    }
+    false
+}
+
+#[test]
+fn half_sent_requests_are_closed() {
+    let c = Console::start_with(Store::Sqlite, "pages_slow", |settings| {
+        settings
+            .header_timeout(std::time::Duration::from_millis(300))
+            .request_timeout(std::time::Duration::from_millis(600))
+    });
+    // 400 lines 50 ms apart: far past either bound, however slow the machine.
+    let headers = (0..400).map(|i| format!("x-slow-{i}: 1\r\n"));
+    assert!(
+        trickle(&c.base, "GET / HTTP/1.1\r\nhost: x\r\n", headers),
+        "a header trickle was held to the end"
+    );
+    let body = (0..400).map(|_| "a".to_string());
+    assert!(
+        trickle(
+            &c.base,
+            "POST /login HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-www-form-urlencoded\r\ncontent-length: 1000\r\n\r\ntoken=",
+            body,
+        ),
+        "a body trickle was held to the end"
+    );
+    // An idle connection that never sends a request is closed too.
+    let idle = (0..400).map(|_| String::new());
+    assert!(trickle(&c.base, "", idle), "an idle connection was held");
+    // And the console still answers.
+    assert_eq!(c.get("/login", Auth::None).status, 200);
+}
+
+#[test]
+fn connections_past_the_cap_wait_for_a_free_one() {
+    use std::io::{Read, Write};
+    let c = Console::start_with(Store::Sqlite, "pages_cap", |settings| {
+        settings.max_connections(2)
+    });
+    let address = c.base.trim_start_matches("http://").to_string();
+    let request = format!("GET /login HTTP/1.1\r\nhost: {address}\r\nconnection: close\r\n\r\n");
+    // Two connections that hold their slot (each with a request answered,
+    // so they are surely accepted).
+    let mut held: Vec<std::net::TcpStream> = (0..2)
+        .map(|_| {
+            let mut stream = std::net::TcpStream::connect(&address).expect("a connection");
+            stream
+                .write_all(format!("GET /login HTTP/1.1\r\nhost: {address}\r\n\r\n").as_bytes())
+                .expect("a request");
+            let mut head = [0u8; 12];
+            stream.read_exact(&mut head).expect("an answer");
+            assert_eq!(&head, b"HTTP/1.1 200");
+            stream
+        })
+        .collect();
+    let mut third = std::net::TcpStream::connect(&address).expect("the kernel queues it");
+    third.write_all(request.as_bytes()).expect("a request");
+    third
+        .set_read_timeout(Some(std::time::Duration::from_millis(500)))
+        .expect("a read timeout");
+    let mut answer = Vec::new();
+    let waited = third.read_to_end(&mut answer);
+    assert!(
+        waited.is_err() && answer.is_empty(),
+        "a third connection was served past a cap of 2: {:?}",
+        String::from_utf8_lossy(&answer)
+    );
+    held.pop();
+    third.set_read_timeout(None).expect("no read timeout");
+    answer.clear();
+    third
+        .read_to_end(&mut answer)
+        .expect("the answer once a slot is free");
+    assert!(
+        answer.starts_with(b"HTTP/1.1 200"),
+        "{:?}",
+        String::from_utf8_lossy(&answer)
+    );
+}
+
+/// What the console logged, from every test of this binary.
+fn captured_log() -> &'static std::sync::Mutex<Vec<String>> {
+    struct Capture(std::sync::Mutex<Vec<String>>);
+    impl log::Log for Capture {
+        fn enabled(&self, _: &log::Metadata<'_>) -> bool {
+            true
+        }
+        fn log(&self, record: &log::Record<'_>) {
+            // The console's own lines, not the HTTP client's.
+            if !record.target().starts_with("promptpack_console") {
+                return;
+            }
+            if let Ok(mut lines) = self.0.lock() {
+                lines.push(format!(
+                    "{} {} {}",
+                    record.level(),
+                    record.target(),
+                    record.args()
+                ));
+            }
+        }
+        fn flush(&self) {}
+    }
+    static CAPTURE: std::sync::OnceLock<&'static Capture> = std::sync::OnceLock::new();
+    let capture = CAPTURE.get_or_init(|| {
+        let capture: &'static Capture = Box::leak(Box::new(Capture(Default::default())));
+        // Another logger set first would leave the capture empty, and the
+        // test below fails saying so.
+        let _ = log::set_logger(capture);
+        log::set_max_level(log::LevelFilter::Trace);
+        capture
+    });
+    &capture.0
+}
+
+#[test]
+fn requests_and_refused_sign_ins_are_logged_without_tokens_or_cookies() {
+    let log = captured_log();
+    let c = Console::start(Store::Sqlite, "pages_log");
+    let cookie = c.sign_in(&c.editor);
+    let session = cookie.split('=').nth(1).unwrap_or_default().to_string();
+    assert_eq!(
+        c.get("/prompts/greet?from=secret-query", Auth::Cookie(&cookie))
+            .status,
+        200
+    );
+    assert_eq!(c.get("/api/v1/me", Auth::Bearer(&c.viewer)).status, 200);
+    let wrong = c.post_form(
+        "/login",
+        Auth::None,
+        &[("token", "pp_wrong_token_0123"), ("next", "/")],
+    );
+    assert_eq!(wrong.status, 401);
+    let port = c.base.rsplit(':').next().unwrap_or_default().to_string();
+    let lines: Vec<String> = log.lock().map(|lines| lines.clone()).unwrap_or_default();
+    let ours: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.contains(&port) || l.contains("sign-in"))
+        .collect();
+    let has = |parts: &[&str]| lines.iter().any(|l| parts.iter().all(|p| l.contains(p)));
+    assert!(
+        has(&["INFO", "GET /prompts/greet", "200"]),
+        "no request line in {lines:#?}"
+    );
+    assert!(
+        has(&["GET /api/v1/me", "200", "vi"]),
+        "no API line with its user in {lines:#?}"
+    );
+    assert!(has(&["POST /login", "303"]), "{lines:#?}");
+    assert!(
+        has(&["WARN", "sign-in refused"]),
+        "no refused sign-in in {lines:#?}"
+    );
+    for secret in [
+        c.admin.as_str(),
+        c.editor.as_str(),
+        c.viewer.as_str(),
+        session.as_str(),
+        "pp_wrong_token_0123",
+        "secret-query",
+    ] {
+        assert!(
+            !lines.iter().any(|l| l.contains(secret)),
+            "{secret} logged: {ours:#?}"
+        );
+    }
 }

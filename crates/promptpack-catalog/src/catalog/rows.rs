@@ -59,7 +59,7 @@ pub(crate) fn no_prompt(id: &str) -> Error {
     Error::new(
         ErrorCode::NotFound,
         format!(
-            "the catalog has no prompt `{id}` (`promptpack catalog import` or `create` adds one)"
+            "the catalog has no prompt `{id}` (`promptpack catalog import` or `promptpack catalog publish` adds one)"
         ),
     )
 }

@@ -2,13 +2,16 @@
 //! this browser, or with `everywhere` from every browser of the user).
 
 use super::{Chrome, html};
-use crate::auth::{PageUser, close_sessions, open_session, safe_next, session_cookie};
+use crate::auth::{PageUser, close_sessions, open_session, session_cookie};
+use crate::cross_site::is_cross_site;
+use crate::next_path::safe_next;
+use crate::request_log::{self, Peer};
 use crate::server::AppState;
 use askama::Template;
-use axum::Form;
 use axum::extract::{Query, State};
-use axum::http::header;
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
+use axum::{Extension, Form};
 use promptpack_catalog::token_hash;
 use serde::Deserialize;
 use std::sync::Arc;
@@ -42,27 +45,48 @@ pub(crate) struct SignIn {
 
 pub(crate) async fn sign_in(
     State(state): State<Arc<AppState>>,
+    peer: Option<Extension<Peer>>,
+    headers: HeaderMap,
     Form(form): Form<SignIn>,
 ) -> Response {
+    let peer = peer.map(|Extension(peer)| peer);
     let next = safe_next(form.next.as_deref());
     let hash = token_hash(form.token.trim());
-    let refused = |error: String| {
+    let refused = |status: StatusCode, error: &str| {
         let mut page = html(&LoginPage {
             chrome: None,
             next: next.clone(),
-            error: Some(error),
+            error: Some(error.to_string()),
         });
-        *page.status_mut() = axum::http::StatusCode::UNAUTHORIZED;
+        *page.status_mut() = status;
         page
     };
+    if is_cross_site(&headers) {
+        request_log::refused_sign_in(peer, "posted by another site");
+        return refused(
+            StatusCode::FORBIDDEN,
+            "A sign-in posted from another site is refused: sign in on this page.",
+        );
+    }
     match open_session(&state, hash).await {
         Ok(Some((id, _))) => (
             [(header::SET_COOKIE, session_cookie(&id))],
             Redirect::to(&next),
         )
             .into_response(),
-        Ok(None) => refused("That token is not one of this catalog's users.".to_string()),
-        Err(failure) => refused(failure.message),
+        Ok(None) => {
+            request_log::refused_sign_in(peer, "the token is no user's");
+            refused(
+                StatusCode::UNAUTHORIZED,
+                "That token is not one of this catalog's users.",
+            )
+        }
+        // Nothing is known of the token yet: the catalog is down, and the
+        // sign-in may be tried again.
+        Err(failure) => refused(
+            failure.status,
+            "The catalog is unavailable, so no one can sign in now: try again shortly.",
+        ),
     }
 }
 

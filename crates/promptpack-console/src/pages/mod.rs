@@ -53,6 +53,16 @@ async fn style() -> impl IntoResponse {
     )
 }
 
+/// The page of a path that is no page (nor API route): a 404 with the
+/// header of whoever is signed in.
+pub(crate) async fn not_found(user: Result<crate::auth::PageUser, Response>) -> Response {
+    let chrome = user.ok().map(|user| Chrome::of(&user));
+    failure_page(
+        Failure::new(StatusCode::NOT_FOUND, "not_found", "there is no such page"),
+        chrome,
+    )
+}
+
 /// Who is signed in, for the header and the forms.
 pub(crate) struct Chrome {
     pub(crate) user: String,
@@ -198,18 +208,39 @@ struct ErrorPage {
     diagnostics: Vec<DiagnosticView>,
 }
 
-/// The page of a failed request, with its status.
+/// The page of a failed request, with its status. Each thing is said once:
+/// an error of one diagnostic with no place is the message (its code shown
+/// apart, not repeated in it); diagnostics with places, or several, are
+/// listed under a count.
 pub(crate) fn failure_page(failure: Failure, chrome: Option<Chrome>) -> Response {
-    let diagnostics = failure
+    let all = failure
         .error
         .as_ref()
-        .map(|e| DiagnosticView::all(e.diagnostics(), Severity::Error))
+        .map(|e| e.diagnostics())
         .unwrap_or_default();
+    let (message, diagnostics) = match all {
+        [only] if only.location.is_none() => {
+            let message = match &only.help {
+                Some(help) => format!("{} ({help})", only.message),
+                None => only.message.clone(),
+            };
+            (message, Vec::new())
+        }
+        [] => (failure.message, Vec::new()),
+        [_] => (
+            "1 problem, at its place below:".to_string(),
+            DiagnosticView::all(all, Severity::Error),
+        ),
+        _ => (
+            format!("{} problems, each at its place below:", all.len()),
+            DiagnosticView::all(all, Severity::Error),
+        ),
+    };
     let page = ErrorPage {
         chrome,
         status: failure.status.to_string(),
         code: failure.code,
-        message: failure.message,
+        message,
         diagnostics,
     };
     let mut response = html(&page);

@@ -60,6 +60,16 @@ impl Console {
                 (db, None)
             }
         };
+        Console::start_on(db, dir, configure)
+    }
+
+    /// A console over a new catalog at `db` (a database that exists and is
+    /// empty), kept with `dir` (the folder of a SQLite file).
+    pub fn start_on(
+        db: String,
+        dir: Option<tempfile::TempDir>,
+        configure: impl FnOnce(Settings) -> Settings,
+    ) -> Console {
         let mut catalog = Catalog::open(&db)
             .expect("a new catalog")
             .with_author("setup");
@@ -161,12 +171,22 @@ pub struct Answer {
     pub set_cookie: Option<String>,
     pub content_type: String,
     pub body: String,
+    /// Every header, names in lower case, in the order sent.
+    pub headers: Vec<(String, String)>,
 }
 
 impl Answer {
     /// The body as JSON.
     pub fn json(&self) -> Value {
         serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
+    }
+
+    /// The first value of header `name` (lower case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
     }
 
     /// The `error.code` of a JSON error.
@@ -198,6 +218,14 @@ fn answer(result: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> Answ
     };
     let (location, set_cookie) = (header("location"), header("set-cookie"));
     let content_type = header("content-type").unwrap_or_default();
+    let headers = response
+        .headers()
+        .iter()
+        .map(|(name, value)| {
+            let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+            (name.as_str().to_string(), value)
+        })
+        .collect();
     let body = response
         .body_mut()
         .with_config()
@@ -210,6 +238,7 @@ fn answer(result: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> Answ
         set_cookie,
         content_type,
         body,
+        headers,
     }
 }
 
@@ -269,9 +298,23 @@ impl Console {
 
     /// A form `POST` of `fields`, url-encoded.
     pub fn post_form(&self, path: &str, auth: Auth<'_>, fields: &[(&str, &str)]) -> Answer {
+        self.post_form_with(path, auth, fields, &[])
+    }
+
+    /// [`Console::post_form`] with more request `headers` (`Origin`, …).
+    pub fn post_form_with(
+        &self,
+        path: &str,
+        auth: Auth<'_>,
+        fields: &[(&str, &str)],
+        headers: &[(&str, &str)],
+    ) -> Answer {
         let mut request = agent().post(format!("{}{path}", self.base));
         if let Some((name, value)) = auth.header() {
             request = request.header(name, value);
+        }
+        for (name, value) in headers {
+            request = request.header(*name, *value);
         }
         let body: Vec<String> = fields
             .iter()
