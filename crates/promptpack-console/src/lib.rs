@@ -27,12 +27,14 @@
 mod api;
 mod auth;
 mod builds;
+mod cancel;
 mod catalog_pool;
 mod coverage;
 mod failure;
 mod pages;
 mod preview;
 mod server;
+mod snippet_check;
 mod word_diff;
 
 pub use auth::new_token;

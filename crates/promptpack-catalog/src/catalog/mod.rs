@@ -6,6 +6,8 @@ pub use console::check_process_name;
 pub(crate) mod follow;
 pub(crate) mod migrate;
 pub(crate) mod rows;
+mod snippet_uses;
+pub use snippet_uses::SnippetUse;
 pub(crate) mod verify;
 
 use crate::compile::{
