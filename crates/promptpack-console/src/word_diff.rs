@@ -75,6 +75,7 @@ impl Budget {
     }
 
     /// The steps taken so far.
+    #[cfg(test)]
     pub(crate) fn used(&self) -> u64 {
         self.used
     }

@@ -177,13 +177,13 @@ pub(crate) async fn submit(
             Ok(response)
         }
         None if publish => {
-            let failing = page.failing();
+            let broken = match (page.failing(), page.checks.len()) {
+                (_, 1) => format!("the one prompt that includes `{name}`"),
+                (failing, all) => format!("{failing} of the {all} prompts that include `{name}`"),
+            };
             page.refusal = Some(Refusal {
                 code: "check_failed".to_string(),
-                message: format!(
-                    "not published: the draft breaks {failing} of the {} prompts that include `{name}` (below)",
-                    page.checks.len()
-                ),
+                message: format!("not published: the draft breaks {broken} (below)"),
             });
             let mut response = html(&page);
             *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
