@@ -59,9 +59,7 @@ fn build_catalog(root: &Path, url: &str) -> Result<(), String> {
             message: side.into(),
             ..Draft::default()
         };
-        catalog
-            .publish_or_create(BIG, &draft, None)
-            .map_err(err)?;
+        catalog.publish_or_create(BIG, &draft, None).map_err(err)?;
     }
     Ok(())
 }

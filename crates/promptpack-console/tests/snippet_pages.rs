@@ -70,7 +70,14 @@ fn a_snippet_page_shows_its_revisions_text_and_who_pins_which_revision() {
 
 #[test]
 fn a_snippet_edit_is_checked_against_every_including_prompt_then_published_and_upgraded() {
-    let c = Console::start(Store::Sqlite, "snippet_edit");
+    // Both stores: the pins are read with SQL of the catalog's own.
+    for store in [Store::Sqlite, Store::Postgres] {
+        edit_checked_published_and_upgraded(store);
+    }
+}
+
+fn edit_checked_published_and_upgraded(store: Store) {
+    let c = Console::start(store, "snippet_edit");
     // A second prompt that includes the snippet, at its newest revision.
     let draft = Draft {
         system: "Note for {{name}}.\n{{snippet:sign-off}}\n".to_string(),
