@@ -213,6 +213,24 @@ fn edit_checked_published_and_upgraded(store: Store) {
     assert!(page.contains("v2 pins r3"), "{page}");
     assert!(page.contains("v2 r3 · v1 r1"));
     assert!(!page.contains("id=\"upgrade-letter\"") && page.contains("id=\"upgrade-note\""));
+    // The API says the same.
+    let api = c
+        .get("/api/v1/snippets/sign-off", Auth::Bearer(&c.viewer))
+        .json();
+    assert_eq!(api["revisions"][0]["revision"], 3);
+    assert_eq!(
+        api["uses"],
+        serde_json::json!([
+            {"prompt": "letter", "version": 2, "revision": 3},
+            {"prompt": "letter", "version": 1, "revision": 1},
+            {"prompt": "note", "version": 1, "revision": 2},
+        ])
+    );
+    assert_eq!(
+        c.get("/api/v1/snippets/nope", Auth::Bearer(&c.viewer))
+            .status,
+        404
+    );
     // The upgrade wants its CSRF token and an editor.
     let forged = c.post_form(
         "/snippets/sign-off/upgrade",

@@ -12,6 +12,8 @@ mod prompt;
 mod snippet;
 mod snippet_edit;
 
+pub(crate) use snippet::revisions as snippet_revisions;
+
 use crate::failure::Failure;
 use crate::server::AppState;
 use askama::Template;
