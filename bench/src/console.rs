@@ -49,8 +49,25 @@ fn build_catalog(root: &Path, url: &str) -> Result<(), String> {
     };
     catalog.publish(ID, &draft, None).map_err(err)?;
     catalog.set_label(ID, "production", 1).map_err(err)?;
+    // Two versions of `DIFF_LINES` lines, no line shared: the diff's worst
+    // case (every line changed), which the page bounds by its step budget.
+    for side in ["old", "new"] {
+        let draft = Draft {
+            system: (0..DIFF_LINES)
+                .map(|i| format!("line {i} of the {side} text\n"))
+                .collect(),
+            message: side.into(),
+            ..Draft::default()
+        };
+        catalog.publish_or_create(BIG, &draft, None).map_err(err)?;
+    }
     Ok(())
 }
+
+/// The prompt of the diff row: two versions of [`DIFF_LINES`] distinct lines.
+const BIG: &str = "big-diff";
+/// The lines of each version of [`BIG`].
+const DIFF_LINES: usize = 10_000;
 
 struct Client {
     agent: ureq::Agent,
@@ -198,6 +215,19 @@ fn run(quick: bool) -> Result<String, String> {
         })?
         .0,
     );
+    // A slower row: fewer samples.
+    let few = (n / 10).max(5);
+    row(
+        "`/prompts/big-diff/diff?from=1&to=2` (a 10,000-line diff, every line changed)",
+        time(few, || {
+            client.get(&format!("/prompts/{BIG}/diff?from=1&to=2"), &cookie)
+        })?,
+        time(few, || {
+            direct.get(BIG, &Selector::Version(1)).map_err(err)?;
+            direct.get(BIG, &Selector::Version(2)).map_err(err)
+        })?
+        .0,
+    );
     row(
         "`/prompts/{id}/preview` (example)",
         time(n, || client.get(&format!("/prompts/{ID}/preview"), &cookie))?,
@@ -215,7 +245,7 @@ fn run(quick: bool) -> Result<String, String> {
     );
     out.push_str(
         "\nThe direct read is what the page's data costs without the web: `search` for the \
-         list, `history` for a prompt, `diff` for the diff, `get` for the preview and render \
+         list, `history` for a prompt, `diff` for the diff (`get` of both versions for the 10,000-line one: the catalog's own unified `diff` is not bounded), `get` for the preview and render \
          (which then compile and render the version, part of the web column).\n",
     );
     Ok(out)

@@ -78,7 +78,9 @@ mod timeouts;
 pub use catalog::follow::LabelledPrompt;
 pub use catalog::rows::CHANGES_CHANNEL;
 pub use catalog::verify::{Finding, FindingCode, Subject, VerifyReport, check_compiled};
-pub use catalog::{Catalog, ChangeMarker, MAX_PAGE, VersionSources, check_process_name};
+pub use catalog::{
+    Catalog, ChangeMarker, MAX_PAGE, SnippetUse, VersionSources, check_process_name,
+};
 pub use compile::{MAX_FILE_BYTES, content_hash};
 pub use file_identity::FileIdentity;
 #[cfg(feature = "postgres")]

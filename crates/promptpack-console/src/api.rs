@@ -34,6 +34,7 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
         .route("/prompts/{id}/restore", post(restore))
         .route("/prompts/{id}/upgrade", post(upgrade))
         .route("/snippets", get(snippets))
+        .route("/snippets/{name}", get(snippet))
         .fallback(unknown_route)
 }
 
@@ -353,4 +354,25 @@ async fn snippets(State(state): Shared, ApiUser(user): ApiUser) -> ApiResult {
         .run(&user.name, |catalog| catalog.snippets())
         .await?;
     ok(snippets)
+}
+
+/// A snippet's revisions, newest first, and every version of a live prompt
+/// that pins it, with the revision it pins: what its page shows.
+async fn snippet(
+    State(state): Shared,
+    ApiUser(user): ApiUser,
+    Path(name): Path<String>,
+) -> ApiResult {
+    let (revisions, uses) = state
+        .catalog
+        .run(&user.name, move |catalog| {
+            let revisions = crate::pages::snippet_revisions(catalog, &name)?;
+            Ok((revisions, catalog.snippet_uses(&name)?))
+        })
+        .await?;
+    let uses: Vec<Value> = uses
+        .into_iter()
+        .map(|pin| json!({"prompt": pin.prompt_id, "version": pin.version, "revision": pin.revision}))
+        .collect();
+    ok(json!({ "revisions": revisions, "uses": uses }))
 }

@@ -28,6 +28,7 @@ mod api;
 mod auth;
 mod body_deadline;
 mod builds;
+mod cancel;
 mod catalog_pool;
 mod coverage;
 mod cross_site;
@@ -41,6 +42,7 @@ mod protective_headers;
 mod request_log;
 mod server;
 mod stderr_log;
+mod snippet_check;
 mod word_diff;
 
 pub use auth::{DEFAULT_MAX_SESSIONS, new_token};

@@ -8,7 +8,7 @@ use promptpack_catalog::{Catalog, Draft, Error, Syntax, Version};
 use serde_json::{Map, Value};
 
 /// The settings of a version's syntax, as a configuration with no folders.
-fn config_of(syntax: &Syntax) -> Result<Config, Error> {
+pub(crate) fn config_of(syntax: &Syntax) -> Result<Config, Error> {
     Ok(Config::new(".")
         .delimiters(&syntax.open, &syntax.close)?
         .standalone_tags(syntax.standalone_tags))

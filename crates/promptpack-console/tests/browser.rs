@@ -2,6 +2,8 @@
 //! through `chromedriver` with fantoccini), used as a person would: sign in,
 //! the list, a prompt, a diff, a preview, an edit with an error, fixed and
 //! published, `production` moved behind its confirmation and rolled back;
+//! a snippet edited, refused for the prompt it would break, published and
+//! its including prompt's pins upgraded;
 //! the API answers the same; a stored `<script>` never runs; another site
 //! on another port can neither frame a signed-in page nor sign the browser
 //! in as its own user. Each page is
@@ -10,6 +12,8 @@
 //! Chromium and chromedriver must be installed (`.ci/run` and
 //! `scripts/test.sh` install them): without them this test fails.
 
+#[path = "browser/snippet.rs"]
+mod snippet;
 mod support;
 
 use fantoccini::{Client, ClientBuilder, Locator};
@@ -483,6 +487,7 @@ fn main() {
     runtime.block_on(async {
         let client = browser(&driver, profile.path()).await;
         walk(&console, &client).await;
+        snippet::snippet_edit(&console, &client).await;
         stored_script_never_runs(&console, &client).await;
         another_site_neither_frames_nor_signs_in(&console, &client).await;
         client.close().await.expect("the browser closes");

@@ -45,7 +45,10 @@ fn request(method: &str, template: &str) -> (String, Value) {
         (_, t) if t.ends_with("/upgrade") => "letter",
         _ => "greet",
     };
-    let path = template.replace("{id}", id).replace("{label}", "staging");
+    let path = template
+        .replace("{id}", id)
+        .replace("{label}", "staging")
+        .replace("{name}", "sign-off");
     let path = if template.ends_with("/diff") {
         format!("{path}?from=1&to=2")
     } else {

@@ -7,6 +7,8 @@ pub(crate) mod follow;
 pub(crate) mod migrate;
 pub(crate) mod rows;
 pub(crate) mod sessions;
+mod snippet_uses;
+pub use snippet_uses::SnippetUse;
 pub(crate) mod verify;
 
 use crate::compile::{

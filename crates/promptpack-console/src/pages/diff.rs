@@ -4,10 +4,11 @@
 
 use super::{Chrome, OrPage, PageResult, html};
 use crate::auth::PageUser;
+use crate::cancel::cancellable;
 use crate::failure::Failure;
 use crate::preview::{examples, library_of};
 use crate::server::AppState;
-use crate::word_diff::{Row, side_by_side};
+use crate::word_diff::{Budget, Cancelled, DEFAULT_STEPS, Row, compare as compare_texts};
 use askama::Template;
 use axum::extract::Path;
 use axum::extract::{Query, State};
@@ -23,14 +24,38 @@ pub(crate) struct DiffParams {
     to: Option<u32>,
 }
 
-struct Part {
-    name: String,
-    rows: Vec<Row>,
+/// A part compared: its name, its rows (none when both sides are the
+/// same) and why it has no word marks, if it has none.
+pub(crate) struct Part {
+    pub(crate) name: String,
+    pub(crate) rows: Vec<Row>,
+    pub(crate) coarse: Option<&'static str>,
 }
 
-struct ExampleDiff {
-    name: String,
-    rows: Vec<Row>,
+impl Part {
+    /// `a` against `b` within `budget`.
+    pub(crate) fn of(name: &str, a: &str, b: &str, budget: &mut Budget) -> Result<Part, Cancelled> {
+        let (rows, coarse) = if a == b {
+            (Vec::new(), None)
+        } else {
+            let compared = compare_texts(a, b, budget)?;
+            (compared.rows, compared.coarse)
+        };
+        Ok(Part {
+            name: name.to_string(),
+            rows,
+            coarse,
+        })
+    }
+}
+
+/// The error a diff stopped for its gone client answers with: nobody
+/// reads it.
+pub(crate) fn cancelled() -> Error {
+    Error::new(
+        promptpack_catalog::ErrorCode::Unavailable,
+        "the request was abandoned before its diff finished",
+    )
 }
 
 #[derive(Template)]
@@ -42,7 +67,7 @@ struct DiffPage {
     to: u32,
     numbers: Vec<u32>,
     parts: Vec<Part>,
-    examples: Vec<ExampleDiff>,
+    examples: Vec<Part>,
     variables: Vec<String>,
 }
 
@@ -74,7 +99,7 @@ fn pretty(value: &serde_json::Value) -> String {
 }
 
 /// The parts compared, in the page's order.
-fn parts(old: &Version, new: &Version) -> Vec<Part> {
+fn parts(old: &Version, new: &Version, budget: &mut Budget) -> Result<Vec<Part>, Cancelled> {
     let optional = |text: &Option<String>| text.clone().unwrap_or_default();
     [
         ("system.md", old.system.clone(), new.system.clone()),
@@ -96,19 +121,17 @@ fn parts(old: &Version, new: &Version) -> Vec<Part> {
         ),
     ]
     .into_iter()
-    .map(|(name, a, b)| Part {
-        name: name.to_string(),
-        rows: if a == b {
-            Vec::new()
-        } else {
-            side_by_side(&a, &b)
-        },
-    })
+    .map(|(name, a, b)| Part::of(name, &a, &b, budget))
     .collect()
 }
 
 /// Every example either side declares, rendered on both.
-fn example_diffs(id: &str, old: &Library, new: &Library) -> Vec<ExampleDiff> {
+fn example_diffs(
+    id: &str,
+    old: &Library,
+    new: &Library,
+    budget: &mut Budget,
+) -> Result<Vec<Part>, Cancelled> {
     let old_examples = examples(old, id);
     let new_examples = examples(new, id);
     let names: BTreeSet<&str> = old_examples
@@ -126,14 +149,7 @@ fn example_diffs(id: &str, old: &Library, new: &Library) -> Vec<ExampleDiff> {
         .into_iter()
         .map(|name| {
             let (a, b) = (text_of(&old_examples, name), text_of(&new_examples, name));
-            ExampleDiff {
-                name: name.to_string(),
-                rows: if a == b {
-                    Vec::new()
-                } else {
-                    side_by_side(&a, &b)
-                },
-            }
+            Part::of(name, &a, &b, budget)
         })
         .collect()
 }
@@ -214,14 +230,26 @@ pub(crate) async fn page(
         })
         .await
         .or_page(&chrome)?;
+    // Off the request's thread, and stopped when its client goes.
+    let prompt = id.clone();
+    let (parts, examples, variables) = cancellable(move |flag| {
+        let mut budget = Budget::new(DEFAULT_STEPS, Some(flag));
+        let parts = parts(&old.version, &new.version, &mut budget)?;
+        let examples = example_diffs(&prompt, &old.library, &new.library, &mut budget)?;
+        let variables = variable_changes(&prompt, &old.library, &new.library);
+        Ok::<_, Cancelled>((parts, examples, variables))
+    })
+    .await
+    .and_then(|done| done.map_err(|Cancelled| cancelled()))
+    .or_page(&chrome)?;
     Ok(html(&DiffPage {
         chrome: Some(chrome),
         from,
         to,
         numbers,
-        parts: parts(&old.version, &new.version),
-        examples: example_diffs(&id, &old.library, &new.library),
-        variables: variable_changes(&id, &old.library, &new.library),
+        parts,
+        examples,
+        variables,
         id,
     }))
 }

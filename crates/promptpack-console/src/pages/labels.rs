@@ -10,7 +10,7 @@ use crate::builds::{Verdicts, refusal, registered};
 use crate::failure::Failure;
 use crate::preview::{examples, library_of};
 use crate::server::AppState;
-use crate::word_diff::{Row, side_by_side};
+use crate::word_diff::{Budget, DEFAULT_STEPS, Row, compare};
 use askama::Template;
 use axum::Form;
 use axum::extract::{Path, Query, State};
@@ -155,10 +155,14 @@ fn read(
     };
     let before = text_of(catalog, now)?;
     let after = text_of(catalog, Some(to))?;
+    // Bounded by its budget (a few milliseconds at most), so it needs no
+    // cancellation: without a flag it always finishes.
     let rows = if before == after {
         Vec::new()
     } else {
-        side_by_side(&before, &after)
+        compare(&before, &after, &mut Budget::new(DEFAULT_STEPS, None))
+            .map(|compared| compared.rows)
+            .unwrap_or_default()
     };
     let (mut refusals, mut accepting) = (Vec::new(), Vec::new());
     for build in registered(catalog, id)?

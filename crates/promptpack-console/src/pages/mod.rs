@@ -9,6 +9,10 @@ mod list;
 mod login;
 mod preview;
 mod prompt;
+mod snippet;
+mod snippet_edit;
+
+pub(crate) use snippet::revisions as snippet_revisions;
 
 use crate::failure::Failure;
 use crate::server::AppState;
@@ -43,6 +47,16 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
         .route(
             "/prompts/{id}/move",
             get(labels::confirm).post(labels::apply),
+        )
+        .route("/snippets/{name}", get(snippet::page))
+        .route("/snippets/{name}/diff", get(snippet::diff))
+        .route(
+            "/snippets/{name}/edit",
+            get(snippet_edit::form).post(snippet_edit::submit),
+        )
+        .route(
+            "/snippets/{name}/upgrade",
+            axum::routing::post(snippet::upgrade),
         )
 }
 
