@@ -2,6 +2,7 @@
 //! the front matter, the resolved texts, what every declared example
 //! renders on each side, and what changed in the variables.
 
+use super::prose::Prose;
 use super::{Chrome, OrPage, PageResult, html};
 use crate::auth::PageUser;
 use crate::failure::Failure;
@@ -43,7 +44,7 @@ struct DiffPage {
     numbers: Vec<u32>,
     parts: Vec<Part>,
     examples: Vec<ExampleDiff>,
-    variables: Vec<String>,
+    variables: Vec<Prose>,
 }
 
 /// A version and what it compiles to.
@@ -220,7 +221,10 @@ pub(crate) async fn page(
         numbers,
         parts: parts(&old.version, &new.version),
         examples: example_diffs(&id, &old.library, &new.library),
-        variables: variable_changes(&id, &old.library, &new.library),
+        variables: variable_changes(&id, &old.library, &new.library)
+            .iter()
+            .map(|change| Prose::of(change))
+            .collect(),
         id,
     }))
 }
