@@ -81,6 +81,15 @@ fn a_role_refusal_reads_as_english() {
         "{}",
         refused.body
     );
+    // The error page's message is prose too: its code spans shown as code.
+    assert!(
+        refused.body.contains("<code>production</code>"),
+        "{}",
+        refused.body
+    );
+    let missing = c.get("/prompts/%3Cb%3Ebold", Auth::Cookie(&editor));
+    assert_eq!(missing.status, 404, "{}", missing.body);
+    assert!(!missing.body.contains("<b>bold"), "{}", missing.body);
 }
 
 /// Descriptions and messages: backticks become code spans, and every other

@@ -230,7 +230,7 @@ struct ErrorPage {
     chrome: Option<Chrome>,
     status: String,
     code: String,
-    message: String,
+    message: Prose,
     diagnostics: Vec<DiagnosticView>,
 }
 
@@ -245,7 +245,7 @@ pub(crate) fn failure_page(failure: Failure, chrome: Option<Chrome>) -> Response
         chrome,
         status: failure.status.to_string(),
         code: failure.code,
-        message: failure.message,
+        message: Prose::of(&failure.message),
         diagnostics,
     };
     let mut response = html(&page);
