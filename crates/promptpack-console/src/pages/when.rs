@@ -1,5 +1,6 @@
 //! A moment on a page: `2026-12-04 22:44 UTC`, with the full RFC 3339 time
-//! (milliseconds and all) in its `datetime` and its tooltip.
+//! (milliseconds and all) in its tooltip. (Not in a `datetime` too: the
+//! list page has a hundred of them, and nothing reads it.)
 
 use askama::filters::HtmlSafe;
 use promptpack_catalog::Timestamp;
@@ -33,7 +34,7 @@ impl fmt::Display for When {
         // Digits, `-`, `:`, `.`, `T`, `Z` and a space: nothing to escape.
         write!(
             f,
-            "<time datetime=\"{full}\" title=\"{full}\">{short}</time>",
+            "<time title=\"{full}\">{short}</time>",
             full = self.full,
             short = self.short()
         )
@@ -53,7 +54,7 @@ mod tests {
         let at = When::of(Timestamp(1_796_424_271_123));
         assert_eq!(
             at.to_string(),
-            "<time datetime=\"2026-12-04T22:44:31.123Z\" title=\"2026-12-04T22:44:31.123Z\">2026-12-04 22:44 UTC</time>"
+            "<time title=\"2026-12-04T22:44:31.123Z\">2026-12-04 22:44 UTC</time>"
         );
     }
 }
