@@ -191,6 +191,10 @@ fn an_edit_shows_numbered_lines_with_the_error_line_marked() {
             "{action}: {page}"
         );
         assert!(page.contains("href=\"#line-system-5\""), "{action}: {page}");
+        assert!(
+            !page.contains("id=\"line-system-6\""),
+            "{action}: the final line break starts no line"
+        );
         let line4 = between(&page, "<tr id=\"line-system-4\"", "</tr>");
         assert!(
             line4.contains(">4<") && line4.contains("Hi {{name}}"),

@@ -107,10 +107,8 @@ impl EditPage {
             .zip(texts)
             .zip(&marked)
             .filter(|(_, marked)| !marked.is_empty())
-            .map(|(((key, name), text), marked)| Listing {
-                key,
-                name,
-                lines: text
+            .map(|(((key, name), text), marked)| {
+                let mut lines: Vec<ListedLine> = text
                     .split('\n')
                     .enumerate()
                     .map(|(at, line)| ListedLine {
@@ -118,7 +116,17 @@ impl EditPage {
                         text: line.to_string(),
                         marked: marked.contains(&(at + 1)),
                     })
-                    .collect(),
+                    .collect();
+                // The text's final line break ends a line; it starts none,
+                // unless a diagnostic points there (the end of the file).
+                if lines.len() > 1
+                    && lines
+                        .last()
+                        .is_some_and(|last| last.text.is_empty() && !last.marked)
+                {
+                    lines.pop();
+                }
+                Listing { key, name, lines }
             })
             .collect();
     }
