@@ -222,8 +222,33 @@ impl Worker {
         }
     }
 
-    /// Follows changes until the handle is dropped.
+    /// Follows changes until the handle is dropped, then says it stopped.
     pub(super) fn run(mut self) {
+        self.follow();
+        self.unregister();
+    }
+
+    /// Takes the build's registration away once the handle is dropped, so
+    /// that a console does not count a process that ended (a `--once` run)
+    /// among those serving the label. Only after it tried to register; a
+    /// failure is logged at debug level, like a failed registration: the
+    /// console shows a registration no longer refreshed as stale.
+    fn unregister(&self) {
+        if self.registered_at.is_none() {
+            return;
+        }
+        let unregistered = Catalog::connect_writable(&self.url, &self.timeouts)
+            .and_then(|mut catalog| catalog.unregister_build(&self.registration));
+        if let Err(error) = unregistered {
+            log::debug!(
+                "promptpack: this build's registration stays in the prompt catalog ({}): {error}",
+                redact_url(&self.url)
+            );
+        }
+    }
+
+    /// Follows changes until the handle is dropped.
+    fn follow(&mut self) {
         loop {
             if self.catalog.is_none() {
                 if self.sleep(self.backoff) {

@@ -33,6 +33,7 @@ every_store!(
     declared_choices_fit_by_what_they_compare_and_warn_of_unhandled_values,
     console_users_are_added_found_by_token_and_removed,
     builds_register_refresh_and_expire,
+    an_unregistered_build_is_gone_and_the_others_stay,
     a_registered_contract_is_checked_when_read,
     search_finds_text_in_ids_names_and_descriptions,
     listed_prompts_carry_their_labels_and_arms,
@@ -1320,6 +1321,46 @@ fn registration(process: &str, label: &str, contract: &Contract) -> BuildRegistr
         label: label.to_string(),
         contract: contract.clone(),
     }
+}
+
+// A handle that stops takes its registration away: that process and label
+// only, and a second time finds none.
+fn an_unregistered_build_is_gone_and_the_others_stay(store: &TestStore) {
+    let mut catalog = store.open();
+    let contract = greeter_contract(&["name"]);
+    for (process, label) in [
+        ("once#1", "production"),
+        ("once#1", "staging"),
+        ("svc#2", "production"),
+    ] {
+        catalog
+            .register_build(&registration(process, label, &contract))
+            .expect("registered");
+    }
+    let once = registration("once#1", "production", &contract);
+    assert!(catalog.unregister_build(&once).expect("unregistered"));
+    assert!(
+        !catalog
+            .unregister_build(&once)
+            .expect("none the second time")
+    );
+    let left: Vec<(String, String)> = catalog
+        .builds(DAY)
+        .expect("builds")
+        .into_iter()
+        .map(|b| (b.process, b.label))
+        .collect();
+    assert_eq!(
+        left,
+        [
+            ("once#1".to_string(), "staging".to_string()),
+            ("svc#2".to_string(), "production".to_string())
+        ]
+    );
+    let refused = catalog
+        .unregister_build(&registration("two\nlines", "production", &contract))
+        .expect_err("not a process name");
+    assert_eq!(refused.code(), ErrorCode::InvalidRequest);
 }
 
 const HOUR_MS: i64 = 60 * 60 * 1000;

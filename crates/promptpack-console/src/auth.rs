@@ -244,7 +244,8 @@ pub(crate) fn require(user: &User, role: Role, what: &str) -> Result<(), Failure
         Ok(())
     } else {
         Err(Failure::forbidden(format!(
-            "{what} needs the {role} role; `{}` is a {}",
+            // "has the … role", not "is a …": no article to get wrong.
+            "{what} needs the {role} role; `{}` has the {} role",
             user.name, user.role
         )))
     }

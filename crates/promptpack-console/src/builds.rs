@@ -2,8 +2,12 @@
 //! services, each with the contract of its binary): which would refuse a
 //! version, and what each serves.
 
+use crate::pages::prose::Prose;
+use crate::pages::when::When;
 use crate::preview::library_of;
-use promptpack_catalog::{Arm, Catalog, Error, ErrorCode, RegisteredBuild, Selector, Version};
+use promptpack_catalog::{
+    Arm, Catalog, Error, ErrorCode, RegisteredBuild, Selector, Timestamp, Version,
+};
 use promptpack_core::contract::PromptContract;
 use promptpack_core::contract::check;
 use std::collections::HashMap;
@@ -13,13 +17,30 @@ use std::time::Duration;
 /// How long ago a build must have been seen to be shown.
 pub(crate) const SEEN_WITHIN: Duration = Duration::from_secs(24 * 60 * 60);
 
+/// How long a build may go unseen before it is stale: shown as such, and
+/// not counted among the builds a move would reach. A running handle
+/// registers about every minute; one that stops takes its registration
+/// away, so a registration this old is of a process that ended without a
+/// word (killed, or its handle never dropped) or that lost the catalog.
+pub(crate) const STALE_AFTER: Duration = Duration::from_secs(5 * 60);
+
+/// [`STALE_AFTER`] in words, for the pages.
+pub(crate) const STALE_AFTER_TEXT: &str = "5 minutes";
+
+/// Whether `build` was last seen longer than [`STALE_AFTER`] before `now`.
+pub(crate) fn is_stale(build: &RegisteredBuild, now: Timestamp) -> bool {
+    let after = i64::try_from(STALE_AFTER.as_millis()).unwrap_or(i64::MAX);
+    now.0.saturating_sub(build.last_seen.0) > after
+}
+
 /// A build as the prompt page shows it.
 pub(crate) struct BuildView {
     pub(crate) process: String,
     pub(crate) label: String,
-    pub(crate) serves: String,
+    pub(crate) serves: Prose,
     pub(crate) contract: String,
-    pub(crate) last_seen: String,
+    pub(crate) last_seen: When,
+    pub(crate) stale: bool,
 }
 
 /// The verdicts already reached, shared by every request of a console: by
@@ -109,6 +130,7 @@ pub(crate) fn builds_of(
     labels: &[(String, Vec<Arm>)],
 ) -> Result<Vec<BuildView>, Error> {
     let mut views = Vec::new();
+    let now = Timestamp::now();
     for build in registered(catalog, id)? {
         let arms = labels
             .iter()
@@ -127,9 +149,10 @@ pub(crate) fn builds_of(
             serves.push("its compiled prompt (the label is not set)".to_string());
         }
         views.push(BuildView {
-            serves: serves.join(", "),
+            serves: Prose::of(&serves.join(", ")),
             contract: build.contract_hash.chars().take(12).collect(),
-            last_seen: build.last_seen.to_string(),
+            last_seen: When::of(build.last_seen),
+            stale: is_stale(&build, now),
             process: build.process,
             label: build.label,
         });
@@ -140,6 +163,30 @@ pub(crate) fn builds_of(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_build_is_stale_past_the_bound_and_not_before() {
+        let build = |last_seen| RegisteredBuild {
+            process: "p".to_string(),
+            label: "production".to_string(),
+            contract_hash: String::new(),
+            contract: promptpack_catalog::Contract::from_json(
+                "c",
+                r#"{"format": 1, "prompts": {}}"#,
+            )
+            .expect("a contract"),
+            first_seen: Timestamp(0),
+            last_seen: Timestamp(last_seen),
+        };
+        let bound = i64::try_from(STALE_AFTER.as_millis()).expect("a bound");
+        let now = Timestamp(10 * bound);
+        assert!(!is_stale(&build(now.0), now));
+        assert!(!is_stale(&build(now.0 - bound), now));
+        assert!(is_stale(&build(now.0 - bound - 1), now));
+        // A clock behind the catalog's is no reason to call a build stale.
+        assert!(!is_stale(&build(now.0 + bound), now));
+        assert!(is_stale(&build(i64::MIN), now));
+    }
 
     #[test]
     fn verdicts_are_kept_by_content_and_forgotten_past_the_bound() {

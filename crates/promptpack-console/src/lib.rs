@@ -41,8 +41,8 @@ mod preview;
 mod protective_headers;
 mod request_log;
 mod server;
-mod stderr_log;
 mod snippet_check;
+mod stderr_log;
 mod word_diff;
 
 pub use auth::{DEFAULT_MAX_SESSIONS, new_token};

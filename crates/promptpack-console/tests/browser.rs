@@ -254,14 +254,14 @@ async fn walk(console: &Console, client: &Client) {
         path(client).await
     );
     assert!(text_of(client, "#versions").await.contains("friendlier"));
+    assert_eq!(text_of(client, "#flash").await, "Published greet v3.");
     shot(client, "06-published").await;
 
     // `production` moved to v3 behind its confirmation.
     move_production(console, client, "3", "07-confirm").await;
-    assert!(
-        text_of(client, "#label-production")
-            .await
-            .contains("production → v3")
+    assert_eq!(
+        text_of(client, "#label-production td:nth-child(2)").await,
+        "v3"
     );
     shot(client, "08-moved").await;
     let served = console.send(
@@ -279,10 +279,9 @@ async fn walk(console: &Console, client: &Client) {
 
     // Rolled back: moved back to v1.
     move_production(console, client, "1", "09-rollback-confirm").await;
-    assert!(
-        text_of(client, "#label-production")
-            .await
-            .contains("production → v1")
+    assert_eq!(
+        text_of(client, "#label-production td:nth-child(2)").await,
+        "v1"
     );
     assert!(
         text_of(client, "#audit")

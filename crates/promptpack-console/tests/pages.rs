@@ -282,7 +282,7 @@ fn diff_and_preview_show_examples_on_both_sides() {
     let diff = c.get("/prompts/greet/diff?from=1&to=2", Auth::Cookie(&cookie));
     assert_eq!(diff.status, 200);
     assert!(diff.body.contains("<h3>casual</h3>"), "{}", diff.body);
-    assert!(diff.body.contains("declared `formal` added"));
+    assert!(diff.body.contains("declared <code>formal</code> added"));
     let small = support::GREET_V2.replace("Hi {{name}}!", "Hi there {{name}}!");
     let published = c.send(
         "POST",
@@ -510,7 +510,7 @@ fn a_label_is_split_and_a_prompt_deleted_and_restored_through_the_pages() {
     assert_eq!(split.status, 303, "{}", split.body);
     let page = c.get("/prompts/greet", Auth::Cookie(&cookie)).body;
     assert!(
-        page.contains("canary → v1 90 / v2 10") && page.contains("canary: split v1 90 / v2 10"),
+        page.contains("<td>v1 90 / v2 10</td>") && page.contains("canary: split v1 90 / v2 10"),
         "{page}"
     );
 

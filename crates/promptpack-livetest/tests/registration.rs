@@ -9,7 +9,7 @@ use promptpack::ErrorCode;
 use promptpack_catalog::{RegisteredBuild, contract_hash};
 use promptpack_livetest::{after, before};
 use std::time::Duration;
-use support::{Store, publish_labelled, registered, serves, wait_for};
+use support::{Store, eventually, publish_labelled, registered, serves, wait_for};
 
 const DAY: Duration = Duration::from_secs(24 * 60 * 60);
 
@@ -94,6 +94,27 @@ fn a_running_handle_registers_its_build(store: Store) {
         .expect("renders");
     assert_eq!(greeting.system, "v1 greets Ada.");
     drop((old, new));
+}
+
+// A handle that stops (a `--once` run ending, a service shutting down)
+// says so: its registration goes, and a console no longer counts it among
+// the builds that serve its label.
+every_store!(a_dropped_handle_takes_its_registration_away);
+fn a_dropped_handle_takes_its_registration_away(store: Store) {
+    let mut catalog = store.open();
+    let v1 = publish_labelled(&mut catalog, "greeter", "production", "v1 {{name}}.", None);
+    let mut builder = before::Prompts::connect(&store.url)
+        .label("production")
+        .process_name("once")
+        .poll_every(Duration::from_millis(50));
+    let events = builder.subscribe();
+    let prompts = builder.start().expect("starts");
+    wait_for(&events, "greeter v1", |e| serves(e, "greeter", v1));
+    assert_eq!(registered(&mut catalog, 1).len(), 1);
+    drop(prompts);
+    // Bounded by the handle's own drop and its store's timeouts; no
+    // deadline here (a hang is the test runner's to report).
+    eventually(|| catalog.builds(DAY).expect("reads the builds").is_empty());
 }
 
 #[test]

@@ -129,6 +129,19 @@ impl Catalog {
         })
     }
 
+    /// Takes `build`'s registration away, as a live handle does when it
+    /// stops: a console no longer counts its process among those that serve
+    /// its label. `false` when the catalog had none.
+    ///
+    /// # Errors
+    /// `invalid_request` for a process name or label that is not one (as
+    /// [`Catalog::register_build`]); what the store says of a write.
+    pub fn unregister_build(&mut self, build: &BuildRegistration) -> Result<bool, Error> {
+        check_build(build)?;
+        self.store
+            .write(&mut |tx| Ok(rows::delete_build(tx, &build.process, &build.label)? > 0))
+    }
+
     /// The builds registered and seen within `seen_within` of now, by
     /// process and label.
     ///

@@ -1181,6 +1181,15 @@ pub(crate) fn upsert_build(
     Ok(())
 }
 
+/// Deletes the registration of `process` following `label`: how many
+/// went (0 or 1).
+pub(crate) fn delete_build(tx: &mut dyn Tx, process: &str, label: &str) -> Result<u64, Error> {
+    tx.execute(
+        "DELETE FROM registered_builds WHERE process = $1 AND label = $2",
+        &[Param::Text(process), Param::Text(label)],
+    )
+}
+
 /// Deletes the registrations last seen before `cutoff`.
 pub(crate) fn expire_builds(tx: &mut dyn Tx, cutoff: Timestamp) -> Result<u64, Error> {
     tx.execute(

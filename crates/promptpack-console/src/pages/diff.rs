@@ -2,6 +2,7 @@
 //! the front matter, the resolved texts, what every declared example
 //! renders on each side, and what changed in the variables.
 
+use super::prose::Prose;
 use super::{Chrome, OrPage, PageResult, html};
 use crate::auth::PageUser;
 use crate::cancel::cancellable;
@@ -68,7 +69,7 @@ struct DiffPage {
     numbers: Vec<u32>,
     parts: Vec<Part>,
     examples: Vec<Part>,
-    variables: Vec<String>,
+    variables: Vec<Prose>,
 }
 
 /// A version and what it compiles to.
@@ -249,7 +250,7 @@ pub(crate) async fn page(
         numbers,
         parts,
         examples,
-        variables,
+        variables: variables.iter().map(|change| Prose::of(change)).collect(),
         id,
     }))
 }

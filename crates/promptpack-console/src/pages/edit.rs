@@ -34,6 +34,22 @@ struct EditPage {
     errors: Vec<DiagnosticView>,
     warnings: Vec<DiagnosticView>,
     renders: Vec<RenderView>,
+    listings: Vec<Listing>,
+}
+
+/// A file of the draft as numbered lines, those a diagnostic points at
+/// marked: the textarea has no line numbers, and this needs no script.
+struct Listing {
+    /// `system` or `user`: the lines' ids are `line-{key}-{number}`.
+    key: &'static str,
+    name: &'static str,
+    lines: Vec<ListedLine>,
+}
+
+struct ListedLine {
+    number: usize,
+    text: String,
+    marked: bool,
 }
 
 impl EditPage {
@@ -58,7 +74,61 @@ impl EditPage {
             errors: Vec::new(),
             warnings: Vec::new(),
             renders: Vec::new(),
+            listings: Vec::new(),
         }
+    }
+
+    /// Links each diagnostic that points at a line of `system.md` or
+    /// `user.md` to that line, and lists each such file as numbered lines.
+    fn number_lines(&mut self) {
+        let mut marked: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
+        // The draft's own files, not a snippet's that happens to share a
+        // name: `templates/{id}/system.md`.
+        let own = [
+            format!("{}/system.md", self.id),
+            format!("{}/user.md", self.id),
+        ];
+        for d in self.errors.iter_mut().chain(self.warnings.iter_mut()) {
+            let Some(index) = own
+                .iter()
+                .position(|file| d.path == *file || d.path.ends_with(&format!("/{file}")))
+            else {
+                continue;
+            };
+            if d.line == 0 {
+                continue;
+            }
+            d.anchor = Some(format!("line-{}-{}", ["system", "user"][index], d.line));
+            marked[index].push(d.line);
+        }
+        let texts = [&self.system, &self.user];
+        self.listings = [("system", "system.md"), ("user", "user.md")]
+            .into_iter()
+            .zip(texts)
+            .zip(&marked)
+            .filter(|(_, marked)| !marked.is_empty())
+            .map(|(((key, name), text), marked)| {
+                let mut lines: Vec<ListedLine> = text
+                    .split('\n')
+                    .enumerate()
+                    .map(|(at, line)| ListedLine {
+                        number: at + 1,
+                        text: line.to_string(),
+                        marked: marked.contains(&(at + 1)),
+                    })
+                    .collect();
+                // The text's final line break ends a line; it starts none,
+                // unless a diagnostic points there (the end of the file).
+                if lines.len() > 1
+                    && lines
+                        .last()
+                        .is_some_and(|last| last.text.is_empty() && !last.marked)
+                {
+                    lines.pop();
+                }
+                Listing { key, name, lines }
+            })
+            .collect();
     }
 }
 
@@ -159,6 +229,7 @@ pub(crate) async fn submit(
                         .into_iter()
                         .filter(|d| !d.place.is_empty())
                         .collect();
+                    page.number_lines();
                     let mut response = html(&page);
                     *response.status_mut() = Failure::from(error).status;
                     Ok(response)
@@ -179,6 +250,7 @@ pub(crate) async fn submit(
             page.checked = true;
             page.errors = DiagnosticView::all(&checked.errors, Severity::Error);
             page.warnings = DiagnosticView::all(&checked.warnings, Severity::Warning);
+            page.number_lines();
             if preview && let Some(library) = &checked.library {
                 page.renders = examples(library, &id)
                     .iter()

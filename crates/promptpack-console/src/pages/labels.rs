@@ -3,10 +3,12 @@
 //! label serves now and which registered builds would refuse the target.
 
 use super::diff::as_text;
-use super::list::label_text;
+use super::list::arms_text;
+use super::prose::Prose;
+use super::when::When;
 use super::{Chrome, OrPage, PageResult, html};
 use crate::auth::{PageUser, may_change_label};
-use crate::builds::{Verdicts, refusal, registered};
+use crate::builds::{Verdicts, is_stale, refusal, registered};
 use crate::failure::Failure;
 use crate::preview::{examples, library_of};
 use crate::server::AppState;
@@ -15,7 +17,7 @@ use askama::Template;
 use axum::Form;
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Redirect};
-use promptpack_catalog::{Arm, Catalog, Error, ErrorCode, Selector};
+use promptpack_catalog::{Arm, Catalog, Error, ErrorCode, Selector, Timestamp};
 use serde::Deserialize;
 use std::sync::Arc;
 
@@ -72,7 +74,7 @@ impl Target {
     fn describe(&self) -> String {
         match self {
             Target::Version(v) => format!("v{v}"),
-            Target::Split(arms) => label_text("", arms).trim_start_matches(" → ").to_string(),
+            Target::Split(arms) => arms_text(arms),
         }
     }
 }
@@ -86,7 +88,13 @@ pub(crate) struct MoveParams {
 
 struct Refusing {
     process: String,
-    reason: String,
+    reason: Prose,
+}
+
+/// A registration gone stale: not counted either way.
+struct Stale {
+    process: String,
+    last_seen: When,
 }
 
 #[derive(Template)]
@@ -103,6 +111,7 @@ struct MovePage {
     rows: Vec<Row>,
     refusals: Vec<Refusing>,
     accepting: Vec<String>,
+    stale: Vec<Stale>,
 }
 
 /// What the confirmation reads: what the label serves now and the diff to
@@ -112,6 +121,7 @@ struct Read {
     rows: Vec<Row>,
     refusals: Vec<Refusing>,
     accepting: Vec<String>,
+    stale: Vec<Stale>,
 }
 
 fn read(
@@ -164,11 +174,19 @@ fn read(
             .map(|compared| compared.rows)
             .unwrap_or_default()
     };
-    let (mut refusals, mut accepting) = (Vec::new(), Vec::new());
+    let (mut refusals, mut accepting, mut stale) = (Vec::new(), Vec::new(), Vec::new());
+    let now = Timestamp::now();
     for build in registered(catalog, id)?
         .into_iter()
         .filter(|b| b.label == label)
     {
+        if is_stale(&build, now) {
+            stale.push(Stale {
+                last_seen: When::of(build.last_seen),
+                process: build.process,
+            });
+            continue;
+        }
         let mut reasons = Vec::new();
         for version in target.versions() {
             if let Some(reason) = refusal(catalog, verdicts, id, version, &build)? {
@@ -180,7 +198,7 @@ fn read(
         } else {
             refusals.push(Refusing {
                 process: build.process,
-                reason: reasons.join("; "),
+                reason: Prose::of(&reasons.join("; ")),
             });
         }
     }
@@ -188,11 +206,12 @@ fn read(
         current: if arms.is_empty() {
             "nothing (a new label)".to_string()
         } else {
-            label_text(label, &arms)
+            arms_text(&arms)
         },
         rows,
         refusals,
         accepting,
+        stale,
     })
 }
 
@@ -238,6 +257,7 @@ pub(crate) async fn confirm(
         rows: read.rows,
         refusals: read.refusals,
         accepting: read.accepting,
+        stale: read.stale,
         id,
         label,
     }))

@@ -1,6 +1,8 @@
 //! `/`: the live prompts (filtered by text, a page at a time) and the
 //! snippets.
 
+use super::prose::Prose;
+use super::when::When;
 use super::{Chrome, OrPage, PageResult, html};
 use crate::auth::{PageUser, query_escape};
 use crate::server::AppState;
@@ -21,18 +23,18 @@ pub(crate) struct ListParams {
 
 struct Row {
     id: String,
-    description: String,
+    description: Prose,
     latest: u32,
     labels: Vec<String>,
     changed_by: String,
-    changed_at: String,
+    changed_at: Option<When>,
 }
 
 struct SnippetRow {
     name: String,
     revision: u32,
     author: String,
-    at: String,
+    at: When,
 }
 
 #[derive(Template)]
@@ -47,15 +49,18 @@ struct ListPage {
 
 /// `production → v3`, or `canary → v3 90 / v4 10` for a split.
 pub(crate) fn label_text(label: &str, arms: &[Arm]) -> String {
+    format!("{label} → {}", arms_text(arms))
+}
+
+/// What a label serves: `v3`, or `v3 90 / v4 10` for a split.
+pub(crate) fn arms_text(arms: &[Arm]) -> String {
     match arms {
-        [one] => format!("{label} → v{}", one.version),
-        _ => {
-            let arms: Vec<String> = arms
-                .iter()
-                .map(|a| format!("v{} {}", a.version, a.weight))
-                .collect();
-            format!("{label} → {}", arms.join(" / "))
-        }
+        [one] => format!("v{}", one.version),
+        _ => arms
+            .iter()
+            .map(|a| format!("v{} {}", a.version, a.weight))
+            .collect::<Vec<_>>()
+            .join(" / "),
     }
 }
 
@@ -67,11 +72,11 @@ fn row(listed: Listed) -> Row {
         ..
     } = listed;
     let (changed_by, changed_at) = current
-        .map(|v| (v.author, v.created_at.to_string()))
+        .map(|v| (v.author, Some(When::of(v.created_at))))
         .unwrap_or_default();
     Row {
         id: prompt.id,
-        description: prompt.description,
+        description: Prose::of(&prompt.description),
         latest: prompt.latest_version,
         labels: labels
             .iter()
@@ -106,13 +111,18 @@ pub(crate) async fn page(
     let next = page
         .next_cursor
         .map(|cursor: String| format!("/?q={}&cursor={}", query_escape(&q), query_escape(&cursor)));
+    // The filter is the page's, not the prompts' alone: a snippet is listed
+    // when its name holds the text, in any case (as a prompt is by its id,
+    // name or description).
+    let wanted = q.to_lowercase();
     let snippets = snippets
         .into_iter()
+        .filter(|s| s.name.to_lowercase().contains(&wanted))
         .map(|s| SnippetRow {
             name: s.name,
             revision: s.revision,
             author: s.author,
-            at: s.created_at.to_string(),
+            at: When::of(s.created_at),
         })
         .collect();
     Ok(html(&ListPage {

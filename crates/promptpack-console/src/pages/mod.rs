@@ -13,6 +13,8 @@ mod snippet;
 mod snippet_edit;
 
 pub(crate) use snippet::revisions as snippet_revisions;
+pub(crate) mod prose;
+pub(crate) mod when;
 
 use crate::failure::Failure;
 use crate::server::AppState;
@@ -23,6 +25,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use promptpack::{Diagnostic, Prompt, Severity};
 use promptpack_catalog::Error;
+use prose::Prose;
 use std::sync::Arc;
 
 pub(crate) fn routes() -> Router<Arc<AppState>> {
@@ -98,11 +101,16 @@ impl Chrome {
 /// message, the line and the help.
 pub(crate) struct DiagnosticView {
     pub(crate) place: String,
+    /// The file and line it points at (line 0: the whole file, or none).
+    pub(crate) path: String,
+    pub(crate) line: usize,
+    /// The numbered line of the page it links to, when the page shows one.
+    pub(crate) anchor: Option<String>,
     pub(crate) severity: &'static str,
     pub(crate) code: String,
-    pub(crate) message: String,
+    pub(crate) message: Prose,
     pub(crate) line_text: Option<String>,
-    pub(crate) help: Option<String>,
+    pub(crate) help: Option<Prose>,
 }
 
 impl DiagnosticView {
@@ -120,16 +128,24 @@ impl DiagnosticView {
             .filter(|at| !at.is_whole_file())
             .map(|at| at.line_text().to_string())
             .filter(|line| !line.is_empty());
+        let (path, line) = match &diagnostic.location {
+            Some(at) if !at.is_whole_file() => (at.path().to_string(), at.line()),
+            Some(at) => (at.path().to_string(), 0),
+            None => (String::new(), 0),
+        };
         DiagnosticView {
             place,
+            path,
+            line,
+            anchor: None,
             severity: match severity {
                 Severity::Warning => "warning",
                 _ => "error",
             },
             code: diagnostic.code.as_str().to_string(),
-            message: diagnostic.message.clone(),
+            message: Prose::of(&diagnostic.message),
             line_text,
-            help: diagnostic.help.clone(),
+            help: diagnostic.help.as_deref().map(Prose::of),
         }
     }
 
@@ -141,18 +157,38 @@ impl DiagnosticView {
     }
 }
 
-/// A short error: code and message.
+/// A refused request as a page shows it: each of its diagnostics on a line
+/// of its own (an error of three missing values is three lines).
 pub(crate) struct Refusal {
+    pub(crate) lines: Vec<RefusalLine>,
+}
+
+/// One diagnostic of a [`Refusal`]: its code, message and help.
+pub(crate) struct RefusalLine {
     pub(crate) code: String,
-    pub(crate) message: String,
+    pub(crate) message: Prose,
+    pub(crate) help: Option<Prose>,
 }
 
 impl Refusal {
     pub(crate) fn of(error: &Error) -> Refusal {
-        Refusal {
-            code: error.code().as_str().to_string(),
-            message: error.to_string(),
+        let mut lines: Vec<RefusalLine> = error
+            .diagnostics()
+            .iter()
+            .map(|d| RefusalLine {
+                code: d.code.as_str().to_string(),
+                message: Prose::of(&d.message),
+                help: d.help.as_deref().map(Prose::of),
+            })
+            .collect();
+        if lines.is_empty() {
+            lines.push(RefusalLine {
+                code: error.code().as_str().to_string(),
+                message: Prose::of(&error.to_string()),
+                help: None,
+            });
         }
+        Refusal { lines }
     }
 }
 
@@ -218,7 +254,7 @@ struct ErrorPage {
     chrome: Option<Chrome>,
     status: String,
     code: String,
-    message: String,
+    message: Prose,
     diagnostics: Vec<DiagnosticView>,
 }
 
@@ -254,7 +290,7 @@ pub(crate) fn failure_page(failure: Failure, chrome: Option<Chrome>) -> Response
         chrome,
         status: failure.status.to_string(),
         code: failure.code,
-        message,
+        message: Prose::of(&message),
         diagnostics,
     };
     let mut response = html(&page);

@@ -1,6 +1,7 @@
 //! `/prompts/{id}/preview`: a version rendered with a declared example,
 //! with values from a form made from its variables, or with pasted JSON.
 
+use super::prose::Prose;
 use super::{Chrome, OrPage, PageResult, RenderView, html};
 use crate::auth::PageUser;
 use crate::failure::Failure;
@@ -20,7 +21,7 @@ pub(crate) struct Field {
     optional: bool,
     choices: Vec<String>,
     value: String,
-    description: String,
+    description: Prose,
 }
 
 #[derive(Template)]
@@ -77,11 +78,13 @@ fn fields(library: &Library, id: &str, values: &Map<String, Value>) -> Vec<Field
                 optional,
                 choices: var.choices.clone(),
                 value,
-                description: declared
-                    .iter()
-                    .find(|d| d.name == var.name)
-                    .and_then(|d| d.description.clone())
-                    .unwrap_or_default(),
+                description: Prose::of(
+                    declared
+                        .iter()
+                        .find(|d| d.name == var.name)
+                        .and_then(|d| d.description.as_deref())
+                        .unwrap_or_default(),
+                ),
             }
         })
         .collect()
@@ -155,6 +158,9 @@ pub(crate) async fn page(
         .or_page(&chrome)?;
     let all_examples = examples(&library, &id);
     let example_names: Vec<String> = all_examples.iter().map(|e| e.name.clone()).collect();
+    // The form sends `from` always: without it the page was opened, not
+    // submitted, and values not yet given are no error to show.
+    let submitted = param(&pairs, "from").is_some();
     let from = param(&pairs, "from")
         .unwrap_or(if all_examples.is_empty() {
             "form"
@@ -186,8 +192,15 @@ pub(crate) async fn page(
         },
         "form" => {
             let values = form_values(&library, &id, &pairs);
-            let rendered = render(&library, &id, &values);
-            (values, vec![RenderView::of(&state, "values", &rendered)])
+            let asks = library
+                .resolved(&id)
+                .is_some_and(|prompt| !prompt.vars.is_empty());
+            if submitted || !asks {
+                let rendered = render(&library, &id, &values);
+                (values, vec![RenderView::of(&state, "values", &rendered)])
+            } else {
+                (values, Vec::new())
+            }
         }
         _ => match all_examples.iter().find(|e| e.name == example) {
             Some(chosen) => (

@@ -1,23 +1,26 @@
 //! `/prompts/{id}`: a prompt's versions, labels, label history and the
 //! builds that serve it; delete, restore and the snippet upgrade.
 
-use super::list::label_text;
+use super::list::arms_text;
+use super::prose::Prose;
+use super::when::When;
 use super::{Chrome, CsrfForm, OrPage, PageResult, html};
 use crate::auth::{PageUser, require};
 use crate::builds::{BuildView, Verdicts, builds_of};
 use crate::server::AppState;
 use askama::Template;
 use axum::Form;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Redirect};
 use promptpack_catalog::{Catalog, Error, History, Role, Selector};
+use serde::Deserialize;
 use std::sync::Arc;
 
 struct VersionRow {
     number: u32,
     author: String,
-    message: String,
-    at: String,
+    message: Prose,
+    at: When,
     short_hash: String,
     pins: String,
 }
@@ -30,7 +33,7 @@ struct LabelRow {
 }
 
 struct MoveRow {
-    at: String,
+    at: When,
     author: String,
     what: String,
 }
@@ -41,7 +44,8 @@ struct PromptPage {
     chrome: Option<Chrome>,
     csrf: String,
     id: String,
-    description: String,
+    description: Prose,
+    flash: Option<String>,
     deleted: bool,
     can_edit: bool,
     can_admin: bool,
@@ -114,10 +118,18 @@ fn pin_text(pins: &[promptpack_catalog::Pin]) -> String {
         .join(", ")
 }
 
+/// What the page is told by where the user came from: `published=N`
+/// after the edit page published version N.
+#[derive(Deserialize)]
+pub(crate) struct Landed {
+    published: Option<String>,
+}
+
 pub(crate) async fn page(
     State(state): State<Arc<AppState>>,
     user: PageUser,
     Path(id): Path<String>,
+    Query(landed): Query<Landed>,
 ) -> PageResult {
     let chrome = Chrome::of(&user);
     let wanted = id.clone();
@@ -144,8 +156,8 @@ pub(crate) async fn page(
         .map(|v| VersionRow {
             number: v.version,
             author: v.author.clone(),
-            message: v.message.clone(),
-            at: v.created_at.to_string(),
+            message: Prose::of(&v.message),
+            at: When::of(v.created_at),
             short_hash: v.content_hash.chars().take(12).collect(),
             // Only the newest version's pins are read: older ones are in
             // its diff.
@@ -159,7 +171,7 @@ pub(crate) async fn page(
     let labels = arms
         .iter()
         .map(|(name, arms)| LabelRow {
-            serves: label_text(name, arms),
+            serves: arms_text(arms),
             protected: state.is_protected(name),
             movable: name != "latest"
                 && can_edit
@@ -172,15 +184,23 @@ pub(crate) async fn page(
         .iter()
         .rev()
         .map(|entry| MoveRow {
-            at: entry.created_at.to_string(),
+            at: When::of(entry.created_at),
             author: entry.author.clone(),
             what: audit_text(entry),
         })
         .collect();
+    // Said only of a version the prompt has: a link made up, or kept from
+    // before a catalog was restored, says nothing.
+    let flash = landed
+        .published
+        .and_then(|n| n.parse::<u32>().ok())
+        .filter(|n| history.versions.iter().any(|v| v.version == *n))
+        .map(|n| format!("Published {id} v{n}."));
     Ok(html(&PromptPage {
         csrf: chrome.csrf.clone(),
         chrome: Some(chrome),
-        description: history.prompt.description.clone(),
+        description: Prose::of(&history.prompt.description),
+        flash,
         deleted: history.prompt.deleted,
         can_edit,
         can_admin: user.user.role == Role::Admin,

@@ -5,6 +5,8 @@
 //! [`super::snippet_edit`].
 
 use super::diff::{Part, cancelled};
+use super::prose::Prose;
+use super::when::When;
 use super::{Chrome, OrPage, PageResult, html};
 use crate::auth::{PageUser, require};
 use crate::cancel::cancellable;
@@ -40,8 +42,8 @@ pub(crate) fn numbered(text: &str) -> Vec<Line> {
 struct RevisionRow {
     revision: u32,
     author: String,
-    message: String,
-    at: String,
+    message: Prose,
+    at: When,
     short_hash: String,
 }
 
@@ -164,8 +166,8 @@ pub(crate) async fn page(
             .map(|r| RevisionRow {
                 revision: r.revision,
                 author: r.author.clone(),
-                message: r.message.clone(),
-                at: r.created_at.to_string(),
+                message: Prose::of(&r.message),
+                at: When::of(r.created_at),
                 short_hash: r.content_hash.chars().take(12).collect(),
             })
             .collect(),

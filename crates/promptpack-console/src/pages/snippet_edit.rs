@@ -4,7 +4,8 @@
 //! the snippet's page then offers each including prompt's pins-only
 //! upgrade. A refused publish writes nothing and keeps the draft on screen.
 
-use super::{Chrome, DiagnosticView, OrPage, PageResult, Refusal, html};
+use super::prose::Prose;
+use super::{Chrome, DiagnosticView, OrPage, PageResult, Refusal, RefusalLine, html};
 use crate::auth::{PageUser, require};
 use crate::failure::Failure;
 use crate::server::AppState;
@@ -182,8 +183,13 @@ pub(crate) async fn submit(
                 (failing, all) => format!("{failing} of the {all} prompts that include `{name}`"),
             };
             page.refusal = Some(Refusal {
-                code: "check_failed".to_string(),
-                message: format!("not published: the draft breaks {broken} (below)"),
+                lines: vec![RefusalLine {
+                    code: "check_failed".to_string(),
+                    message: Prose::of(&format!(
+                        "not published: the draft breaks {broken} (below)"
+                    )),
+                    help: None,
+                }],
             });
             let mut response = html(&page);
             *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
