@@ -60,7 +60,12 @@ impl Stalled {
 
 impl Drop for Stalled {
     fn drop(&mut self) {
-        signal("-CONT", &self.pids);
+        // One by one, and a process that is gone is not an error: a
+        // backend listed while it was exiting needs no continuing (seen on
+        // a loaded machine, where `kill -CONT` of the whole list failed).
+        for pid in &self.pids {
+            let _ = Command::new("kill").args(["-CONT", pid]).status();
+        }
     }
 }
 
