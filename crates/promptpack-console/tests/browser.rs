@@ -437,7 +437,7 @@ async fn another_site_neither_frames_nor_signs_in(console: &Console, client: &Cl
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    shot(client, "12-framed-by-another-site").await;
+    shot(client, "16-framed-by-another-site").await;
     client.enter_frame(0).await.expect("into the frame");
     let framed = client.source().await.unwrap_or_default();
     let confirm_button = client.find(Locator::Css("#confirm")).await;
@@ -457,7 +457,7 @@ async fn another_site_neither_frames_nor_signs_in(console: &Console, client: &Cl
     click_to(client, "#go", "main").await;
     let refused = text_of(client, "main").await;
     assert!(refused.contains("another site"), "{refused}");
-    shot(client, "13-cross-site-sign-in-refused").await;
+    shot(client, "17-cross-site-sign-in-refused").await;
     client
         .goto(&format!("{}/", console.base))
         .await
@@ -475,7 +475,7 @@ async fn another_site_neither_frames_nor_signs_in(console: &Console, client: &Cl
         .expect("a missing prompt");
     let missing = text_of(client, "main").await;
     assert_eq!(missing.matches("nothing").count(), 1, "{missing}");
-    shot(client, "14-not-found").await;
+    shot(client, "18-not-found").await;
 }
 
 fn main() {
