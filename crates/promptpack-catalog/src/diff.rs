@@ -5,6 +5,10 @@ use similar::TextDiff;
 
 /// The diff from `a` to `b`: `system.md`, then `user.md` when either has
 /// one; empty when both render the same text.
+/// How long the line search of one file's diff may take before it settles
+/// for a less minimal diff.
+const DIFF_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
 pub(crate) fn unified_diff(a: &Version, b: &Version) -> String {
     let mut out = String::new();
     let part =
@@ -30,7 +34,12 @@ fn file_diff(old: &str, new: &str, old_name: &str, new_name: &str) -> String {
     if old == new {
         return String::new();
     }
-    let diff = TextDiff::from_lines(old, new);
+    // The line search is bounded by a deadline: past it similar gives a
+    // correct but less minimal diff, so two long, wholly different texts
+    // (60,000 distinct lines) cannot hold a request for minutes.
+    let diff = TextDiff::configure()
+        .timeout(DIFF_TIMEOUT)
+        .diff_lines(old, new);
     let mut text = diff
         .unified_diff()
         .context_radius(3)
