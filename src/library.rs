@@ -459,7 +459,13 @@ impl Library {
             let len = if repeats <= EXACT_ABOVE && upper <= bound {
                 upper
             } else {
-                measure_ops(program, values, &value_len)
+                // Each value's length once, not once per use: counting a
+                // JSON array's printed length at each of 20,000 uses would
+                // cost what the bound is there to refuse.
+                let lens: Vec<usize> = (0..prompt.vars.len()).map(&value_len).collect();
+                measure_ops(program, values, &|i| {
+                    lens.get(i).copied().unwrap_or_else(|| value_len(i))
+                })
             };
             if len > bound {
                 return Err(output_too_large(&prompt.id, part, len, bound));

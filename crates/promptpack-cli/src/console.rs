@@ -26,7 +26,7 @@ pub(crate) struct ConsoleArgs {
     /// The most bytes one part of a prompt may render to in a preview, the
     /// API's render and a diff's examples: more is refused (`too_large`)
     /// before it is allocated.
-    #[arg(long, value_name = "BYTES", default_value_t = promptpack::DEFAULT_MAX_RENDER_BYTES, value_parser = crate::render::parse_byte_count)]
+    #[arg(long, value_name = "BYTES", default_value_t = promptpack::DEFAULT_MAX_RENDER_BYTES, value_parser = crate::parse_byte_count)]
     max_render_bytes: usize,
     /// The most browser sessions one user keeps; signing in past them ends
     /// that user's oldest.

@@ -98,8 +98,17 @@ pub(crate) struct Folders {
     /// The most bytes one part of a prompt may render to; more is refused
     /// (`too_large`) before it is allocated [default: promptpack.toml's
     /// `[render] max_bytes`, else 16 MiB].
-    #[arg(long, value_name = "BYTES", value_parser = render::parse_byte_count)]
+    #[arg(long, value_name = "BYTES", value_parser = parse_byte_count)]
     max_render_bytes: Option<usize>,
+}
+
+/// A count of bytes given on the command line: a whole number above 0.
+pub(crate) fn parse_byte_count(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("a number of bytes above 0".to_string()),
+        Ok(bytes) => Ok(bytes),
+        Err(_) => Err(format!("`{text}` is not a number of bytes")),
+    }
 }
 
 impl Folders {

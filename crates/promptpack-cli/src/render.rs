@@ -39,15 +39,6 @@ pub(crate) struct RenderArgs {
     pub(crate) folders: Folders,
 }
 
-/// A count of bytes given on the command line: a whole number above 0.
-pub(crate) fn parse_byte_count(text: &str) -> Result<usize, String> {
-    match text.parse::<usize>() {
-        Ok(0) => Err("a number of bytes above 0".to_string()),
-        Ok(bytes) => Ok(bytes),
-        Err(_) => Err(format!("`{text}` is not a number of bytes")),
-    }
-}
-
 /// Renders the prompt once and prints it, after any warnings about the
 /// values.
 pub(crate) fn run(args: &RenderArgs, style: Style) -> ExitCode {

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 const PROMPT_COLUMNS: &str = "id, name, description, deleted, latest_version, created_at";
 
-fn number(value: i64, what: &str) -> Result<u32, Error> {
+pub(crate) fn number(value: i64, what: &str) -> Result<u32, Error> {
     u32::try_from(value).map_err(|_| {
         Error::new(
             ErrorCode::NotConfigured,
@@ -204,18 +204,37 @@ pub(crate) fn newest_snippet_revisions(tx: &mut dyn Tx) -> Result<Vec<SnippetRev
                ORDER BY s.name";
     tx.query(sql, &[])?
         .iter()
-        .map(|row| {
-            super::verify::checked_snippet(SnippetRevision {
-                name: row.text("name")?,
-                revision: number(row.int("revision")?, "snippet revision")?,
-                text: row.text("text")?,
-                content_hash: row.text("content_hash")?,
-                author: row.text("author")?,
-                message: row.text("message")?,
-                created_at: Timestamp(row.int("created_at")?),
-            })
-        })
+        .map(|row| snippet_revision_row(row, row.text("name")?))
         .collect()
+}
+
+/// Every revision of snippet `name`, newest first, each checked against
+/// its content hash.
+pub(crate) fn snippet_revisions(
+    tx: &mut dyn Tx,
+    name: &str,
+) -> Result<Vec<SnippetRevision>, Error> {
+    let sql = "SELECT revision, text, content_hash, author, message, created_at \
+               FROM snippet_revisions WHERE name = $1 ORDER BY revision DESC";
+    tx.query(sql, &[Param::Text(name)])?
+        .iter()
+        .map(|row| snippet_revision_row(row, name.to_string()))
+        .collect()
+}
+
+/// A revision row of snippet `name` (its `revision`, `text`,
+/// `content_hash`, `author`, `message` and `created_at` columns), checked
+/// against its content hash.
+fn snippet_revision_row(row: &Row, name: String) -> Result<SnippetRevision, Error> {
+    super::verify::checked_snippet(SnippetRevision {
+        name,
+        revision: number(row.int("revision")?, "snippet revision")?,
+        text: row.text("text")?,
+        content_hash: row.text("content_hash")?,
+        author: row.text("author")?,
+        message: row.text("message")?,
+        created_at: Timestamp(row.int("created_at")?),
+    })
 }
 
 /// The columns of a version row, as [`version_row`] reads them.
@@ -735,17 +754,7 @@ pub(crate) fn snippet_revision(
         ),
     };
     tx.query_opt(sql, &params)?
-        .map(|row| {
-            super::verify::checked_snippet(SnippetRevision {
-                name: name.to_string(),
-                revision: number(row.int("revision")?, "snippet revision")?,
-                text: row.text("text")?,
-                content_hash: row.text("content_hash")?,
-                author: row.text("author")?,
-                message: row.text("message")?,
-                created_at: Timestamp(row.int("created_at")?),
-            })
-        })
+        .map(|row| snippet_revision_row(&row, name.to_string()))
         .transpose()
 }
 

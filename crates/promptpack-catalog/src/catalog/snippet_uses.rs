@@ -2,10 +2,10 @@
 //! versions of which live prompts pin which of its revisions.
 
 use super::Catalog;
-use super::verify::checked_snippet;
-use crate::model::{SnippetRevision, Timestamp};
-use crate::store::{Param, Row};
-use promptpack_core::{Error, ErrorCode};
+use super::rows::number;
+use crate::model::SnippetRevision;
+use crate::store::Param;
+use promptpack_core::Error;
 
 /// A version of a live prompt that pins a snippet, and the revision it pins.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,16 +19,6 @@ pub struct SnippetUse {
     pub revision: u32,
 }
 
-fn number(row: &Row, column: &str) -> Result<u32, Error> {
-    let value = row.int(column)?;
-    u32::try_from(value).map_err(|_| {
-        Error::new(
-            ErrorCode::NotConfigured,
-            format!("the catalog holds {column} {value}, which is not a number of one"),
-        )
-    })
-}
-
 impl Catalog {
     /// Every revision of snippet `name`, newest first, each checked
     /// against its content hash; none for a snippet the catalog lacks.
@@ -37,24 +27,8 @@ impl Catalog {
     /// `damaged` for a revision whose text does not match its hash;
     /// `unavailable` when the store cannot be read.
     pub fn snippet_revisions(&mut self, name: &str) -> Result<Vec<SnippetRevision>, Error> {
-        self.store.read(&mut |tx| {
-            let sql = "SELECT revision, text, content_hash, author, message, created_at \
-                       FROM snippet_revisions WHERE name = $1 ORDER BY revision DESC";
-            tx.query(sql, &[Param::Text(name)])?
-                .iter()
-                .map(|row| {
-                    checked_snippet(SnippetRevision {
-                        name: name.to_string(),
-                        revision: number(row, "revision")?,
-                        text: row.text("text")?,
-                        content_hash: row.text("content_hash")?,
-                        author: row.text("author")?,
-                        message: row.text("message")?,
-                        created_at: Timestamp(row.int("created_at")?),
-                    })
-                })
-                .collect()
-        })
+        self.store
+            .read(&mut |tx| super::rows::snippet_revisions(tx, name))
     }
 
     /// Every version of a live prompt that pins snippet `name` (directly or
@@ -74,8 +48,8 @@ impl Catalog {
                 .map(|row| {
                     Ok(SnippetUse {
                         prompt_id: row.text("prompt_id")?,
-                        version: number(row, "version")?,
-                        revision: number(row, "revision")?,
+                        version: number(row.int("version")?, "version")?,
+                        revision: number(row.int("revision")?, "snippet revision")?,
                     })
                 })
                 .collect()
