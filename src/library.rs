@@ -274,6 +274,12 @@ impl Library {
         &self.prompts
     }
 
+    /// Every prompt as the pipeline resolved it, sorted by id.
+    #[cfg(feature = "house")]
+    pub(crate) fn resolved_prompts(&self) -> &[ResolvedPrompt] {
+        &self.prompts
+    }
+
     /// The prompt with this id, as the pipeline resolved it.
     pub(crate) fn get(&self, id: &str) -> Option<&ResolvedPrompt> {
         self.index_of(id).map(|i| &self.prompts[i])

@@ -1,15 +1,14 @@
-//! Reading one label from the catalog and judging each of its versions:
-//! compiled under the version's own syntax, checked against the contract of
-//! the binary's vars struct.
+//! Reading one label from the catalog and judging each of its versions
+//! through the catalog's one judge (`promptpack_catalog::judge_fetched`):
+//! compiled under the version's own syntax, its hash checked, checked
+//! against the contract of the binary's vars struct.
 
 use super::served::ServedArm;
 use crate::__private::PromptInfo;
 use crate::library::Library;
 use crate::provenance::{CatalogVersion, Provenance};
-use promptpack_catalog::Catalog;
-use promptpack_core::contract::check;
+use promptpack_catalog::{Catalog, CheckedPrompt, Verdict as Judged, judge_fetched};
 use promptpack_core::error::{Error, ErrorCode};
-use promptpack_core::pipeline::{Stages, compile};
 use std::sync::Arc;
 
 /// What the catalog says of one label of one prompt.
@@ -108,71 +107,49 @@ pub(super) fn fetch_versions(
 }
 
 /// Version `version` of prompt `info.id`, as fetched: served when this
-/// binary can render it; refused for what its own content holds; read
+/// binary can render it; refused for what its own content holds (it does
+/// not compile, it leaves the contract, the store holds it damaged); read
 /// again later when the catalog could not give it (deleted or moved
 /// meanwhile, the store busy), since that says nothing of the version.
 pub(super) fn judge(
     info: &PromptInfo,
     max_render_bytes: usize,
     label: &str,
-    version: u32,
     weight: u32,
     fetched: Fetched,
 ) -> Verdict {
-    match fetched {
-        Ok(found) => match compile_and_check(info, max_render_bytes, label, version, weight, found)
-        {
-            Ok(arm) => Verdict::Serve(arm),
-            Err(error) => Verdict::Refuse(error),
-        },
-        Err(error) if error.code() == ErrorCode::Damaged => Verdict::Refuse(error),
+    match judge_fetched(fetched, Some(&info.contract())) {
+        Ok(Judged::Serve(checked)) => {
+            Verdict::Serve(served(*checked, max_render_bytes, label, weight))
+        }
+        Ok(Judged::Refuse(error)) => Verdict::Refuse(error),
         Err(error) => Verdict::Retry(error),
     }
 }
 
-/// Version `version` of prompt `info.id`, compiled and checked against
-/// `info`'s contract: `Err(why)` when this binary cannot render it
-/// correctly (it does not compile, or it leaves the contract).
-fn compile_and_check(
-    info: &PromptInfo,
-    max_render_bytes: usize,
-    label: &str,
-    version: u32,
-    weight: u32,
-    (stored, sources): (promptpack_catalog::Version, promptpack_core::Sources),
-) -> Result<ServedArm, Error> {
-    let settings = stored.syntax.settings()?;
-    let compiled = compile(sources, Vec::new(), &settings, Stages::default()).into_result()?;
-    let prompt = compiled
-        .prompts
-        .into_iter()
-        .find(|prompt| prompt.id == info.id)
-        .ok_or_else(|| {
-            Error::new(
-                ErrorCode::NotFound,
-                format!("version {version} of `{}` holds no template", info.id),
-            )
-        })?;
-    let violations = check(&prompt, &info.contract(), ErrorCode::ContractViolation);
-    if let Some(error) = Error::from_diagnostics(violations) {
-        return Err(error);
-    }
-    promptpack_catalog::check_compiled(&stored, &prompt, &settings)?;
-    Ok(ServedArm {
+/// The arm serving `checked`.
+fn served(checked: CheckedPrompt, max_render_bytes: usize, label: &str, weight: u32) -> ServedArm {
+    let CheckedPrompt {
         version,
+        prompt,
+        settings,
+        ..
+    } = checked;
+    ServedArm {
+        version: version.version,
         weight,
         library: Arc::new(
             Library::from_resolved(vec![prompt], settings.delimiters)
                 .with_max_render_bytes(max_render_bytes),
         ),
         provenance: Provenance::Catalog(CatalogVersion {
-            prompt: Arc::from(info.id),
-            version,
+            prompt: Arc::from(version.prompt_id.as_str()),
+            version: version.version,
             label: Some(Arc::from(label)),
             arm: None,
-            content_hash: Arc::from(stored.content_hash.as_str()),
+            content_hash: Arc::from(version.content_hash.as_str()),
         }),
-    })
+    }
 }
 
 /// How many earlier versions of a label a start-up tries before it gives

@@ -502,14 +502,7 @@ impl Worker {
                     format!("version {version} of `{}` was not read", info.id),
                 ))
             });
-            match judge(
-                info,
-                self.max_render_bytes,
-                &self.label,
-                version,
-                weight,
-                fetched,
-            ) {
+            match judge(info, self.max_render_bytes, &self.label, weight, fetched) {
                 Verdict::Serve(arm) => {
                     self.unreadable.remove(&(index, version));
                     judged.push(arm);
@@ -596,14 +589,7 @@ impl Worker {
             .collect();
         let fetched = fetch_versions(catalog, info, &candidates)?;
         for (version, fetched) in candidates.into_iter().zip(fetched) {
-            match judge(
-                info,
-                self.max_render_bytes,
-                &self.label,
-                version,
-                1,
-                fetched,
-            ) {
+            match judge(info, self.max_render_bytes, &self.label, 1, fetched) {
                 Verdict::Serve(arm) => {
                     let prompt = Arc::new(ServedPrompt::new(vec![arm]));
                     events.push(LiveEvent::Updated {

@@ -342,11 +342,6 @@ pub struct Report {
     pub errors: Vec<Diagnostic>,
     /// Every lint: things that build but are probably mistakes.
     pub warnings: Vec<Diagnostic>,
-    /// The prompts that resolved, sorted by id, for a tool that goes on
-    /// with them (token counts) without reading the tree again. The
-    /// compiler's own type: only with `unstable-machinery`.
-    #[cfg(feature = "unstable-machinery")]
-    pub resolved: Vec<promptpack_core::resolve::ResolvedPrompt>,
 }
 
 /// Everything the build checks, without writing anything: the load
@@ -359,8 +354,12 @@ pub struct Report {
 /// tree without errors here is a tree [`compile`] accepts and whose code
 /// rustc compiles: `promptpack check` runs this.
 pub fn check(config: &Config) -> Report {
-    let Checked { compiled, .. } = checked(config, &[Renderers::StraightLine, Renderers::Tables]);
-    report_of(compiled)
+    report_of(check_compiled(config)).0
+}
+
+/// [`check`], with what the pipeline compiled.
+fn check_compiled(config: &Config) -> Compiled {
+    checked(config, &[Renderers::StraightLine, Renderers::Tables]).compiled
 }
 
 /// [`check`] on prompts and snippets already in memory (a draft in an
@@ -369,7 +368,7 @@ pub fn check(config: &Config) -> Report {
 /// read.
 #[cfg(feature = "unstable-machinery")]
 pub fn check_sources(sources: promptpack_core::sources::Sources, config: &Config) -> Report {
-    check_sources_in(sources, config, Stages { lint: true })
+    report_of(check_sources_in(sources, config, Stages { lint: true })).0
 }
 
 /// [`check_sources`] without the lints (`promptpack_core::lint`): every
@@ -380,30 +379,86 @@ pub fn check_sources_without_lints(
     sources: promptpack_core::sources::Sources,
     config: &Config,
 ) -> Report {
-    check_sources_in(sources, config, Stages { lint: false })
+    report_of(check_sources_in(sources, config, Stages { lint: false })).0
 }
 
-#[cfg(feature = "unstable-machinery")]
+#[cfg(any(feature = "unstable-machinery", feature = "house"))]
 fn check_sources_in(
     sources: promptpack_core::sources::Sources,
     config: &Config,
     stages: Stages,
-) -> Report {
+) -> Compiled {
     let compiled =
         promptpack_core::pipeline::compile(sources, Vec::new(), config.settings(), stages);
     let renderers = [Renderers::StraightLine, Renderers::Tables];
-    let Checked { compiled, .. } = generate_checked(compiled, config, &renderers);
-    report_of(compiled)
+    generate_checked(compiled, config, &renderers).compiled
 }
 
-fn report_of(compiled: Compiled) -> Report {
-    Report {
+/// The report of what the pipeline compiled, and the prompts that
+/// resolved, sorted by id.
+fn report_of(compiled: Compiled) -> (Report, Vec<promptpack_core::resolve::ResolvedPrompt>) {
+    let report = Report {
         prompts: compiled.sources.templates.len(),
         snippets: compiled.sources.snippets.len(),
         errors: compiled.errors,
         warnings: compiled.warnings,
-        #[cfg(feature = "unstable-machinery")]
-        resolved: compiled.prompts,
+    };
+    (report, compiled.prompts)
+}
+
+/// The seam promptpack's own crates (the CLI, the console, the language
+/// server) build on: the build's checks with the prompts they compiled, so
+/// a tool goes on with them (a library to render, token counts) without
+/// compiling the tree again.
+///
+/// **Internal**: behind the `house` feature, for crates that pin this exact
+/// version; no semver guarantee.
+#[cfg(feature = "house")]
+#[doc(hidden)]
+pub mod house {
+    use super::{Config, Report, Stages, check_compiled, check_sources_in, report_of};
+    use promptpack_core::resolve::ResolvedPrompt;
+    use promptpack_core::sources::Sources;
+
+    /// What the build's checks found, and the prompts that resolved,
+    /// sorted by id.
+    #[derive(Debug)]
+    pub struct Checked {
+        /// What [`check`](crate::check) reports.
+        pub report: Report,
+        /// The prompts that resolved.
+        pub resolved: Vec<ResolvedPrompt>,
+    }
+
+    fn checked_of((report, resolved): (Report, Vec<ResolvedPrompt>)) -> Checked {
+        Checked { report, resolved }
+    }
+
+    /// [`check`](crate::check), with the prompts it compiled.
+    pub fn check(config: &Config) -> Checked {
+        checked_of(report_of(check_compiled(config)))
+    }
+
+    /// [`check`] of prompts and snippets already in memory (a draft in an
+    /// editor or a console, with a catalog's snippets), under `config`'s
+    /// settings; its folders are not read.
+    pub fn check_sources(sources: Sources, config: &Config) -> Checked {
+        checked_of(report_of(check_sources_in(
+            sources,
+            config,
+            Stages { lint: true },
+        )))
+    }
+
+    /// [`check_sources`] without the lints: for a caller that checks parts
+    /// of a tree and lints the whole tree once itself (the language
+    /// server).
+    pub fn check_sources_without_lints(sources: Sources, config: &Config) -> Checked {
+        checked_of(report_of(check_sources_in(
+            sources,
+            config,
+            Stages { lint: false },
+        )))
     }
 }
 

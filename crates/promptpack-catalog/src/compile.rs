@@ -17,9 +17,9 @@ use promptpack_core::{
     Diagnostic, Error, ErrorCode, Location, Settings, SnippetSource, SourceFile, Sources,
     TemplateSource,
 };
-use sha2::{Digest, Sha256};
 
-use crate::model::{Draft, Pin};
+use crate::hash::content_hash;
+use crate::model::{Draft, Pin, Syntax};
 
 /// A snippet at one revision, as the catalog holds it.
 #[derive(Debug, Clone)]
@@ -38,6 +38,73 @@ pub(crate) struct Compiled {
     pub content_hash: String,
     pub front_matter: serde_json::Value,
     pub description: Option<String>,
+    /// What publishing it warns of: each value a declared choice takes
+    /// that no branch compares with (`unhandled_choice`).
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// A prompt's resolved text, as a version stores it, and that text's
+/// content hash: the one place both are computed, for a draft published
+/// and for a stored version judged or verified.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ResolvedText {
+    pub system: String,
+    pub user: Option<String>,
+    pub content_hash: String,
+}
+
+impl ResolvedText {
+    /// What `prompt`, parsed in `settings`, renders with its tokens in
+    /// canonical form.
+    pub(crate) fn of(prompt: &ResolvedPrompt, settings: &Settings) -> ResolvedText {
+        let delimiters = &settings.delimiters;
+        let system = template_text(&prompt.system, &prompt.vars, delimiters);
+        let user = prompt
+            .user
+            .as_ref()
+            .map(|user| template_text(user, &prompt.vars, delimiters));
+        let content_hash = content_hash(&system, user.as_deref());
+        ResolvedText {
+            system,
+            user,
+            content_hash,
+        }
+    }
+}
+
+/// One prompt compiled from its files and snippets under its syntax.
+#[derive(Debug)]
+pub(crate) struct CompiledPrompt {
+    pub prompt: ResolvedPrompt,
+    pub settings: Settings,
+    pub text: ResolvedText,
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Prompt `id` of `sources` through the build's pipeline under `syntax`:
+/// every parse, resolve and front matter error at once, as one [`Error`].
+/// What a draft is published with and what a stored version is judged and
+/// verified with.
+pub(crate) fn compile_prompt(
+    id: &str,
+    syntax: &Syntax,
+    sources: Sources,
+) -> Result<CompiledPrompt, Error> {
+    let settings = syntax.settings()?;
+    let compiled = compile(sources, Vec::new(), &settings, Stages::default()).into_result()?;
+    let Some(prompt) = compiled.prompts.into_iter().find(|p| p.id == id) else {
+        return Err(Error::new(
+            ErrorCode::NotFound,
+            format!("`{id}` holds no template that resolves"),
+        ));
+    };
+    let text = ResolvedText::of(&prompt, &settings);
+    Ok(CompiledPrompt {
+        prompt,
+        settings,
+        text,
+        warnings: compiled.warnings,
+    })
 }
 
 /// The most bytes one file of a version holds (`system.md`, `user.md`, a
@@ -155,15 +222,9 @@ pub(crate) fn compile_draft(
     if let Some(user) = &draft.user {
         check_content(&user_path(id), user)?;
     }
-    let settings = &draft.syntax.settings()?;
     let sources = sources(id, &draft.system, draft.user.as_deref(), snippets);
-    let compiled = compile(sources, Vec::new(), settings, Stages::default()).into_result()?;
-    let Some(prompt) = compiled.prompts.into_iter().find(|p| p.id == id) else {
-        return Err(Error::new(
-            ErrorCode::InvalidRequest,
-            format!("prompt `{id}` did not resolve"),
-        ));
-    };
+    let compiled = compile_prompt(id, &draft.syntax, sources)?;
+    let prompt = &compiled.prompt;
     // Snippets spliced in may expand a small file past what check accepts.
     for (part, path) in std::iter::once((&prompt.system, system_path(id)))
         .chain(prompt.user.as_ref().map(|user| (user, user_path(id))))
@@ -183,28 +244,11 @@ pub(crate) fn compile_draft(
     }
     if let Some(contract) = contract
         && let Some(error) =
-            Error::from_diagnostics(check_all(std::slice::from_ref(&prompt), contract))
+            Error::from_diagnostics(check_all(std::slice::from_ref(prompt), contract))
     {
         return Err(error);
     }
-    Ok(describe(&prompt, snippets, settings))
-}
-
-/// What publishing `draft` of prompt `id` against `snippets` warns of:
-/// a value a declared choice takes that no branch compares with
-/// (`unhandled_choice`), which renders the block's `{{else}}` or nothing.
-/// A draft that does not compile has no warnings; its errors are
-/// [`compile_draft`]'s.
-pub(crate) fn draft_warnings(id: &str, draft: &Draft, snippets: &[SnippetText]) -> Vec<Diagnostic> {
-    let Ok(settings) = draft.syntax.settings() else {
-        return Vec::new();
-    };
-    let sources = sources(id, &draft.system, draft.user.as_deref(), snippets);
-    compile(sources, Vec::new(), &settings, Stages::default())
-        .warnings
-        .into_iter()
-        .filter(|w| w.code == ErrorCode::UnhandledChoice)
-        .collect()
+    Ok(describe(compiled, snippets))
 }
 
 /// Checks a snippet text on its own: it must parse, and what it includes
@@ -236,8 +280,37 @@ pub(crate) fn check_snippet(
         .map(|_| ())
 }
 
-fn describe(prompt: &ResolvedPrompt, snippets: &[SnippetText], settings: &Settings) -> Compiled {
-    let pins = prompt
+/// What a version stores of `compiled`: the snippet revisions of
+/// `snippets` it reaches (its pins), its resolved text and hash, its front
+/// matter; and the warnings publishing it gives.
+fn describe(compiled: CompiledPrompt, snippets: &[SnippetText]) -> Compiled {
+    let CompiledPrompt {
+        prompt,
+        text,
+        warnings,
+        ..
+    } = compiled;
+    let front = &prompt.front_matter;
+    // Plain data (strings, numbers, JSON values) serializes without fail;
+    // an empty object is what a version without front matter stores.
+    let front_matter = serde_json::to_value(front).unwrap_or_else(|_| serde_json::json!({}));
+    Compiled {
+        pins: pins_of(&prompt, snippets),
+        resolved_system: text.system,
+        resolved_user: text.user,
+        content_hash: text.content_hash,
+        front_matter,
+        description: front.description.clone(),
+        warnings: warnings
+            .into_iter()
+            .filter(|w| w.code == ErrorCode::UnhandledChoice)
+            .collect(),
+    }
+}
+
+/// The snippet revisions of `snippets` that `prompt` reaches, by name.
+pub(crate) fn pins_of(prompt: &ResolvedPrompt, snippets: &[SnippetText]) -> Vec<Pin> {
+    prompt
         .snippets
         .iter()
         .filter_map(|name| {
@@ -247,54 +320,7 @@ fn describe(prompt: &ResolvedPrompt, snippets: &[SnippetText], settings: &Settin
                 revision: snippet.revision,
             })
         })
-        .collect();
-    let delimiters = &settings.delimiters;
-    let resolved_system = template_text(&prompt.system, &prompt.vars, delimiters);
-    let resolved_user = prompt
-        .user
-        .as_ref()
-        .map(|user| template_text(user, &prompt.vars, delimiters));
-    let content_hash = content_hash(&resolved_system, resolved_user.as_deref());
-    let front = &prompt.front_matter;
-    // Plain data (strings, numbers, JSON values) serializes without fail;
-    // an empty object is what a version without front matter stores.
-    let front_matter = serde_json::to_value(front).unwrap_or_else(|_| serde_json::json!({}));
-    Compiled {
-        pins,
-        resolved_system,
-        resolved_user,
-        content_hash,
-        front_matter,
-        description: front.description.clone(),
-    }
-}
-
-/// The content hash of a version: SHA-256, as lowercase hex, of its
-/// resolved system text, followed, when it has a user part, by a NUL byte
-/// and the resolved user text. Two versions have the same hash exactly when
-/// they render the same text.
-pub fn content_hash(resolved_system: &str, resolved_user: Option<&str>) -> String {
-    let mut hasher = Sha256::new();
-    hasher.update(resolved_system.as_bytes());
-    if let Some(user) = resolved_user {
-        hasher.update([0u8]);
-        hasher.update(user.as_bytes());
-    }
-    hex(&hasher.finalize())
-}
-
-/// SHA-256 of `text`, lowercase hex: a snippet revision's hash.
-pub(crate) fn text_hash(text: &str) -> String {
-    hex(&Sha256::digest(text.as_bytes()))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for byte in bytes {
-        let _ = write!(out, "{byte:02x}");
-    }
-    out
+        .collect()
 }
 
 #[cfg(test)]
@@ -333,15 +359,10 @@ mod tests {
             .collect();
         assert_eq!(pins, [("a", 3), ("b", 7)]);
         assert_eq!(compiled.resolved_system, "A B {{x}}!");
-        assert_eq!(compiled.content_hash, content_hash("A B {{x}}!", None));
-    }
-
-    #[test]
-    fn the_hash_tells_a_user_part_from_none() {
-        let sha_of_abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
-        assert_eq!(content_hash("abc", None), sha_of_abc);
-        assert_ne!(content_hash("abc", Some("")), sha_of_abc);
-        assert_ne!(content_hash("ab", Some("c")), content_hash("abc", None));
+        assert_eq!(
+            compiled.content_hash,
+            crate::hash::content_hash("A B {{x}}!", None)
+        );
     }
 
     #[test]

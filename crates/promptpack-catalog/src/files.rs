@@ -3,7 +3,8 @@
 //! verbatim; `export` writes a version back as files.
 
 use crate::catalog::{Catalog, check_name, rows, unchanged};
-use crate::compile::{MAX_FILE_BYTES, check_content, check_record, compile_draft, text_hash};
+use crate::compile::{MAX_FILE_BYTES, check_content, check_record, compile_draft};
+use crate::hash::text_hash;
 use crate::model::{Draft, ImportReport, Imported, Selector, Syntax};
 use promptpack_core::contract::Contract;
 use promptpack_core::diagnostics::escape_controls;

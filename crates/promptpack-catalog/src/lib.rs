@@ -68,6 +68,9 @@ mod compile;
 mod diff;
 mod file_identity;
 mod files;
+mod finding;
+mod hash;
+mod judge;
 #[cfg(feature = "postgres")]
 mod listener;
 mod model;
@@ -77,12 +80,15 @@ mod timeouts;
 
 pub use catalog::follow::LabelledPrompt;
 pub use catalog::rows::CHANGES_CHANNEL;
-pub use catalog::verify::{Finding, FindingCode, Subject, VerifyReport, check_compiled};
+pub use catalog::verify::VerifyReport;
 pub use catalog::{
-    Catalog, ChangeMarker, MAX_PAGE, SnippetUse, VersionSources, check_process_name,
+    Catalog, ChangeMarker, MAX_PAGE, Published, SnippetUse, VersionSources, check_process_name,
 };
-pub use compile::{MAX_FILE_BYTES, content_hash};
+pub use compile::MAX_FILE_BYTES;
 pub use file_identity::FileIdentity;
+pub use finding::{Finding, FindingCode, Subject};
+pub use hash::content_hash;
+pub use judge::{CheckedPrompt, Verdict, judge, judge_fetched};
 #[cfg(feature = "postgres")]
 pub use listener::{Change, Listener};
 pub use model::{

@@ -3,7 +3,7 @@
 
 use promptpack_core::ErrorCode;
 use promptpack_core::contract::Contract;
-use promptpack_core::{Delimiters, Error, Settings, SourceFile, Sources, TemplateSource};
+use promptpack_core::{Error, Settings, SourceFile, Sources, TemplateSource};
 use serde::{Deserialize, Serialize, Serializer};
 use std::fmt;
 use std::str::FromStr;
@@ -73,11 +73,19 @@ impl Syntax {
     /// # Errors
     /// `invalid_config` for delimiters the language refuses.
     pub fn settings(&self) -> Result<Settings, Error> {
-        Ok(Settings {
-            delimiters: Delimiters::new(&self.open, &self.close)?,
-            standalone_tags: self.standalone_tags,
-            ..Settings::default()
-        })
+        Ok(self.config()?.settings().clone())
+    }
+
+    /// A configuration with these settings and no folders: what a tool
+    /// compiles a version or a draft with (`promptpack_build`'s check, a
+    /// `Library`), so that the syntax becomes settings in one place.
+    ///
+    /// # Errors
+    /// `invalid_config` for delimiters the language refuses.
+    pub fn config(&self) -> Result<promptpack_load::Config, Error> {
+        Ok(promptpack_load::Config::new(".")
+            .delimiters(&self.open, &self.close)?
+            .standalone_tags(self.standalone_tags))
     }
 }
 
@@ -484,7 +492,7 @@ impl fmt::Display for UserAction {
 /// shown and looks the user up by the hash
 /// ([`Catalog::user_by_token_hash`](crate::Catalog::user_by_token_hash)).
 pub fn token_hash(token: &str) -> String {
-    crate::compile::text_hash(token)
+    crate::hash::text_hash(token)
 }
 
 /// What a live handle registers in the catalog: the process it runs in,
@@ -534,5 +542,5 @@ pub(crate) fn canonical_contract(contract: &Contract) -> String {
 /// prompts by id), as lowercase hex. Two binaries with equal hashes have
 /// vars structs of the same fields, kinds and choice values.
 pub fn contract_hash(contract: &Contract) -> String {
-    crate::compile::text_hash(&canonical_contract(contract))
+    crate::hash::text_hash(&canonical_contract(contract))
 }

@@ -1076,8 +1076,9 @@ fn a_catalog_of_the_first_schema_is_migrated(store: &TestStore) {
 /// A version declaring a choice's values is checked by what it compares:
 /// dropping a value the program's enum has, or declaring one it lacks
 /// without comparing with it, fits; comparing with one it lacks does not.
-/// `draft_warnings` names each declared value no branch compares, also in
-/// a snippet (the catalog's newest revision of it).
+/// Publishing names each declared value no branch compares, also in a
+/// snippet (the catalog's newest revision of it), from the compile that
+/// checked the draft.
 fn declared_choices_fit_by_what_they_compare_and_warn_of_unhandled_values(store: &TestStore) {
     let mut catalog = store.open();
     catalog.create("lesson", None, None).expect("create");
@@ -1114,8 +1115,9 @@ fn declared_choices_fit_by_what_they_compare_and_warn_of_unhandled_values(store:
 
     let warned = |catalog: &mut Catalog, draft: &Draft| -> Vec<String> {
         catalog
-            .draft_warnings("lesson", draft)
-            .expect("the store reads")
+            .publish_with_warnings("lesson", draft, None)
+            .expect("it publishes")
+            .warnings
             .iter()
             .map(|w| {
                 let at = w.location.as_ref().expect("located");
@@ -1139,7 +1141,9 @@ fn declared_choices_fit_by_what_they_compare_and_warn_of_unhandled_values(store:
         warned(&mut catalog, &with_snippet),
         ["unhandled_choice snippets/pace.md:3:39"]
     );
-    assert!(warned(&mut catalog, &draft("{{oops")).is_empty());
+    // A draft that does not compile has errors, not warnings.
+    let refused = catalog.publish_with_warnings("lesson", &draft("{{oops"), None);
+    assert!(refused.is_err(), "`{{{{oops` does not compile");
 }
 
 fn console_users_are_added_found_by_token_and_removed(store: &TestStore) {

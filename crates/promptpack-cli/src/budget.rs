@@ -348,7 +348,7 @@ mod tests {
 
     fn range(system: &str) -> TokenRange {
         let library = library(system);
-        let prompt = library.resolved("p").expect("p is there");
+        let prompt = promptpack::house::resolved(&library, "p").expect("p is there");
         token_range(&library, prompt, &words).expect("counts")
     }
 

@@ -29,9 +29,9 @@ pub(crate) fn run(args: &CheckArgs, style: Style) -> ExitCode {
         Ok(config) => {
             // Everything the build checks, so that a tree `check` accepts
             // is a tree `cargo build` accepts.
-            let report = promptpack_build::check(&config);
-            let (prompts, snippets) = (report.prompts, report.snippets);
-            let (errors, lints) = findings(&config, report, &Counter::new(args.tokenizer));
+            let checked = promptpack_build::house::check(&config);
+            let (prompts, snippets) = (checked.report.prompts, checked.report.snippets);
+            let (errors, lints) = findings(&config, checked, &Counter::new(args.tokenizer));
             (errors, lints, prompts, snippets)
         }
     };
@@ -61,26 +61,23 @@ pub(crate) fn run(args: &CheckArgs, style: Style) -> ExitCode {
 /// language server shows.
 pub(crate) fn findings(
     config: &Config,
-    report: promptpack_build::Report,
+    checked: promptpack_build::house::Checked,
     counter: &Counter,
 ) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
+    let promptpack_build::house::Checked { report, resolved } = checked;
     let mut errors = report.errors;
     let mut lints = report.warnings;
     // Budgets are counted on a tree that loads (a broken one has no
     // renders to count), from the prompts the check resolved: the tree is
     // not read again, and the tokenizer loads only when some prompt has a
     // budget.
-    let budgeted = report
-        .resolved
-        .iter()
-        .any(|p| p.front_matter.max_tokens.is_some());
+    let budgeted = resolved.iter().any(|p| p.front_matter.max_tokens.is_some());
     if errors.is_empty() && budgeted && !Counter::BUILT {
         // Passing a budget unchecked would let `--deny-warnings` pass a
         // tree over it: each budget is a warning that says why.
-        lints.extend(not_counted(&report.resolved));
+        lints.extend(not_counted(&resolved));
     } else if errors.is_empty() && budgeted {
-        let library =
-            Library::from_resolved_prompts(report.resolved, config.delimiters_ref().clone());
+        let library = promptpack::house::library_of(resolved, config.delimiters_ref().clone());
         match over_budget(&library, counter) {
             Ok(found) => lints.extend(found),
             Err(e) => errors.extend(e.into_diagnostics()),
@@ -94,7 +91,7 @@ pub(crate) fn findings(
 fn over_budget(library: &Library, counter: &Counter) -> Result<Vec<Diagnostic>, promptpack::Error> {
     let encoding = counter.encoding();
     let mut lints = Vec::new();
-    for prompt in library.prompts() {
+    for prompt in promptpack::house::prompts(library) {
         let Some(budget) = prompt.front_matter.max_tokens else {
             continue;
         };
@@ -197,7 +194,7 @@ mod tests {
             Default::default(),
         )
         .expect("the prompts load");
-        let lints = not_counted(library.prompts());
+        let lints = not_counted(promptpack::house::prompts(&library));
         assert_eq!(lints.len(), 1, "{lints:?}");
         let lint = &lints[0];
         assert_eq!(lint.code, ErrorCode::OverBudget);

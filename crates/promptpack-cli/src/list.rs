@@ -30,17 +30,17 @@ pub(crate) fn run(args: &ListArgs, style: Style) -> ExitCode {
         Err(e) => return crate::fail(&e, style),
     };
     let counter = Counter::new(args.tokenizer);
-    let counted: Result<Vec<(&ResolvedPrompt, Option<TokenRange>)>, Error> = library
-        .prompts()
-        .iter()
-        .map(|prompt| {
-            if !Counter::BUILT {
-                return Ok((prompt, None));
-            }
-            let range = token_range(&library, prompt, &|text| counter.count(text))?;
-            Ok((prompt, Some(range)))
-        })
-        .collect();
+    let counted: Result<Vec<(&ResolvedPrompt, Option<TokenRange>)>, Error> =
+        promptpack::house::prompts(&library)
+            .iter()
+            .map(|prompt| {
+                if !Counter::BUILT {
+                    return Ok((prompt, None));
+                }
+                let range = token_range(&library, prompt, &|text| counter.count(text))?;
+                Ok((prompt, Some(range)))
+            })
+            .collect();
     let counted = match counted {
         Ok(counted) => counted,
         Err(e) => return crate::fail(&e, style),
@@ -214,7 +214,7 @@ mod tests {
         };
         let library =
             Library::from_sources(vec![template], vec![], Default::default()).expect("it loads");
-        let prompt = &library.prompts()[0];
+        let prompt = &promptpack::house::prompts(&library)[0];
         let text = to_text(prompt, None, Encoding::default());
         assert!(
             text.contains(&format!("  tokens:     {NOT_COUNTED}\n")),

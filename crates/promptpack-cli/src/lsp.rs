@@ -5,7 +5,7 @@ use crate::check::findings;
 use crate::list::shown_tokens;
 use crate::tokens::{Counter, Encoding};
 use clap::Args;
-use promptpack::{Config, Library, Style};
+use promptpack::{Config, Style};
 use promptpack_core::sources::Sources;
 use promptpack_lsp::{Checker, Findings, Options};
 use std::path::PathBuf;
@@ -32,23 +32,23 @@ struct CheckChecker {
 
 impl Checker for CheckChecker {
     fn check(&self, config: &Config, sources: Sources) -> Findings {
-        let report = promptpack_build::check_sources(sources, config);
+        let report = promptpack_build::house::check_sources(sources, config);
         let (errors, warnings) = findings(config, report, &self.counter);
         Findings { errors, warnings }
     }
 
     fn check_without_lints(&self, config: &Config, sources: Sources) -> Findings {
-        let report = promptpack_build::check_sources_without_lints(sources, config);
+        let report = promptpack_build::house::check_sources_without_lints(sources, config);
         let (errors, warnings) = findings(config, report, &self.counter);
         Findings { errors, warnings }
     }
 
     fn token_range(&self, config: &Config, sources: Sources, id: &str) -> Option<String> {
-        let report = promptpack_build::check_sources(sources, config);
-        let prompt = report.resolved.iter().find(|p| p.id == id)?.clone();
+        let checked = promptpack_build::house::check_sources(sources, config);
+        let prompt = checked.resolved.iter().find(|p| p.id == id)?.clone();
         let budget = prompt.front_matter.max_tokens;
         let library =
-            Library::from_resolved_prompts(report.resolved, config.delimiters_ref().clone());
+            promptpack::house::library_of(checked.resolved, config.delimiters_ref().clone());
         let range = token_range(&library, &prompt, &|text| self.counter.count(text)).ok()?;
         Some(format!(
             "tokens {}",

@@ -83,7 +83,7 @@ pub(crate) fn render(library: &Library, args: &RenderArgs, command: &str) -> Ren
         Ok(given) => given,
         Err(e) => return failed(e),
     };
-    let resolved = library.resolved(&args.id);
+    let resolved = promptpack::house::resolved(library, &args.id);
     // An unknown id is left to the render, which names the ids there are.
     let example = match (resolved, &args.example) {
         (Some(prompt), Some(name)) => match example_values(prompt, name) {

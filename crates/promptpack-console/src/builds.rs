@@ -4,12 +4,7 @@
 
 use crate::pages::prose::Prose;
 use crate::pages::when::When;
-use crate::preview::library_of;
-use promptpack_catalog::{
-    Arm, Catalog, Error, ErrorCode, RegisteredBuild, Selector, Timestamp, Version,
-};
-use promptpack_core::contract::PromptContract;
-use promptpack_core::contract::check;
+use promptpack_catalog::{Arm, Catalog, Error, RegisteredBuild, Timestamp};
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -44,9 +39,9 @@ pub(crate) struct BuildView {
 }
 
 /// The verdicts already reached, shared by every request of a console: by
-/// a version's content hash and a contract's, which name their texts, so
-/// that a verdict never goes stale and a page view compiles a version once,
-/// not once per view.
+/// a version (append-only: its text never changes) and a contract's hash,
+/// which names its text, so that a page view judges a version once, not
+/// once per view.
 #[derive(Default)]
 pub(crate) struct Verdicts {
     known: Mutex<HashMap<(String, String), Option<String>>>,
@@ -70,9 +65,10 @@ impl Verdicts {
     }
 }
 
-/// Why `build`'s contract refuses version `version` of prompt `id` (its
-/// first `contract_violation`, naming the variable), or `None` when it
-/// takes it.
+/// Why `build`'s binary refuses version `version` of prompt `id`, as its
+/// live handle judges it (`promptpack_catalog::judge`: the store holds it
+/// damaged, it does not compile, it breaks the contract — its first
+/// diagnostic, `code: message`), or `None` when it serves it.
 pub(crate) fn refusal(
     catalog: &mut Catalog,
     verdicts: &Verdicts,
@@ -80,36 +76,16 @@ pub(crate) fn refusal(
     version: u32,
     build: &RegisteredBuild,
 ) -> Result<Option<String>, Error> {
-    let Some(compiled) = build.contract.prompts.get(id) else {
+    let Some(contract) = build.contract.prompts.get(id) else {
         return Ok(Some(format!("its binary has no prompt `{id}`")));
     };
-    let version = catalog.get(id, &Selector::Version(version))?;
-    let key = (version.content_hash.clone(), build.contract_hash.clone());
+    let key = (format!("{id}\0{version}"), build.contract_hash.clone());
     if let Some(verdict) = verdicts.get(&key) {
         return Ok(verdict);
     }
-    let verdict = compiled_refusal(catalog, id, &version, compiled)?;
+    let verdict = catalog.judge(id, version, Some(contract))?.refusal();
     verdicts.put(key, verdict.clone());
     Ok(verdict)
-}
-
-fn compiled_refusal(
-    catalog: &mut Catalog,
-    id: &str,
-    version: &Version,
-    compiled: &PromptContract,
-) -> Result<Option<String>, Error> {
-    // Judged by its contract, never rendered here.
-    let library = library_of(catalog, version, promptpack::DEFAULT_MAX_RENDER_BYTES)?;
-    let Some(prompt) = library.resolved(id) else {
-        return Ok(Some(format!(
-            "version {} does not compile",
-            version.version
-        )));
-    };
-    Ok(check(prompt, compiled, ErrorCode::ContractViolation)
-        .first()
-        .map(|d| format!("{}: {}", d.code, d.message)))
 }
 
 /// The registered builds whose binaries have prompt `id`.

@@ -15,7 +15,7 @@ pub(crate) fn branches(
     id: &str,
     examples: &[ExampleRender],
 ) -> Vec<(String, bool)> {
-    let Some(prompt) = library.resolved(id) else {
+    let Some(prompt) = promptpack::house::resolved(library, id) else {
         return Vec::new();
     };
     let names: Vec<&str> = prompt.vars.iter().map(|v| v.name.as_str()).collect();

@@ -3,28 +3,32 @@
 //! grammar and the checks are promptpack's own (the pipeline of
 //! `promptpack check`), never re-implemented here.
 
-use promptpack::{Config, Diagnostic, Library, Prompt};
-use promptpack_catalog::{Catalog, Draft, Error, Syntax, Version};
+use promptpack::{Diagnostic, Library, Prompt};
+use promptpack_catalog::{Catalog, CheckedPrompt, Draft, Error, Verdict, Version};
 use serde_json::{Map, Value};
 
-/// The settings of a version's syntax, as a configuration with no folders.
-pub(crate) fn config_of(syntax: &Syntax) -> Result<Config, Error> {
-    Ok(Config::new(".")
-        .delimiters(&syntax.open, &syntax.close)?
-        .standalone_tags(syntax.standalone_tags))
-}
-
-/// `version` compiled on its own: its files and the snippet revisions it
-/// pins, under its syntax; its renders refuse a part longer than
+/// `version` judged as a live handle judges it (compiled on its own from
+/// its files and the snippet revisions it pins, under its syntax, its hash
+/// checked) and made a library; its renders refuse a part longer than
 /// `max_render_bytes` (`too_large`) before they allocate.
+///
+/// # Errors
+/// Why the version is refused (`damaged`, a compile error), or the store's.
 pub(crate) fn library_of(
     catalog: &mut Catalog,
     version: &Version,
     max_render_bytes: usize,
 ) -> Result<Library, Error> {
-    let sources = catalog.sources(version)?;
-    let config = config_of(&version.syntax)?.with_max_render_bytes(max_render_bytes);
-    Library::from_sources_config(sources.templates, sources.snippets, &config)
+    match catalog.judge(&version.prompt_id, version.version, None)? {
+        Verdict::Serve(checked) => Ok(checked_library(*checked, max_render_bytes)),
+        Verdict::Refuse(error) => Err(error),
+    }
+}
+
+/// A library of one checked prompt, bounded by `max_render_bytes`.
+pub(crate) fn checked_library(checked: CheckedPrompt, max_render_bytes: usize) -> Library {
+    promptpack::house::library_of(vec![checked.prompt], checked.settings.delimiters)
+        .with_max_render_bytes(max_render_bytes)
 }
 
 /// Renders prompt `id` of `library` with `vars`, strictly: a variable
@@ -83,10 +87,11 @@ pub(crate) fn check_draft(
     max_render_bytes: usize,
 ) -> Result<DraftCheck, Error> {
     let sources = catalog.draft_sources(id, draft)?;
-    let config = config_of(&draft.syntax)?;
-    let report = promptpack_build::check_sources(sources, &config);
+    let config = draft.syntax.config()?;
+    let promptpack_build::house::Checked { report, resolved } =
+        promptpack_build::house::check_sources(sources, &config);
     let library = report.errors.is_empty().then(|| {
-        Library::from_resolved_prompts(report.resolved, config.delimiters_ref().clone())
+        promptpack::house::library_of(resolved, config.delimiters_ref().clone())
             .with_max_render_bytes(max_render_bytes)
     });
     // The draft's own files only: a lint of a snippet no prompt of this

@@ -5,7 +5,6 @@
 //! prompt's edit page checks its draft. What publishing the draft and then
 //! upgrading each prompt's pins would meet.
 
-use crate::preview::config_of;
 use promptpack::Diagnostic;
 use promptpack_catalog::{Catalog, Draft, Error, Selector, Version};
 use promptpack_core::SourceFile;
@@ -67,7 +66,8 @@ pub(crate) fn check_against(
             name: name.to_string(),
             file: SourceFile::new(snippet_path.clone(), text),
         });
-        let report = promptpack_build::check_sources(sources, &config_of(&draft.syntax)?);
+        let report =
+            promptpack_build::house::check_sources(sources, &draft.syntax.config()?).report;
         let templates = format!("templates/{id}/");
         // This prompt's files and the snippet's: another snippet's lint is
         // not this draft's business.

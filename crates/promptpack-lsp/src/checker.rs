@@ -45,14 +45,14 @@ pub trait Checker {
     }
 }
 
-/// The build's own checks, [`promptpack_build::check_sources`]: every error
+/// The build's own checks, `promptpack_build::house::check_sources`: every error
 /// and lint but the token budgets (`over_budget`), which need a tokenizer.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct BuildChecker;
 
 impl Checker for BuildChecker {
     fn check(&self, config: &Config, sources: Sources) -> Findings {
-        let report = promptpack_build::check_sources(sources, config);
+        let report = promptpack_build::house::check_sources(sources, config).report;
         Findings {
             errors: report.errors,
             warnings: report.warnings,
@@ -60,7 +60,7 @@ impl Checker for BuildChecker {
     }
 
     fn check_without_lints(&self, config: &Config, sources: Sources) -> Findings {
-        let report = promptpack_build::check_sources_without_lints(sources, config);
+        let report = promptpack_build::house::check_sources_without_lints(sources, config).report;
         Findings {
             errors: report.errors,
             warnings: report.warnings,

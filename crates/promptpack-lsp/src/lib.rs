@@ -5,7 +5,7 @@
 //! `promptpack lsp` runs it. It reads the prompt root once, overlays every
 //! buffer the editor has open on what it read, and runs the same pipeline,
 //! lints and code generator as `promptpack check`
-//! ([`promptpack_build::check_sources`]), so a buffer shows exactly what the
+//! (`promptpack_build::house::check_sources`), so a buffer shows exactly what the
 //! build would say of it, at the same places with the same codes.
 //!
 //! ```no_run

@@ -5,7 +5,8 @@
 //! contract).
 
 use super::{Catalog, check_name, rows};
-use crate::compile::{check_record, text_hash};
+use crate::compile::check_record;
+use crate::hash::text_hash;
 use crate::model::{
     BuildRegistration, RegisteredBuild, Role, Timestamp, User, UserChange, canonical_contract,
 };

@@ -5,7 +5,7 @@
 //! checksums are those of the embedded migrations, and the append-only
 //! guards are all in place.
 
-use super::verify::{Finding, FindingCode, Subject};
+use crate::finding::{Finding, FindingCode, Subject};
 use crate::store::{Dialect, Migration, Param, Store, Tx};
 use promptpack_core::{Error, ErrorCode};
 use sha2::{Digest, Sha256};

@@ -11,18 +11,17 @@ mod snippet_uses;
 pub use snippet_uses::SnippetUse;
 pub(crate) mod verify;
 
-use crate::compile::{
-    Compiled, SnippetText, check_record, check_snippet, compile_draft, draft_warnings, sources,
-    text_hash,
-};
+use crate::compile::{Compiled, SnippetText, check_record, check_snippet, compile_draft, sources};
 use crate::diff::unified_diff;
+use crate::hash::text_hash;
+use crate::judge::{Verdict, judge_fetched};
 use crate::model::{
     Arm, AuditEntry, Draft, History, ListQuery, Listed, Page, Pin, PromptEntry, Selector,
     SnippetRevision, Version,
 };
 use crate::store::{Access, Store, Tx};
 use crate::timeouts::Timeouts;
-use promptpack_core::contract::Contract;
+use promptpack_core::contract::{Contract, PromptContract};
 use promptpack_core::syntax::is_snippet_name;
 use promptpack_core::{Diagnostic, Error, ErrorCode, Settings, Sources};
 use std::collections::HashMap;
@@ -32,6 +31,20 @@ use std::collections::HashMap;
 pub struct ChangeMarker {
     audit: i64,
     versions: i64,
+}
+
+/// What [`Catalog::publish_with_warnings`] did.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Published {
+    /// The version published, or the newest one when the draft was it
+    /// already (nothing written).
+    pub version: Version,
+    /// Whether the prompt was created for it.
+    pub created: bool,
+    /// What the compile that checked the draft warns of
+    /// (`unhandled_choice`).
+    pub warnings: Vec<Diagnostic>,
 }
 
 /// How many prompts [`Catalog::list`] gives at most per page.
@@ -232,23 +245,7 @@ impl Catalog {
         contract: Option<&Contract>,
     ) -> Result<Version, Error> {
         self.publish_version(id, draft, contract, false)
-            .map(|(version, _)| version)
-    }
-
-    /// What publishing `draft` as a version of prompt `id` warns of, with
-    /// the newest revision of every snippet: each value a declared choice
-    /// takes (`kind: choice`, `values: […]`) that no branch compares with
-    /// (`unhandled_choice`, naming the branch it renders instead). A draft
-    /// that does not compile has none: [`Catalog::publish`] reports its
-    /// errors.
-    ///
-    /// # Errors
-    /// Only the store's (`unavailable`).
-    pub fn draft_warnings(&mut self, id: &str, draft: &Draft) -> Result<Vec<Diagnostic>, Error> {
-        self.store.read(&mut |tx| {
-            let snippets = rows::current_snippets(tx)?;
-            Ok(draft_warnings(id, draft, &snippets))
-        })
+            .map(|published| published.version)
     }
 
     /// [`Catalog::publish`], creating prompt `id` first when the catalog
@@ -264,6 +261,24 @@ impl Catalog {
         draft: &Draft,
         contract: Option<&Contract>,
     ) -> Result<(Version, bool), Error> {
+        self.publish_with_warnings(id, draft, contract)
+            .map(|published| (published.version, published.created))
+    }
+
+    /// [`Catalog::publish_or_create`], with what the compile that checked
+    /// the draft warns of: each value a declared choice takes (`kind:
+    /// choice`, `values: […]`) that no branch compares with
+    /// (`unhandled_choice`, naming the branch it renders instead), as
+    /// `promptpack check` and the build warn of it.
+    ///
+    /// # Errors
+    /// As [`Catalog::publish_or_create`].
+    pub fn publish_with_warnings(
+        &mut self,
+        id: &str,
+        draft: &Draft,
+        contract: Option<&Contract>,
+    ) -> Result<Published, Error> {
         check_name("prompt id", id)?;
         self.publish_version(id, draft, contract, true)
     }
@@ -274,7 +289,7 @@ impl Catalog {
         draft: &Draft,
         contract: Option<&Contract>,
         create: bool,
-    ) -> Result<(Version, bool), Error> {
+    ) -> Result<Published, Error> {
         check_record(&self.author, &draft.message)?;
         let Catalog {
             store,
@@ -287,13 +302,15 @@ impl Catalog {
             let prompt = rows::live_prompt(tx, id, true)?;
             let snippets = rows::current_snippets(tx)?;
             let compiled = compile_draft(id, draft, &snippets, contract)?;
-            if let Some(newest) = rows::version(tx, id, prompt.latest_version)?
-                && unchanged(&newest, draft, &compiled)
-            {
-                return Ok((newest, created));
-            }
-            let version = insert_version(tx, id, draft, &compiled, author, before_commit)?;
-            Ok((version, created))
+            let version = match rows::version(tx, id, prompt.latest_version)? {
+                Some(newest) if unchanged(&newest, draft, &compiled) => newest,
+                _ => insert_version(tx, id, draft, &compiled, author, before_commit)?,
+            };
+            Ok(Published {
+                version,
+                created,
+                warnings: compiled.warnings,
+            })
         })
     }
 
@@ -711,6 +728,33 @@ impl Catalog {
         wanted: &[(String, u32)],
     ) -> Result<Vec<VersionSources>, Error> {
         self.store.read(&mut |tx| follow::versions_in(tx, wanted))
+    }
+
+    /// Judges version `version` of prompt `id` as a live handle judges
+    /// it, its files and pinned snippet revisions read in one snapshot:
+    /// compiled under its own syntax, its content hash checked, and checked
+    /// against `contract` when given. A version the store holds damaged is
+    /// refused, not an error.
+    ///
+    /// # Errors
+    /// `unavailable` when the store cannot be read; `not_found` for a
+    /// missing or deleted prompt or version: what says nothing of the
+    /// version itself.
+    pub fn judge(
+        &mut self,
+        id: &str,
+        version: u32,
+        contract: Option<&PromptContract>,
+    ) -> Result<Verdict, Error> {
+        let wanted = [(id.to_string(), version)];
+        let fetched = self.versions_with_sources(&wanted)?.into_iter().next();
+        let fetched = fetched.ok_or_else(|| {
+            Error::new(
+                ErrorCode::NotFound,
+                format!("version {version} of `{id}` was not read"),
+            )
+        })?;
+        judge_fetched(fetched, contract)
     }
 
     pub(crate) fn parts(&mut self) -> (&mut Store, &str) {

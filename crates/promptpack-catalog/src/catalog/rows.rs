@@ -1226,7 +1226,7 @@ pub(crate) fn builds(tx: &mut dyn Tx, since: Timestamp) -> Result<Vec<Registered
                 ),
             )
         };
-        if crate::compile::text_hash(&text) != contract_hash {
+        if crate::hash::text_hash(&text) != contract_hash {
             return Err(damaged("holds a contract other than its hash names".into()));
         }
         let contract = match Contract::from_json("the registered contract", &text) {

@@ -6,14 +6,17 @@
 
 use super::Catalog;
 use super::migrate;
-use crate::compile::{SnippetText, compile_draft, content_hash, text_hash};
-use crate::model::{Draft, Pin, SnippetRevision, Syntax, Version};
+use crate::compile::{SnippetText, pins_of, sources};
+use crate::finding::{
+    Finding, FindingCode, hash_finding, resolved_finding, snippet_finding, version_subject,
+};
+use crate::judge::{Verdict, judge};
+use crate::model::{Pin, SnippetRevision, Syntax, Timestamp, Version};
 use crate::store::{Access, Param, Tx};
 use crate::timeouts::Timeouts;
+use promptpack_core::contract::Contract;
 use promptpack_core::diagnostics::escape_controls;
-use promptpack_core::print::template_text;
-use promptpack_core::resolve::ResolvedPrompt;
-use promptpack_core::{Error, ErrorCode, Settings};
+use promptpack_core::{Error, ErrorCode};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -39,86 +42,6 @@ impl VerifyReport {
     pub fn is_ok(&self) -> bool {
         self.findings.is_empty()
     }
-}
-
-/// One thing wrong with a catalog: the store holds what promptpack never
-/// writes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Finding {
-    /// What kind of wrong.
-    pub code: FindingCode,
-    /// What it is about.
-    pub subject: Subject,
-    /// What is wrong, in a sentence that names the subject.
-    pub message: String,
-}
-
-impl Finding {
-    /// The finding as the error a read or a connect refuses with:
-    /// `damaged`, pointing at `promptpack catalog verify`.
-    pub fn into_error(self) -> Error {
-        Error::new(
-            ErrorCode::Damaged,
-            format!(
-                "{}: the catalog was changed outside promptpack; `promptpack catalog verify` lists what is wrong",
-                self.message
-            ),
-        )
-    }
-}
-
-/// The kinds of [`Finding`], stable for scripts (`--json`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FindingCode {
-    /// A version's resolved text does not match its content hash.
-    HashMismatch,
-    /// A version's files with its pinned snippet revisions do not compile
-    /// to the resolved text it stores (or to its pins, or at all).
-    ResolvedMismatch,
-    /// A version pins a snippet revision the catalog lacks.
-    MissingRevision,
-    /// A snippet revision's text does not match its content hash.
-    SnippetHashMismatch,
-    /// An append-only guard (a trigger) is missing, disabled or changed.
-    Guard,
-    /// An applied migration is recorded with another checksum than the one
-    /// this promptpack embeds, with none, twice or not at all.
-    Migration,
-}
-
-/// What a [`Finding`] is about.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Subject {
-    /// Version `version` of prompt `prompt`.
-    Version {
-        /// The prompt's id.
-        prompt: String,
-        /// The version's number.
-        version: u32,
-    },
-    /// Revision `revision` of snippet `snippet`.
-    SnippetRevision {
-        /// The snippet's name.
-        snippet: String,
-        /// The revision's number.
-        revision: u32,
-    },
-    /// The trigger `name` on table `table`.
-    Guard {
-        /// The trigger's name.
-        name: String,
-        /// The table it guards.
-        table: String,
-    },
-    /// The migration to schema version `version`, from file `name`.
-    Migration {
-        /// The schema version it brings the catalog to.
-        version: i64,
-        /// Its file under `migrations/`.
-        name: String,
-    },
 }
 
 /// `version`, when its resolved text matches its content hash; `damaged`
@@ -150,41 +73,6 @@ pub(crate) fn checked_snippet(revision: SnippetRevision) -> Result<SnippetRevisi
     }
 }
 
-/// Checks that `prompt`, compiled from `version`'s files and pinned
-/// snippet revisions in `settings` (as a service following a label does),
-/// renders the text `version`'s content hash names: a version whose files
-/// or snippets were rewritten under an unchanged resolved text is refused.
-///
-/// # Errors
-/// `damaged`, naming the version, when it does not.
-pub fn check_compiled(
-    version: &Version,
-    prompt: &ResolvedPrompt,
-    settings: &Settings,
-) -> Result<(), Error> {
-    let (system, user) = resolved_texts(prompt, settings);
-    if content_hash(&system, user.as_deref()) == version.content_hash {
-        return Ok(());
-    }
-    Err(resolved_finding(
-        &version.prompt_id,
-        version.version,
-        "its files and pinned snippets render other text than its content hash names",
-    )
-    .into_error())
-}
-
-/// What `prompt` renders, as a version stores it.
-fn resolved_texts(prompt: &ResolvedPrompt, settings: &Settings) -> (String, Option<String>) {
-    let delimiters = &settings.delimiters;
-    let system = template_text(&prompt.system, &prompt.vars, delimiters);
-    let user = prompt
-        .user
-        .as_ref()
-        .map(|user| template_text(user, &prompt.vars, delimiters));
-    (system, user)
-}
-
 impl Catalog {
     /// Connects to the catalog at `url` to [`verify`](Catalog::verify) it:
     /// as [`Catalog::connect_with`], but a recorded migration checksum that
@@ -212,6 +100,17 @@ impl Catalog {
     /// promptpack's; `unavailable` when the store cannot be read. What is
     /// wrong with the catalog is the report's [`findings`](VerifyReport::findings).
     pub fn verify(&mut self) -> Result<VerifyReport, Error> {
+        self.verify_with(None)
+    }
+
+    /// [`Catalog::verify`], and, given a binary's `contract`, every version
+    /// of each of its prompts judged against it as a live handle of that
+    /// binary judges it: each it would refuse is a finding
+    /// ([`FindingCode::ContractViolation`]).
+    ///
+    /// # Errors
+    /// As [`Catalog::verify`].
+    pub fn verify_with(&mut self, contract: Option<&Contract>) -> Result<VerifyReport, Error> {
         let migrations = self.store.migrations();
         self.store.read(&mut |tx| {
             let mut report = VerifyReport {
@@ -225,7 +124,7 @@ impl Catalog {
             report.guards = checked;
             let snippets = snippet_revisions(tx, &mut report)?;
             let pins = all_pins(tx)?;
-            verify_versions(tx, &snippets, &pins, &mut report)?;
+            verify_versions(tx, &snippets, &pins, contract, &mut report)?;
             Ok(report)
         })
     }
@@ -286,6 +185,7 @@ fn verify_versions(
     tx: &mut dyn Tx,
     snippets: &HashMap<(String, u32), SnippetText>,
     pins: &HashMap<(String, u32), Vec<Pin>>,
+    contract: Option<&Contract>,
     report: &mut VerifyReport,
 ) -> Result<(), Error> {
     let sql = "SELECT prompt_id, version, system_text, user_text, delimiter_open, \
@@ -299,30 +199,34 @@ fn verify_versions(
             &[Param::Text(&after.0), Param::Int(after.1), Param::Int(PAGE)],
         )?;
         for row in &rows {
-            let stored = StoredVersion {
-                id: row.text("prompt_id")?,
-                version: number(row.int("version")?)?,
-                draft: Draft {
-                    system: row.text("system_text")?,
-                    user: row.opt_text("user_text")?,
-                    message: String::new(),
-                    syntax: Syntax {
-                        open: row.text("delimiter_open")?,
-                        close: row.text("delimiter_close")?,
-                        standalone_tags: row.int("standalone_tags")? != 0,
-                    },
+            let key = (row.text("prompt_id")?, number(row.int("version")?)?);
+            let pinned = pins.get(&key).map_or(&[][..], Vec::as_slice);
+            let stored = Version {
+                prompt_id: key.0,
+                version: key.1,
+                system: row.text("system_text")?,
+                user: row.opt_text("user_text")?,
+                syntax: Syntax {
+                    open: row.text("delimiter_open")?,
+                    close: row.text("delimiter_close")?,
+                    standalone_tags: row.int("standalone_tags")? != 0,
                 },
+                pins: pinned.to_vec(),
                 resolved_system: row.text("resolved_system")?,
                 resolved_user: row.opt_text("resolved_user")?,
                 content_hash: row.text("content_hash")?,
+                // Not read: nothing below looks at them.
+                front_matter: serde_json::Value::Null,
+                author: String::new(),
+                message: String::new(),
+                created_at: Timestamp(0),
             };
             report.versions += 1;
-            let key = (stored.id.clone(), stored.version);
-            let pinned = pins.get(&key).map_or(&[][..], Vec::as_slice);
+            after = (stored.prompt_id.clone(), i64::from(stored.version));
+            let contract = contract.and_then(|c| c.prompts.get(&stored.prompt_id));
             report
                 .findings
-                .extend(version_findings(&stored, pinned, snippets));
-            after = (stored.id, i64::from(stored.version));
+                .extend(version_findings(stored, snippets, contract));
         }
         if rows.len() < PAGE as usize {
             return Ok(());
@@ -330,125 +234,77 @@ fn verify_versions(
     }
 }
 
-/// A version's row, as `verify` reads it.
-struct StoredVersion {
-    id: String,
-    version: u32,
-    draft: Draft,
-    resolved_system: String,
-    resolved_user: Option<String>,
-    content_hash: String,
-}
-
-/// What is wrong with one version: its hash, its pins, what its files with
-/// its pins compile to.
+/// What is wrong with one version: its hash, its pins, and what judging
+/// it finds (as a live handle judges it, against `contract` when given).
 fn version_findings(
-    stored: &StoredVersion,
-    pins: &[Pin],
+    stored: Version,
     snippets: &HashMap<(String, u32), SnippetText>,
+    contract: Option<&promptpack_core::contract::PromptContract>,
 ) -> Vec<Finding> {
-    let (id, number) = (stored.id.as_str(), stored.version);
-    let mut findings: Vec<Finding> = hash_finding(
-        id,
+    let (id, number) = (stored.prompt_id.clone(), stored.version);
+    let hash_wrong = hash_finding(
+        &id,
         number,
         &stored.resolved_system,
         stored.resolved_user.as_deref(),
         &stored.content_hash,
-    )
-    .into_iter()
-    .collect();
-    let mut pinned = Vec::with_capacity(pins.len());
-    for pin in pins {
+    );
+    let mut findings: Vec<Finding> = hash_wrong.iter().cloned().collect();
+    let mut pinned = Vec::with_capacity(stored.pins.len());
+    for pin in &stored.pins {
         match snippets.get(&(pin.snippet.clone(), pin.revision)) {
             Some(text) => pinned.push(text.clone()),
             None => findings.push(Finding {
                 code: FindingCode::MissingRevision,
-                subject: version_subject(id, number),
+                subject: version_subject(&id, number),
                 message: format!(
                     "version {number} of `{}` pins revision {} of snippet `{}`, which the catalog lacks",
-                    escape_controls(id),
+                    escape_controls(&id),
                     pin.revision,
                     escape_controls(&pin.snippet)
                 ),
             }),
         }
     }
-    if pinned.len() < pins.len() {
+    if pinned.len() < stored.pins.len() {
         // It cannot compile without them: said once, above.
         return findings;
     }
-    let why = match compile_draft(id, &stored.draft, &pinned, None) {
-        Err(error) => Some(format!(
+    let sources = sources(&id, &stored.system, stored.user.as_deref(), &pinned);
+    let pins = stored.pins.clone();
+    let why = match judge(stored, sources, contract) {
+        Verdict::Refuse(error) if error.code() == ErrorCode::ContractViolation => {
+            findings.push(Finding {
+                code: FindingCode::ContractViolation,
+                subject: version_subject(&id, number),
+                message: format!(
+                    "version {number} of `{}` is refused by the contract: {}",
+                    escape_controls(&id),
+                    Verdict::Refuse(error).refusal().unwrap_or_default()
+                ),
+            });
+            None
+        }
+        // Its stored text does not match its hash (said above) but its
+        // files render what the hash names: the stored text is what changed.
+        Verdict::Refuse(error) if error.code() == ErrorCode::Damaged && hash_wrong.is_none() => {
+            Some("its files and pinned snippets compile to other text than it stores".to_string())
+        }
+        Verdict::Refuse(error) if error.code() == ErrorCode::Damaged => None,
+        Verdict::Refuse(error) => Some(format!(
             "does not compile from its files and pinned snippets ({})",
             error.code()
         )),
-        Ok(compiled)
-            if compiled.resolved_system != stored.resolved_system
-                || compiled.resolved_user != stored.resolved_user =>
-        {
+        Verdict::Serve(_) if hash_wrong.is_some() => {
             Some("its files and pinned snippets compile to other text than it stores".to_string())
         }
-        Ok(compiled) if compiled.pins != pins => {
+        Verdict::Serve(checked) if pins_of(&checked.prompt, &pinned) != pins => {
             Some("its files include other snippets than it pins".to_string())
         }
-        Ok(_) => None,
+        Verdict::Serve(_) => None,
     };
-    findings.extend(why.map(|why| resolved_finding(id, number, &why)));
+    findings.extend(why.map(|why| resolved_finding(&id, number, &why)));
     findings
-}
-
-fn hash_finding(
-    id: &str,
-    version: u32,
-    resolved_system: &str,
-    resolved_user: Option<&str>,
-    stored_hash: &str,
-) -> Option<Finding> {
-    (content_hash(resolved_system, resolved_user) != stored_hash).then(|| Finding {
-        code: FindingCode::HashMismatch,
-        subject: version_subject(id, version),
-        message: format!(
-            "version {version} of `{}` does not match its content hash {}",
-            escape_controls(id),
-            short(stored_hash)
-        ),
-    })
-}
-
-fn snippet_finding(name: &str, revision: u32, text: &str, stored_hash: &str) -> Option<Finding> {
-    (text_hash(text) != stored_hash).then(|| Finding {
-        code: FindingCode::SnippetHashMismatch,
-        subject: Subject::SnippetRevision {
-            snippet: name.to_string(),
-            revision,
-        },
-        message: format!(
-            "revision {revision} of snippet `{}` does not match its content hash {}",
-            escape_controls(name),
-            short(stored_hash)
-        ),
-    })
-}
-
-fn resolved_finding(id: &str, version: u32, why: &str) -> Finding {
-    Finding {
-        code: FindingCode::ResolvedMismatch,
-        subject: version_subject(id, version),
-        message: format!("version {version} of `{}`: {why}", escape_controls(id)),
-    }
-}
-
-fn version_subject(id: &str, version: u32) -> Subject {
-    Subject::Version {
-        prompt: id.to_string(),
-        version,
-    }
-}
-
-/// `sha256:` and the first 12 hex digits of a hash, for messages.
-fn short(hash: &str) -> String {
-    let shown = hash.get(..12).unwrap_or(hash);
-    format!("sha256:{}", escape_controls(shown))
 }
 
 fn number(value: i64) -> Result<u32, Error> {

@@ -360,15 +360,16 @@ fn execute(args: &CatalogArgs, style: Style) -> Result<String, Error> {
                 Err(e) if e.code() == ErrorCode::NotFound => None,
                 Err(e) => return Err(e),
             };
-            let (version, created) =
-                catalog.publish_or_create(&publish.id, &draft, contract.as_ref())?;
+            let published =
+                catalog.publish_with_warnings(&publish.id, &draft, contract.as_ref())?;
+            let (version, created) = (published.version, published.created);
             // As `check` and the build warn of them: a declared choice value
             // that renders the `{{else}}`, now in the catalog.
-            for warning in catalog.draft_warnings(&publish.id, &draft)? {
+            for warning in &published.warnings {
                 eprintln!(
                     "{}",
                     promptpack_core::diagnostics::render_diagnostic(
-                        &warning,
+                        warning,
                         promptpack_core::diagnostics::Severity::Warning,
                         style
                     )

@@ -5,8 +5,8 @@ use super::Which;
 use crate::Folders;
 use crate::render::{RenderArgs as TreeRenderArgs, Rendered, parse_var, render, write_prompt};
 use clap::Args;
-use promptpack::{Config, Error, Library, Style};
-use promptpack_catalog::{Catalog, Version};
+use promptpack::{Error, Library, Style};
+use promptpack_catalog::{Catalog, Verdict, Version};
 use std::path::PathBuf;
 
 /// Options of `promptpack catalog render`.
@@ -70,13 +70,15 @@ pub(crate) fn execute(
     Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
-/// The version compiled on its own: its files, the snippet revisions it
-/// pins, its syntax.
+/// The version judged as a live handle judges it (compiled on its own from
+/// its files and the snippet revisions it pins, under its syntax, its hash
+/// checked): a library of it, or why it is refused.
 fn library(catalog: &mut Catalog, version: &Version) -> Result<Library, Error> {
-    let sources = catalog.sources(version)?;
-    let syntax = &version.syntax;
-    let config = Config::new(".")
-        .delimiters(&syntax.open, &syntax.close)?
-        .standalone_tags(syntax.standalone_tags);
-    Library::from_sources_config(sources.templates, sources.snippets, &config)
+    match catalog.judge(&version.prompt_id, version.version, None)? {
+        Verdict::Serve(checked) => Ok(promptpack::house::library_of(
+            vec![checked.prompt],
+            checked.settings.delimiters,
+        )),
+        Verdict::Refuse(error) => Err(error),
+    }
 }

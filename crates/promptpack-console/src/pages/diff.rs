@@ -159,8 +159,7 @@ fn example_diffs(
 /// example) and the kinds the templates use them as.
 fn variable_changes(id: &str, old: &Library, new: &Library) -> Vec<String> {
     let used = |library: &Library| -> Vec<(String, String)> {
-        library
-            .resolved(id)
+        promptpack::house::resolved(library, id)
             .map(|p| {
                 p.vars
                     .iter()

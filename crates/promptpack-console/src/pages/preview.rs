@@ -58,7 +58,7 @@ fn kind_name(kind: VarKind) -> (&'static str, bool) {
 
 /// The form's inputs, filled with `values`.
 fn fields(library: &Library, id: &str, values: &Map<String, Value>) -> Vec<Field> {
-    let Some(prompt) = library.resolved(id) else {
+    let Some(prompt) = promptpack::house::resolved(library, id) else {
         return Vec::new();
     };
     let declared = prompt.front_matter.vars.clone().unwrap_or_default();
@@ -94,7 +94,7 @@ fn fields(library: &Library, id: &str, values: &Map<String, Value>) -> Vec<Field
 /// kinds: a flag is whether its box is checked, an empty optional is absent.
 fn form_values(library: &Library, id: &str, pairs: &[(String, String)]) -> Map<String, Value> {
     let mut values = Map::new();
-    let Some(prompt) = library.resolved(id) else {
+    let Some(prompt) = promptpack::house::resolved(library, id) else {
         return values;
     };
     for var in &prompt.vars {
@@ -192,8 +192,7 @@ pub(crate) async fn page(
         },
         "form" => {
             let values = form_values(&library, &id, &pairs);
-            let asks = library
-                .resolved(&id)
+            let asks = promptpack::house::resolved(&library, &id)
                 .is_some_and(|prompt| !prompt.vars.is_empty());
             if submitted || !asks {
                 let rendered = render(&library, &id, &values);
