@@ -96,6 +96,29 @@ fn verify_finds_what_was_changed_by_hand(dir: &Path, db: &str, drop_guard: &str,
     assert_eq!(report["ok"], true);
     assert_eq!(report["findings"], serde_json::json!([]));
 
+    // Against a program whose `greet` has no variables: each version it
+    // would refuse is listed, as its live handle would refuse it.
+    let contract = dir.join("contract.json");
+    std::fs::write(
+        &contract,
+        r#"{"format": 1, "prompts": {"greet": {"variables": []}}}"#,
+    )
+    .expect("a contract file");
+    let refused = catalog(
+        dir,
+        db,
+        &["verify", "--contract", &contract.display().to_string()],
+    );
+    assert_eq!(refused.code, Some(1), "{}", refused.stderr);
+    let lines: Vec<&str> = refused.stdout.lines().collect();
+    assert!(
+        lines[0].starts_with("contract_violation ")
+            && lines[0]
+                .contains("version 1 of `greet` is refused by the contract: contract_violation:"),
+        "{}",
+        refused.stdout
+    );
+
     raw(
         db,
         &format!(

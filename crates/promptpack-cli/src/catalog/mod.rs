@@ -129,7 +129,17 @@ enum CatalogCommand {
     /// every snippet revision's hash, the append-only guards (triggers) and
     /// the applied migrations' checksums. Prints each finding, or `ok: …`.
     /// Changes nothing.
-    Verify,
+    Verify(VerifyArgs),
+}
+
+/// Options of `promptpack catalog verify`.
+#[derive(Debug, Args)]
+struct VerifyArgs {
+    /// A contract file (what `promptpack contract` prints): also judge every
+    /// version of its prompts as a live handle of that program would, and
+    /// list each it would refuse (`contract_violation`).
+    #[arg(long, value_name = "FILE")]
+    contract: Option<PathBuf>,
 }
 
 /// Where a command reads a prompt tree, and why it writes.
@@ -504,7 +514,10 @@ fn execute(args: &CatalogArgs, style: Style) -> Result<String, Error> {
                 output::files(&files)
             })
         }
-        CatalogCommand::Verify => verify::execute(&mut catalog, json, style),
+        CatalogCommand::Verify(args) => {
+            let contract = read_contract(args.contract.as_deref())?;
+            verify::execute(&mut catalog, contract.as_ref(), json, style)
+        }
     }
 }
 
@@ -550,7 +563,7 @@ impl CatalogCommand {
             | CatalogCommand::History(_)
             | CatalogCommand::Diff(_)
             | CatalogCommand::Export(_) => Access::Read,
-            CatalogCommand::Verify => Access::Verify,
+            CatalogCommand::Verify(_) => Access::Verify,
         }
     }
 }

@@ -3,16 +3,22 @@
 //! non-zero with `damaged`.
 
 use promptpack::{Error, ErrorCode, Style};
-use promptpack_catalog::{Catalog, VerifyReport};
+use promptpack_catalog::{Catalog, Contract, VerifyReport};
 use std::fmt::Write as _;
 
-/// Verifies the catalog at `url`: what to print when nothing is wrong.
+/// Verifies the catalog at `url`, and every version of `contract`'s
+/// prompts against it when given: what to print when nothing is wrong.
 ///
 /// # Errors
 /// `damaged` when something is, after printing the findings on stdout;
 /// what connecting or reading the catalog fails with otherwise.
-pub(super) fn execute(catalog: &mut Catalog, json: bool, style: Style) -> Result<String, Error> {
-    let report = catalog.verify()?;
+pub(super) fn execute(
+    catalog: &mut Catalog,
+    contract: Option<&Contract>,
+    json: bool,
+    style: Style,
+) -> Result<String, Error> {
+    let report = catalog.verify_with(contract)?;
     let shown = if json {
         as_json(&report)
     } else {
