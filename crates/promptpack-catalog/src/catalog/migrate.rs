@@ -1,14 +1,23 @@
-//! The schema's versions: the migrations each store embeds (one list, for
-//! both), applied in one write transaction on `init` and on first use, each
+//! The schema's versions: the migrations embedded for each dialect (one
+//! list, for both) and chosen by the store's dialect, as sqlx's migrator
+//! does, applied in one write transaction on `init` and on first use, each
 //! recorded with its checksum; and the checks that a database holds the
 //! schema this promptpack reads, as this promptpack wrote it: the recorded
 //! checksums are those of the embedded migrations, and the append-only
 //! guards are all in place.
 
 use crate::finding::{Finding, FindingCode, Subject};
-use crate::store::{Dialect, Migration, Param, Store, Tx};
+use crate::store::{Dialect, Param, Store, Tx};
 use promptpack_core::{Error, ErrorCode};
 use sha2::{Digest, Sha256};
+
+/// One migration: the schema version it brings the database to, its file
+/// name and its SQL.
+pub(crate) struct Migration {
+    pub version: i64,
+    pub name: &'static str,
+    pub sql: &'static str,
+}
 
 /// The migrations, in order, each a file by the same name under
 /// `migrations/sqlite/` and `migrations/postgres/` (a test holds this list
@@ -17,14 +26,14 @@ macro_rules! migrations {
     ($($version:literal => $file:literal),* $(,)?) => {
         /// The SQLite store's migrations, in order.
         #[cfg(feature = "sqlite")]
-        pub(crate) const SQLITE: &[Migration] = &[$(Migration {
+        const SQLITE: &[Migration] = &[$(Migration {
             version: $version,
             name: $file,
             sql: include_str!(concat!("../../migrations/sqlite/", $file)),
         }),*];
         /// The PostgreSQL store's migrations, in order.
         #[cfg(feature = "postgres")]
-        pub(crate) const POSTGRES: &[Migration] = &[$(Migration {
+        const POSTGRES: &[Migration] = &[$(Migration {
             version: $version,
             name: $file,
             sql: include_str!(concat!("../../migrations/postgres/", $file)),
@@ -44,6 +53,19 @@ migrations! {
     7 => "0007_console_sessions.sql",
 }
 
+/// The migrations of a store that speaks `dialect`, in order.
+pub(crate) fn migrations(dialect: Dialect) -> &'static [Migration] {
+    match dialect {
+        #[cfg(feature = "sqlite")]
+        Dialect::Sqlite => SQLITE,
+        #[cfg(feature = "postgres")]
+        Dialect::Postgres => POSTGRES,
+        // Only a store of a dialect built in is ever connected.
+        #[cfg(not(all(feature = "sqlite", feature = "postgres")))]
+        _ => &[],
+    }
+}
+
 /// The first schema version whose migrate recorded checksums.
 const FIRST_CHECKSUMMED: i64 = 3;
 
@@ -61,7 +83,7 @@ const SCHEMA_TABLE: &str =
 /// one's, or when an append-only guard is missing (before or after
 /// migrating); nothing is written then.
 pub(crate) fn migrate(store: &mut Store) -> Result<i64, Error> {
-    let migrations = store.migrations();
+    let migrations = migrations(store.dialect());
     let lock = store.migration_lock();
     let latest = latest(migrations);
     store.write(&mut |tx| {
@@ -114,7 +136,7 @@ pub(crate) fn migrate(store: &mut Store) -> Result<i64, Error> {
 /// the migration lock nor run DDL (a PostgreSQL role allowed to write rows
 /// but not to create tables writes all the same).
 pub(crate) fn is_current(store: &mut Store) -> Result<bool, Error> {
-    let migrations = store.migrations();
+    let migrations = migrations(store.dialect());
     store.read(&mut |tx| {
         Ok(applied(tx)? == latest(migrations)
             && has_checksums(tx)?
@@ -130,7 +152,7 @@ pub(crate) fn is_current(store: &mut Store) -> Result<bool, Error> {
 /// `not_configured` for a schema never applied, older or newer; `damaged`
 /// for an applied migration whose checksum is not the embedded one's.
 pub(crate) fn check_schema(store: &mut Store) -> Result<i64, Error> {
-    let migrations = store.migrations();
+    let migrations = migrations(store.dialect());
     store.read(&mut |tx| {
         let current = current_schema(tx, migrations)?;
         refuse_any(migration_findings(tx, migrations)?)?;
@@ -563,6 +585,74 @@ mod tests {
             let number: Option<i64> = name.split('_').next().and_then(|n| n.parse().ok());
             assert_eq!(number, Some(*version), "{name} is named after its version");
         }
+    }
+
+    /// The dialects built in, each with its folder under `migrations/`.
+    const DIALECTS: &[(Dialect, &str)] = &[
+        #[cfg(feature = "sqlite")]
+        (Dialect::Sqlite, "sqlite"),
+        #[cfg(feature = "postgres")]
+        (Dialect::Postgres, "postgres"),
+    ];
+
+    /// A dialect's list is its own folder's files, text for text: a store
+    /// given the other dialect's migrations fails here.
+    #[test]
+    fn each_dialect_is_given_its_own_folders_migrations() {
+        assert!(!DIALECTS.is_empty(), "no store built in");
+        for &(dialect, name) in DIALECTS {
+            let list = migrations(dialect);
+            let names: Vec<String> = list.iter().map(|m| m.name.to_string()).collect();
+            assert_eq!(names, folder(name), "{dialect:?}");
+            for migration in list {
+                let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("migrations")
+                    .join(name)
+                    .join(migration.name);
+                let text = std::fs::read_to_string(&path)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                assert!(migration.sql == text, "{dialect:?}: {}", path.display());
+            }
+        }
+    }
+
+    /// The checksums every catalog this promptpack migrated recorded
+    /// (`sha256sum` of the files): a migration's text changed, or a
+    /// dialect given another list, and each of those catalogs is refused
+    /// (`catalog verify`'s `migration` finding).
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    #[test]
+    fn the_embedded_migrations_keep_the_checksums_catalogs_recorded() {
+        #[rustfmt::skip]
+        const RECORDED: [(Dialect, &str, &str); 14] = [
+            (Dialect::Sqlite, "0001_catalog.sql", "2ee3a6be4d7b0ddfaf0d740e440985e1734aec894c3f4ac7e7c3f0478799c1cd"),
+            (Dialect::Sqlite, "0002_label_arms.sql", "03003a4892182e5f2ea199c14dac448a69489256f4c9a664878f7d94724247be"),
+            (Dialect::Sqlite, "0003_no_truncate.sql", "88decd4b6664b221894601f800261fab5d3e0ff034b1ed9c42cf3a7d0f472149"),
+            (Dialect::Sqlite, "0004_console_users.sql", "afe27557c238027b33f4e93998494e6388f7df98a26b37bce64cffca5f45a116"),
+            (Dialect::Sqlite, "0005_registered_builds.sql", "a887420ad12887df3f918685d5ab12be8fd984530ed484be2a5172235930655d"),
+            (Dialect::Sqlite, "0006_console_user_audit.sql", "44196a0c9aa07dfebf41fec42bf1a7c0a5ee417eb76db7dbe5159d56d17e0f3a"),
+            (Dialect::Sqlite, "0007_console_sessions.sql", "5c95cbdb4f5beba910842b580d4c98d1bd7f9604c7277929d8239cc84d9552f6"),
+            (Dialect::Postgres, "0001_catalog.sql", "9bdc561aac81a9cad45c4cb47e671c3cd045e94dc9c0deeb1a946604b24794bd"),
+            (Dialect::Postgres, "0002_label_arms.sql", "8bb767c98e33196dd4c92e21e126b895f0295c3574a5df58469090fbe61a0943"),
+            (Dialect::Postgres, "0003_no_truncate.sql", "038efb6d08ce69c26e6d7c5d309eca611c71a24bc1e1821bbb3a34f6c84ba6e2"),
+            (Dialect::Postgres, "0004_console_users.sql", "e2f317b98bf184412aac9838a237603ac7c84cc3762e4d948f2f5a704a8e04b4"),
+            (Dialect::Postgres, "0005_registered_builds.sql", "de4ef3a35c6690b20566d63e66c31cd96090d8e34bdc6742b6a53d2635f8b21c"),
+            (Dialect::Postgres, "0006_console_user_audit.sql", "a736ed7c97d295b5856f7adc80f0922bdf142978fb8eb7733c483fd01c09ec34"),
+            (Dialect::Postgres, "0007_console_sessions.sql", "510a8e66073d49b3803e1b2d8ede01bd4f35fc9ba8c39955fbedecc7b8185c6e"),
+        ];
+        let embedded: Vec<(Dialect, &str, String)> = [Dialect::Sqlite, Dialect::Postgres]
+            .into_iter()
+            .flat_map(|dialect| {
+                migrations(dialect)
+                    .iter()
+                    .map(move |m| (dialect, m.name, checksum(m.sql)))
+            })
+            .collect();
+        let recorded: Vec<(Dialect, &str, String)> = RECORDED
+            .iter()
+            .map(|&(dialect, name, sum)| (dialect, name, sum.to_string()))
+            .collect();
+        assert_eq!(embedded, recorded);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 use super::Catalog;
 use super::migrate;
+use super::rows::number;
 use crate::compile::{SnippetText, pins_of, sources};
 use crate::finding::{
     Finding, FindingCode, hash_finding, resolved_finding, snippet_finding, version_subject,
@@ -111,7 +112,7 @@ impl Catalog {
     /// # Errors
     /// As [`Catalog::verify`].
     pub fn verify_with(&mut self, contract: Option<&Contract>) -> Result<VerifyReport, Error> {
-        let migrations = self.store.migrations();
+        let migrations = migrate::migrations(self.store.dialect());
         self.store.read(&mut |tx| {
             let mut report = VerifyReport {
                 migrations: u64::try_from(migrate::current_schema(tx, migrations)?)
@@ -139,7 +140,7 @@ fn snippet_revisions(
                ORDER BY name, revision";
     let mut texts = HashMap::new();
     for row in tx.query(sql, &[])? {
-        let (name, revision) = (row.text("name")?, number(row.int("revision")?)?);
+        let (name, revision) = (row.text("name")?, number(row.int("revision")?, "revision")?);
         let text = row.text("text")?;
         report.snippet_revisions += 1;
         report.findings.extend(snippet_finding(
@@ -167,10 +168,13 @@ fn all_pins(tx: &mut dyn Tx) -> Result<HashMap<(String, u32), Vec<Pin>>, Error> 
                ORDER BY prompt_id, version, snippet";
     let mut pins: HashMap<(String, u32), Vec<Pin>> = HashMap::new();
     for row in tx.query(sql, &[])? {
-        let key = (row.text("prompt_id")?, number(row.int("version")?)?);
+        let key = (
+            row.text("prompt_id")?,
+            number(row.int("version")?, "version")?,
+        );
         pins.entry(key).or_default().push(Pin {
             snippet: row.text("snippet")?,
-            revision: number(row.int("revision")?)?,
+            revision: number(row.int("revision")?, "revision")?,
         });
     }
     Ok(pins)
@@ -199,7 +203,10 @@ fn verify_versions(
             &[Param::Text(&after.0), Param::Int(after.1), Param::Int(PAGE)],
         )?;
         for row in &rows {
-            let key = (row.text("prompt_id")?, number(row.int("version")?)?);
+            let key = (
+                row.text("prompt_id")?,
+                number(row.int("version")?, "version")?,
+            );
             let pinned = pins.get(&key).map_or(&[][..], Vec::as_slice);
             let stored = Version {
                 prompt_id: key.0,
@@ -305,13 +312,4 @@ fn version_findings(
     };
     findings.extend(why.map(|why| resolved_finding(&id, number, &why)));
     findings
-}
-
-fn number(value: i64) -> Result<u32, Error> {
-    u32::try_from(value).map_err(|_| {
-        Error::new(
-            ErrorCode::Damaged,
-            format!("the catalog holds {value} where a version or revision number belongs"),
-        )
-    })
 }

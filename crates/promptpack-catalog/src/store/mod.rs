@@ -12,14 +12,6 @@ pub(crate) mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
-/// One migration: the schema version it brings the database to, its file
-/// name and its SQL.
-pub(crate) struct Migration {
-    pub version: i64,
-    pub name: &'static str,
-    pub sql: &'static str,
-}
-
 /// A parameter of a statement.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Param<'a> {
@@ -225,13 +217,14 @@ impl Store {
         }
     }
 
-    /// The store's migrations, in order.
-    pub fn migrations(&self) -> &'static [Migration] {
+    /// Which SQL the store speaks: what chooses its migrations, which the
+    /// catalog holds, not the store.
+    pub fn dialect(&self) -> Dialect {
         match &self.backend {
             #[cfg(feature = "sqlite")]
-            Backend::Sqlite(_) => crate::catalog::migrate::SQLITE,
+            Backend::Sqlite(_) => Dialect::Sqlite,
             #[cfg(feature = "postgres")]
-            Backend::Postgres(_) => crate::catalog::migrate::POSTGRES,
+            Backend::Postgres(_) => Dialect::Postgres,
         }
     }
 
