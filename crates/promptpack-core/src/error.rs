@@ -304,7 +304,12 @@ impl fmt::Debug for Location {
 /// its [`Location`].
 ///
 /// `Display` reads like `templates/director/system.md:12:5: unclosed_block: …`.
+///
+/// Its fields are read directly; it is made with [`Diagnostic::new`],
+/// [`Diagnostic::at`] and [`Diagnostic::with_help`], so that a field added
+/// later breaks no caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Diagnostic {
     /// What kind of problem this is.
     pub code: ErrorCode,
@@ -359,6 +364,14 @@ impl fmt::Display for Diagnostic {
 /// `Debug`; `{:#?}` shows the structure.
 #[derive(Clone)]
 pub struct Error {
+    /// Boxed, so that a `Result<T, Error>` carries one pointer of error
+    /// beside its `T`, however much the error says.
+    inner: Box<Inner>,
+}
+
+/// What an [`Error`] holds.
+#[derive(Clone)]
+struct Inner {
     diagnostics: Vec<Diagnostic>,
     /// What caused it, where it came from another library (a database
     /// driver's error, an I/O error): kept for [`std::error::Error::source`],
@@ -370,7 +383,7 @@ pub struct Error {
 /// be comparable, are not compared.
 impl PartialEq for Error {
     fn eq(&self, other: &Error) -> bool {
-        self.diagnostics == other.diagnostics
+        self.inner.diagnostics == other.inner.diagnostics
     }
 }
 
@@ -443,8 +456,10 @@ impl Error {
             None
         } else {
             Some(Error {
-                diagnostics,
-                cause: None,
+                inner: Box::new(Inner {
+                    diagnostics,
+                    cause: None,
+                }),
             })
         }
     }
@@ -452,7 +467,7 @@ impl Error {
     /// The same error, caused by `cause` (what [`std::error::Error::source`]
     /// returns).
     pub fn caused_by(mut self, cause: impl std::error::Error + Send + Sync + 'static) -> Error {
-        self.cause = Some(std::sync::Arc::new(cause));
+        self.inner.cause = Some(std::sync::Arc::new(cause));
         self
     }
 
@@ -466,17 +481,17 @@ impl Error {
 
     /// The code of the first diagnostic.
     pub fn code(&self) -> ErrorCode {
-        self.diagnostics[0].code
+        self.inner.diagnostics[0].code
     }
 
     /// Every diagnostic, in the order they were found.
     pub fn diagnostics(&self) -> &[Diagnostic] {
-        &self.diagnostics
+        &self.inner.diagnostics
     }
 
     /// The same error, with `location` given to every diagnostic that had none.
     pub fn located(mut self, location: Location) -> Error {
-        for d in &mut self.diagnostics {
+        for d in &mut self.inner.diagnostics {
             if d.location.is_none() {
                 d.location = Some(location.clone());
             }
@@ -486,15 +501,17 @@ impl Error {
 
     /// Every diagnostic, by value.
     pub fn into_diagnostics(self) -> Vec<Diagnostic> {
-        self.diagnostics
+        self.inner.diagnostics
     }
 }
 
 impl From<Diagnostic> for Error {
     fn from(diagnostic: Diagnostic) -> Error {
         Error {
-            diagnostics: vec![diagnostic],
-            cause: None,
+            inner: Box::new(Inner {
+                diagnostics: vec![diagnostic],
+                cause: None,
+            }),
         }
     }
 }
@@ -504,7 +521,8 @@ impl From<Diagnostic> for Error {
 /// so that a caller can downcast it to the driver's error type.
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.cause
+        self.inner
+            .cause
             .as_deref()
             .map(|cause| cause as &(dyn std::error::Error + 'static))
     }
@@ -513,7 +531,7 @@ impl std::error::Error for Error {
 /// One line per diagnostic: `path:line:col: code: message (help: …)`.
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, d) in self.diagnostics.iter().enumerate() {
+        for (i, d) in self.inner.diagnostics.iter().enumerate() {
             if i > 0 {
                 f.write_str("\n")?;
             }
@@ -532,7 +550,7 @@ impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if f.alternate() {
             f.debug_struct("Error")
-                .field("diagnostics", &self.diagnostics)
+                .field("diagnostics", &self.inner.diagnostics)
                 .finish()
         } else {
             let shown = crate::diagnostics::render_error(self, crate::diagnostics::Style::Plain);
@@ -547,6 +565,15 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[cfg(test)]
 mod cause_tests {
     use super::*;
+
+    #[test]
+    fn a_result_carries_one_pointer_of_error() {
+        assert_eq!(
+            std::mem::size_of::<Error>(),
+            std::mem::size_of::<usize>(),
+            "the error is boxed"
+        );
+    }
 
     #[test]
     fn the_cause_is_the_source_and_downcasts() {
