@@ -329,7 +329,7 @@ impl<Id: GeneratedPrompts> Builder<Id> {
             Id::__source(),
             self.url,
             poll,
-            self.timeouts,
+            self.timeouts.of_catalog(),
             registration,
             stopped,
         );

@@ -80,11 +80,12 @@ mod fetch;
 mod handle;
 mod served;
 mod split;
+mod timeouts;
 mod worker;
 
 pub use event::LiveEvent;
 pub use handle::{Builder, Prompts};
-pub use promptpack_catalog::Timeouts;
+pub use timeouts::Timeouts;
 pub use split::arm_bucket;
 
 /// The generated `PromptId` of a crate whose build script ran
