@@ -1,5 +1,5 @@
 //! The enum of a compared variable: a variant per value, `ALL`, `as_str`,
-//! `Display` and `FromStr`.
+//! `Display` and `FromStr` (the runtime's `__names_enum!`).
 
 use super::derive_enum;
 use crate::names::{Choice, Field};
@@ -74,30 +74,10 @@ pub(super) fn choice_enum(
     out.close("}");
     out.close("}");
     out.line("");
-    out.open(format!("impl ::core::fmt::Display for {ident} {{"));
-    out.open("fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {");
-    out.line("f.write_str(self.as_str())");
-    out.close("}");
-    out.close("}");
-    out.line("");
-    out.open(format!("impl ::core::str::FromStr for {ident} {{"));
-    out.line(format!("type Err = {runtime}::Error;"));
-    out.line("");
-    out.open(format!(
-        "fn from_str(s: &str) -> Result<Self, {runtime}::Error> {{"
-    ));
-    out.open("match s {");
-    for (value, variant) in &choice.values {
-        out.line(format!("{} => Ok(Self::{variant}),", lit(value)));
-    }
-    let values: Vec<String> = choice.values.iter().map(|(v, _)| lit(v)).collect();
+    // Display and FromStr as `PromptId` has them, from one macro.
     out.line(format!(
-        "_ => Err(__p::unknown_choice({}, s, &[{}])),",
-        lit(&field.name),
-        values.join(", ")
+        "{runtime}::__names_enum!({ident}, {});",
+        lit(&field.name)
     ));
-    out.close("}");
-    out.close("}");
-    out.close("}");
     out.line("");
 }

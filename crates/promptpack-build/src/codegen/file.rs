@@ -19,8 +19,9 @@ const MODULE: &str = "promptpack_generated";
 /// The format of the code generated here: what the runtime must read.
 /// Raised whenever generated code comes to need of `promptpack` what an
 /// earlier runtime lacks; the runtime's `__generated_code!` lists
-/// the formats it reads.
-const FORMAT: u32 = 1;
+/// the formats it reads. 2: `Display` and `FromStr` of `PromptId` and the
+/// choice enums through the runtime's `__names_enum!`.
+const FORMAT: u32 = 2;
 
 /// The code generated for a set of prompts: the shared items, then each
 /// prompt's own.

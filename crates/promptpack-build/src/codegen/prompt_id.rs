@@ -130,22 +130,8 @@ pub(super) fn prompt_id(
     out.close("}");
     out.close("}");
     out.line("");
-    out.open("impl ::core::fmt::Display for PromptId {");
-    out.open("fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {");
-    out.line("f.write_str(self.as_str())");
-    out.close("}");
-    out.close("}");
-    out.line("");
-    out.open("impl ::core::str::FromStr for PromptId {");
-    out.line(format!("type Err = {runtime}::Error;"));
-    out.line("");
-    out.open(format!(
-        "fn from_str(s: &str) -> Result<Self, {runtime}::Error> {{"
-    ));
-    out.line("__p::prompt_index(__PROMPTS, s).map(|i| Self::ALL[i])");
-    out.close("}");
-    out.close("}");
-    out.line("");
+    // Display and FromStr as the choice enums have them, from one macro.
+    out.line(format!("{runtime}::__names_enum!(PromptId);"));
     out.line(format!("{runtime}::__impl_serde_for_prompt_id!(PromptId);"));
     out.line(format!("{runtime}::__live_prompts!(PromptId);"));
     out.line("");
