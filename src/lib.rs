@@ -253,6 +253,12 @@ macro_rules! __runtime_version {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __generated_code {
+    // Format 2: Display and FromStr of the enums through `__names_enum!`.
+    (2, $built_by:literal, $($items:tt)*) => {
+        $($items)*
+    };
+    // Format 1, which this runtime still has every item of
+    // (tests/ui-pass/format_one.rs of promptpack-build compiles it).
     (1, $built_by:literal, $($items:tt)*) => {
         $($items)*
     };
@@ -263,7 +269,7 @@ macro_rules! __generated_code {
             $format,
             ", and the promptpack runtime ",
             $crate::__runtime_version!(),
-            " reads format 1: use promptpack and promptpack-build of the same version \
+            " reads formats 1 and 2: use promptpack and promptpack-build of the same version \
              (`cargo tree -i promptpack` shows the promptpack in use)"
         ));
     };

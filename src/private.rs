@@ -422,7 +422,9 @@ pub fn dev_build<Id>(
     }))
 }
 
-/// The index of prompt `id` in `prompts`, or the error of an unknown id.
+/// The index of prompt `id` in `prompts`, or the error of an unknown id:
+/// what `PromptId::from_str` of format 1 of generated code calls (format 2
+/// calls [`parse_name`] through `__names_enum!`).
 pub fn prompt_index(prompts: &[PromptInfo], id: &str) -> Result<usize> {
     prompts
         .iter()
@@ -625,6 +627,65 @@ pub fn wrong_vars(requested: &str, vars_of: &str) -> Error {
         ErrorCode::WrongVars,
         format!("build_prompt({requested}) was given the variables of `{vars_of}`"),
     )
+}
+
+/// What a generated enum of names names, for the error of a name it lacks.
+#[derive(Debug, Clone, Copy)]
+pub enum NamesOf {
+    /// Prompts (`PromptId`): an unknown name is `unknown_prompt`.
+    Prompts,
+    /// The values of the variable named (its choice enum): an unknown one
+    /// is `invalid_choice`.
+    Choice(&'static str),
+}
+
+/// `FromStr` of a generated enum of names: the variant of `all` whose
+/// `name` is `s`, or the error that lists the names (a near one first).
+pub fn parse_name<T: Copy>(
+    all: &[T],
+    name: fn(T) -> &'static str,
+    s: &str,
+    of: NamesOf,
+) -> Result<T> {
+    if let Some(found) = all.iter().copied().find(|v| name(*v) == s) {
+        return Ok(found);
+    }
+    let known: Vec<&str> = all.iter().map(|v| name(*v)).collect();
+    Err(match of {
+        NamesOf::Prompts => Error::unknown_prompt(s, known.iter().copied()),
+        NamesOf::Choice(var) => unknown_choice(var, s, &known),
+    })
+}
+
+/// `Display` (the name) and `FromStr` (by name, [`parse_name`]) of a
+/// generated enum of names, which brings `ALL` and `as_str`: `PromptId`
+/// with `(PromptId)`, a compared variable's enum with
+/// `(Enum, "variable")`. Written once here for both, so that the two
+/// cannot drift apart; generated code of format 2 calls it.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __names_enum {
+    (@impls $ty:ident, $of:expr) => {
+        impl ::core::fmt::Display for $ty {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl ::core::str::FromStr for $ty {
+            type Err = $crate::Error;
+
+            fn from_str(s: &str) -> ::core::result::Result<Self, $crate::Error> {
+                $crate::__private::parse_name(&Self::ALL, Self::as_str, s, $of)
+            }
+        }
+    };
+    ($ty:ident) => {
+        $crate::__names_enum!(@impls $ty, $crate::__private::NamesOf::Prompts);
+    };
+    ($ty:ident, $var:literal) => {
+        $crate::__names_enum!(@impls $ty, $crate::__private::NamesOf::Choice($var));
+    };
 }
 
 /// The error of a generated choice enum's `from_str` given a value the

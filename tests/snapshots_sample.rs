@@ -7,7 +7,7 @@
 //! run `child_run` in a child process of their own, with snapshot files in a
 //! temporary folder.
 
-use promptpack::testing::{Case, PromptTable, SnapshotRun, Snapshots};
+use promptpack::testing::{Case, FindingKind, PromptTable, SnapshotRun, Snapshots, Survivors};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
@@ -194,12 +194,51 @@ fn a_run_reports_every_failure_at_the_end() {
     assert!(message.contains("cargo insta review"), "{message}");
 }
 
+/// The run checks with the `Survivors` it was given, not a copy of its
+/// allowances: both find the same survivors in any text, and the summary's
+/// hint names that API.
+#[test]
+fn a_run_checks_with_the_survivors_it_was_given() {
+    let given = Survivors::new()
+        .allow("{{step}}")
+        .allow_kind(FindingKind::UnmatchedOpen)
+        .allow_fenced_code();
+    let run = Snapshots::new()
+        .survivors(given.clone())
+        .start(env!("CARGO_MANIFEST_DIR"));
+    let text = "{{step}} {{ step }} {{\n```\n{{x}}\n```\n{{y}} {{snippet:z}}";
+    let left = |check: &Survivors| -> Vec<String> {
+        check
+            .find(text)
+            .iter()
+            .map(|f| f.text(text).to_string())
+            .collect()
+    };
+    assert_eq!(
+        left(run.survivors()),
+        ["{{ step }}", "{{y}}", "{{snippet:z}}"]
+    );
+    assert_eq!(left(run.survivors()), left(&given));
+
+    let mut failing = Snapshots::new()
+        .value("stateContext", "resume at {{step}}")
+        .start(env!("CARGO_MANIFEST_DIR"));
+    for case in failing.cases(&prompts()) {
+        failing.snapshot(&case, |_| {});
+    }
+    let message = failure(failing);
+    assert!(
+        message.contains("Snapshots::survivors(Survivors::new().allow(\"exact text\"))"),
+        "{message}"
+    );
+}
+
 /// An allowed survivor does not fail the run.
 #[test]
 fn a_run_passes_with_the_survivor_allowed() {
     let options = Snapshots::new()
         .value("stateContext", "resume at {{step}}")
-        .allow("{{step}}");
+        .survivors(Survivors::new().allow("{{step}}"));
     let mut run = options.start(env!("CARGO_MANIFEST_DIR"));
     for case in run.cases(&prompts()) {
         run.snapshot(&case, |_| {});
@@ -412,8 +451,7 @@ fn child_run() {
         ),
         "lesson" => {
             let mut run = Snapshots::new()
-                .allow("{{ audience }}")
-                .allow("{{#each}}")
+                .survivors(Survivors::new().allow("{{ audience }}").allow("{{#each}}"))
                 .start(lesson::dir_str());
             for case in run.cases(&lesson::prompts()) {
                 run.check(&case, module_path!());

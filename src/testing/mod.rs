@@ -39,8 +39,8 @@
 //! Survivors::new().allow_fenced_code().assert_none(prompt); // anything in ``` or ~~~ fences
 //! ```
 //!
-//! [`Survivors::allow_kind`] allows a whole [`FindingKind`]. The same three
-//! allowances exist on [`Snapshots`] for the snapshot suite.
+//! [`Survivors::allow_kind`] allows a whole [`FindingKind`]. A snapshot
+//! suite takes such a checker ([`Snapshots::survivors`]).
 //!
 //! # Snapshots of every prompt
 //!
@@ -156,11 +156,12 @@ const MAX_SHOWN_CHARS: usize = 40;
 /// A second argument, a [`Snapshots`], changes the options:
 ///
 /// ```ignore
+/// use promptpack::testing::{Snapshots, Survivors};
 /// promptpack::snapshot_prompts!(
 ///     PromptId,
-///     promptpack::testing::Snapshots::new()
+///     Snapshots::new()
 ///         .value("toolList", "- search")
-///         .allow_fenced_code()
+///         .survivors(Survivors::new().allow_fenced_code())
 /// );
 /// ```
 ///

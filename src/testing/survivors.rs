@@ -97,6 +97,10 @@ impl Allowances {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Survivors {
     pub(super) delimiters: Delimiters,
+    /// Whether the delimiters were chosen ([`Survivors::with_delimiters`]),
+    /// not defaulted: a snapshot suite checks for the prompts' own unless
+    /// they were.
+    pub(super) chose_delimiters: bool,
     pub(super) allowances: Allowances,
 }
 
@@ -108,14 +112,21 @@ impl Default for Survivors {
 
 impl Survivors {
     /// A check for the default delimiters, `{{` and `}}`, allowing nothing.
+    /// Given to a snapshot suite ([`Snapshots::survivors`]), it checks for
+    /// the delimiters the prompts were compiled with instead.
     pub fn new() -> Survivors {
-        Survivors::with_delimiters(&Delimiters::default())
+        Survivors {
+            chose_delimiters: false,
+            ..Survivors::with_delimiters(&Delimiters::default())
+        }
     }
 
-    /// A check for other delimiters, allowing nothing.
+    /// A check for these delimiters, allowing nothing; in a snapshot suite
+    /// too, whatever the prompts were compiled with.
     pub fn with_delimiters(delimiters: &Delimiters) -> Survivors {
         Survivors {
             delimiters: delimiters.clone(),
+            chose_delimiters: true,
             allowances: Allowances::default(),
         }
     }

@@ -75,15 +75,19 @@ fn prompt_mistakes_do_not_compile() {
 /// error that names both versions, not in one error per place where the
 /// code no longer fits.
 fn drifted(code: &str) -> String {
+    let opening = "__generated_code! { ";
+    let format: u32 = code
+        .split_once(opening)
+        .and_then(|(_, rest)| rest.split_once(','))
+        .and_then(|(format, _)| format.parse().ok())
+        .expect("the generated code opens with the runtime's gate");
     let gate = format!(
-        "__generated_code! {{ 1, \"promptpack-build {}\",",
+        "{opening}{format}, \"promptpack-build {}\",",
         env!("CARGO_PKG_VERSION")
     );
+    let later = format!("{opening}{}, \"promptpack-build 9.0.0\",", format + 1);
     let drifts = [
-        (
-            gate.as_str(),
-            "__generated_code! { 2, \"promptpack-build 9.0.0\",",
-        ),
+        (gate.as_str(), later.as_str()),
         ("__p::dev_build(", "__p::dev_build_v2("),
         ("max_tokens: ", "token_budget: "),
     ];

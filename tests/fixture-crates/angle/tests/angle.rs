@@ -190,9 +190,14 @@ fn the_snapshot_suite_follows_the_configured_delimiters() {
     );
     let run = Snapshots::new().start(env!("CARGO_MANIFEST_DIR"));
     assert_eq!(run.survivors().delimiters(), &angle());
+    // A check given without delimiters of its own keeps the prompts'.
+    let allowing = Snapshots::new()
+        .survivors(Survivors::new().allow_fenced_code())
+        .start(env!("CARGO_MANIFEST_DIR"));
+    assert_eq!(allowing.survivors().delimiters(), &angle());
 
     let mut braces = Snapshots::new()
-        .delimiters(Delimiters::default())
+        .survivors(Survivors::with_delimiters(&Delimiters::default()))
         .start(env!("CARGO_MANIFEST_DIR"));
     for case in braces.cases(&prompts) {
         braces.snapshot(&case, |_| {});
