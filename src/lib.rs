@@ -122,7 +122,7 @@ mod typed;
 #[cfg(feature = "library")]
 #[cfg_attr(docsrs, doc(cfg(feature = "library")))]
 pub use library::Library;
-pub use prompt::Prompt;
+pub use prompt::{Prompt, PromptHash};
 pub use promptpack_core::diagnostics::{Severity, Style, render_diagnostic, render_error};
 pub use promptpack_core::error::{Diagnostic, Error, ErrorCode, Location, Result};
 pub use promptpack_core::front_matter::{DeclaredKind, DeclaredVar, Example, FrontMatter};
@@ -253,13 +253,10 @@ macro_rules! __runtime_version {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __generated_code {
-    // Format 2: Display and FromStr of the enums through `__names_enum!`.
+    // Format 2: Display and FromStr of the enums through `__names_enum!`,
+    // and hashes as `PromptHash`. Format 1 built `Prompt`s with a `u64`
+    // hash, which this runtime's `Prompt` no longer holds.
     (2, $built_by:literal, $($items:tt)*) => {
-        $($items)*
-    };
-    // Format 1, which this runtime still has every item of
-    // (tests/ui-pass/format_one.rs of promptpack-build compiles it).
-    (1, $built_by:literal, $($items:tt)*) => {
         $($items)*
     };
     ($format:literal, $built_by:literal, $($items:tt)*) => {
@@ -269,7 +266,7 @@ macro_rules! __generated_code {
             $format,
             ", and the promptpack runtime ",
             $crate::__runtime_version!(),
-            " reads formats 1 and 2: use promptpack and promptpack-build of the same version \
+            " reads format 2: use promptpack and promptpack-build of the same version \
              (`cargo tree -i promptpack` shows the promptpack in use)"
         ));
     };

@@ -1,6 +1,6 @@
 //! A validated set of prompts, rendered by string id with dynamic values.
 
-use crate::prompt::Prompt;
+use crate::prompt::{Prompt, PromptHash};
 use crate::provenance::Provenance;
 #[cfg(feature = "hot-reload")]
 use crate::reload::{WatchOptions, WatchedLibrary};
@@ -244,8 +244,8 @@ impl Library {
 
     /// The content hash of prompt `id` (what its [`Prompt::hash`] will be),
     /// for logging which version of a prompt is deployed.
-    pub fn hash(&self, id: &str) -> Option<u64> {
-        self.get(id).map(|p| p.hash)
+    pub fn hash(&self, id: &str) -> Option<PromptHash> {
+        self.get(id).map(|p| PromptHash::from(p.hash))
     }
 
     /// The front matter of prompt `id` (its `system.md` and `user.md`
@@ -498,7 +498,7 @@ impl Library {
             id: prompt.id.clone(),
             system,
             user,
-            hash: prompt.hash,
+            hash: PromptHash::from(prompt.hash),
             provenance: Provenance::Loaded,
         })
     }

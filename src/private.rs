@@ -2,6 +2,7 @@
 //! may change in any release.
 
 use crate::prompt::Prompt;
+pub use crate::prompt::PromptHash;
 use crate::provenance::Provenance;
 use promptpack_core::contract::{PromptContract, VarContract};
 use promptpack_core::error::{Error, ErrorCode, Result};
@@ -41,7 +42,7 @@ pub struct PromptInfo {
     /// The prompt id.
     pub id: &'static str,
     /// Stable content hash of the resolved template.
-    pub hash: u64,
+    pub hash: PromptHash,
     /// Every variable, in order of first use: the struct's fields.
     pub variables: &'static [&'static str],
     /// How the struct types each of [`PromptInfo::variables`], a letter each
@@ -116,7 +117,7 @@ impl PromptInfo {
 /// A prompt the compiled code does not know: a struct without fields.
 pub const NO_FIELDS: PromptInfo = PromptInfo {
     id: "",
-    hash: 0,
+    hash: PromptHash::new(0),
     variables: &[],
     kinds: "",
     conditions: &[],
@@ -140,7 +141,7 @@ pub fn contract(id: &'static str, vars: &[DevVar]) -> PromptInfo {
         .collect();
     PromptInfo {
         id,
-        hash: 0,
+        hash: PromptHash::new(0),
         variables: Vec::leak(variables),
         kinds: String::leak(kinds),
         conditions: &[],

@@ -936,7 +936,7 @@ fn leaked_info(
     let leak = |s: &str| -> &'static str { String::leak(s.to_string()) };
     promptpack::__private::PromptInfo {
         id: "t",
-        hash: prompt.hash,
+        hash: prompt.hash.into(),
         variables: Vec::leak(prompt.vars.iter().map(|v| leak(&v.name)).collect()),
         kinds: leak(
             &prompt

@@ -281,7 +281,7 @@ pub(crate) fn write_out(
 
 /// A hash as shown everywhere: 16 hex digits.
 pub(crate) fn hex(hash: u64) -> String {
-    format!("{hash:016x}")
+    promptpack::PromptHash::from(hash).to_string()
 }
 
 /// An error about something given on the command line, with no place in a file.

@@ -1,6 +1,6 @@
 //! `promptpack render`: one prompt with values from the command line.
 
-use crate::{Folders, hex, usage_error};
+use crate::{Folders, usage_error};
 use clap::Args;
 use promptpack::{Diagnostic, Error, ErrorCode, Library, Prompt, SourceFile, Style};
 use promptpack_core::resolve::ResolvedPrompt;
@@ -265,7 +265,7 @@ pub(crate) fn write_prompt(
             id: &prompt.id,
             system: &prompt.system,
             user: prompt.user.as_deref(),
-            hash: hex(prompt.hash),
+            hash: prompt.hash.to_string(),
         };
         if pretty {
             serde_json::to_writer_pretty(&mut *out, &shown)?;
@@ -448,7 +448,7 @@ mod tests {
             id: "big".to_string(),
             system: "system text ".repeat(1000),
             user: Some("user \"quoted\" text\n".repeat(1000)),
-            hash: 7,
+            hash: promptpack::PromptHash::new(7),
             provenance: promptpack::Provenance::Loaded,
         };
         let user = prompt.user.as_deref().unwrap_or_default();

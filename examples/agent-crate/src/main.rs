@@ -8,7 +8,7 @@ fn main() -> Result<(), promptpack::Error> {
         PromptId::AgentSystem,
         AgentSystemVars { agent_name: "Ada", web_access: true },
     )?;
-    println!("== {} (hash {:016x})\n{}\n", agent.id, agent.hash, agent.system);
+    println!("== {} (hash {})\n{}\n", agent.id, agent.hash, agent.system);
 
     let summary = SummarizeVars { audience: "executives", max_words: "120", document: "Q3 revenue grew 4%." }
         .build()?;

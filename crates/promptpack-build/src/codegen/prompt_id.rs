@@ -58,7 +58,7 @@ pub(super) fn prompt_id(
     table_fn(
         out,
         "Stable content hash of the resolved template (snippets included).",
-        "hash(self) -> u64",
+        "hash(self) -> __p::PromptHash",
         "hash",
     );
     out.doc(

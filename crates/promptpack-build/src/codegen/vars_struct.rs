@@ -124,7 +124,10 @@ pub(super) fn prompt_items(
 
     out.open(format!("impl{generics} {name}{generics} {{"));
     out.line("/// Stable content hash of the resolved template (snippets included).");
-    out.line(format!("pub const HASH: u64 = {};", prompt.hash));
+    out.line(format!(
+        "pub const HASH: __p::PromptHash = __p::PromptHash::new({});",
+        prompt.hash
+    ));
     out.line("");
     out.line("#[doc(hidden)]");
     out.line(format!(
