@@ -4,7 +4,7 @@
 //! through both.
 
 use crate::error::{Diagnostic, Error};
-use crate::resolve::{ResolvedPrompt, resolve_sources};
+use crate::resolve::{ResolvedPrompt, resolve_with};
 use crate::settings::Settings;
 use crate::sources::Sources;
 
@@ -52,7 +52,12 @@ pub fn compile(
     stages: Stages,
 ) -> Compiled {
     let mut errors = read_errors;
-    let resolved = resolve_sources(&sources, settings);
+    let resolved = resolve_with(
+        &sources.templates,
+        &sources.snippets,
+        &sources.unreadable_snippets,
+        settings,
+    );
     errors.extend(resolved.errors);
     let mut prompts = resolved.prompts;
     prompts.sort_by(|a, b| a.id.cmp(&b.id));
