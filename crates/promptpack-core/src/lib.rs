@@ -17,6 +17,7 @@ pub mod field;
 pub mod front_matter;
 #[cfg(feature = "json")]
 pub mod json;
+pub mod keywords;
 #[cfg(feature = "lint")]
 pub mod lint;
 #[cfg(feature = "load")]
