@@ -97,11 +97,11 @@ fn fields_are_read() {
             ("name", None, Some("Who is greeted"), None),
             (
                 "formal",
-                Some(DeclaredKind::Flag),
+                Some(VarKind::Flag),
                 Some("Use the formal form"),
                 Some(Value::Bool(true))
             ),
-            ("title", Some(DeclaredKind::Optional), None, None),
+            ("title", Some(VarKind::Optional), None, None),
         ]
     );
     assert_eq!(vars[1].at.line(), 5);
@@ -356,7 +356,7 @@ fn a_choice_declares_its_values_in_order() {
     let read = read(ROLE);
     assert!(read.errors.is_empty(), "{:?}", read.errors);
     let role = read.front_matter.declared("role").expect("declared");
-    assert_eq!(role.kind, Some(DeclaredKind::Choice));
+    assert_eq!(role.kind, Some(VarKind::Choice));
     assert_eq!(
         role.values.as_deref(),
         Some(&["teacher".to_string(), "student".into(), "observer".into()][..])
