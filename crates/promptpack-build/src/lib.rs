@@ -369,7 +369,7 @@ pub fn check(config: &Config) -> Report {
 /// read.
 #[cfg(feature = "unstable-machinery")]
 pub fn check_sources(sources: promptpack_core::sources::Sources, config: &Config) -> Report {
-    check_sources_in(sources, config, Stages { lint: true })
+    check_sources_in(sources, config, Stages::with_lints())
 }
 
 /// [`check_sources`] without the lints (`promptpack_core::lint`): every
@@ -380,7 +380,7 @@ pub fn check_sources_without_lints(
     sources: promptpack_core::sources::Sources,
     config: &Config,
 ) -> Report {
-    check_sources_in(sources, config, Stages { lint: false })
+    check_sources_in(sources, config, Stages::default())
 }
 
 #[cfg(feature = "unstable-machinery")]
@@ -417,7 +417,7 @@ struct Checked {
 /// The load pipeline with lints, then the code generator: [`check`] and the
 /// build run this one function, so that they cannot disagree.
 fn checked(config: &Config, renderers: &[Renderers]) -> Checked {
-    generate_checked(load(config, Stages { lint: true }), config, renderers)
+    generate_checked(load(config, Stages::with_lints()), config, renderers)
 }
 
 /// The code generator over what the pipeline made, its refusals added to
