@@ -125,9 +125,12 @@ pub use library::Library;
 pub use prompt::{Prompt, PromptHash};
 pub use promptpack_core::diagnostics::{Severity, Style, render_diagnostic, render_error};
 pub use promptpack_core::error::{Diagnostic, Error, ErrorCode, Location, Result};
-pub use promptpack_core::front_matter::{DeclaredKind, DeclaredVar, Example, FrontMatter};
-// What `DeclaredKind::var_kind` returns: the kind of a generated field.
+pub use promptpack_core::front_matter::{DeclaredVar, Example, FrontMatter};
 pub use promptpack_core::program::VarKind;
+/// The kind front matter declares a variable with (`kind: choice`): the
+/// [`VarKind`] of its generated field, one type, since the two named the
+/// same five kinds.
+pub type DeclaredKind = VarKind;
 pub use promptpack_core::render::{DEFAULT_MAX_RENDER_BYTES, MissingVars};
 #[cfg(feature = "library")]
 #[cfg_attr(docsrs, doc(cfg(feature = "library")))]

@@ -368,7 +368,7 @@ fn check_compiled(config: &Config) -> Compiled {
 /// read.
 #[cfg(feature = "unstable-machinery")]
 pub fn check_sources(sources: promptpack_core::sources::Sources, config: &Config) -> Report {
-    report_of(check_sources_in(sources, config, Stages { lint: true })).0
+    report_of(check_sources_in(sources, config, Stages::with_lints())).0
 }
 
 /// [`check_sources`] without the lints (`promptpack_core::lint`): every
@@ -379,7 +379,7 @@ pub fn check_sources_without_lints(
     sources: promptpack_core::sources::Sources,
     config: &Config,
 ) -> Report {
-    report_of(check_sources_in(sources, config, Stages { lint: false })).0
+    report_of(check_sources_in(sources, config, Stages::default())).0
 }
 
 #[cfg(any(feature = "unstable-machinery", feature = "house"))]
@@ -446,7 +446,7 @@ pub mod house {
         checked_of(report_of(check_sources_in(
             sources,
             config,
-            Stages { lint: true },
+            Stages::with_lints(),
         )))
     }
 
@@ -457,7 +457,7 @@ pub mod house {
         checked_of(report_of(check_sources_in(
             sources,
             config,
-            Stages { lint: false },
+            Stages::default(),
         )))
     }
 }
@@ -472,7 +472,7 @@ struct Checked {
 /// The load pipeline with lints, then the code generator: [`check`] and the
 /// build run this one function, so that they cannot disagree.
 fn checked(config: &Config, renderers: &[Renderers]) -> Checked {
-    generate_checked(load(config, Stages { lint: true }), config, renderers)
+    generate_checked(load(config, Stages::with_lints()), config, renderers)
 }
 
 /// The code generator over what the pipeline made, its refusals added to

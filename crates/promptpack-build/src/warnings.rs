@@ -439,7 +439,7 @@ mod tests {
                 .collect(),
             ..Sources::default()
         };
-        let compiled = compile(sources, vec![], &Settings::default(), Stages { lint: true });
+        let compiled = compile(sources, vec![], &Settings::default(), Stages::with_lints());
         assert!(compiled.errors.is_empty(), "{:?}", compiled.errors);
         compiled
     }

@@ -3,19 +3,8 @@
 //! the runtime (a contract check) names fields as the user's code writes
 //! them. The case conversion is heck's, the one the generator always used.
 
+use crate::keywords::{NEVER, RAW_ONLY};
 use heck::ToSnakeCase;
-
-/// Keywords a field may only be as a raw identifier (`r#type`).
-const STRICT_KEYWORDS: &[&str] = &[
-    "as", "async", "await", "break", "const", "continue", "dyn", "else", "enum", "extern", "false",
-    "fn", "for", "gen", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub",
-    "ref", "return", "static", "struct", "trait", "true", "type", "unsafe", "use", "where",
-    "while", "abstract", "become", "box", "do", "final", "macro", "override", "priv", "try",
-    "typeof", "unsized", "virtual", "yield",
-];
-
-/// Keywords that cannot even be raw identifiers.
-const UNRAWABLE_KEYWORDS: &[&str] = &["self", "Self", "super", "crate", "_"];
 
 /// The Rust field for template variable `name`: snake_case, raw when a
 /// keyword, suffixed with `_` when not even a raw identifier may be used;
@@ -39,10 +28,10 @@ pub fn field_ident(name: &str) -> Option<String> {
     if snake.is_empty() || snake.starts_with(|c: char| c.is_ascii_digit()) {
         return None;
     }
-    if UNRAWABLE_KEYWORDS.contains(&snake.as_str()) {
+    if NEVER.contains(&snake.as_str()) {
         return Some(format!("{snake}_"));
     }
-    if STRICT_KEYWORDS.contains(&snake.as_str()) {
+    if RAW_ONLY.contains(&snake.as_str()) {
         return Some(format!("r#{snake}"));
     }
     Some(snake)
@@ -78,5 +67,20 @@ mod tests {
             assert_eq!(field_ident(name).as_deref(), field, "{name}");
         }
         assert_eq!(field_name("_1a"), "_1a");
+    }
+
+    /// Every keyword becomes a field the compiler takes: raw, or suffixed
+    /// with `_` when not even a raw identifier may be it (`_` itself makes
+    /// none: snake_case leaves nothing of it).
+    #[test]
+    fn every_keyword_is_escaped() {
+        for keyword in RAW_ONLY {
+            assert_eq!(field_ident(keyword), Some(format!("r#{keyword}")));
+        }
+        for keyword in NEVER.iter().filter(|k| **k != "_") {
+            let snake = keyword.to_snake_case();
+            assert_eq!(field_ident(keyword), Some(format!("{snake}_")), "{keyword}");
+        }
+        assert_eq!(field_ident("_"), None);
     }
 }

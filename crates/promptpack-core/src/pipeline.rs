@@ -4,16 +4,28 @@
 //! through both.
 
 use crate::error::{Diagnostic, Error};
-use crate::resolve::{ResolvedPrompt, resolve_sources};
+use crate::resolve::{ResolvedPrompt, resolve_with};
 use crate::settings::Settings;
 use crate::sources::Sources;
 
-/// Which optional stages to run.
+/// Which optional stages to run: [`Stages::default`] resolves only;
+/// `Stages::with_lints` runs the lints too (`check`, the build script),
+/// which an application that only renders does not need.
+///
+/// `with_lints` exists only with the `lint` feature, so that lints asked of
+/// a core built without them do not compile, rather than come back empty.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Stages {
-    /// Run the lints (`check`, the build script), which an application
-    /// that only renders does not need.
-    pub lint: bool,
+    #[cfg(feature = "lint")]
+    lint: bool,
+}
+
+impl Stages {
+    /// Resolving and the lints.
+    #[cfg(feature = "lint")]
+    pub fn with_lints() -> Stages {
+        Stages { lint: true }
+    }
 }
 
 /// What the pipeline made of a prompt set: the prompts that resolved, and
@@ -27,7 +39,7 @@ pub struct Compiled {
     /// Every error: of reading, of the templates. Empty when all is well.
     pub errors: Vec<Diagnostic>,
     /// Every warning: front matter's (unknown keys, unused declarations,
-    /// unhandled choice values) always, the lints when [`Stages::lint`]
+    /// unhandled choice values) always, the lints when `Stages::with_lints`
     /// asked for them.
     pub warnings: Vec<Diagnostic>,
 }
@@ -52,7 +64,12 @@ pub fn compile(
     stages: Stages,
 ) -> Compiled {
     let mut errors = read_errors;
-    let resolved = resolve_sources(&sources, settings);
+    let resolved = resolve_with(
+        &sources.templates,
+        &sources.snippets,
+        &sources.unreadable_snippets,
+        settings,
+    );
     errors.extend(resolved.errors);
     let mut prompts = resolved.prompts;
     prompts.sort_by(|a, b| a.id.cmp(&b.id));
@@ -78,11 +95,8 @@ fn lints(sources: &Sources, settings: &Settings, stages: Stages) -> Vec<Diagnost
 }
 
 #[cfg(not(feature = "lint"))]
-fn lints(_: &Sources, _: &Settings, stages: Stages) -> Vec<Diagnostic> {
-    // Asking for lints without the feature is a bug in the caller's manifest.
-    debug_assert!(
-        !stages.lint,
-        "promptpack-core built without the `lint` feature"
-    );
+fn lints(_: &Sources, _: &Settings, _: Stages) -> Vec<Diagnostic> {
+    // No `Stages` asks for lints here: `Stages::with_lints` is the lint
+    // feature's.
     Vec::new()
 }

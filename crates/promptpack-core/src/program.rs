@@ -160,29 +160,57 @@ pub struct VarUses {
     pub compared: Option<Location>,
 }
 
-/// What a variable is, as the generated vars struct types it.
+/// What a variable is, as the generated vars struct types it: what its uses
+/// make it ([`VarInfo::kind`]) or what front matter declares (`kind:`).
 ///
-/// Serialized as `text`, `flag`, `optional`, `choice` or `optional_choice`:
-/// the names of the contract file, which other builds read, so they never
+/// Serialized as `text`, `flag`, `optional`, `choice` or `optional_choice`
+/// ([`VarKind::as_str`]): the names front matter declares a kind with and
+/// those of the contract file, which other builds read, so they never
 /// change with the variants' Rust names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum VarKind {
-    /// Only `{{x}}`: text, `&str`.
+    /// `text`, or only `{{x}}`: `&str`.
     Text,
-    /// Only `{{#if x}}`: a flag, `bool`.
+    /// `flag`, or only `{{#if x}}`: `bool`.
     Flag,
-    /// Both: `Option<&str>`, true when `Some` and not empty.
+    /// `optional`, or both: `Option<&str>`, true when `Some` and not empty.
     Optional,
-    /// Compared with values (and maybe printed): a generated enum with one
-    /// variant per value.
+    /// `choice`, or compared with values (and maybe printed): a generated
+    /// enum with one variant per value (declared: per declared `values`).
     Choice,
-    /// Compared with values and also tested for truth: `Option` of the
-    /// generated enum.
+    /// `optional_choice`, or compared with values and also tested for
+    /// truth: `Option` of the generated enum.
     OptionalChoice,
 }
 
 impl VarKind {
+    /// The kind's name in front matter and in the contract file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VarKind::Text => "text",
+            VarKind::Flag => "flag",
+            VarKind::Optional => "optional",
+            VarKind::Choice => "choice",
+            VarKind::OptionalChoice => "optional_choice",
+        }
+    }
+
+    /// Whether the kind is a choice: declared, it takes its `values`.
+    pub fn is_choice(self) -> bool {
+        matches!(self, VarKind::Choice | VarKind::OptionalChoice)
+    }
+
+    /// Every kind, for a reader of front matter to look names up in.
+    #[cfg(feature = "load")]
+    pub(crate) const ALL: [VarKind; 5] = [
+        VarKind::Text,
+        VarKind::Flag,
+        VarKind::Optional,
+        VarKind::Choice,
+        VarKind::OptionalChoice,
+    ];
+
     /// The field type of the generated vars struct, as `list` shows it.
     pub fn rust_type(self) -> &'static str {
         match self {
@@ -323,5 +351,36 @@ pub fn hash_program(hasher: &mut StableHasher, program: &Program, vars: &[VarInf
             Op::Else { .. } => hasher.write(b"e"),
             Op::EndIf => hasher.write(b"/"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::VarKind;
+
+    /// One kind, one name: front matter's `kind:` (what `as_str` reads and
+    /// writes) and the contract file's (serde) name each kind alike, every
+    /// kind is in `ALL`, and the letter of generated tables reads back.
+    #[test]
+    fn a_kind_has_one_name_everywhere() {
+        for kind in VarKind::ALL {
+            let json = serde_json::to_string(&kind).expect("a kind serializes");
+            assert_eq!(json, format!("\"{}\"", kind.as_str()));
+            let read: VarKind = serde_json::from_str(&json).expect("a kind deserializes");
+            assert_eq!(read, kind);
+            assert_eq!(VarKind::from_letter(kind.letter()), kind);
+            let in_all = match kind {
+                VarKind::Text
+                | VarKind::Flag
+                | VarKind::Optional
+                | VarKind::Choice
+                | VarKind::OptionalChoice => VarKind::ALL.contains(&kind),
+            };
+            assert!(in_all);
+        }
+        let mut names: Vec<&str> = VarKind::ALL.iter().map(|k| k.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), 5);
     }
 }

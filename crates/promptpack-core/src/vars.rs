@@ -71,7 +71,6 @@ fn walk<'a>(
     }
 }
 
-#[cfg(feature = "json")]
 impl Vars for serde_json::Map<String, serde_json::Value> {
     fn get(&self, name: &str) -> Option<ValueRef<'_>> {
         self.get(name).map(ValueRef::Json)
@@ -221,7 +220,6 @@ impl AsValueRef for ValueRef<'_> {
     }
 }
 
-#[cfg(feature = "json")]
 impl AsValueRef for serde_json::Value {
     fn as_value_ref(&self) -> ValueRef<'_> {
         ValueRef::Json(self)

@@ -4,6 +4,7 @@
 use crate::read::{Refused, read_regular};
 use crate::toml_tree::{self, Node, SyntaxError, Table, Value};
 use promptpack_core::error::{Diagnostic, Error, ErrorCode, Location, Result};
+use promptpack_core::keywords::is_keyword;
 use promptpack_core::render::DEFAULT_MAX_RENDER_BYTES;
 use promptpack_core::settings::Settings;
 use promptpack_core::source_file::{SourceFile, Span};
@@ -54,9 +55,8 @@ fn check_crate_path(path: &str) -> std::result::Result<(), String> {
         !names.is_empty()
             && names.split("::").all(|name| {
                 name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-                    && name != "_"
                     && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                    && !RESERVED.contains(&name)
+                    && !is_keyword(name)
             })
     };
     if matches!(first, None | Some("crate")) && names_ok(rest) {
@@ -67,15 +67,6 @@ fn check_crate_path(path: &str) -> std::result::Result<(), String> {
          `::my_crate::promptpack` or `crate::promptpack`, each name a Rust identifier"
     ))
 }
-
-/// Rust's keywords, which no name of a crate path may be.
-const RESERVED: &[&str] = &[
-    "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern",
-    "false", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut",
-    "pub", "ref", "return", "self", "Self", "static", "struct", "super", "trait", "true", "type",
-    "unsafe", "use", "where", "while", "abstract", "become", "box", "do", "final", "macro",
-    "override", "priv", "try", "typeof", "unsized", "virtual", "yield",
-];
 
 impl Config {
     /// Defaults for the prompt root `root`: `root/templates`, `root/snippets`,
@@ -584,6 +575,24 @@ mod file_tests {
             let (found_at, found) = load(text).expect_err(text);
             assert_eq!(found_at, at, "{text:?}: {found}");
             assert!(found.contains(message), "{text:?}: {found}");
+        }
+    }
+
+    /// A crate path refuses every word core's keyword lists hold, the ones
+    /// a field is escaped for too, wherever it stands: one list, one rule.
+    #[test]
+    fn crate_paths_refuse_every_keyword() {
+        use promptpack_core::keywords::{NEVER, RAW_ONLY};
+        for keyword in RAW_ONLY.iter().chain(NEVER) {
+            for path in [
+                format!("::{keyword}"),
+                format!("::x::{keyword}::y"),
+                format!("crate::{keyword}"),
+            ] {
+                assert!(check_crate_path(&path).is_err(), "{path}");
+            }
+            let plain = format!("::{keyword}s::promptpack");
+            assert_eq!(check_crate_path(&plain), Ok(()), "{plain}");
         }
     }
 }

@@ -37,7 +37,7 @@ pub fn root_above(dir: &Path) -> Option<usize> {
 
 /// Reads what `config` points at and runs it through the pure pipeline:
 /// every problem of reading and of the templates lands in
-/// [`Compiled::errors`], every lint (when `stages.lint`) in
+/// [`Compiled::errors`], every lint (when `Stages::with_lints` asked) in
 /// [`Compiled::warnings`]. [`Compiled::into_result`] turns it into the
 /// house's one convention, `Result<_, Error>` with every error at once.
 pub fn load(config: &Config, stages: Stages) -> Compiled {

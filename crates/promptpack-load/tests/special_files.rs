@@ -174,7 +174,7 @@ fn ignored_names_are_skipped_at_every_depth() {
     ] {
         write(&root.join(ignored), "ignored");
     }
-    let compiled = load(&Config::new(root), Stages { lint: false });
+    let compiled = load(&Config::new(root), Stages::default());
     assert_eq!(compiled.errors, [], "{:?}", compiled.errors);
     assert_eq!(compiled.sources.stray_files, Vec::<String>::new());
     let snippets: Vec<_> = compiled

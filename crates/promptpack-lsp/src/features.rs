@@ -9,7 +9,8 @@ use lsp_types::{
     HoverContents, Location, MarkupContent, MarkupKind, NumberOrString, Position, Range, TextEdit,
     Uri, WorkspaceEdit,
 };
-use promptpack_core::front_matter::{DeclaredKind, DeclaredVar, FrontMatter};
+use promptpack_core::front_matter::{DeclaredVar, FrontMatter};
+use promptpack_core::program::VarKind;
 use promptpack_core::scan::FindingKind;
 use promptpack_core::sections::Headings;
 use promptpack_core::similar::edit_distance;
@@ -143,7 +144,7 @@ fn describe_var(at: &At<'_, '_>, name: &str) -> String {
         Some(var) => {
             let kind = var
                 .kind
-                .map_or("no kind declared (its uses decide)", DeclaredKind::as_str);
+                .map_or("no kind declared (its uses decide)", VarKind::as_str);
             out.push_str(&format!(": {kind}"));
             if let Some(description) = &var.description {
                 out.push_str(&format!("\n\n{description}"));
@@ -404,7 +405,7 @@ fn variables(at: &At<'_, '_>, front_matter: &FrontMatter) -> Vec<(String, String
 }
 
 fn kind_detail(var: &DeclaredVar) -> String {
-    let kind = var.kind.map_or("no kind declared", DeclaredKind::as_str);
+    let kind = var.kind.map_or("no kind declared", VarKind::as_str);
     match &var.description {
         Some(d) => format!("{kind}: {d}"),
         None => kind.to_string(),

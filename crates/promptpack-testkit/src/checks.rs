@@ -4,7 +4,7 @@
 //! the reason, when its property does not hold.
 
 use crate::case::Case;
-use promptpack_core::resolve::{MAX_EXPANDED_OPS, resolve_counting};
+use promptpack_core::resolve::{MAX_EXPANDED_OPS, resolve_with};
 use promptpack_core::source_file::SourceFile;
 use promptpack_core::syntax::{
     Include, Item, Parsed, is_section_name, is_snippet_name, is_var_name,
@@ -129,7 +129,7 @@ pub fn check_splice_work(case: &Case) -> u64 {
         delimiters: case.delimiters.clone(),
         ..Settings::default()
     };
-    let counted = resolve_counting(&case.templates, &case.snippets, &settings);
+    let counted = resolve_with(&case.templates, &case.snippets, &[], &settings);
     let bound = counted.step_bound(&case.templates, &case.snippets);
     assert!(
         counted.steps <= bound,

@@ -4,7 +4,7 @@
 //! declaring one no branch compares, examples out of step with the
 //! variables.
 
-use super::{DeclaredKind, DeclaredVar, FrontMatter};
+use super::{DeclaredVar, FrontMatter};
 use crate::error::{Diagnostic, ErrorCode, Location};
 use crate::program::{VarInfo, VarKind};
 use crate::similar::nearest;
@@ -50,7 +50,7 @@ pub fn apply_contract(
                             in_conflict.push(var.name.clone());
                         }
                         None => {
-                            var.declared = Some(kind.var_kind());
+                            var.declared = Some(kind);
                             if let Some(values) = &declaration.values {
                                 declare_choice(var, declaration, values, errors, warnings);
                             }
@@ -189,29 +189,29 @@ fn undeclared(var: &VarInfo, declared: &[&str]) -> Diagnostic {
 }
 
 /// The first use of `var` that its declared `kind` forbids.
-fn contradiction(var: &VarInfo, kind: DeclaredKind) -> Option<Diagnostic> {
+fn contradiction(var: &VarInfo, kind: VarKind) -> Option<Diagnostic> {
     let name = &var.name;
     let (what, at, help): (&str, &Location, String) = match kind {
-        DeclaredKind::Choice => (
+        VarKind::Choice => (
             "tested with `#if`",
             var.uses.condition.as_ref()?,
             format!(
                 "declare it `optional_choice` (an `Option` of its enum) to test `{name}` for truth too"
             ),
         ),
-        DeclaredKind::OptionalChoice => return None,
+        VarKind::OptionalChoice => return None,
         _ if var.uses.compared.is_some() => (
             "compared with a value",
             var.uses.compared.as_ref()?,
             "a variable compared with values becomes an enum: declare it `kind: choice` with its `values`, or without `kind`"
                 .to_string(),
         ),
-        DeclaredKind::Text => (
+        VarKind::Text => (
             "tested with `#if`",
             var.uses.condition.as_ref()?,
             format!("declare it `optional` (`Option<&str>`) to print and test `{name}`"),
         ),
-        DeclaredKind::Flag => (
+        VarKind::Flag => (
             "printed",
             var.uses.value.as_ref()?,
             format!("declare it `optional` (`Option<&str>`) to print and test `{name}`"),
@@ -225,7 +225,7 @@ fn contradiction(var: &VarInfo, kind: DeclaredKind) -> Option<Diagnostic> {
             format!(
                 "`{name}` is declared `{}` ({}) but {what} here",
                 kind.as_str(),
-                kind.var_kind().rust_type()
+                kind.rust_type()
             ),
         )
         .at(at.clone())

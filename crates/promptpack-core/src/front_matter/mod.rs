@@ -60,7 +60,7 @@ pub struct DeclaredVar {
     pub description: Option<String>,
     /// The declared kind; `None` leaves it to how the templates use it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub kind: Option<DeclaredKind>,
+    pub kind: Option<VarKind>,
     /// A value to render examples and snapshots with.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub example: Option<Value>,
@@ -82,63 +82,6 @@ impl DeclaredVar {
     pub fn value_location(&self, i: usize) -> &Location {
         self.values_at.get(i).unwrap_or(&self.at)
     }
-}
-
-/// A kind a variable may be declared with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum DeclaredKind {
-    /// `text`: `&str`, printed with `{{x}}`.
-    Text,
-    /// `flag`: `bool`, tested with `{{#if x}}`.
-    Flag,
-    /// `optional`: `Option<&str>`, printed, tested, or both.
-    Optional,
-    /// `choice`: one of its declared `values`, a generated enum; compared
-    /// (`{{#if x == "value"}}`) and maybe printed.
-    Choice,
-    /// `optional_choice`: `Option` of the generated enum of its declared
-    /// `values`; also tested for truth (`{{#if x}}`).
-    OptionalChoice,
-}
-
-impl DeclaredKind {
-    /// The kind's name in front matter.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DeclaredKind::Text => "text",
-            DeclaredKind::Flag => "flag",
-            DeclaredKind::Optional => "optional",
-            DeclaredKind::Choice => "choice",
-            DeclaredKind::OptionalChoice => "optional_choice",
-        }
-    }
-
-    /// Whether the kind is a choice, declared with its `values`.
-    pub fn is_choice(self) -> bool {
-        matches!(self, DeclaredKind::Choice | DeclaredKind::OptionalChoice)
-    }
-
-    /// The kind of the generated field.
-    pub fn var_kind(self) -> VarKind {
-        match self {
-            DeclaredKind::Text => VarKind::Text,
-            DeclaredKind::Flag => VarKind::Flag,
-            DeclaredKind::Optional => VarKind::Optional,
-            DeclaredKind::Choice => VarKind::Choice,
-            DeclaredKind::OptionalChoice => VarKind::OptionalChoice,
-        }
-    }
-
-    #[cfg(feature = "load")]
-    const ALL: [DeclaredKind; 5] = [
-        DeclaredKind::Text,
-        DeclaredKind::Flag,
-        DeclaredKind::Optional,
-        DeclaredKind::Choice,
-        DeclaredKind::OptionalChoice,
-    ];
 }
 
 /// One named set of values under `examples`. Serialized as `name` and

@@ -2,8 +2,9 @@
 //! [`FrontMatter`], every problem located at its line in the `.md` file.
 
 use super::yaml::{Node, Yaml, parse_yaml};
-use super::{DeclaredKind, DeclaredVar, Example, Field, FrontMatter};
+use super::{DeclaredVar, Example, Field, FrontMatter};
 use crate::error::{Diagnostic, ErrorCode, Location};
+use crate::program::VarKind;
 use crate::similar::nearest;
 use crate::source_file::SourceFile;
 use crate::syntax::{is_literal_char, is_var_name};
@@ -288,7 +289,7 @@ impl Reader<'_> {
                     )),
                 );
             }
-            (kind, Some(key)) if !kind.is_some_and(DeclaredKind::is_choice) => {
+            (kind, Some(key)) if !kind.is_some_and(VarKind::is_choice) => {
                 let at = self.location(key);
                 let declared = kind.map_or("no kind".to_string(), |k| format!("`{}`", k.as_str()));
                 self.errors.push(
@@ -366,10 +367,10 @@ impl Reader<'_> {
         ok.then_some((values, at))
     }
 
-    fn kind(&mut self, value: &Node) -> Option<DeclaredKind> {
-        let names: Vec<&str> = DeclaredKind::ALL.iter().map(|k| k.as_str()).collect();
+    fn kind(&mut self, value: &Node) -> Option<VarKind> {
+        let names: Vec<&str> = VarKind::ALL.iter().map(|k| k.as_str()).collect();
         if let Yaml::String(name) = &value.value
-            && let Some(kind) = DeclaredKind::ALL.into_iter().find(|k| k.as_str() == name)
+            && let Some(kind) = VarKind::ALL.into_iter().find(|k| k.as_str() == name)
         {
             return Some(kind);
         }
@@ -399,38 +400,31 @@ impl Reader<'_> {
     /// An example value as JSON, when it fits the variable's kind: a
     /// `flag` takes a boolean, `text` a string or number, `optional` those
     /// or null.
-    fn example_value(
-        &mut self,
-        var: &str,
-        kind: Option<DeclaredKind>,
-        value: &Node,
-    ) -> Option<Value> {
+    fn example_value(&mut self, var: &str, kind: Option<VarKind>, value: &Node) -> Option<Value> {
         let fits = !matches!(
             (&value.value, kind),
             (Yaml::Seq(_) | Yaml::Map(_), _)
-                | (Yaml::Bool(_), Some(DeclaredKind::Text))
+                | (Yaml::Bool(_), Some(VarKind::Text))
                 | (
                     Yaml::Bool(_),
-                    Some(DeclaredKind::Choice | DeclaredKind::OptionalChoice)
+                    Some(VarKind::Choice | VarKind::OptionalChoice)
                 )
                 | (
                     Yaml::Null,
-                    Some(DeclaredKind::Text | DeclaredKind::Flag | DeclaredKind::Choice)
+                    Some(VarKind::Text | VarKind::Flag | VarKind::Choice)
                 )
-                | (Yaml::String(_) | Yaml::Number(_), Some(DeclaredKind::Flag))
+                | (Yaml::String(_) | Yaml::Number(_), Some(VarKind::Flag))
         );
         if fits {
             return Some(value.value.to_json());
         }
         let expected = match kind {
-            Some(DeclaredKind::Text) => "a string",
-            Some(DeclaredKind::Flag) => "true or false",
-            Some(DeclaredKind::Optional) => "a string or null",
-            Some(DeclaredKind::Choice) => "one of its values",
-            Some(DeclaredKind::OptionalChoice) => "one of its values or null",
-            // `DeclaredKind` may grow: a kind this reader does not know of
-            // takes what an undeclared variable does.
-            _ => "a string, number, boolean or null",
+            Some(VarKind::Text) => "a string",
+            Some(VarKind::Flag) => "true or false",
+            Some(VarKind::Optional) => "a string or null",
+            Some(VarKind::Choice) => "one of its values",
+            Some(VarKind::OptionalChoice) => "one of its values or null",
+            None => "a string, number, boolean or null",
         };
         let kind = kind.map_or(String::new(), |k| format!(" ({})", k.as_str()));
         let found = value.value.kind_name();

@@ -97,11 +97,11 @@ fn fields_are_read() {
             ("name", None, Some("Who is greeted"), None),
             (
                 "formal",
-                Some(DeclaredKind::Flag),
+                Some(VarKind::Flag),
                 Some("Use the formal form"),
                 Some(Value::Bool(true))
             ),
-            ("title", Some(DeclaredKind::Optional), None, None),
+            ("title", Some(VarKind::Optional), None, None),
         ]
     );
     assert_eq!(vars[1].at.line(), 5);
@@ -206,9 +206,10 @@ fn resolve_one(system: &str, snippets: &[(&str, &str)]) -> (Vec<String>, Vec<Str
             file: SourceFile::new(format!("snippets/{name}.md"), *text),
         })
         .collect();
-    let counted = crate::resolve::resolve_counting(
+    let counted = crate::resolve::resolve_with(
         &templates,
         &snippets,
+        &[],
         &crate::Settings {
             delimiters: Delimiters::default(),
             ..Default::default()
@@ -345,7 +346,7 @@ fn resolve_full(system: &str) -> crate::resolve::Counted {
         system: SourceFile::new("t/system.md", system),
         user: None,
     }];
-    crate::resolve::resolve_counting(&templates, &[], &crate::Settings::default())
+    crate::resolve::resolve_with(&templates, &[], &[], &crate::Settings::default())
 }
 
 const ROLE: &str = "---\nvars:\n  role: {kind: choice, values: [teacher, student, observer], description: Who speaks, example: student}\n---\n";
@@ -355,7 +356,7 @@ fn a_choice_declares_its_values_in_order() {
     let read = read(ROLE);
     assert!(read.errors.is_empty(), "{:?}", read.errors);
     let role = read.front_matter.declared("role").expect("declared");
-    assert_eq!(role.kind, Some(DeclaredKind::Choice));
+    assert_eq!(role.kind, Some(VarKind::Choice));
     assert_eq!(
         role.values.as_deref(),
         Some(&["teacher".to_string(), "student".into(), "observer".into()][..])
@@ -594,7 +595,7 @@ fn a_snippets_unhandled_value_warns_once() {
         ),
     }];
     let counted =
-        crate::resolve::resolve_counting(&templates, &snippets, &crate::Settings::default());
+        crate::resolve::resolve_with(&templates, &snippets, &[], &crate::Settings::default());
     assert!(counted.errors.is_empty(), "{:?}", counted.errors);
     assert_eq!(places(&counted.warnings), ["unhandled_choice 3:39"]);
     assert_eq!(counted.prompts.len(), 2);
@@ -617,7 +618,7 @@ fn an_unhandled_value_names_the_branch_in_the_prompts_delimiters() {
         delimiters: Delimiters::new("<<", ">>").expect("delimiters"),
         ..Default::default()
     };
-    let counted = crate::resolve::resolve_counting(&templates, &[], &settings);
+    let counted = crate::resolve::resolve_with(&templates, &[], &[], &settings);
     assert!(counted.errors.is_empty(), "{:?}", counted.errors);
     let messages: Vec<&str> = counted
         .warnings

@@ -1,0 +1,51 @@
+//! How far one template part may expand, snippets spliced in, and the
+//! `too_large` refusal past it: snippets that include others more than once
+//! multiply, and a short chain could otherwise expand past any memory.
+
+use crate::error::{Diagnostic, ErrorCode, Location};
+use crate::source_file::SourceFile;
+use crate::syntax::Name;
+
+/// The most static text one template part may expand to, snippets spliced
+/// in: far beyond any real prompt, well below exhausting memory.
+pub const MAX_EXPANDED_TEXT: usize = 256 << 20;
+
+/// The most tokens and text pieces one template part may expand to.
+pub const MAX_EXPANDED_OPS: usize = 4 << 20;
+
+/// `too_large` at the include that takes a part past the limits: the
+/// include is what the author can change.
+pub(super) fn too_large(file: &SourceFile, include: &Name) -> Diagnostic {
+    Diagnostic::new(
+        ErrorCode::TooLarge,
+        format!(
+            "{} expands the template past {} MiB of text or {} tokens",
+            file.slice(include.span),
+            MAX_EXPANDED_TEXT >> 20,
+            MAX_EXPANDED_OPS
+        ),
+    )
+    .at(file.location(include.span))
+    .with_help("a snippet included several times, by snippets that are themselves included several times, multiplies")
+}
+
+/// `too_large` of a part that ends past the limits without an include to
+/// blame (the last splice stayed within them, what followed did not).
+pub(super) fn too_large_file(file: &SourceFile) -> Diagnostic {
+    Diagnostic::new(
+        ErrorCode::TooLarge,
+        format!(
+            "{} expands past {} MiB of text or {} tokens",
+            file.path(),
+            MAX_EXPANDED_TEXT >> 20,
+            MAX_EXPANDED_OPS
+        ),
+    )
+    .at(Location::file(file.path()))
+}
+
+/// Whether a part of `text` bytes of static text and `ops` ops is past the
+/// limits.
+pub(super) fn past_limits(text: usize, ops: usize) -> bool {
+    text > MAX_EXPANDED_TEXT || ops > MAX_EXPANDED_OPS
+}

@@ -1,0 +1,267 @@
+//! The splicing's work bound, sections and cycles, on small sets made here.
+
+use super::*;
+
+fn snippet(name: &str, text: &str) -> SnippetSource {
+    SnippetSource {
+        name: name.to_string(),
+        file: SourceFile::new(format!("snippets/{name}.md"), text),
+    }
+}
+
+fn template(system: &str, user: Option<&str>) -> TemplateSource {
+    TemplateSource {
+        id: "t".to_string(),
+        system: SourceFile::new("templates/t/system.md", system),
+        user: user.map(|u| SourceFile::new("templates/t/user.md", u)),
+    }
+}
+
+/// A chain `s0` … `s{depth}`: each link includes the next as `link`
+/// says (`{}` for each include), the last one is `bottom`.
+fn chain(depth: usize, link: &str, bottom: &str) -> Vec<SnippetSource> {
+    let mut snippets: Vec<SnippetSource> = (0..depth)
+        .map(|i| {
+            let include = format!("{{{{snippet:s{}}}}}", i + 1);
+            snippet(&format!("s{i}"), &link.replace("{}", &include))
+        })
+        .collect();
+    snippets.push(snippet(&format!("s{depth}"), bottom));
+    snippets
+}
+
+/// Resolves, and checks the work against what the input and the output
+/// allow: each part walks every file at most once, copies cost the ops
+/// they add, a refused part stops at the size limit.
+fn resolve_bounded(templates: &[TemplateSource], snippets: &[SnippetSource]) -> Counted {
+    let counted = resolve_with(templates, snippets, &[], &Settings::default());
+    let bound = counted.step_bound(templates, snippets);
+    assert!(counted.steps <= bound, "{} steps > {bound}", counted.steps);
+    counted
+}
+
+/// A chain of snippets to resolve, and the error expected of it.
+struct Shape<'a> {
+    name: &'a str,
+    depth: usize,
+    link: &'a str,
+    bottom: &'a str,
+    both_parts: bool,
+    error: Option<&'a str>,
+}
+
+fn shape<'a>(
+    name: &'a str,
+    depth: usize,
+    link: &'a str,
+    bottom: &'a str,
+    both_parts: bool,
+    error: Option<&'a str>,
+) -> Shape<'a> {
+    Shape {
+        name,
+        depth,
+        link,
+        bottom,
+        both_parts,
+        error,
+    }
+}
+
+/// Fan-out ends at once in every shape: deep, wide, from both parts,
+/// down to nothing or whitespace (trimmed away) it resolves; through
+/// blocks, down to blocks, text or variables, whose ops or text pass the
+/// size limit, it is refused, at an include, as `too_large`.
+#[test]
+fn fan_out_costs_what_it_adds() {
+    let twice = "{}{}";
+    let wide = "{}".repeat(200);
+    let blocks = "{{#if a}}{}{{else}}{}{{/if}}";
+    let cases = [
+        shape("deep, adds nothing", 60, twice, "", false, None),
+        shape("wide", 12, &wide, "", false, None),
+        shape("through blocks", 60, blocks, "", true, Some("too_large")),
+        shape("whitespace only", 60, twice, " \n\t\n ", false, None),
+        shape(
+            "false blocks",
+            60,
+            twice,
+            "{{#if off}}{{/if}}",
+            false,
+            Some("too_large"),
+        ),
+        shape("text", 60, twice, "x", false, Some("too_large")),
+        shape("a variable", 60, "{} {}", "{{v}}", true, Some("too_large")),
+    ];
+    for Shape {
+        name,
+        depth,
+        link,
+        bottom,
+        both_parts,
+        error,
+    } in cases
+    {
+        let snippets = chain(depth, link, bottom);
+        let user = both_parts.then_some("{{snippet:s0}}{{snippet:s1}}");
+        let templates = [template("Hi {{snippet:s0}}", user)];
+        let counted = resolve_bounded(&templates, &snippets);
+        let codes: Vec<&str> = counted.errors.iter().map(|e| e.code.as_str()).collect();
+        assert_eq!(codes, error.into_iter().collect::<Vec<_>>(), "{name}");
+        if let Some(e) = counted.errors.first() {
+            let at = e.location.as_ref().map(|l| l.path().to_string());
+            assert!(
+                at.is_some_and(|p| p.starts_with("snippets/s")),
+                "{name}: {e}"
+            );
+        }
+    }
+}
+
+/// A snippet spliced again makes the same program as its text written
+/// out in its place: blocks, `else if` chains, literals and text that
+/// joins the text around it.
+#[test]
+fn splicing_again_is_writing_out() {
+    let a = "x{{#if d == \"q\"}}y{{else if e}}z{{v}}{{else}}{{#if f}}w{{/if}}{{/if}}";
+    let b = "{{#if c}}{{snippet:a}}{{else}}{{snippet:a}}{{/if}}";
+    let system = "1{{snippet:b}}2{{snippet:a}}{{snippet:a}}{{#if g}}{{snippet:b}}{{/if}}3";
+    let written = system
+        .replace("{{snippet:b}}", b)
+        .replace("{{snippet:a}}", a);
+    let snippets = [snippet("a", a), snippet("b", b)];
+    let spliced = resolve_bounded(&[template(system, Some(system))], &snippets);
+    let written = resolve_bounded(&[template(&written, Some(&written))], &[]);
+    let (spliced, written) = (&spliced.prompts[0], &written.prompts[0]);
+    assert_eq!(spliced.system, written.system);
+    assert_eq!(spliced.user, written.user);
+    assert_eq!(spliced.hash, written.hash);
+    let names = |p: &ResolvedPrompt| p.vars.iter().map(|v| v.name.clone()).collect::<Vec<_>>();
+    assert_eq!(names(spliced), names(written));
+}
+
+fn rendered(prompt: &ResolvedPrompt) -> &str {
+    &prompt.system.text
+}
+
+/// A section and its whole snippet are two targets: neither's splice is
+/// copied for the other, in either order; a heading's slug and its id
+/// are one; the prompt's snippets name the snippet only.
+#[test]
+fn sections_splice_apart_from_their_snippet() {
+    let guide = "intro\n# Setup {#install}\nsteps\n## Detail\nd\n# Use\nuse";
+    let system = "{{snippet:g#setup}}|{{snippet:g}}|{{snippet:g#install}}|{{snippet:g#detail}}";
+    let counted = resolve_bounded(&[template(system, None)], &[snippet("g", guide)]);
+    assert!(counted.errors.is_empty(), "{:?}", counted.errors);
+    let prompt = &counted.prompts[0];
+    let whole = SourceFile::new("g.md", guide).body().to_string();
+    let want = format!("steps\n## Detail\nd|{whole}|steps\n## Detail\nd|d");
+    assert_eq!(rendered(prompt), want);
+    assert_eq!(prompt.snippets, BTreeSet::from(["g".to_string()]));
+}
+
+fn codes(counted: &Counted) -> Vec<(&str, String)> {
+    counted
+        .errors
+        .iter()
+        .map(|e| (e.code.as_str(), e.message.clone()))
+        .collect()
+}
+
+/// A section is its own node of the include graph: including another
+/// section of its own snippet is no cycle, including itself (or a
+/// section that includes it back) is.
+#[test]
+fn section_cycles_are_real_cycles() {
+    let fine = "# A\n{{snippet:s#b}}\n# B\nb";
+    let counted = resolve_bounded(
+        &[template("{{snippet:s#a}}{{snippet:s}}", None)],
+        &[snippet("s", fine)],
+    );
+    assert!(counted.errors.is_empty(), "{:?}", counted.errors);
+    assert_eq!(rendered(&counted.prompts[0]), "b# A\nb\n# B\nb");
+
+    let itself = "# A\nx {{snippet:s#a}}";
+    let counted = resolve_bounded(
+        &[template("{{snippet:s#a}}", None)],
+        &[snippet("s", itself)],
+    );
+    assert_eq!(
+        codes(&counted),
+        [(
+            "snippet_cycle",
+            "snippets include each other in a cycle: s#a -> s#a".to_string()
+        )]
+    );
+
+    let through = "# A\n{{snippet:t}}";
+    let back = "{{snippet:s#a}}";
+    let counted = resolve_bounded(
+        &[template("{{snippet:s#a}}", None)],
+        &[snippet("s", through), snippet("t", back)],
+    );
+    let found = codes(&counted);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, "snippet_cycle");
+    assert!(counted.prompts.is_empty());
+}
+
+/// A missing section fails its template once, located at the include,
+/// naming the headings there are (at most ten of them).
+#[test]
+fn a_missing_section_names_the_headings() {
+    let many: String = (0..12).map(|i| format!("# H{i}\nx\n")).collect();
+    let snippets = [snippet("many", &many), snippet("none", "no headings")];
+    let system = "a {{snippet:many#h99}}\n{{snippet:none#x}} {{snippet:many#h99}}";
+    let counted = resolve_bounded(&[template(system, None)], &snippets);
+    let help: Vec<(String, usize, usize)> = counted
+        .errors
+        .iter()
+        .map(|e| {
+            let at = e.location.as_ref().map(|l| (l.line(), l.column()));
+            assert_eq!(e.code.as_str(), "section_not_found");
+            let (line, column) = at.unwrap_or_default();
+            (e.help.clone().unwrap_or_default(), line, column)
+        })
+        .collect();
+    let listed = (0..10)
+        .map(|i| format!("`h{i}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    assert_eq!(
+        help,
+        [
+            (
+                format!("the headings of snippets/many.md are {listed} and 2 more"),
+                1,
+                3
+            ),
+            (
+                "snippets/none.md has no headings: include it whole, or add a heading".to_string(),
+                2,
+                1
+            ),
+            (
+                format!("the headings of snippets/many.md are {listed} and 2 more"),
+                2,
+                20
+            ),
+        ]
+    );
+    assert!(counted.prompts.is_empty());
+}
+
+/// Nested sections overlap, so one part may walk a snippet once per
+/// heading level and once whole, but no more: a section included again
+/// is copied, as a snippet is, and the work stays within the bound.
+#[test]
+fn nested_sections_stay_within_the_bound() {
+    let nested: String = (1..=6)
+        .map(|l| format!("{} L{l}\n{}\n", "#".repeat(l), "{{snippet:e}}".repeat(200)))
+        .collect();
+    let once: String = (1..=6).map(|l| format!("{{{{snippet:s#l{l}}}}}")).collect();
+    let system = once.repeat(200) + "{{snippet:s}}";
+    let snippets = [snippet("s", &nested), snippet("e", "")];
+    let counted = resolve_bounded(&[template(&system, Some(&system))], &snippets);
+    assert!(counted.errors.is_empty(), "{:?}", counted.errors);
+}
