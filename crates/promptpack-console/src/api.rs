@@ -5,7 +5,7 @@
 use crate::auth::{ApiUser, may_change_label, require};
 use crate::failure::{ApiFailure, Failure};
 use crate::preview::{library_of, render};
-use crate::server::AppState;
+use crate::state::AppState;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};

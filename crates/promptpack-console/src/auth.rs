@@ -10,7 +10,7 @@
 
 use crate::failure::{ApiFailure, Failure};
 use crate::request_log::RequestUser;
-use crate::server::AppState;
+use crate::state::AppState;
 use axum::extract::{FromRequestParts, OriginalUri};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, header};

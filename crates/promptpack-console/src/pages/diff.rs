@@ -8,7 +8,7 @@ use crate::auth::PageUser;
 use crate::cancel::cancellable;
 use crate::failure::Failure;
 use crate::preview::{examples, library_of};
-use crate::server::AppState;
+use crate::state::AppState;
 use crate::word_diff::{Budget, Cancelled, DEFAULT_STEPS, Row, compare as compare_texts};
 use askama::Template;
 use axum::extract::Path;

@@ -8,7 +8,7 @@ use crate::api::syntax_of;
 use crate::auth::{PageUser, require};
 use crate::failure::Failure;
 use crate::preview::examples;
-use crate::server::AppState;
+use crate::state::AppState;
 use askama::Template;
 use axum::Form;
 use axum::extract::{Path, Query, State};

@@ -11,7 +11,7 @@ use crate::auth::{PageUser, may_change_label};
 use crate::builds::{Verdicts, is_stale, refusal, registered};
 use crate::failure::Failure;
 use crate::preview::{examples, library_of};
-use crate::server::AppState;
+use crate::state::AppState;
 use crate::word_diff::{Budget, DEFAULT_STEPS, Row, compare};
 use askama::Template;
 use axum::Form;

@@ -5,7 +5,7 @@ use super::prose::Prose;
 use super::when::When;
 use super::{Chrome, OrPage, PageResult, html};
 use crate::auth::{PageUser, query_escape};
-use crate::server::AppState;
+use crate::state::AppState;
 use askama::Template;
 use axum::extract::{Query, State};
 use promptpack_catalog::{Arm, ListQuery, Listed};

@@ -6,7 +6,7 @@ use crate::auth::{PageUser, close_sessions, open_session, session_cookie};
 use crate::cross_site::is_cross_site;
 use crate::next_path::safe_next;
 use crate::request_log::{self, Peer};
-use crate::server::AppState;
+use crate::state::AppState;
 use askama::Template;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode, header};

@@ -17,7 +17,7 @@ pub(crate) mod prose;
 pub(crate) mod when;
 
 use crate::failure::Failure;
-use crate::server::AppState;
+use crate::state::AppState;
 use askama::Template;
 use axum::Router;
 use axum::http::{StatusCode, header};

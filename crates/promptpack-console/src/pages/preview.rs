@@ -6,7 +6,7 @@ use super::{Chrome, OrPage, PageResult, RenderView, html};
 use crate::auth::PageUser;
 use crate::failure::Failure;
 use crate::preview::{examples, library_of, render};
-use crate::server::AppState;
+use crate::state::AppState;
 use askama::Template;
 use axum::extract::{Path, Query, State};
 use promptpack::{Library, VarKind};

@@ -7,7 +7,7 @@ use super::when::When;
 use super::{Chrome, CsrfForm, OrPage, PageResult, html};
 use crate::auth::{PageUser, require};
 use crate::builds::{BuildView, Verdicts, builds_of};
-use crate::server::AppState;
+use crate::state::AppState;
 use askama::Template;
 use axum::Form;
 use axum::extract::{Path, Query, State};

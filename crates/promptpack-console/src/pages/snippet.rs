@@ -11,7 +11,7 @@ use super::{Chrome, OrPage, PageResult, html};
 use crate::auth::{PageUser, require};
 use crate::cancel::cancellable;
 use crate::failure::Failure;
-use crate::server::AppState;
+use crate::state::AppState;
 use crate::word_diff::{Budget, Cancelled, DEFAULT_STEPS, Row};
 use askama::Template;
 use axum::Form;
