@@ -14,7 +14,6 @@ use crate::state::AppState;
 use axum::extract::{FromRequestParts, OriginalUri};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, header};
-use axum::response::{IntoResponse, Redirect, Response};
 use promptpack_catalog::{Role, User, token_hash};
 use std::sync::Arc;
 use std::time::Duration;
@@ -158,30 +157,32 @@ pub(crate) struct PageUser {
     pub(crate) session: String,
 }
 
-/// Where a request without a session goes: the login page, back here after.
-pub(crate) struct ToLogin(String);
-
-impl IntoResponse for ToLogin {
-    fn into_response(self) -> Response {
-        Redirect::to(&format!("/login?next={}", query_escape(&self.0))).into_response()
-    }
+/// Why a request has no page user. This module only finds out; the pages
+/// say it ([`crate::pages::error`]): the login page, or the error page.
+pub(crate) enum NoPageUser {
+    /// No session, or one that ended: signing in comes back to `here`
+    /// (the path and query asked for).
+    SignIn { here: String },
+    /// The catalog failed while the session was looked up. The caller is
+    /// not known yet: a stranger learns only that the catalog is
+    /// unavailable ([`Failure::to_stranger`]).
+    Unavailable(Failure),
 }
 
 impl FromRequestParts<Arc<AppState>> for PageUser {
-    type Rejection = Response;
+    type Rejection = NoPageUser;
 
     async fn from_request_parts(
         parts: &mut Parts,
         state: &Arc<AppState>,
-    ) -> Result<PageUser, Response> {
+    ) -> Result<PageUser, NoPageUser> {
         let here = parts
             .extensions
             .get::<OriginalUri>()
             .map(|uri| uri.0.to_string())
             .unwrap_or_else(|| parts.uri.to_string());
-        let to_login = || ToLogin(here.clone()).into_response();
         let Some(id) = cookie(&parts.headers, SESSION_COOKIE) else {
-            return Err(to_login());
+            return Err(NoPageUser::SignIn { here });
         };
         let id_hash = token_hash(&id);
         let found = state
@@ -195,13 +196,8 @@ impl FromRequestParts<Arc<AppState>> for PageUser {
                 csrf: csrf_of(&id),
                 session: id,
             }),
-            Ok(None) => Err(to_login()),
-            // The caller is not known yet: a stranger learns only that
-            // the catalog is unavailable.
-            Err(error) => Err(crate::pages::failure_page(
-                Failure::to_stranger(&error),
-                None,
-            )),
+            Ok(None) => Err(NoPageUser::SignIn { here }),
+            Err(error) => Err(NoPageUser::Unavailable(Failure::to_stranger(&error))),
         }
     }
 }
@@ -263,18 +259,4 @@ pub(crate) fn may_change_label(state: &AppState, user: &User, label: &str) -> Re
     } else {
         require(user, Role::Editor, &format!("changing label `{label}`"))
     }
-}
-
-/// `text` for a URL's query: everything but unreserved characters
-/// percent-encoded.
-pub(crate) fn query_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~' | b'/') {
-            out.push(char::from(byte));
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
 }

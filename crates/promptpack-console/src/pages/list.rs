@@ -2,9 +2,10 @@
 //! snippets.
 
 use super::prose::Prose;
+use super::shared::query_escape;
 use super::when::When;
 use super::{Chrome, OrPage, PageResult, html};
-use crate::auth::{PageUser, query_escape};
+use crate::auth::PageUser;
 use crate::state::AppState;
 use askama::Template;
 use axum::extract::{Query, State};

@@ -106,11 +106,11 @@ pub(crate) async fn sign_out(
 ) -> Response {
     let chrome = || Some(Chrome::of(&user));
     if let Err(failure) = user.check_csrf(&form.csrf) {
-        return super::failure_page(failure, chrome());
+        return super::error::failure_page(failure, chrome());
     }
     let everywhere = form.everywhere.is_some();
     if let Err(failure) = close_sessions(&state, &user.session, &user.user.name, everywhere).await {
-        return super::failure_page(failure, chrome());
+        return super::error::failure_page(failure, chrome());
     }
     (
         [(header::SET_COOKIE, session_cookie(""))],

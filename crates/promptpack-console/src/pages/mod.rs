@@ -4,6 +4,7 @@
 
 mod diff;
 mod edit;
+pub(crate) mod error;
 mod labels;
 mod list;
 mod login;
@@ -14,8 +15,12 @@ mod snippet_edit;
 
 pub(crate) use snippet::revisions as snippet_revisions;
 pub(crate) mod prose;
+mod shared;
 pub(crate) mod when;
 
+pub(crate) use error::{OrPage, PageResult};
+
+use crate::auth::{NoPageUser, PageUser};
 use crate::failure::Failure;
 use crate::state::AppState;
 use askama::Template;
@@ -23,6 +28,7 @@ use axum::Router;
 use axum::http::{StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
+use error::failure_page;
 use promptpack::{Diagnostic, Prompt, Severity};
 use promptpack_catalog::Error;
 use prose::Prose;
@@ -72,7 +78,7 @@ async fn style() -> impl IntoResponse {
 
 /// The page of a path that is no page (nor API route): a 404 with the
 /// header of whoever is signed in.
-pub(crate) async fn not_found(user: Result<crate::auth::PageUser, Response>) -> Response {
+pub(crate) async fn not_found(user: Result<PageUser, NoPageUser>) -> Response {
     let chrome = user.ok().map(|user| Chrome::of(&user));
     failure_page(
         Failure::new(StatusCode::NOT_FOUND, "not_found", "there is no such page"),
@@ -88,7 +94,7 @@ pub(crate) struct Chrome {
 }
 
 impl Chrome {
-    pub(crate) fn of(page_user: &crate::auth::PageUser) -> Chrome {
+    pub(crate) fn of(page_user: &PageUser) -> Chrome {
         Chrome {
             user: page_user.user.name.clone(),
             role: page_user.user.role.to_string(),
@@ -245,90 +251,6 @@ pub(crate) fn html(template: &impl Template) -> Response {
             format!("the page could not be rendered: {e}"),
         )
             .into_response(),
-    }
-}
-
-#[derive(Template)]
-#[template(path = "error.html")]
-struct ErrorPage {
-    chrome: Option<Chrome>,
-    status: String,
-    code: String,
-    message: Prose,
-    diagnostics: Vec<DiagnosticView>,
-}
-
-/// The page of a failed request, with its status. Each thing is said once:
-/// an error of one diagnostic with no place is the message (its code shown
-/// apart, not repeated in it); diagnostics with places, or several, are
-/// listed under a count.
-pub(crate) fn failure_page(failure: Failure, chrome: Option<Chrome>) -> Response {
-    let all = failure
-        .error
-        .as_ref()
-        .map(|e| e.diagnostics())
-        .unwrap_or_default();
-    let (message, diagnostics) = match all {
-        [only] if only.location.is_none() => {
-            let message = match &only.help {
-                Some(help) => format!("{} ({help})", only.message),
-                None => only.message.clone(),
-            };
-            (message, Vec::new())
-        }
-        [] => (failure.message, Vec::new()),
-        [_] => (
-            "1 problem, at its place below:".to_string(),
-            DiagnosticView::all(all, Severity::Error),
-        ),
-        _ => (
-            format!("{} problems, each at its place below:", all.len()),
-            DiagnosticView::all(all, Severity::Error),
-        ),
-    };
-    let page = ErrorPage {
-        chrome,
-        status: failure.status.to_string(),
-        code: failure.code,
-        message: Prose::of(&message),
-        diagnostics,
-    };
-    let mut response = html(&page);
-    *response.status_mut() = failure.status;
-    response
-}
-
-/// What a page handler returns: the page, or the page of its failure.
-pub(crate) type PageResult = Result<Response, PageFailure>;
-
-/// A failure on a page, shown with the header of the user who met it
-/// (boxed: handlers return it through every `?`).
-pub(crate) struct PageFailure(Box<(Failure, Option<Chrome>)>);
-
-impl IntoResponse for PageFailure {
-    fn into_response(self) -> Response {
-        let (failure, chrome) = *self.0;
-        failure_page(failure, chrome)
-    }
-}
-
-/// Attaches the page's header to a failure: `result.or_page(&chrome)?`.
-pub(crate) trait OrPage<T> {
-    fn or_page(self, chrome: &Chrome) -> Result<T, PageFailure>;
-}
-
-impl<T, E: Into<Failure>> OrPage<T> for Result<T, E> {
-    fn or_page(self, chrome: &Chrome) -> Result<T, PageFailure> {
-        self.map_err(|e| {
-            PageFailure(Box::new((
-                e.into(),
-                Some(Chrome {
-                    user: chrome.user.clone(),
-                    role: chrome.role.clone(),
-                    csrf: chrome.csrf.clone(),
-                }),
-            )))
-        })
     }
 }
 

@@ -278,7 +278,7 @@ pub(crate) async fn upgrade(
         .or_page(&chrome)?;
     Ok(Redirect::to(&format!(
         "/snippets/{name}?upgraded={}&version={}",
-        crate::auth::query_escape(&form.prompt),
+        super::shared::query_escape(&form.prompt),
         version.version
     ))
     .into_response())
