@@ -5,6 +5,7 @@
 use crate::auth::{ApiUser, may_change_label, require};
 use crate::failure::{ApiFailure, Failure};
 use crate::preview::{library_of, render};
+use crate::reads::{snippet_revisions, syntax_of};
 use crate::state::AppState;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
@@ -12,7 +13,7 @@ use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::{get, post, put};
 use axum::{Json, Router};
-use promptpack_catalog::{Arm, Contract, Draft, ListQuery, Role, Selector, Syntax};
+use promptpack_catalog::{Arm, Contract, Draft, ListQuery, Role, Selector};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
@@ -254,19 +255,6 @@ async fn publish(
     Ok((status, Json(version)).into_response())
 }
 
-/// The syntax a new version of `id` is written in: its newest version's,
-/// the default for a new prompt.
-pub(crate) fn syntax_of(
-    catalog: &mut promptpack_catalog::Catalog,
-    id: &str,
-) -> Result<Syntax, promptpack_catalog::Error> {
-    match catalog.get(id, &Selector::Latest) {
-        Ok(newest) => Ok(newest.syntax),
-        Err(e) if e.code() == promptpack_catalog::ErrorCode::NotFound => Ok(Syntax::default()),
-        Err(e) => Err(e),
-    }
-}
-
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct LabelBody {
@@ -366,7 +354,7 @@ async fn snippet(
     let (revisions, uses) = state
         .catalog
         .run(&user.name, move |catalog| {
-            let revisions = crate::pages::snippet_revisions(catalog, &name)?;
+            let revisions = snippet_revisions(catalog, &name)?;
             Ok((revisions, catalog.snippet_uses(&name)?))
         })
         .await?;

@@ -39,6 +39,7 @@ mod next_path;
 mod pages;
 mod preview;
 mod protective_headers;
+mod reads;
 mod request_log;
 mod server;
 mod snippet_check;

@@ -3,7 +3,7 @@
 //! renders on each side, and what changed in the variables.
 
 use super::prose::Prose;
-use super::{Chrome, OrPage, PageResult, html};
+use super::shared::{Chrome, OrPage, PageResult, html};
 use crate::auth::PageUser;
 use crate::cancel::cancellable;
 use crate::failure::Failure;

@@ -1,11 +1,11 @@
-//! The page of a failed request, and how a page handler's failures reach
-//! it (`result.or_page(&chrome)?`); the answer to a request that has no
-//! signed-in user (the login page, or the error page when the catalog
-//! failed).
+//! The page of a failed request: what a page handler's failure
+//! ([`PageFailure`]) and a request without a signed-in user
+//! ([`NoPageUser`]: the login page, or this page when the catalog failed)
+//! answer.
 
+use super::diagnostics::DiagnosticView;
 use super::prose::Prose;
-use super::shared::query_escape;
-use super::{Chrome, DiagnosticView, html};
+use super::shared::{Chrome, PageFailure, html_with_status, query_escape};
 use crate::auth::NoPageUser;
 use crate::failure::Failure;
 use askama::Template;
@@ -57,42 +57,13 @@ pub(crate) fn failure_page(failure: Failure, chrome: Option<Chrome>) -> Response
         message: Prose::of(&message),
         diagnostics,
     };
-    let mut response = html(&page);
-    *response.status_mut() = failure.status;
-    response
+    html_with_status(failure.status, &page)
 }
-
-/// What a page handler returns: the page, or the page of its failure.
-pub(crate) type PageResult = Result<Response, PageFailure>;
-
-/// A failure on a page, shown with the header of the user who met it
-/// (boxed: handlers return it through every `?`).
-pub(crate) struct PageFailure(Box<(Failure, Option<Chrome>)>);
 
 impl IntoResponse for PageFailure {
     fn into_response(self) -> Response {
         let (failure, chrome) = *self.0;
         failure_page(failure, chrome)
-    }
-}
-
-/// Attaches the page's header to a failure: `result.or_page(&chrome)?`.
-pub(crate) trait OrPage<T> {
-    fn or_page(self, chrome: &Chrome) -> Result<T, PageFailure>;
-}
-
-impl<T, E: Into<Failure>> OrPage<T> for Result<T, E> {
-    fn or_page(self, chrome: &Chrome) -> Result<T, PageFailure> {
-        self.map_err(|e| {
-            PageFailure(Box::new((
-                e.into(),
-                Some(Chrome {
-                    user: chrome.user.clone(),
-                    role: chrome.role.clone(),
-                    csrf: chrome.csrf.clone(),
-                }),
-            )))
-        })
     }
 }
 

@@ -5,8 +5,8 @@
 use super::diff::as_text;
 use super::list::arms_text;
 use super::prose::Prose;
+use super::shared::{Chrome, OrPage, PageResult, html};
 use super::when::When;
-use super::{Chrome, OrPage, PageResult, html};
 use crate::auth::{PageUser, may_change_label};
 use crate::builds::{Verdicts, is_stale, refusal, registered};
 use crate::failure::Failure;

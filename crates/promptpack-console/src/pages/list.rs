@@ -2,9 +2,8 @@
 //! snippets.
 
 use super::prose::Prose;
-use super::shared::query_escape;
+use super::shared::{Chrome, OrPage, PageResult, html, query_escape};
 use super::when::When;
-use super::{Chrome, OrPage, PageResult, html};
 use crate::auth::PageUser;
 use crate::state::AppState;
 use askama::Template;

@@ -3,9 +3,9 @@
 
 use super::list::arms_text;
 use super::prose::Prose;
+use super::shared::{Chrome, CsrfForm, OrPage, PageResult, html, may_send, short_hash};
 use super::when::When;
-use super::{Chrome, CsrfForm, OrPage, PageResult, html};
-use crate::auth::{PageUser, require};
+use crate::auth::PageUser;
 use crate::builds::{BuildView, Verdicts, builds_of};
 use crate::state::AppState;
 use askama::Template;
@@ -158,7 +158,7 @@ pub(crate) async fn page(
             author: v.author.clone(),
             message: Prose::of(&v.message),
             at: When::of(v.created_at),
-            short_hash: v.content_hash.chars().take(12).collect(),
+            short_hash: short_hash(&v.content_hash),
             // Only the newest version's pins are read: older ones are in
             // its diff.
             pins: if v.version == latest {
@@ -247,9 +247,7 @@ async fn act(
     what: &'static str,
     act: impl FnOnce(&mut Catalog, &str) -> Result<(), Error> + Send + 'static,
 ) -> PageResult {
-    let chrome = Chrome::of(&user);
-    user.check_csrf(&form.csrf).or_page(&chrome)?;
-    require(&user.user, role, what).or_page(&chrome)?;
+    let chrome = may_send(&user, &form.csrf, role, what)?;
     let target = id.clone();
     state
         .catalog
