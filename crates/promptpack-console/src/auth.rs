@@ -1,5 +1,5 @@
-//! Who is asking, and what they may do: API tokens, browser sessions, the
-//! CSRF token of every form, roles and protected labels.
+//! Who is asking: API tokens, browser sessions and the CSRF token of every
+//! form. What each user's role may do is [`crate::action`]'s table.
 //!
 //! A token is shown once, when it is made; the catalog keeps only its
 //! SHA-256 ([`promptpack_catalog::token_hash`]). A session is a random id
@@ -14,7 +14,7 @@ use crate::state::AppState;
 use axum::extract::{FromRequestParts, OriginalUri};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, header};
-use promptpack_catalog::{Role, User, token_hash};
+use promptpack_catalog::{User, token_hash};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -231,32 +231,4 @@ impl PageUser {
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-/// Refuses `user` unless their role is at least `role`; `what` is the
-/// action, for the message.
-pub(crate) fn require(user: &User, role: Role, what: &str) -> Result<(), Failure> {
-    if user.role >= role {
-        Ok(())
-    } else {
-        Err(Failure::forbidden(format!(
-            // "has the … role", not "is a …": no article to get wrong.
-            "{what} needs the {role} role; `{}` has the {} role",
-            user.name, user.role
-        )))
-    }
-}
-
-/// Refuses `user` moving, splitting or removing `label` unless an editor,
-/// and an admin for a protected label.
-pub(crate) fn may_change_label(state: &AppState, user: &User, label: &str) -> Result<(), Failure> {
-    if state.is_protected(label) {
-        require(
-            user,
-            Role::Admin,
-            &format!("changing protected label `{label}`"),
-        )
-    } else {
-        require(user, Role::Editor, &format!("changing label `{label}`"))
-    }
 }

@@ -24,6 +24,7 @@
 //! # }
 //! ```
 
+mod action;
 mod api;
 mod auth;
 mod body_deadline;

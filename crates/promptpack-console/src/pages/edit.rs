@@ -5,6 +5,7 @@
 
 use super::diagnostics::{DiagnosticView, Refusal, RenderView};
 use super::shared::{Chrome, OrPage, PageResult, form_text, html, html_with_status, may, may_send};
+use crate::action::Action;
 use crate::auth::PageUser;
 use crate::failure::Failure;
 use crate::preview::examples;
@@ -15,7 +16,7 @@ use axum::Form;
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Redirect};
 use promptpack::Severity;
-use promptpack_catalog::{Draft, ErrorCode, Role, Selector};
+use promptpack_catalog::{Draft, ErrorCode, Selector};
 use serde::Deserialize;
 use std::sync::Arc;
 
@@ -144,7 +145,7 @@ pub(crate) async fn form(
     Path(id): Path<String>,
     Query(From { from }): Query<From>,
 ) -> PageResult {
-    let chrome = may(&user, Role::Editor, "editing a prompt")?;
+    let chrome = may(&user, Action::Publish)?;
     let selector = from.map_or(Selector::Latest, Selector::Version);
     let wanted = id.clone();
     let start = state
@@ -191,7 +192,7 @@ pub(crate) async fn submit(
     Path(id): Path<String>,
     Form(form): Form<Submitted>,
 ) -> PageResult {
-    let chrome = may_send(&user, &form.csrf, Role::Editor, "editing a prompt")?;
+    let chrome = may_send(&user, &form.csrf, Action::Publish)?;
     let from = form.from.as_deref().and_then(|f| f.parse().ok());
     let (system, user_text) = (form_text(&form.system), form_text(&form.user));
     let mut page = EditPage::new(chrome, id.clone(), from, system.clone(), user_text.clone());

@@ -2,12 +2,12 @@
 //! handler's failures, the prologue of a form that writes, and the small
 //! text helpers every page would otherwise write again.
 
-use crate::auth::{PageUser, require};
+use crate::action::Action;
+use crate::auth::PageUser;
 use crate::failure::Failure;
 use askama::Template;
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
-use promptpack_catalog::Role;
 
 /// Who is signed in, for the header and the forms.
 #[derive(Clone)]
@@ -75,10 +75,10 @@ pub(crate) struct CsrfForm {
 
 /// The prologue of a page that offers a write (an edit form, a move's
 /// confirmation): the page's header, or the page of the refusal when the
-/// user's role may not `what`.
-pub(crate) fn may(user: &PageUser, role: Role, what: &str) -> Result<Chrome, PageFailure> {
+/// user's role may not take `action`.
+pub(crate) fn may(user: &PageUser, action: Action<'_>) -> Result<Chrome, PageFailure> {
     let chrome = Chrome::of(user);
-    require(&user.user, role, what).or_page(&chrome)?;
+    action.check(&user.user).or_page(&chrome)?;
     Ok(chrome)
 }
 
@@ -88,11 +88,10 @@ pub(crate) fn may(user: &PageUser, role: Role, what: &str) -> Result<Chrome, Pag
 pub(crate) fn may_send(
     user: &PageUser,
     csrf: &str,
-    role: Role,
-    what: &str,
+    action: Action<'_>,
 ) -> Result<Chrome, PageFailure> {
     user.check_csrf(csrf).or_page(&Chrome::of(user))?;
-    may(user, role, what)
+    may(user, action)
 }
 
 /// A textarea's text as the catalog keeps it: browsers send its line

@@ -8,6 +8,7 @@ use super::diff::{Part, cancelled};
 use super::prose::Prose;
 use super::shared::{Chrome, OrPage, PageResult, html, may_send, query_escape, short_hash};
 use super::when::When;
+use crate::action::Action;
 use crate::auth::PageUser;
 use crate::cancel::cancellable;
 use crate::failure::Failure;
@@ -18,7 +19,7 @@ use askama::Template;
 use axum::Form;
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Redirect};
-use promptpack_catalog::{Error, ErrorCode, Role, SnippetUse};
+use promptpack_catalog::{Error, ErrorCode, SnippetUse};
 use serde::Deserialize;
 use std::sync::Arc;
 
@@ -72,6 +73,7 @@ struct SnippetPage {
     revisions: Vec<RevisionRow>,
     uses: Vec<UseRow>,
     can_edit: bool,
+    can_upgrade: bool,
     notice: Option<(&'static str, String)>,
 }
 
@@ -164,7 +166,8 @@ pub(crate) async fn page(
             })
             .collect(),
         uses: use_rows(uses, newest),
-        can_edit: user.user.role >= Role::Editor,
+        can_edit: Action::EditSnippet.allows(&user.user),
+        can_upgrade: Action::UpgradeSnippets.allows(&user.user),
         newest,
         shown,
         notice,
@@ -259,12 +262,7 @@ pub(crate) async fn upgrade(
     Path(name): Path<String>,
     Form(form): Form<UpgradeForm>,
 ) -> PageResult {
-    let chrome = may_send(
-        &user,
-        &form.csrf,
-        Role::Editor,
-        "upgrading a prompt's snippets",
-    )?;
+    let chrome = may_send(&user, &form.csrf, Action::UpgradeSnippets)?;
     let prompt = form.prompt.clone();
     let version = state
         .catalog

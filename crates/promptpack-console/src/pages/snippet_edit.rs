@@ -7,6 +7,7 @@
 use super::diagnostics::{DiagnosticView, Refusal, RefusalLine};
 use super::prose::Prose;
 use super::shared::{Chrome, OrPage, PageResult, form_text, html, html_with_status, may, may_send};
+use crate::action::Action;
 use crate::auth::PageUser;
 use crate::failure::Failure;
 use crate::snippet_check::{PromptCheck, check_against, including};
@@ -17,7 +18,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect};
 use promptpack::Severity;
-use promptpack_catalog::{ErrorCode, Role};
+use promptpack_catalog::ErrorCode;
 use serde::Deserialize;
 use std::sync::Arc;
 
@@ -87,7 +88,7 @@ pub(crate) async fn form(
     Path(name): Path<String>,
     Query(From { from }): Query<From>,
 ) -> PageResult {
-    let chrome = may(&user, Role::Editor, "editing a snippet")?;
+    let chrome = may(&user, Action::EditSnippet)?;
     let wanted = name.clone();
     let start = state
         .catalog
@@ -125,7 +126,7 @@ pub(crate) async fn submit(
     Path(name): Path<String>,
     Form(form): Form<Submitted>,
 ) -> PageResult {
-    let chrome = may_send(&user, &form.csrf, Role::Editor, "editing a snippet")?;
+    let chrome = may_send(&user, &form.csrf, Action::EditSnippet)?;
     let publish = match form.action.as_str() {
         "publish" => true,
         "check" => false,
