@@ -158,7 +158,7 @@ pub(crate) struct PageUser {
 }
 
 /// Why a request has no page user. This module only finds out; the pages
-/// say it ([`crate::pages::error`]): the login page, or the error page.
+/// say it (`pages/error.rs`): the login page, or the error page.
 pub(crate) enum NoPageUser {
     /// No session, or one that ended: signing in comes back to `here`
     /// (the path and query asked for).

@@ -195,7 +195,13 @@ pub(crate) async fn submit(
     let chrome = may_send(&user, &form.csrf, Action::Publish)?;
     let from = form.from.as_deref().and_then(|f| f.parse().ok());
     let (system, user_text) = (form_text(&form.system), form_text(&form.user));
-    let mut page = EditPage::new(chrome, id.clone(), from, system.clone(), user_text.clone());
+    let mut page = EditPage::new(
+        chrome.clone(),
+        id.clone(),
+        from,
+        system.clone(),
+        user_text.clone(),
+    );
     page.message = form.message.clone();
     let draft_of = move |syntax| Draft {
         system,
@@ -241,7 +247,7 @@ pub(crate) async fn submit(
                     crate::preview::check_draft(catalog, &wanted, &draft, bound)
                 })
                 .await
-                .or_page(page.chrome.as_ref().map_or(&Chrome::of(&user), |c| c))?;
+                .or_page(&chrome)?;
             page.checked = true;
             page.errors = DiagnosticView::all(&checked.errors, Severity::Error);
             page.warnings = DiagnosticView::all(&checked.warnings, Severity::Warning);
@@ -260,6 +266,6 @@ pub(crate) async fn submit(
         other => Err(Failure::bad_request(format!(
             "unknown action `{other}`: check, preview or publish"
         )))
-        .or_page(&Chrome::of(&user)),
+        .or_page(&chrome),
     }
 }

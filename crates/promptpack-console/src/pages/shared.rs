@@ -52,7 +52,7 @@ pub(crate) type PageResult = Result<Response, PageFailure>;
 
 /// A failure on a page, shown with the header of the user who met it
 /// (boxed: handlers return it through every `?`). Its response is the
-/// error page ([`super::error`]).
+/// error page (`error.rs`).
 pub(crate) struct PageFailure(pub(crate) Box<(Failure, Option<Chrome>)>);
 
 /// Attaches the page's header to a failure: `result.or_page(&chrome)?`.
