@@ -2,17 +2,19 @@
 //! any language, each as the user of the bearer token. `openapi.json`
 //! describes every route; the tests hold the server to it.
 
-use crate::auth::{ApiUser, may_change_label, require};
+use crate::action::Action;
+use crate::auth::ApiUser;
 use crate::failure::{ApiFailure, Failure};
 use crate::preview::{library_of, render};
-use crate::server::AppState;
+use crate::reads::{snippet_revisions, syntax_of};
+use crate::state::AppState;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::{get, post, put};
 use axum::{Json, Router};
-use promptpack_catalog::{Arm, Contract, Draft, ListQuery, Role, Selector, Syntax};
+use promptpack_catalog::{Arm, Contract, Draft, ListQuery, Selector};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
@@ -223,7 +225,7 @@ async fn publish(
     Path(id): Path<String>,
     given: Result<Json<PublishBody>, JsonRejection>,
 ) -> ApiResult {
-    require(&user, Role::Editor, "publishing")?;
+    Action::Publish.check(&user)?;
     let PublishBody {
         system,
         user: user_part,
@@ -254,19 +256,6 @@ async fn publish(
     Ok((status, Json(version)).into_response())
 }
 
-/// The syntax a new version of `id` is written in: its newest version's,
-/// the default for a new prompt.
-pub(crate) fn syntax_of(
-    catalog: &mut promptpack_catalog::Catalog,
-    id: &str,
-) -> Result<Syntax, promptpack_catalog::Error> {
-    match catalog.get(id, &Selector::Latest) {
-        Ok(newest) => Ok(newest.syntax),
-        Err(e) if e.code() == promptpack_catalog::ErrorCode::NotFound => Ok(Syntax::default()),
-        Err(e) => Err(e),
-    }
-}
-
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct LabelBody {
@@ -280,7 +269,7 @@ async fn set_label(
     Path((id, label)): Path<(String, String)>,
     given: Result<Json<LabelBody>, JsonRejection>,
 ) -> ApiResult {
-    may_change_label(&state, &user, &label)?;
+    Action::move_label(&state, &label).check(&user)?;
     let LabelBody { version, arms } = body(given)?;
     let entry = match (version, arms) {
         (Some(version), None) => {
@@ -314,7 +303,7 @@ async fn set_label(
 }
 
 async fn delete(State(state): Shared, ApiUser(user): ApiUser, Path(id): Path<String>) -> ApiResult {
-    require(&user, Role::Admin, "deleting a prompt")?;
+    Action::Delete.check(&user)?;
     state
         .catalog
         .run(&user.name, move |catalog| catalog.delete(&id))
@@ -327,7 +316,7 @@ async fn restore(
     ApiUser(user): ApiUser,
     Path(id): Path<String>,
 ) -> ApiResult {
-    require(&user, Role::Admin, "restoring a prompt")?;
+    Action::Restore.check(&user)?;
     state
         .catalog
         .run(&user.name, move |catalog| catalog.restore(&id))
@@ -340,7 +329,7 @@ async fn upgrade(
     ApiUser(user): ApiUser,
     Path(id): Path<String>,
 ) -> ApiResult {
-    require(&user, Role::Editor, "upgrading a prompt's snippets")?;
+    Action::UpgradeSnippets.check(&user)?;
     let version = state
         .catalog
         .run(&user.name, move |catalog| catalog.upgrade(&id, None))
@@ -366,7 +355,7 @@ async fn snippet(
     let (revisions, uses) = state
         .catalog
         .run(&user.name, move |catalog| {
-            let revisions = crate::pages::snippet_revisions(catalog, &name)?;
+            let revisions = snippet_revisions(catalog, &name)?;
             Ok((revisions, catalog.snippet_uses(&name)?))
         })
         .await?;

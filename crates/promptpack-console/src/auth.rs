@@ -1,5 +1,5 @@
-//! Who is asking, and what they may do: API tokens, browser sessions, the
-//! CSRF token of every form, roles and protected labels.
+//! Who is asking: API tokens, browser sessions and the CSRF token of every
+//! form. What each user's role may do is [`crate::action`]'s table.
 //!
 //! A token is shown once, when it is made; the catalog keeps only its
 //! SHA-256 ([`promptpack_catalog::token_hash`]). A session is a random id
@@ -10,12 +10,11 @@
 
 use crate::failure::{ApiFailure, Failure};
 use crate::request_log::RequestUser;
-use crate::server::AppState;
+use crate::state::AppState;
 use axum::extract::{FromRequestParts, OriginalUri};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, header};
-use axum::response::{IntoResponse, Redirect, Response};
-use promptpack_catalog::{Role, User, token_hash};
+use promptpack_catalog::{User, token_hash};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -158,30 +157,32 @@ pub(crate) struct PageUser {
     pub(crate) session: String,
 }
 
-/// Where a request without a session goes: the login page, back here after.
-pub(crate) struct ToLogin(String);
-
-impl IntoResponse for ToLogin {
-    fn into_response(self) -> Response {
-        Redirect::to(&format!("/login?next={}", query_escape(&self.0))).into_response()
-    }
+/// Why a request has no page user. This module only finds out; the pages
+/// say it (`pages/error.rs`): the login page, or the error page.
+pub(crate) enum NoPageUser {
+    /// No session, or one that ended: signing in comes back to `here`
+    /// (the path and query asked for).
+    SignIn { here: String },
+    /// The catalog failed while the session was looked up. The caller is
+    /// not known yet: a stranger learns only that the catalog is
+    /// unavailable ([`Failure::to_stranger`]).
+    Unavailable(Failure),
 }
 
 impl FromRequestParts<Arc<AppState>> for PageUser {
-    type Rejection = Response;
+    type Rejection = NoPageUser;
 
     async fn from_request_parts(
         parts: &mut Parts,
         state: &Arc<AppState>,
-    ) -> Result<PageUser, Response> {
+    ) -> Result<PageUser, NoPageUser> {
         let here = parts
             .extensions
             .get::<OriginalUri>()
             .map(|uri| uri.0.to_string())
             .unwrap_or_else(|| parts.uri.to_string());
-        let to_login = || ToLogin(here.clone()).into_response();
         let Some(id) = cookie(&parts.headers, SESSION_COOKIE) else {
-            return Err(to_login());
+            return Err(NoPageUser::SignIn { here });
         };
         let id_hash = token_hash(&id);
         let found = state
@@ -195,13 +196,8 @@ impl FromRequestParts<Arc<AppState>> for PageUser {
                 csrf: csrf_of(&id),
                 session: id,
             }),
-            Ok(None) => Err(to_login()),
-            // The caller is not known yet: a stranger learns only that
-            // the catalog is unavailable.
-            Err(error) => Err(crate::pages::failure_page(
-                Failure::to_stranger(&error),
-                None,
-            )),
+            Ok(None) => Err(NoPageUser::SignIn { here }),
+            Err(error) => Err(NoPageUser::Unavailable(Failure::to_stranger(&error))),
         }
     }
 }
@@ -235,46 +231,4 @@ impl PageUser {
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-/// Refuses `user` unless their role is at least `role`; `what` is the
-/// action, for the message.
-pub(crate) fn require(user: &User, role: Role, what: &str) -> Result<(), Failure> {
-    if user.role >= role {
-        Ok(())
-    } else {
-        Err(Failure::forbidden(format!(
-            // "has the … role", not "is a …": no article to get wrong.
-            "{what} needs the {role} role; `{}` has the {} role",
-            user.name, user.role
-        )))
-    }
-}
-
-/// Refuses `user` moving, splitting or removing `label` unless an editor,
-/// and an admin for a protected label.
-pub(crate) fn may_change_label(state: &AppState, user: &User, label: &str) -> Result<(), Failure> {
-    if state.is_protected(label) {
-        require(
-            user,
-            Role::Admin,
-            &format!("changing protected label `{label}`"),
-        )
-    } else {
-        require(user, Role::Editor, &format!("changing label `{label}`"))
-    }
-}
-
-/// `text` for a URL's query: everything but unreserved characters
-/// percent-encoded.
-pub(crate) fn query_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~' | b'/') {
-            out.push(char::from(byte));
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
 }

@@ -74,7 +74,7 @@ fn answer(failure: Failure, api: bool) -> Response {
     if api {
         ApiFailure(failure).into_response()
     } else {
-        crate::pages::failure_page(failure, None)
+        crate::pages::error::failure_page(failure, None)
     }
 }
 

@@ -24,6 +24,7 @@
 //! # }
 //! ```
 
+mod action;
 mod api;
 mod auth;
 mod body_deadline;
@@ -39,9 +40,11 @@ mod next_path;
 mod pages;
 mod preview;
 mod protective_headers;
+mod reads;
 mod request_log;
 mod server;
 mod snippet_check;
+mod state;
 mod stderr_log;
 mod word_diff;
 
@@ -49,8 +52,9 @@ pub use auth::{DEFAULT_MAX_SESSIONS, new_token};
 pub use log::LevelFilter;
 pub use server::{
     DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_POOL_SIZE, DEFAULT_REQUEST_TIMEOUT,
-    Server, Settings, TokenCounter,
+    Server, Settings,
 };
+pub use state::TokenCounter;
 pub use stderr_log::log_to_stderr;
 
 /// The OpenAPI 3.1 document of the JSON API, as served at

@@ -1,10 +1,10 @@
-//! The server: its settings, the state every request shares, the routes,
-//! and listening (loopback unless an admin exists).
+//! The server: its settings, the routes, and listening (loopback unless an
+//! admin exists). What every request shares is [`crate::state`].
 
 use crate::auth::DEFAULT_MAX_SESSIONS;
-use crate::builds::Verdicts;
 use crate::catalog_pool::CatalogPool;
 use crate::listen::{self, ConnectionLimits};
+use crate::state::{AppState, TokenCounter};
 use crate::{api, guard, pages};
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -12,10 +12,6 @@ use promptpack_catalog::{Error, ErrorCode, Role, Timeouts};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// Counts the tokens of a rendered text, for the preview (the CLI gives
-/// its tokenizer; without one the preview shows characters only).
-pub type TokenCounter = Arc<dyn Fn(&str) -> usize + Send + Sync>;
 
 /// How a console runs.
 #[derive(Clone)]
@@ -183,30 +179,6 @@ impl Settings {
     pub fn timeouts(mut self, timeouts: Timeouts) -> Settings {
         self.timeouts = timeouts;
         self
-    }
-}
-
-/// What every request shares.
-pub(crate) struct AppState {
-    pub(crate) catalog: Arc<CatalogPool>,
-    /// The most sessions one user keeps.
-    pub(crate) max_sessions_per_user: u32,
-    pub(crate) protected_labels: Vec<String>,
-    pub(crate) token_counter: Option<TokenCounter>,
-    /// Which registered builds refuse which versions, reached once.
-    pub(crate) verdicts: Arc<Verdicts>,
-    /// [`Settings::max_render_bytes`].
-    pub(crate) max_render_bytes: usize,
-}
-
-impl AppState {
-    /// Whether only admins change `label`: compared without case, so that
-    /// `Production` is as protected as `production` (the catalog refuses a
-    /// label that differs from another only by case, as it does `LATEST`).
-    pub(crate) fn is_protected(&self, label: &str) -> bool {
-        self.protected_labels
-            .iter()
-            .any(|p| p.eq_ignore_ascii_case(label))
     }
 }
 

@@ -3,12 +3,12 @@
 //! renders on each side, and what changed in the variables.
 
 use super::prose::Prose;
-use super::{Chrome, OrPage, PageResult, html};
+use super::shared::{Chrome, OrPage, PageResult, html};
 use crate::auth::PageUser;
 use crate::cancel::cancellable;
 use crate::failure::Failure;
 use crate::preview::{examples, library_of};
-use crate::server::AppState;
+use crate::state::AppState;
 use crate::word_diff::{Budget, Cancelled, DEFAULT_STEPS, Row, compare as compare_texts};
 use askama::Template;
 use axum::extract::Path;

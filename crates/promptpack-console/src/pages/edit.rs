@@ -3,18 +3,20 @@
 //! with its examples, and published. A refused publish writes nothing and
 //! keeps the draft on screen.
 
-use super::{Chrome, DiagnosticView, OrPage, PageResult, Refusal, RenderView, html};
-use crate::api::syntax_of;
-use crate::auth::{PageUser, require};
+use super::diagnostics::{DiagnosticView, Refusal, RenderView};
+use super::shared::{Chrome, OrPage, PageResult, form_text, html, html_with_status, may, may_send};
+use crate::action::Action;
+use crate::auth::PageUser;
 use crate::failure::Failure;
 use crate::preview::examples;
-use crate::server::AppState;
+use crate::reads::syntax_of;
+use crate::state::AppState;
 use askama::Template;
 use axum::Form;
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Redirect};
 use promptpack::Severity;
-use promptpack_catalog::{Draft, ErrorCode, Role, Selector};
+use promptpack_catalog::{Draft, ErrorCode, Selector};
 use serde::Deserialize;
 use std::sync::Arc;
 
@@ -143,8 +145,7 @@ pub(crate) async fn form(
     Path(id): Path<String>,
     Query(From { from }): Query<From>,
 ) -> PageResult {
-    let chrome = Chrome::of(&user);
-    require(&user.user, Role::Editor, "editing a prompt").or_page(&chrome)?;
+    let chrome = may(&user, Action::Publish)?;
     let selector = from.map_or(Selector::Latest, Selector::Version);
     let wanted = id.clone();
     let start = state
@@ -191,14 +192,16 @@ pub(crate) async fn submit(
     Path(id): Path<String>,
     Form(form): Form<Submitted>,
 ) -> PageResult {
-    let chrome = Chrome::of(&user);
-    user.check_csrf(&form.csrf).or_page(&chrome)?;
-    require(&user.user, Role::Editor, "editing a prompt").or_page(&chrome)?;
+    let chrome = may_send(&user, &form.csrf, Action::Publish)?;
     let from = form.from.as_deref().and_then(|f| f.parse().ok());
-    // Browsers send a textarea's line breaks as CRLF; the files are LF.
-    let system = form.system.replace("\r\n", "\n");
-    let user_text = form.user.replace("\r\n", "\n");
-    let mut page = EditPage::new(chrome, id.clone(), from, system.clone(), user_text.clone());
+    let (system, user_text) = (form_text(&form.system), form_text(&form.user));
+    let mut page = EditPage::new(
+        chrome.clone(),
+        id.clone(),
+        from,
+        system.clone(),
+        user_text.clone(),
+    );
     page.message = form.message.clone();
     let draft_of = move |syntax| Draft {
         system,
@@ -230,9 +233,7 @@ pub(crate) async fn submit(
                         .filter(|d| !d.place.is_empty())
                         .collect();
                     page.number_lines();
-                    let mut response = html(&page);
-                    *response.status_mut() = Failure::from(error).status;
-                    Ok(response)
+                    Ok(html_with_status(Failure::from(error).status, &page))
                 }
             }
         }
@@ -246,7 +247,7 @@ pub(crate) async fn submit(
                     crate::preview::check_draft(catalog, &wanted, &draft, bound)
                 })
                 .await
-                .or_page(page.chrome.as_ref().map_or(&Chrome::of(&user), |c| c))?;
+                .or_page(&chrome)?;
             page.checked = true;
             page.errors = DiagnosticView::all(&checked.errors, Severity::Error);
             page.warnings = DiagnosticView::all(&checked.warnings, Severity::Warning);
@@ -265,6 +266,6 @@ pub(crate) async fn submit(
         other => Err(Failure::bad_request(format!(
             "unknown action `{other}`: check, preview or publish"
         )))
-        .or_page(&Chrome::of(&user)),
+        .or_page(&chrome),
     }
 }

@@ -5,13 +5,14 @@
 use super::diff::as_text;
 use super::list::arms_text;
 use super::prose::Prose;
+use super::shared::{Chrome, OrPage, PageResult, html, may, may_send};
 use super::when::When;
-use super::{Chrome, OrPage, PageResult, html};
-use crate::auth::{PageUser, may_change_label};
+use crate::action::Action;
+use crate::auth::PageUser;
 use crate::builds::{Verdicts, is_stale, refusal, registered};
 use crate::failure::Failure;
 use crate::preview::{examples, library_of};
-use crate::server::AppState;
+use crate::state::AppState;
 use crate::word_diff::{Budget, DEFAULT_STEPS, Row, compare};
 use askama::Template;
 use axum::Form;
@@ -221,13 +222,12 @@ pub(crate) async fn confirm(
     Path(id): Path<String>,
     Query(params): Query<MoveParams>,
 ) -> PageResult {
-    let chrome = Chrome::of(&user);
     let MoveParams {
         label,
         version,
         arms,
     } = params;
-    may_change_label(&state, &user.user, &label).or_page(&chrome)?;
+    let chrome = may(&user, Action::move_label(&state, &label))?;
     let target =
         Target::parse(arms.as_deref().or(version.as_deref()).unwrap_or("")).or_page(&chrome)?;
     let (wanted, wanted_label, wanted_target) = (id.clone(), label.clone(), target.clone());
@@ -277,9 +277,7 @@ pub(crate) async fn apply(
     Path(id): Path<String>,
     Form(form): Form<Apply>,
 ) -> PageResult {
-    let chrome = Chrome::of(&user);
-    user.check_csrf(&form.csrf).or_page(&chrome)?;
-    may_change_label(&state, &user.user, &form.label).or_page(&chrome)?;
+    let chrome = may_send(&user, &form.csrf, Action::move_label(&state, &form.label))?;
     let target = Target::parse(&form.target).or_page(&chrome)?;
     let wanted = id.clone();
     state

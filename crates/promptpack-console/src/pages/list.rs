@@ -2,10 +2,10 @@
 //! snippets.
 
 use super::prose::Prose;
+use super::shared::{Chrome, OrPage, PageResult, html, query_escape};
 use super::when::When;
-use super::{Chrome, OrPage, PageResult, html};
-use crate::auth::{PageUser, query_escape};
-use crate::server::AppState;
+use crate::auth::PageUser;
+use crate::state::AppState;
 use askama::Template;
 use axum::extract::{Query, State};
 use promptpack_catalog::{Arm, ListQuery, Listed};

@@ -1,12 +1,12 @@
 //! `/login` and `/logout`: a token for a session cookie, and back (from
 //! this browser, or with `everywhere` from every browser of the user).
 
-use super::{Chrome, html};
+use super::shared::{Chrome, html, html_with_status};
 use crate::auth::{PageUser, close_sessions, open_session, session_cookie};
 use crate::cross_site::is_cross_site;
 use crate::next_path::safe_next;
 use crate::request_log::{self, Peer};
-use crate::server::AppState;
+use crate::state::AppState;
 use askama::Template;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
@@ -53,13 +53,14 @@ pub(crate) async fn sign_in(
     let next = safe_next(form.next.as_deref());
     let hash = token_hash(form.token.trim());
     let refused = |status: StatusCode, error: &str| {
-        let mut page = html(&LoginPage {
-            chrome: None,
-            next: next.clone(),
-            error: Some(error.to_string()),
-        });
-        *page.status_mut() = status;
-        page
+        html_with_status(
+            status,
+            &LoginPage {
+                chrome: None,
+                next: next.clone(),
+                error: Some(error.to_string()),
+            },
+        )
     };
     if is_cross_site(&headers) {
         request_log::refused_sign_in(peer, "posted by another site");
@@ -106,11 +107,11 @@ pub(crate) async fn sign_out(
 ) -> Response {
     let chrome = || Some(Chrome::of(&user));
     if let Err(failure) = user.check_csrf(&form.csrf) {
-        return super::failure_page(failure, chrome());
+        return super::error::failure_page(failure, chrome());
     }
     let everywhere = form.everywhere.is_some();
     if let Err(failure) = close_sessions(&state, &user.session, &user.user.name, everywhere).await {
-        return super::failure_page(failure, chrome());
+        return super::error::failure_page(failure, chrome());
     }
     (
         [(header::SET_COOKIE, session_cookie(""))],

@@ -1,9 +1,14 @@
-//! The pages: server-side HTML, one module per page. Every value from the
-//! catalog goes through askama's HTML escaping; forms that write carry the
-//! session's CSRF token; nothing needs JavaScript.
+//! The pages: server-side HTML, one module per page, and the routes to
+//! them. Every value from the catalog goes through askama's HTML escaping;
+//! forms that write carry the session's CSRF token; nothing needs
+//! JavaScript. What the pages share is in `shared` (the header, rendering,
+//! escaping, the prologue of a form that writes), `diagnostics` (checks and
+//! renders as a page shows them) and `error` (the error page).
 
+mod diagnostics;
 mod diff;
 mod edit;
+pub(crate) mod error;
 mod labels;
 mod list;
 mod login;
@@ -12,20 +17,19 @@ mod prompt;
 mod snippet;
 mod snippet_edit;
 
-pub(crate) use snippet::revisions as snippet_revisions;
 pub(crate) mod prose;
+mod shared;
 pub(crate) mod when;
 
+use crate::auth::{NoPageUser, PageUser};
 use crate::failure::Failure;
-use crate::server::AppState;
-use askama::Template;
+use crate::state::AppState;
 use axum::Router;
 use axum::http::{StatusCode, header};
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use promptpack::{Diagnostic, Prompt, Severity};
-use promptpack_catalog::Error;
-use prose::Prose;
+use error::failure_page;
+use shared::Chrome;
 use std::sync::Arc;
 
 pub(crate) fn routes() -> Router<Arc<AppState>> {
@@ -72,269 +76,10 @@ async fn style() -> impl IntoResponse {
 
 /// The page of a path that is no page (nor API route): a 404 with the
 /// header of whoever is signed in.
-pub(crate) async fn not_found(user: Result<crate::auth::PageUser, Response>) -> Response {
+pub(crate) async fn not_found(user: Result<PageUser, NoPageUser>) -> Response {
     let chrome = user.ok().map(|user| Chrome::of(&user));
     failure_page(
         Failure::new(StatusCode::NOT_FOUND, "not_found", "there is no such page"),
         chrome,
     )
-}
-
-/// Who is signed in, for the header and the forms.
-pub(crate) struct Chrome {
-    pub(crate) user: String,
-    pub(crate) role: String,
-    pub(crate) csrf: String,
-}
-
-impl Chrome {
-    pub(crate) fn of(page_user: &crate::auth::PageUser) -> Chrome {
-        Chrome {
-            user: page_user.user.name.clone(),
-            role: page_user.user.role.to_string(),
-            csrf: page_user.csrf.clone(),
-        }
-    }
-}
-
-/// A diagnostic as a page shows it: `path:line:col`, severity, code,
-/// message, the line and the help.
-pub(crate) struct DiagnosticView {
-    pub(crate) place: String,
-    /// The file and line it points at (line 0: the whole file, or none).
-    pub(crate) path: String,
-    pub(crate) line: usize,
-    /// The numbered line of the page it links to, when the page shows one.
-    pub(crate) anchor: Option<String>,
-    pub(crate) severity: &'static str,
-    pub(crate) code: String,
-    pub(crate) message: Prose,
-    pub(crate) line_text: Option<String>,
-    pub(crate) help: Option<Prose>,
-}
-
-impl DiagnosticView {
-    pub(crate) fn of(diagnostic: &Diagnostic, severity: Severity) -> DiagnosticView {
-        let place = match &diagnostic.location {
-            Some(at) if !at.is_whole_file() => {
-                format!("{}:{}:{}", at.path(), at.line(), at.column())
-            }
-            Some(at) => at.path().to_string(),
-            None => String::new(),
-        };
-        let line_text = diagnostic
-            .location
-            .as_ref()
-            .filter(|at| !at.is_whole_file())
-            .map(|at| at.line_text().to_string())
-            .filter(|line| !line.is_empty());
-        let (path, line) = match &diagnostic.location {
-            Some(at) if !at.is_whole_file() => (at.path().to_string(), at.line()),
-            Some(at) => (at.path().to_string(), 0),
-            None => (String::new(), 0),
-        };
-        DiagnosticView {
-            place,
-            path,
-            line,
-            anchor: None,
-            severity: match severity {
-                Severity::Warning => "warning",
-                _ => "error",
-            },
-            code: diagnostic.code.as_str().to_string(),
-            message: Prose::of(&diagnostic.message),
-            line_text,
-            help: diagnostic.help.as_deref().map(Prose::of),
-        }
-    }
-
-    pub(crate) fn all(diagnostics: &[Diagnostic], severity: Severity) -> Vec<DiagnosticView> {
-        diagnostics
-            .iter()
-            .map(|d| DiagnosticView::of(d, severity))
-            .collect()
-    }
-}
-
-/// A refused request as a page shows it: each of its diagnostics on a line
-/// of its own (an error of three missing values is three lines).
-pub(crate) struct Refusal {
-    pub(crate) lines: Vec<RefusalLine>,
-}
-
-/// One diagnostic of a [`Refusal`]: its code, message and help.
-pub(crate) struct RefusalLine {
-    pub(crate) code: String,
-    pub(crate) message: Prose,
-    pub(crate) help: Option<Prose>,
-}
-
-impl Refusal {
-    pub(crate) fn of(error: &Error) -> Refusal {
-        let mut lines: Vec<RefusalLine> = error
-            .diagnostics()
-            .iter()
-            .map(|d| RefusalLine {
-                code: d.code.as_str().to_string(),
-                message: Prose::of(&d.message),
-                help: d.help.as_deref().map(Prose::of),
-            })
-            .collect();
-        if lines.is_empty() {
-            lines.push(RefusalLine {
-                code: error.code().as_str().to_string(),
-                message: Prose::of(&error.to_string()),
-                help: None,
-            });
-        }
-        Refusal { lines }
-    }
-}
-
-/// A prompt rendered (or refused) for a page: a name (the example, or
-/// `values`), the texts and their size.
-pub(crate) struct RenderView {
-    pub(crate) name: String,
-    pub(crate) system: String,
-    pub(crate) user: Option<String>,
-    pub(crate) counts: String,
-    pub(crate) error: Option<Refusal>,
-}
-
-impl RenderView {
-    pub(crate) fn of(state: &AppState, name: &str, rendered: &Result<Prompt, Error>) -> RenderView {
-        match rendered {
-            Ok(prompt) => RenderView {
-                name: name.to_string(),
-                counts: counts(state, prompt),
-                system: prompt.system.clone(),
-                user: prompt.user.clone(),
-                error: None,
-            },
-            Err(error) => RenderView {
-                name: name.to_string(),
-                system: String::new(),
-                user: None,
-                counts: String::new(),
-                error: Some(Refusal::of(error)),
-            },
-        }
-    }
-}
-
-/// `1,234 characters, 321 tokens` (tokens when the console has a counter).
-fn counts(state: &AppState, prompt: &Prompt) -> String {
-    let texts = [Some(prompt.system.as_str()), prompt.user.as_deref()];
-    let chars: usize = texts.iter().flatten().map(|t| t.chars().count()).sum();
-    match &state.token_counter {
-        Some(count) => {
-            let tokens: usize = texts.iter().flatten().map(|t| count(t)).sum();
-            format!("{chars} characters, {tokens} tokens")
-        }
-        None => format!("{chars} characters"),
-    }
-}
-
-/// Renders `template` as a page.
-pub(crate) fn html(template: &impl Template) -> Response {
-    match template.render() {
-        Ok(body) => Html(body).into_response(),
-        Err(e) => (
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("the page could not be rendered: {e}"),
-        )
-            .into_response(),
-    }
-}
-
-#[derive(Template)]
-#[template(path = "error.html")]
-struct ErrorPage {
-    chrome: Option<Chrome>,
-    status: String,
-    code: String,
-    message: Prose,
-    diagnostics: Vec<DiagnosticView>,
-}
-
-/// The page of a failed request, with its status. Each thing is said once:
-/// an error of one diagnostic with no place is the message (its code shown
-/// apart, not repeated in it); diagnostics with places, or several, are
-/// listed under a count.
-pub(crate) fn failure_page(failure: Failure, chrome: Option<Chrome>) -> Response {
-    let all = failure
-        .error
-        .as_ref()
-        .map(|e| e.diagnostics())
-        .unwrap_or_default();
-    let (message, diagnostics) = match all {
-        [only] if only.location.is_none() => {
-            let message = match &only.help {
-                Some(help) => format!("{} ({help})", only.message),
-                None => only.message.clone(),
-            };
-            (message, Vec::new())
-        }
-        [] => (failure.message, Vec::new()),
-        [_] => (
-            "1 problem, at its place below:".to_string(),
-            DiagnosticView::all(all, Severity::Error),
-        ),
-        _ => (
-            format!("{} problems, each at its place below:", all.len()),
-            DiagnosticView::all(all, Severity::Error),
-        ),
-    };
-    let page = ErrorPage {
-        chrome,
-        status: failure.status.to_string(),
-        code: failure.code,
-        message: Prose::of(&message),
-        diagnostics,
-    };
-    let mut response = html(&page);
-    *response.status_mut() = failure.status;
-    response
-}
-
-/// What a page handler returns: the page, or the page of its failure.
-pub(crate) type PageResult = Result<Response, PageFailure>;
-
-/// A failure on a page, shown with the header of the user who met it
-/// (boxed: handlers return it through every `?`).
-pub(crate) struct PageFailure(Box<(Failure, Option<Chrome>)>);
-
-impl IntoResponse for PageFailure {
-    fn into_response(self) -> Response {
-        let (failure, chrome) = *self.0;
-        failure_page(failure, chrome)
-    }
-}
-
-/// Attaches the page's header to a failure: `result.or_page(&chrome)?`.
-pub(crate) trait OrPage<T> {
-    fn or_page(self, chrome: &Chrome) -> Result<T, PageFailure>;
-}
-
-impl<T, E: Into<Failure>> OrPage<T> for Result<T, E> {
-    fn or_page(self, chrome: &Chrome) -> Result<T, PageFailure> {
-        self.map_err(|e| {
-            PageFailure(Box::new((
-                e.into(),
-                Some(Chrome {
-                    user: chrome.user.clone(),
-                    role: chrome.role.clone(),
-                    csrf: chrome.csrf.clone(),
-                }),
-            )))
-        })
-    }
-}
-
-/// A form that writes: its CSRF token.
-#[derive(serde::Deserialize)]
-pub(crate) struct CsrfForm {
-    #[serde(default)]
-    pub(crate) csrf: String,
 }

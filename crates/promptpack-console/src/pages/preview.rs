@@ -1,12 +1,13 @@
 //! `/prompts/{id}/preview`: a version rendered with a declared example,
 //! with values from a form made from its variables, or with pasted JSON.
 
+use super::diagnostics::RenderView;
 use super::prose::Prose;
-use super::{Chrome, OrPage, PageResult, RenderView, html};
+use super::shared::{Chrome, OrPage, PageResult, html};
 use crate::auth::PageUser;
 use crate::failure::Failure;
 use crate::preview::{examples, library_of, render};
-use crate::server::AppState;
+use crate::state::AppState;
 use askama::Template;
 use axum::extract::{Path, Query, State};
 use promptpack::{Library, VarKind};

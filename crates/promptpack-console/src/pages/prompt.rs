@@ -3,16 +3,17 @@
 
 use super::list::arms_text;
 use super::prose::Prose;
+use super::shared::{Chrome, CsrfForm, OrPage, PageResult, html, may_send, short_hash};
 use super::when::When;
-use super::{Chrome, CsrfForm, OrPage, PageResult, html};
-use crate::auth::{PageUser, require};
+use crate::action::Action;
+use crate::auth::PageUser;
 use crate::builds::{BuildView, Verdicts, builds_of};
-use crate::server::AppState;
+use crate::state::AppState;
 use askama::Template;
 use axum::Form;
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Redirect};
-use promptpack_catalog::{Catalog, Error, History, Role, Selector};
+use promptpack_catalog::{Catalog, Error, History, Selector};
 use serde::Deserialize;
 use std::sync::Arc;
 
@@ -47,8 +48,12 @@ struct PromptPage {
     description: Prose,
     flash: Option<String>,
     deleted: bool,
-    can_edit: bool,
-    can_admin: bool,
+    /// What the user's role may do here, each as the role table says.
+    can_publish: bool,
+    can_set_label: bool,
+    can_upgrade: bool,
+    can_delete: bool,
+    can_restore: bool,
     latest: u32,
     previous: u32,
     upgrade: Option<String>,
@@ -149,7 +154,6 @@ pub(crate) async fn page(
         builds,
     } = read;
     let latest = history.prompt.latest_version;
-    let can_edit = user.user.role >= Role::Editor;
     let versions = history
         .versions
         .iter()
@@ -158,7 +162,7 @@ pub(crate) async fn page(
             author: v.author.clone(),
             message: Prose::of(&v.message),
             at: When::of(v.created_at),
-            short_hash: v.content_hash.chars().take(12).collect(),
+            short_hash: short_hash(&v.content_hash),
             // Only the newest version's pins are read: older ones are in
             // its diff.
             pins: if v.version == latest {
@@ -173,9 +177,7 @@ pub(crate) async fn page(
         .map(|(name, arms)| LabelRow {
             serves: arms_text(arms),
             protected: state.is_protected(name),
-            movable: name != "latest"
-                && can_edit
-                && (!state.is_protected(name) || user.user.role == Role::Admin),
+            movable: name != "latest" && Action::move_label(&state, name).allows(&user.user),
             name: name.clone(),
         })
         .collect();
@@ -202,8 +204,13 @@ pub(crate) async fn page(
         description: Prose::of(&history.prompt.description),
         flash,
         deleted: history.prompt.deleted,
-        can_edit,
-        can_admin: user.user.role == Role::Admin,
+        can_publish: Action::Publish.allows(&user.user),
+        // A label not named yet: the move page checks its name, protected
+        // or not.
+        can_set_label: Action::MoveLabel("").allows(&user.user),
+        can_upgrade: Action::UpgradeSnippets.allows(&user.user),
+        can_delete: Action::Delete.allows(&user.user),
+        can_restore: Action::Restore.allows(&user.user),
         latest,
         previous: latest.saturating_sub(1).max(1),
         upgrade: behind,
@@ -237,19 +244,16 @@ fn audit_text(entry: &promptpack_catalog::AuditEntry) -> String {
 }
 
 /// A POST of the prompt page's buttons: the CSRF token checked and the
-/// role required, then `act` as the user, then back to the prompt.
+/// action's role required, then `act` as the user, then back to the prompt.
 async fn act(
     state: Arc<AppState>,
     user: PageUser,
     id: String,
     form: CsrfForm,
-    role: Role,
-    what: &'static str,
+    action: Action<'static>,
     act: impl FnOnce(&mut Catalog, &str) -> Result<(), Error> + Send + 'static,
 ) -> PageResult {
-    let chrome = Chrome::of(&user);
-    user.check_csrf(&form.csrf).or_page(&chrome)?;
-    require(&user.user, role, what).or_page(&chrome)?;
+    let chrome = may_send(&user, &form.csrf, action)?;
     let target = id.clone();
     state
         .catalog
@@ -265,16 +269,7 @@ pub(crate) async fn delete(
     Path(id): Path<String>,
     Form(form): Form<CsrfForm>,
 ) -> PageResult {
-    act(
-        state,
-        user,
-        id,
-        form,
-        Role::Admin,
-        "deleting a prompt",
-        |c, id| c.delete(id),
-    )
-    .await
+    act(state, user, id, form, Action::Delete, |c, id| c.delete(id)).await
 }
 
 pub(crate) async fn restore(
@@ -283,15 +278,9 @@ pub(crate) async fn restore(
     Path(id): Path<String>,
     Form(form): Form<CsrfForm>,
 ) -> PageResult {
-    act(
-        state,
-        user,
-        id,
-        form,
-        Role::Admin,
-        "restoring a prompt",
-        |c, id| c.restore(id),
-    )
+    act(state, user, id, form, Action::Restore, |c, id| {
+        c.restore(id)
+    })
     .await
 }
 
@@ -301,14 +290,8 @@ pub(crate) async fn upgrade(
     Path(id): Path<String>,
     Form(form): Form<CsrfForm>,
 ) -> PageResult {
-    act(
-        state,
-        user,
-        id,
-        form,
-        Role::Editor,
-        "upgrading a prompt's snippets",
-        |c, id| c.upgrade(id, None).map(|_| ()),
-    )
+    act(state, user, id, form, Action::UpgradeSnippets, |c, id| {
+        c.upgrade(id, None).map(|_| ())
+    })
     .await
 }

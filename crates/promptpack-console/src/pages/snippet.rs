@@ -6,18 +6,20 @@
 
 use super::diff::{Part, cancelled};
 use super::prose::Prose;
+use super::shared::{Chrome, OrPage, PageResult, html, may_send, query_escape, short_hash};
 use super::when::When;
-use super::{Chrome, OrPage, PageResult, html};
-use crate::auth::{PageUser, require};
+use crate::action::Action;
+use crate::auth::PageUser;
 use crate::cancel::cancellable;
 use crate::failure::Failure;
-use crate::server::AppState;
+use crate::reads::snippet_revisions;
+use crate::state::AppState;
 use crate::word_diff::{Budget, Cancelled, DEFAULT_STEPS, Row};
 use askama::Template;
 use axum::Form;
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Redirect};
-use promptpack_catalog::{Catalog, Error, ErrorCode, Role, SnippetRevision, SnippetUse};
+use promptpack_catalog::{Error, ErrorCode, SnippetUse};
 use serde::Deserialize;
 use std::sync::Arc;
 
@@ -71,6 +73,7 @@ struct SnippetPage {
     revisions: Vec<RevisionRow>,
     uses: Vec<UseRow>,
     can_edit: bool,
+    can_upgrade: bool,
     notice: Option<(&'static str, String)>,
 }
 
@@ -80,18 +83,6 @@ pub(crate) struct PageParams {
     published: Option<u32>,
     upgraded: Option<String>,
     version: Option<u32>,
-}
-
-/// The snippet's revisions, newest first; `not_found` when it has none.
-pub(crate) fn revisions(catalog: &mut Catalog, name: &str) -> Result<Vec<SnippetRevision>, Error> {
-    let revisions = catalog.snippet_revisions(name)?;
-    if revisions.is_empty() {
-        return Err(Error::new(
-            ErrorCode::NotFound,
-            format!("the catalog has no snippet `{name}`"),
-        ));
-    }
-    Ok(revisions)
 }
 
 /// The prompts of `uses` (by id, newest version first), one row each.
@@ -126,7 +117,10 @@ pub(crate) async fn page(
     let (revisions, uses) = state
         .catalog
         .run(&user.user.name, move |catalog| {
-            Ok((revisions(catalog, &wanted)?, catalog.snippet_uses(&wanted)?))
+            Ok((
+                snippet_revisions(catalog, &wanted)?,
+                catalog.snippet_uses(&wanted)?,
+            ))
         })
         .await
         .or_page(&chrome)?;
@@ -168,11 +162,12 @@ pub(crate) async fn page(
                 author: r.author.clone(),
                 message: Prose::of(&r.message),
                 at: When::of(r.created_at),
-                short_hash: r.content_hash.chars().take(12).collect(),
+                short_hash: short_hash(&r.content_hash),
             })
             .collect(),
         uses: use_rows(uses, newest),
-        can_edit: user.user.role >= Role::Editor,
+        can_edit: Action::EditSnippet.allows(&user.user),
+        can_upgrade: Action::UpgradeSnippets.allows(&user.user),
         newest,
         shown,
         notice,
@@ -211,7 +206,9 @@ pub(crate) async fn diff(
     let wanted = name.clone();
     let revisions = state
         .catalog
-        .run(&user.user.name, move |catalog| revisions(catalog, &wanted))
+        .run(&user.user.name, move |catalog| {
+            snippet_revisions(catalog, &wanted)
+        })
         .await
         .or_page(&chrome)?;
     let text_of = |revision: u32| {
@@ -265,9 +262,7 @@ pub(crate) async fn upgrade(
     Path(name): Path<String>,
     Form(form): Form<UpgradeForm>,
 ) -> PageResult {
-    let chrome = Chrome::of(&user);
-    user.check_csrf(&form.csrf).or_page(&chrome)?;
-    require(&user.user, Role::Editor, "upgrading a prompt's snippets").or_page(&chrome)?;
+    let chrome = may_send(&user, &form.csrf, Action::UpgradeSnippets)?;
     let prompt = form.prompt.clone();
     let version = state
         .catalog
@@ -278,7 +273,7 @@ pub(crate) async fn upgrade(
         .or_page(&chrome)?;
     Ok(Redirect::to(&format!(
         "/snippets/{name}?upgraded={}&version={}",
-        crate::auth::query_escape(&form.prompt),
+        query_escape(&form.prompt),
         version.version
     ))
     .into_response())

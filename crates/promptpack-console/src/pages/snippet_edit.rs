@@ -4,19 +4,21 @@
 //! the snippet's page then offers each including prompt's pins-only
 //! upgrade. A refused publish writes nothing and keeps the draft on screen.
 
+use super::diagnostics::{DiagnosticView, Refusal, RefusalLine};
 use super::prose::Prose;
-use super::{Chrome, DiagnosticView, OrPage, PageResult, Refusal, RefusalLine, html};
-use crate::auth::{PageUser, require};
+use super::shared::{Chrome, OrPage, PageResult, form_text, html, html_with_status, may, may_send};
+use crate::action::Action;
+use crate::auth::PageUser;
 use crate::failure::Failure;
-use crate::server::AppState;
 use crate::snippet_check::{PromptCheck, check_against, including};
+use crate::state::AppState;
 use askama::Template;
 use axum::Form;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect};
 use promptpack::Severity;
-use promptpack_catalog::{ErrorCode, Role};
+use promptpack_catalog::ErrorCode;
 use serde::Deserialize;
 use std::sync::Arc;
 
@@ -86,8 +88,7 @@ pub(crate) async fn form(
     Path(name): Path<String>,
     Query(From { from }): Query<From>,
 ) -> PageResult {
-    let chrome = Chrome::of(&user);
-    require(&user.user, Role::Editor, "editing a snippet").or_page(&chrome)?;
+    let chrome = may(&user, Action::EditSnippet)?;
     let wanted = name.clone();
     let start = state
         .catalog
@@ -125,9 +126,7 @@ pub(crate) async fn submit(
     Path(name): Path<String>,
     Form(form): Form<Submitted>,
 ) -> PageResult {
-    let chrome = Chrome::of(&user);
-    user.check_csrf(&form.csrf).or_page(&chrome)?;
-    require(&user.user, Role::Editor, "editing a snippet").or_page(&chrome)?;
+    let chrome = may_send(&user, &form.csrf, Action::EditSnippet)?;
     let publish = match form.action.as_str() {
         "publish" => true,
         "check" => false,
@@ -139,9 +138,8 @@ pub(crate) async fn submit(
         }
     };
     let from = form.from.as_deref().and_then(|f| f.parse().ok());
-    // Browsers send a textarea's line breaks as CRLF; the files are LF.
-    let text = form.text.replace("\r\n", "\n");
-    let mut page = SnippetEditPage::new(Chrome::of(&user), name.clone(), from, text.clone());
+    let text = form_text(&form.text);
+    let mut page = SnippetEditPage::new(chrome.clone(), name.clone(), from, text.clone());
     page.message = form.message.clone();
     let (wanted, message) = (name.clone(), form.message);
     // Checked against every including prompt; published only when none
@@ -173,9 +171,7 @@ pub(crate) async fn submit(
         Some(Err(error)) => {
             page.own_errors = DiagnosticView::all(error.diagnostics(), Severity::Error);
             page.refusal = Some(Refusal::of(&error));
-            let mut response = html(&page);
-            *response.status_mut() = Failure::from(error).status;
-            Ok(response)
+            Ok(html_with_status(Failure::from(error).status, &page))
         }
         None if publish => {
             let broken = match (page.failing(), page.checks.len()) {
@@ -191,9 +187,7 @@ pub(crate) async fn submit(
                     help: None,
                 }],
             });
-            let mut response = html(&page);
-            *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
-            Ok(response)
+            Ok(html_with_status(StatusCode::UNPROCESSABLE_ENTITY, &page))
         }
         None => Ok(html(&page)),
     }
