@@ -14,7 +14,9 @@
 //!    (5 s: a notification is what carries a change); another connection publishes a version and
 //!    moves the label, repeatedly; the time until each handle's `Updated` event names the version.
 
-use crate::harness::{Mode, escape_cell, median, summary};
+#[cfg(promptpack_typed)]
+use crate::harness::summary;
+use crate::harness::{Mode, escape_cell, median};
 use crate::translate::Workload;
 use crate::workload::Values;
 use promptpack_pgtest::Cluster;

@@ -14,6 +14,7 @@ use crate::workload::{Inputs, Values};
 use promptpack::{Library, MissingVars, ValueRef};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
+#[cfg(promptpack_typed)]
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 
