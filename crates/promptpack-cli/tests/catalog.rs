@@ -110,11 +110,7 @@ impl Scene {
     }
 
     fn write(&self, path: &str, text: &str) {
-        let path = self.path().join(path);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).expect("create folder");
-        }
-        std::fs::write(path, text).expect("write file");
+        promptpack_testkit::files::write(self.path(), path, text);
     }
 
     /// Runs `steps` and returns the transcript, redacted.

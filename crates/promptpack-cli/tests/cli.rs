@@ -2,6 +2,7 @@
 //! fixture tree under `tests/cli/` and snapshots the command, the exit code,
 //! stdout and stderr together.
 
+use promptpack_testkit::wait::recv_until;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -722,9 +723,8 @@ fn warnings_escape_control_characters() {
 fn render_unknown_id_among_many() {
     let dir = tempfile::tempdir().expect("temp dir");
     for i in 0..500 {
-        let template = dir.path().join(format!("templates/prompt-{i:03}"));
-        std::fs::create_dir_all(&template).expect("create a template folder");
-        std::fs::write(template.join("system.md"), "Hello.").expect("write");
+        let path = format!("templates/prompt-{i:03}/system.md");
+        promptpack_testkit::files::write(dir.path(), &path, "Hello.");
     }
     let out = run_in(dir.path(), &["render", "prompt-42", "--root", "."], None);
     snapshot("render_unknown_id_among_many", &out);
@@ -796,24 +796,21 @@ impl Watching {
     }
 
     /// Reads stdout until a line starting with `wanted`; fails when stdout
-    /// ends first. No deadline: how fast watch answers is not asserted.
+    /// ends first (or, as a hang guard, when nothing comes for many
+    /// minutes). How fast watch answers is not asserted.
     fn wait_for(&mut self, wanted: &str) {
-        loop {
-            match self.lines.recv() {
-                Ok(line) => {
-                    let found = line.starts_with(wanted);
-                    self.seen.push(line);
-                    if found {
-                        return;
-                    }
-                }
-                Err(_) => {
-                    let _ = self.child.kill();
-                    panic!(
-                        "no `{wanted}` from watch; stdout so far:\n{}",
-                        self.seen.join("\n")
-                    );
-                }
+        let what = format!(
+            "a line starting with `{wanted}` from watch (after {:?})",
+            self.seen
+        );
+        let lines = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            recv_until(&self.lines, &what, |line| line.starts_with(wanted))
+        }));
+        match lines {
+            Ok(lines) => self.seen.extend(lines),
+            Err(failure) => {
+                let _ = self.child.kill();
+                std::panic::resume_unwind(failure)
             }
         }
     }
