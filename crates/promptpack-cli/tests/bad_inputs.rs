@@ -29,7 +29,7 @@
 //! copy (see [`finish_tree`]): symlinks to outside the root or to a device,
 //! FIFOs, bytes that are not UTF-8, hidden entries and editor backups.
 
-use promptpack_testkit::files::write_bytes;
+use promptpack_testkit::files::{copy_tree, write_bytes};
 use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -93,19 +93,6 @@ fn read_expected(dir: &Path) -> Expected {
         "{case}: `generated:` lines need a case without errors"
     );
     expected
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("create the copy");
-    for entry in std::fs::read_dir(from).expect("read the case") {
-        let entry = entry.expect("read the case");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("file type").is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else if entry.file_name() != "expected.txt" {
-            std::fs::copy(entry.path(), &target).expect("copy a file");
-        }
-    }
 }
 
 /// What git cannot hold, made in the copy of the case at `root`, whose
@@ -472,7 +459,7 @@ fn catalogue() {
         }
         let scratch = tempfile::tempdir().expect("a scratch folder");
         let root = scratch.path().join("root");
-        copy_tree(&dir, &root);
+        copy_tree(&dir, &root, &["expected.txt"]);
         finish_tree(&case, &root);
         if std::env::var_os("BAD_INPUTS_DUMP").is_some() {
             dump(&case, &root);

@@ -28,12 +28,31 @@ pub fn write_tree(root: &Path, files: &[(&str, &str)]) {
     }
 }
 
+/// Copies the folder `from` to `to` (made if missing), files whose name is in
+/// `left_out` excepted at every depth: a fixture tree copied into a scratch
+/// folder, where a test may change it.
+pub fn copy_tree(from: &Path, to: &Path, left_out: &[&str]) {
+    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("creating {}: {e}", to.display()));
+    let entries =
+        std::fs::read_dir(from).unwrap_or_else(|e| panic!("reading {}: {e}", from.display()));
+    for entry in entries {
+        let entry = entry.unwrap_or_else(|e| panic!("reading {}: {e}", from.display()));
+        let (path, target) = (entry.path(), to.join(entry.file_name()));
+        if path.is_dir() {
+            copy_tree(&path, &target, left_out);
+        } else if !left_out.iter().any(|name| entry.file_name() == *name) {
+            std::fs::copy(&path, &target)
+                .unwrap_or_else(|e| panic!("copying {}: {e}", path.display()));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn writes_files_and_their_folders() {
+    fn writes_and_copies_trees() {
         let dir = std::env::temp_dir().join(format!("promptpack-testkit-{}", std::process::id()));
         write_tree(
             &dir,
@@ -41,8 +60,14 @@ mod tests {
         );
         write_bytes(&dir, "templates/a/system.md", b"B");
         let read = |p: &str| std::fs::read_to_string(dir.join(p)).expect("read");
+        let copy = dir.with_extension("copy");
+        copy_tree(&dir, &copy, &["s.md"]);
         let texts = (read("templates/a/system.md"), read("snippets/s.md"));
+        let copied = std::fs::read_to_string(copy.join("templates/a/system.md")).ok();
+        let left_out = copy.join("snippets/s.md").exists();
         let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(&copy);
         assert_eq!(texts, ("B".to_string(), "S".to_string()));
+        assert_eq!((copied.as_deref(), left_out), (Some("B"), false));
     }
 }
