@@ -5,7 +5,7 @@
 //!
 //! It also compiles the workload with promptpack's own build API
 //! (`promptpack_build::compile_config`), exactly as a user's build script
-//! would, for the typed contender (`include_prompts!` in `src/main.rs`), and
+//! would, for the typed contender (`include_prompts!` in `src/render.rs`), and
 //! the bench's own `choice/` prompt (a three-way `{{#if role == "…"}}`
 //! choice) the same way, for the `choice` section
 //! (`OUT_DIR/choice_prompts.rs`, `cfg(promptpack_choice)`).
@@ -108,7 +108,7 @@ fn live_many(out_dir: &std::path::Path) -> Result<(), String> {
 fn stub(name: &str, why: &str) -> String {
     format!(
         "/// Not generated: {why:?}\n\
-         pub fn {name}(_: &crate::Values) -> Result<fn() -> String, String> {{ Err({why:?}.to_owned()) }}\n"
+         pub fn {name}(_: &crate::workload::Values) -> Result<fn() -> String, String> {{ Err({why:?}.to_owned()) }}\n"
     )
 }
 
@@ -153,7 +153,7 @@ pub struct AskamaPrompt<'a> {{
 }}
 
 /// Renders the workload with askama.
-pub fn askama(v: &crate::Values) -> Result<impl Fn() -> String + '_, String> {{
+pub fn askama(v: &crate::workload::Values) -> Result<impl Fn() -> String + '_, String> {{
     let prompt = AskamaPrompt {{
 {init}        _marker: std::marker::PhantomData,
     }};
@@ -179,7 +179,7 @@ fn md_tmpl(toks: &[Tok]) -> Result<String, String> {
 
 /// Renders the workload with the code md-tmpl's `template!` macro generates.
 #[allow(clippy::redundant_field_names)]
-pub fn md_tmpl(v: &crate::Values) -> Result<impl Fn() -> String + '_, String> {{
+pub fn md_tmpl(v: &crate::workload::Values) -> Result<impl Fn() -> String + '_, String> {{
     let params = md_tmpl_prompt::Params {{
 {init}    }};
     Ok(move || params.render().expect("md-tmpl render"))

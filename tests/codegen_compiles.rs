@@ -34,9 +34,7 @@ fn check_and_generate(tree: &Tree) -> Result<Generated, Vec<promptpack::Diagnost
         .join(TREES.fetch_add(1, Ordering::Relaxed).to_string());
     let _ = std::fs::remove_dir_all(&dir);
     for (path, text) in tree {
-        let path = dir.join(path);
-        std::fs::create_dir_all(path.parent().expect("a parent")).expect("create folders");
-        std::fs::write(path, text).expect("write a file");
+        promptpack_testkit::files::write(&dir, path, text);
     }
     let config = Config::load(&dir).expect("the config loads");
     let report = promptpack_build::check(&config);

@@ -1,6 +1,8 @@
 //! Table-driven fixtures: every file in `tests/inputs/*.txt` is one case, run
 //! through the dynamic API and snapshotted (output or errors alike) in
-//! `tests/snapshots/fixtures__cases@<file>.snap`.
+//! `tests/snapshots/fixtures__cases@<file>.snap`. The case files are read by
+//! `promptpack_testkit::case::read_fixture`, the reader the fuzz targets'
+//! `parse_case` shares its splitting, headers and escapes with.
 //!
 //! # Case file format
 //!
@@ -56,18 +58,10 @@
 //! `code path:line:col message`, then its source line with carets under the
 //! span, then its help.
 
-use promptpack::{Delimiters, Diagnostic, Library, SnippetSource, SourceFile, TemplateSource};
-use std::collections::BTreeMap;
+use promptpack::{Delimiters, Diagnostic, Library, TemplateSource};
+use promptpack_testkit::case::{Fixture, read_fixture};
 use std::fmt::Write;
 use std::path::Path;
-
-#[derive(Default)]
-struct Case {
-    templates: BTreeMap<String, (Option<SourceFile>, Option<SourceFile>)>,
-    snippets: Vec<SnippetSource>,
-    vars: Option<String>,
-    options: Vec<String>,
-}
 
 #[derive(Clone, Copy, PartialEq)]
 enum Mode {
@@ -84,98 +78,11 @@ impl Mode {
     }
 }
 
-fn unescape(body: &str, case: &Path) -> String {
-    let mut out = String::new();
-    let mut chars = body.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('n') => out.push('\n'),
-            Some('r') => out.push('\r'),
-            Some('t') => out.push('\t'),
-            Some('\\') => out.push('\\'),
-            Some('u') => {
-                let rest = chars.as_str();
-                let hex = rest
-                    .strip_prefix('{')
-                    .and_then(|r| r.split_once('}'))
-                    .map(|(hex, _)| hex)
-                    .unwrap_or_else(|| panic!("{}: bad \\u escape", case.display()));
-                let code = u32::from_str_radix(hex, 16)
-                    .ok()
-                    .and_then(char::from_u32)
-                    .unwrap_or_else(|| panic!("{}: bad \\u{{{hex}}}", case.display()));
-                out.push(code);
-                chars = rest[hex.len() + 2..].chars();
-            }
-            other => panic!("{}: unknown escape \\{other:?}", case.display()),
-        }
-    }
-    out
-}
-
-fn parse_case(path: &Path) -> Case {
+/// The case file at `path`, read by the case format's one reader
+/// (`promptpack_testkit::case`, which the fuzz targets read it with too).
+fn parse_case(path: &Path) -> Fixture {
     let text = std::fs::read_to_string(path).expect("case file is UTF-8");
-    assert!(
-        !text.contains('\r'),
-        "{}: write CR as \\r in an escaped section",
-        path.display()
-    );
-    // (header, body) pairs; lines before the first header are the description.
-    let mut sections: Vec<(String, String)> = Vec::new();
-    for line in text.lines() {
-        if let Some(header) = line.strip_prefix("--- ") {
-            sections.push((header.trim().to_string(), String::new()));
-        } else if let Some((_, body)) = sections.last_mut() {
-            body.push_str(line);
-            body.push('\n');
-        }
-    }
-    assert!(!sections.is_empty(), "{}: no sections", path.display());
-
-    let mut case = Case::default();
-    for (header, body) in sections {
-        let mut words = header.split_whitespace();
-        let target = words.next().unwrap_or_default().to_string();
-        let flags: Vec<&str> = words.collect();
-        let body = match flags.as_slice() {
-            [] => body,
-            ["escaped"] => unescape(&body, path),
-            _ => panic!("{}: unknown flags in `--- {header}`", path.display()),
-        };
-        let parts: Vec<&str> = target.split('/').collect();
-        match parts.as_slice() {
-            ["vars"] => case.vars = Some(body),
-            ["options"] => case.options.extend(
-                body.lines()
-                    .map(str::trim)
-                    .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                    .map(String::from),
-            ),
-            ["templates", id, file @ ("system.md" | "user.md")] => {
-                let entry = case.templates.entry(id.to_string()).or_default();
-                let slot = if *file == "system.md" {
-                    &mut entry.0
-                } else {
-                    &mut entry.1
-                };
-                assert!(slot.is_none(), "{}: `{target}` twice", path.display());
-                *slot = Some(SourceFile::new(&target, body));
-            }
-            ["snippets", file] if file.ends_with(".md") => {
-                let name = file.trim_end_matches(".md").to_string();
-                case.snippets.push(SnippetSource {
-                    name,
-                    file: SourceFile::new(&target, body),
-                });
-            }
-            _ => panic!("{}: unknown section `--- {header}`", path.display()),
-        }
-    }
-    case
+    read_fixture(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// Whether a snapshot would hide or fold `c`, so that it is shown escaped.
@@ -289,15 +196,7 @@ fn run_case(path: &Path) -> String {
     let templates = case
         .templates
         .into_iter()
-        .map(|(id, (system, user))| {
-            let system = system.unwrap_or_else(|| {
-                panic!(
-                    "{}: template `{id}` has no system.md section",
-                    path.display()
-                )
-            });
-            TemplateSource { id, system, user }
-        })
+        .map(|(id, (system, user))| TemplateSource { id, system, user })
         .collect();
     let config = promptpack::Config::new(".")
         .standalone_tags(standalone_tags)

@@ -1,8 +1,9 @@
 //! Hot reload on the real file system with the real watcher.
 //!
-//! Every wait polls until its condition holds, with no deadline and no
-//! fixed sleep standing in for it: the tests are as fast as the watcher,
-//! and no assertion depends on how long anything took.
+//! Every wait polls until its condition holds (`promptpack_testkit::wait`),
+//! with no fixed sleep standing in for it: the tests are as fast as the
+//! watcher, and no assertion depends on how long anything took; the only
+//! bound is the hang guard, which fails naming what never happened.
 #![cfg(feature = "hot-reload")]
 
 use promptpack::__private::{
@@ -11,6 +12,8 @@ use promptpack::__private::{
 use promptpack::{
     ErrorCode, Library, NO_RELOAD_ENV, Prompt, ReloadEvent, WatchOptions, WatchedLibrary,
 };
+use promptpack_testkit::files::{write, write_tree};
+use promptpack_testkit::wait::{recv_until, until};
 use serde_json::json;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -32,19 +35,8 @@ fn settle(watched: &WatchedLibrary, root: &Path) {
 fn folder(files: &[(&str, &str)]) -> TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
     std::fs::create_dir_all(dir.path().join("templates")).expect("templates dir");
-    for (path, text) in files {
-        write(dir.path(), path, text);
-    }
+    write_tree(dir.path(), files);
     dir
-}
-
-/// A plain save: truncate, then write.
-fn write(root: &Path, path: &str, text: &str) {
-    let path = root.join(path);
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).expect("parent dir");
-    }
-    std::fs::write(&path, text).expect("write");
 }
 
 /// An atomic save, as many editors do it: write a temp file beside, rename
@@ -61,16 +53,6 @@ fn write_atomic(root: &Path, path: &str, text: &str) {
     std::fs::rename(&temp, &path).expect("rename");
 }
 
-/// Polls `check` until it returns true. No deadline: how long a change
-/// takes to show is the bench's business (`reload_latency`), and a watcher
-/// that never delivers is a hang the test runner reports, whatever the
-/// machine's load.
-fn wait_until(mut check: impl FnMut() -> bool) {
-    while !check() {
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
 /// The system text of `id` as the watched library renders it now.
 fn system(watched: &WatchedLibrary, id: &str, vars: &serde_json::Value) -> Option<String> {
     watched.build_prompt(id, vars).ok().map(|p| p.system)
@@ -78,18 +60,16 @@ fn system(watched: &WatchedLibrary, id: &str, vars: &serde_json::Value) -> Optio
 
 /// Waits until `id` renders to `expected`.
 fn assert_eventually(watched: &WatchedLibrary, id: &str, vars: &serde_json::Value, expected: &str) {
-    wait_until(|| system(watched, id, vars).as_deref() == Some(expected));
+    until(&format!("`{id}` renders {expected:?}"), || {
+        system(watched, id, vars).as_deref() == Some(expected)
+    });
 }
 
 /// The next event that `wanted` accepts, skipping others.
 fn wait_event(rx: &Receiver<ReloadEvent>, wanted: impl Fn(&ReloadEvent) -> bool) -> ReloadEvent {
-    loop {
-        match rx.recv() {
-            Ok(event) if wanted(&event) => return event,
-            Ok(_) => {}
-            Err(_) => panic!("the watcher stopped before a matching reload event"),
-        }
-    }
+    recv_until(rx, "a matching reload event", wanted)
+        .pop()
+        .expect("the match comes last")
 }
 
 fn failures(rx: &Receiver<ReloadEvent>) -> Vec<promptpack::Error> {
@@ -108,20 +88,19 @@ fn events_until_reload_of(
     sentinel: &str,
 ) -> (Vec<Vec<std::path::PathBuf>>, Vec<promptpack::Error>) {
     let (mut reloads, mut failures) = (Vec::new(), Vec::new());
-    loop {
-        match rx.recv() {
-            Ok(ReloadEvent::Reloaded { paths, .. }) => {
-                let done = paths.iter().any(|p| p.ends_with(sentinel));
-                reloads.push(paths);
-                if done {
-                    return (reloads, failures);
-                }
-            }
-            Ok(ReloadEvent::Failed(error)) => failures.push(error),
-            Ok(_) => {}
-            Err(_) => panic!("the watcher stopped before a reload of {sentinel}"),
+    let events = recv_until(
+        rx,
+        &format!("a reload of {sentinel}"),
+        |e| matches!(e, ReloadEvent::Reloaded { paths, .. } if paths.iter().any(|p| p.ends_with(sentinel))),
+    );
+    for event in events {
+        match event {
+            ReloadEvent::Reloaded { paths, .. } => reloads.push(paths),
+            ReloadEvent::Failed(error) => failures.push(error),
+            _ => {}
         }
     }
+    (reloads, failures)
 }
 
 #[test]
@@ -149,14 +128,16 @@ fn edited_added_and_deleted_templates_are_seen() {
     assert_eq!(prompt.user.as_deref(), Some("See you."));
 
     std::fs::remove_dir_all(dir.path().join("templates/farewell")).expect("remove");
-    wait_until(|| !watched.current().contains("farewell"));
+    until("`farewell` is gone", || {
+        !watched.current().contains("farewell")
+    });
     let error = watched
         .build_prompt("farewell", &vars)
         .expect_err("deleted");
     assert_eq!(error.code(), ErrorCode::UnknownPrompt);
     // The worker stores a new set before it counts it, so the count is
     // waited for (a hang guard only), not read at once.
-    wait_until(|| watched.generation() >= 4);
+    until("the fourth generation", || watched.generation() >= 4);
 }
 
 #[test]
@@ -211,7 +192,7 @@ fn edited_added_and_deleted_snippets_are_seen() {
             .resolved("agent")
             .is_some_and(|p| p.snippets.contains("tone"))
     );
-    wait_until(|| watched.last_error().is_none());
+    until("the last error cleared", || watched.last_error().is_none());
 }
 
 #[test]
@@ -688,7 +669,7 @@ fn concurrent_renders_see_complete_versions() {
     all.insert(first_version);
     assert!(all.len() >= 2, "renders saw only versions {all:?}");
     assert!(renders.load(Ordering::Relaxed) >= RENDERERS * RENDERS_EACH);
-    wait_until(|| watched.generation() >= 3);
+    until("the third generation", || watched.generation() >= 3);
 }
 
 #[test]
@@ -927,7 +908,9 @@ fn dev_render_follows_comparisons() {
         "templates/c/system.md",
         "{{#if role == \"teacher\"}}Lead{{else}}Join{{/if}}.",
     );
-    wait_until(|| render("teacher").is_ok_and(|s| s == "Lead."));
+    until("`teacher` renders \"Lead.\"", || {
+        render("teacher").is_ok_and(|s| s == "Lead.")
+    });
     assert_eq!(render("student").expect("student"), "Join.");
 }
 
@@ -956,7 +939,9 @@ fn dev_render_follows_the_files() {
     assert_eq!(render("p").expect("p").system, "Hi Ada.");
 
     write(dir.path(), "templates/p/system.md", "Hello {{name}}.");
-    wait_until(|| render("p").is_ok_and(|p| p.system == "Hello Ada."));
+    until("`p` renders \"Hello Ada.\"", || {
+        render("p").is_ok_and(|p| p.system == "Hello Ada.")
+    });
 
     // A variable the compiled struct does not have.
     write(
@@ -964,7 +949,7 @@ fn dev_render_follows_the_files() {
         "templates/p/system.md",
         "Hello {{name}}, {{title}} {{surname}}.",
     );
-    wait_until(|| render("p").is_err());
+    until("`p` refuses to render", || render("p").is_err());
     let error = render("p").expect_err("stale");
     assert_eq!(error.code(), ErrorCode::StaleBuild, "{error}");
     let message = error.to_string();
@@ -984,12 +969,13 @@ fn dev_render_follows_the_files() {
     // edit loaded), so the check below is made after the watcher read it.
     let events = dev_reload_events(&source).expect("the dev path watches the folder");
     write(dir.path(), "templates/p/system.md", "{{#if name}}");
-    let failure = loop {
-        match events.recv() {
-            Ok(ReloadEvent::Failed(error)) => break error,
-            Ok(_) => {}
-            Err(RecvError) => panic!("the watcher stopped before the broken edit's reload"),
-        }
+    let failure = match recv_until(&events, "the broken edit's reload failing", |e| {
+        matches!(e, ReloadEvent::Failed(_))
+    })
+    .pop()
+    {
+        Some(ReloadEvent::Failed(error)) => error,
+        other => panic!("not a failure: {other:?}"),
     };
     assert_eq!(failure.code(), ErrorCode::UnclosedBlock, "{failure}");
     assert_eq!(
@@ -1000,7 +986,7 @@ fn dev_render_follows_the_files() {
     // A deleted prompt folder.
     std::fs::remove_dir_all(dir.path().join("templates/q")).expect("remove");
     write(dir.path(), "templates/p/system.md", "Fixed {{name}}.");
-    wait_until(|| render("q").is_err());
+    until("`q` refuses to render", || render("q").is_err());
     let error = render("q").expect_err("deleted");
     assert_eq!(error.code(), ErrorCode::UnknownPrompt);
     assert!(error.to_string().contains("deleted on disk"), "{error}");
@@ -1017,7 +1003,9 @@ fn dev_render_without_a_good_version_reports_the_load_error() {
         .expect_err("broken");
     assert_eq!(error.code(), ErrorCode::UnclosedBlock);
     write(dir.path(), "templates/p/system.md", "fixed");
-    wait_until(|| dev_render(&source, "p", &vars).is_some_and(|r| r.is_ok()));
+    until("the fixed `p` renders", || {
+        dev_render(&source, "p", &vars).is_some_and(|r| r.is_ok())
+    });
 }
 
 #[test]
@@ -1188,11 +1176,11 @@ fn dev_render_picks_up_a_templates_folder_that_comes_back() {
         "no templates folder: the embedded prompts"
     );
     std::fs::rename(root.join("away"), root.join("templates")).expect("move back");
-    wait_until(|| {
+    until("`p` renders \"from disk\"", || {
         dev_render(&source, "p", &vars).is_some_and(|r| r.is_ok_and(|p| p.system == "from disk"))
     });
     write(root, "templates/p/system.md", "edited");
-    wait_until(|| {
+    until("`p` renders \"edited\"", || {
         dev_render(&source, "p", &vars).is_some_and(|r| r.is_ok_and(|p| p.system == "edited"))
     });
 }
@@ -1292,7 +1280,7 @@ fn dev_render_edits_that_leave_the_compiled_contract_are_stale() {
         let render = || dev_render(&source, "p", vars).expect("rendered from disk");
         render().unwrap_or_else(|e| panic!("{first}: {e}"));
         write(dir.path(), "templates/p/system.md", edit);
-        wait_until(|| render().is_err());
+        until("the edit refused", || render().is_err());
         let error = render().expect_err("stale");
         assert_eq!(error.code(), ErrorCode::StaleBuild, "{edit}: {error}");
         let message = error.to_string();
@@ -1314,7 +1302,7 @@ fn dev_render_edits_that_leave_the_compiled_contract_are_stale() {
         "templates/p/system.md",
         "{{#if role == \"teacher\"}}Teach{{/if}}",
     );
-    wait_until(|| {
+    until("`p` renders \"Teach\"", || {
         dev_render(&source, "p", role).is_some_and(|r| r.is_ok_and(|p| p.system == "Teach"))
     });
 }
@@ -1392,7 +1380,7 @@ fn dev_render_contract_variants() {
         let render = || dev_render(&source, "p", vars).expect("rendered from disk");
         render().unwrap_or_else(|e| panic!("{edit}: before the edit: {e}"));
         write(dir.path(), edited, edit);
-        wait_until(|| render().is_err());
+        until("the edit refused", || render().is_err());
         let error = render().expect_err("stale");
         assert_eq!(error.code(), ErrorCode::StaleBuild, "{edit}: {error}");
         let message = error.to_string();
@@ -1414,7 +1402,7 @@ fn dev_render_contract_variants() {
     let prompts: &'static [PromptInfo] = Box::leak(Box::new([contract("p", NAME_FORMAL)]));
     let source = dev_source(dir.path(), prompts);
     write(dir.path(), "templates/p/system.md", "Hi {{name}}");
-    wait_until(|| {
+    until("`p` renders \"Hi Ada\"", || {
         dev_render(&source, "p", &ADA).is_some_and(|r| r.is_ok_and(|p| p.system == "Hi Ada"))
     });
 }
@@ -1471,7 +1459,7 @@ fn inotify_limit_child() {
         matches!(&failed, ReloadEvent::Failed(e) if e.code() == ErrorCode::Watch),
         "{failed:?}"
     );
-    wait_until(|| watched.is_polling());
+    until("the watcher polls", || watched.is_polling());
     let expected: String = (0..FOLDERS).map(|i| format!("X{i}")).collect();
     assert_eventually(&watched, "p", &json!({}), &expected);
     // An edit in every folder, the unwatched ones too: none is lost.
@@ -1761,7 +1749,9 @@ fn prompt_folders_swapped_for_fifos_come_back() {
         if folder == "templates/p" {
             // A FIFO where a template folder was is a stray file: the
             // prompt is gone.
-            wait_until(|| system(&watched, "p", &json!({})).is_none());
+            until("`p` is gone", || {
+                system(&watched, "p", &json!({})).is_none()
+            });
         } else {
             let failed = wait_event(&events, |e| matches!(e, ReloadEvent::Failed(_)));
             assert!(

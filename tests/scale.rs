@@ -9,8 +9,8 @@
 use promptpack::{Config, Delimiters, Library, SnippetSource, SourceFile, TemplateSource};
 use promptpack_build::codegen::{DevPaths, MAX_LARGE_CODE, SMALL_PROMPT_CODE, generate};
 use promptpack_core::syntax::{Item, parse};
+use promptpack_testkit::files::write_bytes;
 use serde_json::json;
-use std::path::Path;
 
 fn template(id: &str, text: impl Into<String>) -> TemplateSource {
     TemplateSource {
@@ -333,12 +333,6 @@ fn many_missing_variables_render() {
     assert_eq!(prompt.system, many_vars(n).trim_end());
 }
 
-fn write(root: &Path, path: &str, bytes: &[u8]) {
-    let path = root.join(path);
-    std::fs::create_dir_all(path.parent().expect("a parent")).expect("create folders");
-    std::fs::write(path, bytes).expect("write a file");
-}
-
 /// CRLF (and lone CR) bytes reach the output as they are, through the
 /// library and in the generated code; only the ends are trimmed; lines of
 /// diagnostics count CRLF as one line break and do not show the CR.
@@ -346,13 +340,13 @@ fn write(root: &Path, path: &str, bytes: &[u8]) {
 fn crlf_bytes_are_preserved() {
     let dir = tempfile::tempdir().expect("a scratch folder");
     let root = dir.path();
-    write(
+    write_bytes(
         root,
         "templates/crlf/system.md",
         b"\r\nHello {{name}}\r\n{{#if flag}}\r\nkept\r\n{{/if}}\r\nold\rmac\r\n{{snippet:sig}}\r\n\r\n",
     );
-    write(root, "snippets/sig.md", b"\r\n-- sig\r\nline two\r\n");
-    write(
+    write_bytes(root, "snippets/sig.md", b"\r\n-- sig\r\nline two\r\n");
+    write_bytes(
         root,
         "templates/bad/system.md",
         b"one\r\ntwo\r\n  {{/if}}\r\n",
@@ -395,13 +389,13 @@ fn crlf_bytes_are_preserved() {
 fn bom_is_trimmed() {
     let dir = tempfile::tempdir().expect("a scratch folder");
     let root = dir.path();
-    write(
+    write_bytes(
         root,
         "templates/bom/system.md",
         "\u{FEFF}Hello {{name}}, {{snippet:sig}}\u{FEFF}inner\n".as_bytes(),
     );
-    write(root, "snippets/sig.md", "\u{FEFF}-- sig\n".as_bytes());
-    write(
+    write_bytes(root, "snippets/sig.md", "\u{FEFF}-- sig\n".as_bytes());
+    write_bytes(
         root,
         "templates/bad/system.md",
         "\u{FEFF}{{/if}}\n".as_bytes(),

@@ -299,10 +299,8 @@ mod lesson {
                 ("templates/lesson/system.md", SYSTEM),
                 ("snippets/style.md", STYLE),
             ] {
-                let path = dir.join(path);
-                if std::fs::read_to_string(&path).ok().as_deref() != Some(text) {
-                    std::fs::create_dir_all(path.parent().expect("a folder")).expect("mkdir");
-                    std::fs::write(&path, text).expect("write the prompt");
+                if std::fs::read_to_string(dir.join(path)).ok().as_deref() != Some(text) {
+                    promptpack_testkit::files::write(&dir, path, text);
                 }
             }
             Box::leak(dir.into_boxed_path())

@@ -12,7 +12,8 @@
 //!    middle, through its cursor), `get` by label and `history`, over random prompts, as a
 //!    ratio to the same operation on the same store at 100 prompts.
 
-use crate::{Rng, err, escape_cell, median, sentence};
+use crate::harness::{err, escape_cell, median, summary};
+use crate::synthetic::{Rng, sentence};
 use promptpack_catalog::{Catalog, Draft, Selector, Version};
 use promptpack_pgtest::Cluster;
 use std::hint::black_box;
@@ -367,13 +368,6 @@ fn timed<T>(f: impl FnOnce() -> Result<T, String>) -> Result<(T, f64), String> {
     let start = Instant::now();
     let value = f()?;
     Ok((value, start.elapsed().as_secs_f64() * 1e6))
-}
-
-/// Median and p95 (nearest rank) of `samples`.
-fn summary(samples: &mut [f64]) -> (f64, f64) {
-    let mid = median(samples); // sorts
-    let rank = ((samples.len() as f64 * 0.95).ceil() as usize).clamp(1, samples.len().max(1));
-    (mid, samples.get(rank - 1).copied().unwrap_or(f64::NAN))
 }
 
 fn us(value: f64) -> String {

@@ -4,7 +4,7 @@
 //! directly in this process, measured in the same run: the ratio is what the web layer (HTTP,
 //! the session lookup, HTML) adds. Page weight is the body's size.
 
-use crate::{err, median};
+use crate::harness::{err, summary};
 use promptpack_catalog::{Catalog, Draft, ListQuery, Role, Selector, token_hash};
 use promptpack_console::{Server, Settings, new_token};
 use std::path::Path;
@@ -14,13 +14,6 @@ use std::time::Instant;
 const PROMPTS: usize = 10_000;
 /// The prompt the single-prompt rows read: two versions, a declared example.
 const ID: &str = "p05000";
-
-/// Median and p95 (nearest rank) of `samples`.
-fn summary(samples: &mut [f64]) -> (f64, f64) {
-    let mid = median(samples);
-    let rank = ((samples.len() as f64 * 0.95).ceil() as usize).clamp(1, samples.len().max(1));
-    (mid, samples.get(rank - 1).copied().unwrap_or(f64::NAN))
-}
 
 fn ms(value: f64) -> String {
     format!("{:.2}", value * 1e3)

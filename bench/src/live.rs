@@ -14,8 +14,11 @@
 //!    (5 s: a notification is what carries a change); another connection publishes a version and
 //!    moves the label, repeatedly; the time until each handle's `Updated` event names the version.
 
+#[cfg(promptpack_typed)]
+use crate::harness::summary;
+use crate::harness::{Mode, escape_cell, median};
 use crate::translate::Workload;
-use crate::{Mode, Values, escape_cell, median};
+use crate::workload::Values;
 use promptpack_pgtest::Cluster;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -29,14 +32,6 @@ const LABEL: &str = "production";
 #[allow(dead_code)] // the section uses the ids, one vars struct and `Prompts`
 mod many {
     include!(concat!(env!("OUT_DIR"), "/live_many.rs"));
-}
-
-/// Median and p95 (nearest rank) of `samples`.
-#[cfg_attr(not(promptpack_typed), allow(dead_code))]
-fn summary(samples: &mut [f64]) -> (f64, f64) {
-    let mid = median(samples); // sorts
-    let rank = ((samples.len() as f64 * 0.95).ceil() as usize).clamp(1, samples.len().max(1));
-    (mid, samples.get(rank - 1).copied().unwrap_or(f64::NAN))
 }
 
 fn max(samples: &[f64]) -> f64 {
@@ -55,7 +50,7 @@ fn import_workload(
 ) -> Result<u32, String> {
     let report = catalog
         .import(&workload.dir, "bench", None)
-        .map_err(crate::err)?;
+        .map_err(crate::harness::err)?;
     report
         .prompts
         .iter()
@@ -78,12 +73,14 @@ fn database(cluster: &Result<Cluster, String>, name: &str) -> Result<String, Str
 #[cfg(promptpack_typed)]
 mod render {
     use super::{LABEL, import_workload};
-    use crate::translate::{PROMPT_ID, Workload};
-    use crate::typed::{self, PromptId};
-    use crate::{
-        Contender, Mode, State, Values, contender, err, escape_cell, lower_bound,
-        lower_bound_pieces, time_all, try_contender, typed_vars,
+    use crate::harness::{
+        Contender, Mode, State, contender, err, escape_cell, lower_bound, summary, time_all,
+        try_contender,
     };
+    use crate::render::typed::{self, PromptId};
+    use crate::render::{lower_bound_pieces, typed_vars};
+    use crate::translate::{PROMPT_ID, Workload};
+    use crate::workload::Values;
     use promptpack::{Library, MissingVars, Provenance};
     use promptpack_catalog::Catalog;
     use std::hint::black_box;
@@ -242,7 +239,7 @@ mod render {
         let median_of = |name: &str| {
             list.iter()
                 .find(|c| c.name == name && matches!(c.state, State::Ready(_)))
-                .map(|c| super::summary(&mut c.samples.clone()).0)
+                .map(|c| summary(&mut c.samples.clone()).0)
                 .unwrap_or(f64::NAN)
         };
         let (lower, embedded, live) = (median_of(LOWER), median_of(EMBEDDED), median_of(LIVE));
@@ -261,7 +258,7 @@ mod render {
         for c in &mut list {
             let row = match &c.state {
                 State::Ready(_) => {
-                    let (mid, p95) = super::summary(&mut c.samples);
+                    let (mid, p95) = summary(&mut c.samples);
                     format!(
                         "| {} | {mid:.0} | {p95:.0} | {:.2} | {:.2} | {} |",
                         c.name,
@@ -302,7 +299,7 @@ pub fn profile_contenders<'a>(
     workload: &Workload,
     expected: &str,
     values: &'a Values,
-) -> Result<(tempfile::TempDir, Vec<crate::Contender<'a>>), String> {
+) -> Result<(tempfile::TempDir, Vec<crate::harness::Contender<'a>>), String> {
     let dir = tempfile::Builder::new()
         .prefix("promptpack-bench-live-")
         .tempdir()
@@ -331,7 +328,7 @@ pub fn profile_contenders<'a>(
 mod startup {
     use super::many::{self, PromptId};
     use super::{LABEL, ms};
-    use crate::err;
+    use crate::harness::err;
     use crate::live_tree::{self, PROMPTS};
     use promptpack::Provenance;
     use promptpack_catalog::{Catalog, Draft};
@@ -528,9 +525,9 @@ fn startup_section(
 #[cfg(promptpack_typed)]
 mod follow {
     use super::{LABEL, import_workload};
-    use crate::err;
+    use crate::harness::err;
+    use crate::render::typed::{self, PromptId};
     use crate::translate::{PROMPT_ID, Workload};
-    use crate::typed::{self, PromptId};
     use promptpack::Provenance;
     use promptpack::live::LiveEvent;
     use promptpack_catalog::{Catalog, Draft, Selector};

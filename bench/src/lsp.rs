@@ -18,7 +18,9 @@
 //! of the open buffers, the whole tree's lints, the diff against what it
 //! published, and the messages.
 
-use crate::{Scratch, corpus_dir, err, measure_memory, median, write_synthetic};
+use crate::harness::{err, escape_cell, measure_memory, summary};
+use crate::synthetic::{Scratch, write_synthetic};
+use crate::workload::corpus_dir;
 use lsp_server::{Connection, Message, Notification, Request, RequestId, Response};
 use promptpack_build::Config;
 use promptpack_core::source_file::SourceFile;
@@ -38,13 +40,6 @@ const PROMPTS: usize = 1_000;
 const HANG_GUARD: Duration = Duration::from_secs(60);
 /// Untimed keystrokes before the timed ones.
 const WARM_UP: usize = 4;
-
-/// Median and p95 (nearest rank) of `samples`.
-fn summary(samples: &mut [f64]) -> (f64, f64) {
-    let mid = median(samples);
-    let rank = ((samples.len() as f64 * 0.95).ceil() as usize).clamp(1, samples.len().max(1));
-    (mid, samples.get(rank - 1).copied().unwrap_or(f64::NAN))
-}
 
 // ---------------------------------------------------------------------------
 // Transports.
@@ -483,7 +478,7 @@ fn row(
 fn failed(tree: &str, transport: &str, e: &str) -> String {
     format!(
         "| {tree} | {transport} | | | FAILED: {} | | | |\n",
-        crate::escape_cell(e)
+        escape_cell(e)
     )
 }
 

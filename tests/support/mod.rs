@@ -50,9 +50,7 @@ impl Scratch {
 
     /// Writes a file of the crate, making its folders.
     pub fn write(&self, relative: &str, text: &str) {
-        let path = self.path(relative);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("create folder");
-        std::fs::write(path, text).expect("write file");
+        promptpack_testkit::files::write(self.dir.path(), relative, text);
     }
 
     /// Runs `cargo ARGS` on the crate, offline, without colour.

@@ -29,6 +29,7 @@
 //! copy (see [`finish_tree`]): symlinks to outside the root or to a device,
 //! FIFOs, bytes that are not UTF-8, hidden entries and editor backups.
 
+use promptpack_testkit::files::{copy_tree, write_bytes};
 use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -94,44 +95,29 @@ fn read_expected(dir: &Path) -> Expected {
     expected
 }
 
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("create the copy");
-    for entry in std::fs::read_dir(from).expect("read the case") {
-        let entry = entry.expect("read the case");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("file type").is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else if entry.file_name() != "expected.txt" {
-            std::fs::copy(entry.path(), &target).expect("copy a file");
-        }
-    }
-}
-
 /// What git cannot hold, made in the copy of the case at `root`, whose
 /// parent is a scratch folder outside it.
 fn finish_tree(case: &str, root: &Path) {
-    let write = |path: &Path, bytes: &[u8]| {
-        std::fs::create_dir_all(path.parent().expect("a parent")).expect("create folders");
-        std::fs::write(path, bytes).expect("write a file");
-    };
     match case {
         "non-utf8" => {
             // 0xFF on line 2, after two characters.
-            write(
-                &root.join("templates/broken/system.md"),
+            write_bytes(
+                root,
+                "templates/broken/system.md",
                 b"Line one\nab\xffcd {{name}}\n",
             );
             // A BOM takes no column: the bad byte is at 1:1.
-            write(&root.join("snippets/bom.md"), b"\xef\xbb\xbf\xfe rest\n");
+            write_bytes(root, "snippets/bom.md", b"\xef\xbb\xbf\xfe rest\n");
         }
-        "odd-characters" => write(
-            &root.join("templates/odd/system.md"),
+        "odd-characters" => write_bytes(
+            root,
+            "templates/odd/system.md",
             "Hello {{name}}\rold\u{202E}mac\rline two\u{2066}\0\u{1b}[2J end\n".as_bytes(),
         ),
         "symlink-outside-root" => {
             let outside = root.parent().expect("a scratch folder").join("outside");
-            write(&outside.join("secret.md"), b"a secret\n");
-            write(&outside.join("folder/system.md"), b"a template\n");
+            write_bytes(&outside, "secret.md", b"a secret\n");
+            write_bytes(&outside, "folder/system.md", b"a template\n");
             symlink(&outside.join("secret.md"), &root.join("snippets/leak.md"));
             symlink(&outside.join("folder"), &root.join("templates/linked"));
         }
@@ -156,7 +142,7 @@ fn finish_tree(case: &str, root: &Path) {
                 "templates/greet/system.md~",
                 "templates/greet/#system.md#",
             ] {
-                write(&root.join(ignored), b"{{#if}} ignored\n");
+                write_bytes(root, ignored, b"{{#if}} ignored\n");
             }
         }
         // Issue 12: a diagnostic or a variable's first use on a long line
@@ -164,59 +150,62 @@ fn finish_tree(case: &str, root: &Path) {
         // its column walked the line each time.
         "long-line-many-tokens" => {
             let vars: String = (0..20_000).map(|i| format!("{{{{v{i}}}}}")).collect();
-            write(
-                &root.join("templates/p/system.md"),
+            write_bytes(
+                root,
+                "templates/p/system.md",
                 format!("Start {vars}\n").as_bytes(),
             );
             let near_misses = "{{ x }}".repeat(20_000);
-            write(
-                &root.join("templates/p/user.md"),
+            write_bytes(
+                root,
+                "templates/p/user.md",
                 format!("Then {near_misses}\n").as_bytes(),
             );
         }
         "long-line-stray-else" => {
             let line = format!("{}{{{{else}}}}", "a".repeat(10_000)).repeat(400);
-            write(
-                &root.join("templates/p/system.md"),
+            write_bytes(
+                root,
+                "templates/p/system.md",
                 format!("Start {line}\n").as_bytes(),
             );
         }
         // Issue 12: each snippet includes the next twice, 2^60 splices,
         // which the resolver walked one by one.
         "snippet-fan-out" => {
-            write(&root.join("templates/p/system.md"), b"Hi {{snippet:s0}}\n");
-            write(
-                &root.join("templates/p/user.md"),
-                b"{{snippet:w0}} {{name}}\n",
-            );
+            write_bytes(root, "templates/p/system.md", b"Hi {{snippet:s0}}\n");
+            write_bytes(root, "templates/p/user.md", b"{{snippet:w0}} {{name}}\n");
             for i in 0..60 {
                 let next = format!("{{{{snippet:s{}}}}}", i + 1);
-                write(
-                    &root.join(format!("snippets/s{i}.md")),
+                write_bytes(
+                    root,
+                    &format!("snippets/s{i}.md"),
                     next.repeat(2).as_bytes(),
                 );
             }
-            write(&root.join("snippets/s60.md"), b"");
+            write_bytes(root, "snippets/s60.md", b"");
             // Wide: 100 includes a level, down to whitespace.
             for i in 0..10 {
                 let next = format!("{{{{snippet:w{}}}}}", i + 1);
-                write(
-                    &root.join(format!("snippets/w{i}.md")),
+                write_bytes(
+                    root,
+                    &format!("snippets/w{i}.md"),
                     next.repeat(100).as_bytes(),
                 );
             }
-            write(&root.join("snippets/w10.md"), b"  \n\t\n");
+            write_bytes(root, "snippets/w10.md", b"  \n\t\n");
         }
         "snippet-fan-out-too-large" => {
-            write(&root.join("templates/p/system.md"), b"Hi {{snippet:c0}}\n");
+            write_bytes(root, "templates/p/system.md", b"Hi {{snippet:c0}}\n");
             for i in 0..60 {
                 let next = format!("{{{{snippet:c{}}}}}", i + 1);
-                write(
-                    &root.join(format!("snippets/c{i}.md")),
+                write_bytes(
+                    root,
+                    &format!("snippets/c{i}.md"),
                     format!("{{{{#if a}}}}{next}{{{{else}}}}{next}{{{{/if}}}}").as_bytes(),
                 );
             }
-            write(&root.join("snippets/c60.md"), b"{{#if off}}{{/if}}");
+            write_bytes(root, "snippets/c60.md", b"{{#if off}}{{/if}}");
         }
         _ => {}
     }
@@ -470,7 +459,7 @@ fn catalogue() {
         }
         let scratch = tempfile::tempdir().expect("a scratch folder");
         let root = scratch.path().join("root");
-        copy_tree(&dir, &root);
+        copy_tree(&dir, &root, &["expected.txt"]);
         finish_tree(&case, &root);
         if std::env::var_os("BAD_INPUTS_DUMP").is_some() {
             dump(&case, &root);

@@ -6,6 +6,7 @@
 //! are deterministic and kept. Refusals check afterwards that nothing was
 //! written; `--json` is parsed and its fields asserted.
 
+use promptpack_testkit::files::copy_tree;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -60,7 +61,7 @@ impl Scene {
     /// The scene with no catalog yet.
     fn bare_tree() -> Scene {
         let dir = tempfile::tempdir().expect("temp dir");
-        copy_tree(&fixture("clean"), &dir.path().join("tree"));
+        copy_tree(&fixture("clean"), &dir.path().join("tree"), &[]);
         let db = format!("sqlite:{}", dir.path().join("c.db").display());
         Scene { dir, db }
     }
@@ -110,11 +111,7 @@ impl Scene {
     }
 
     fn write(&self, path: &str, text: &str) {
-        let path = self.path().join(path);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).expect("create folder");
-        }
-        std::fs::write(path, text).expect("write file");
+        promptpack_testkit::files::write(self.path(), path, text);
     }
 
     /// Runs `steps` and returns the transcript, redacted.
@@ -157,19 +154,6 @@ fn shown(args: &[&str]) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("create folder");
-    for entry in std::fs::read_dir(from).expect("read fixture") {
-        let entry = entry.expect("fixture entry");
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy fixture file");
-        }
-    }
 }
 
 /// `text` with the temp folder as `TMP` and every RFC 3339 time

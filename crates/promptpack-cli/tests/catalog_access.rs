@@ -4,27 +4,15 @@
 //! into the catalog (authors, messages) is shown with its control
 //! characters escaped.
 
+use promptpack_testkit::files::copy_tree;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_promptpack");
 
 fn fixture() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/cli/clean")
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("create folder");
-    for entry in std::fs::read_dir(from).expect("read fixture") {
-        let entry = entry.expect("fixture entry");
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy fixture file");
-        }
-    }
 }
 
 /// `promptpack catalog ARGS --db DB` with no catalog settings from the
@@ -53,7 +41,7 @@ fn stdout(output: &Output) -> String {
 /// at `c.db`.
 fn imported() -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().expect("temp dir");
-    copy_tree(&fixture(), &dir.path().join("tree"));
+    copy_tree(&fixture(), &dir.path().join("tree"), &[]);
     let db = format!("sqlite:{}", dir.path().join("c.db").display());
     let tree = dir.path().join("tree").display().to_string();
     for args in [vec!["init"], vec!["import", "--from", &tree, "-m", "first"]] {

@@ -26,15 +26,14 @@ fn a_file_past_the_limit_is_refused_by_publish_and_snippet() {
     let dir = tempfile::tempdir().expect("a folder");
     let tree = dir.path().join("tree");
     let big = "a".repeat(usize::try_from(promptpack_catalog::MAX_FILE_BYTES).expect("a size") + 1);
-    for (path, text) in [
-        ("templates/big/system.md", big.as_str()),
-        ("templates/small/system.md", "Hi"),
-        ("snippets/big.md", big.as_str()),
-    ] {
-        let path = tree.join(path);
-        std::fs::create_dir_all(path.parent().expect("a parent")).expect("folders");
-        std::fs::write(path, text).expect("a file");
-    }
+    promptpack_testkit::files::write_tree(
+        &tree,
+        &[
+            ("templates/big/system.md", big.as_str()),
+            ("templates/small/system.md", "Hi"),
+            ("snippets/big.md", big.as_str()),
+        ],
+    );
     let init = catalog(dir.path(), &["init"]);
     assert!(init.status.success(), "{init:?}");
     let from = tree.to_string_lossy().into_owned();

@@ -2,6 +2,8 @@
 //! fixture tree under `tests/cli/` and snapshots the command, the exit code,
 //! stdout and stderr together.
 
+use promptpack_testkit::files::copy_tree;
+use promptpack_testkit::wait::recv_until;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -605,7 +607,7 @@ fn output_lost_to_a_full_disk_is_an_error() {
 #[test]
 fn watch_ends_when_its_reader_closes_the_pipe() {
     let dir = tempfile::tempdir().expect("temp dir");
-    copy_tree(&manifest_dir().join("tests/cli/clean"), dir.path());
+    copy_tree(&manifest_dir().join("tests/cli/clean"), dir.path(), &[]);
     let args = [
         "watch",
         "greet",
@@ -722,26 +724,11 @@ fn warnings_escape_control_characters() {
 fn render_unknown_id_among_many() {
     let dir = tempfile::tempdir().expect("temp dir");
     for i in 0..500 {
-        let template = dir.path().join(format!("templates/prompt-{i:03}"));
-        std::fs::create_dir_all(&template).expect("create a template folder");
-        std::fs::write(template.join("system.md"), "Hello.").expect("write");
+        let path = format!("templates/prompt-{i:03}/system.md");
+        promptpack_testkit::files::write(dir.path(), &path, "Hello.");
     }
     let out = run_in(dir.path(), &["render", "prompt-42", "--root", "."], None);
     snapshot("render_unknown_id_among_many", &out);
-}
-
-/// Copies a fixture tree.
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).expect("fixture exists") {
-        let entry = entry.expect("fixture entry");
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            std::fs::create_dir_all(&target).expect("create dir");
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy file");
-        }
-    }
 }
 
 /// Replaces a file in one step, as editors do, so that the watcher never
@@ -796,24 +783,21 @@ impl Watching {
     }
 
     /// Reads stdout until a line starting with `wanted`; fails when stdout
-    /// ends first. No deadline: how fast watch answers is not asserted.
+    /// ends first (or, as a hang guard, when nothing comes for many
+    /// minutes). How fast watch answers is not asserted.
     fn wait_for(&mut self, wanted: &str) {
-        loop {
-            match self.lines.recv() {
-                Ok(line) => {
-                    let found = line.starts_with(wanted);
-                    self.seen.push(line);
-                    if found {
-                        return;
-                    }
-                }
-                Err(_) => {
-                    let _ = self.child.kill();
-                    panic!(
-                        "no `{wanted}` from watch; stdout so far:\n{}",
-                        self.seen.join("\n")
-                    );
-                }
+        let what = format!(
+            "a line starting with `{wanted}` from watch (after {:?})",
+            self.seen
+        );
+        let lines = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            recv_until(&self.lines, &what, |line| line.starts_with(wanted))
+        }));
+        match lines {
+            Ok(lines) => self.seen.extend(lines),
+            Err(failure) => {
+                let _ = self.child.kill();
+                std::panic::resume_unwind(failure)
             }
         }
     }
@@ -838,7 +822,7 @@ impl Watching {
 #[test]
 fn watch_rerenders_on_change() {
     let dir = tempfile::tempdir().expect("temp dir");
-    copy_tree(&manifest_dir().join("tests/cli/clean"), dir.path());
+    copy_tree(&manifest_dir().join("tests/cli/clean"), dir.path(), &[]);
     let root = dir.path().to_string_lossy().into_owned();
     let args = [
         "watch",
@@ -880,7 +864,7 @@ fn watch_rerenders_on_change() {
 #[test]
 fn watch_reads_stdin_vars_once() {
     let dir = tempfile::tempdir().expect("temp dir");
-    copy_tree(&manifest_dir().join("tests/cli/clean"), dir.path());
+    copy_tree(&manifest_dir().join("tests/cli/clean"), dir.path(), &[]);
     let root = dir.path().to_string_lossy().into_owned();
     let args = [
         "watch",
@@ -922,7 +906,7 @@ fn unreadable_template_folder_is_an_io_error() {
     let open = std::fs::Permissions::from_mode(0o755);
     std::fs::set_permissions(dir.path(), open.clone()).expect("chmod");
     let root = dir.path().join("prompts");
-    copy_tree(&manifest_dir().join("tests/cli/clean"), &root);
+    copy_tree(&manifest_dir().join("tests/cli/clean"), &root, &[]);
     // A copy of the binary that `nobody` can run, wherever the checkout is.
     let bin = dir.path().join("promptpack");
     std::fs::copy(BIN, &bin).expect("copy the binary");
@@ -968,7 +952,7 @@ fn check_finds_root_from_subfolder() {
 #[test]
 fn check_finds_cargo_root_from_src() {
     let dir = tempfile::tempdir().expect("temp dir");
-    copy_tree(&manifest_dir().join("tests/cli/clean"), dir.path());
+    copy_tree(&manifest_dir().join("tests/cli/clean"), dir.path(), &[]);
     std::fs::write(
         dir.path().join("Cargo.toml"),
         "[package]\nname = \"demo\"\n",
@@ -1260,7 +1244,7 @@ fn init_cargo_needs_a_crate() {
 #[test]
 fn watch_warns_about_values_once() {
     let dir = tempfile::tempdir().expect("temp dir");
-    copy_tree(&manifest_dir().join("tests/cli/values"), dir.path());
+    copy_tree(&manifest_dir().join("tests/cli/values"), dir.path(), &[]);
     let vars = dir.path().join("vars.json");
     let values = |language: &str| {
         format!(r#"{{"language": "{language}", "notes": "- tides", "bulets": true}}"#)

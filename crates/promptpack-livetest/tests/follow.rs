@@ -368,7 +368,9 @@ fn renders_are_never_torn_while_versions_change(store: Store) {
         assert_eq!(version, n);
         std::thread::sleep(Duration::from_millis(3));
     }
-    support::eventually(|| version_of(&prompts.serving(before::PromptId::Greeter)) == VERSIONS);
+    promptpack_testkit::wait::until("the greeter serves the last version", || {
+        version_of(&prompts.serving(before::PromptId::Greeter)) == VERSIONS
+    });
     done.store(true, Ordering::Release);
     for renderer in renderers {
         let (seen, renders) = renderer.join().expect("a renderer never panics");

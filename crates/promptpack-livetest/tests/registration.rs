@@ -9,7 +9,7 @@ use promptpack::ErrorCode;
 use promptpack_catalog::{RegisteredBuild, contract_hash};
 use promptpack_livetest::{after, before};
 use std::time::Duration;
-use support::{Store, eventually, publish_labelled, registered, serves, wait_for};
+use support::{Store, publish_labelled, registered, serves, wait_for};
 
 const DAY: Duration = Duration::from_secs(24 * 60 * 60);
 
@@ -114,7 +114,9 @@ fn a_dropped_handle_takes_its_registration_away(store: Store) {
     drop(prompts);
     // Bounded by the handle's own drop and its store's timeouts; no
     // deadline here (a hang is the test runner's to report).
-    eventually(|| catalog.builds(DAY).expect("reads the builds").is_empty());
+    promptpack_testkit::wait::until("no build registered", || {
+        catalog.builds(DAY).expect("reads the builds").is_empty()
+    });
 }
 
 #[test]

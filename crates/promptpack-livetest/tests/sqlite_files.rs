@@ -155,22 +155,12 @@ impl Service {
         Service { child, lines }
     }
 
-    /// Waits for a line containing `wanted`, with no deadline (a hang is
-    /// the test runner's to report); fails when the service ends first.
+    /// Waits for a line containing `wanted`; fails when the service ends
+    /// first, or (a hang guard, never a timing assertion) when no line
+    /// comes for many minutes.
     fn wait_for(&self, wanted: &str) -> Vec<String> {
-        let mut seen = Vec::new();
-        loop {
-            match self.lines.recv() {
-                Ok(line) => {
-                    let done = line.contains(wanted);
-                    seen.push(line);
-                    if done {
-                        return seen;
-                    }
-                }
-                Err(_) => panic!("the service ended before `{wanted}`; saw {seen:#?}"),
-            }
-        }
+        let what = format!("a line of the service containing `{wanted}`");
+        promptpack_testkit::wait::recv_until(&self.lines, &what, |line| line.contains(wanted))
     }
 }
 

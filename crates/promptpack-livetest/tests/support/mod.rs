@@ -71,40 +71,21 @@ pub fn publish_labelled(
 }
 
 /// Takes events until one matches `wanted`; every event taken, the match
-/// last. No deadline: how fast a change shows is the bench's to measure;
-/// the wait fails only when the handle is gone, and a hang is the test
-/// runner's to report.
+/// last. How fast a change shows is the bench's to measure: the wait fails
+/// when the handle is gone, or (the hang guard of `promptpack_testkit::wait`)
+/// when no event comes for many minutes, naming `what`.
 pub fn wait_for(
     events: &Receiver<LiveEvent>,
     what: &str,
     wanted: impl Fn(&LiveEvent) -> bool,
 ) -> Vec<LiveEvent> {
-    let mut seen = Vec::new();
-    loop {
-        match events.recv() {
-            Ok(event) => {
-                let done = wanted(&event);
-                seen.push(event);
-                if done {
-                    return seen;
-                }
-            }
-            Err(_) => panic!("the handle stopped before an event {what}; saw {seen:#?}"),
-        }
-    }
+    promptpack_testkit::wait::recv_until(events, &format!("an event: {what}"), wanted)
 }
 
 /// Whether `event` says prompt `id` now serves `version` (alone).
 pub fn serves(event: &LiveEvent, id: &str, version: u32) -> bool {
     matches!(event, LiveEvent::Updated { prompt, versions }
         if prompt == id && versions.len() == 1 && versions[0].version == version)
-}
-
-/// Polls `check` until it holds, with no deadline (as [`wait_for`]).
-pub fn eventually(mut check: impl FnMut() -> bool) {
-    while !check() {
-        std::thread::sleep(Duration::from_millis(5));
-    }
 }
 
 /// The catalog version a provenance names, 0 for embedded text.
@@ -135,12 +116,12 @@ macro_rules! every_store {
 
 /// The builds registered in the last day, once there are at least `count`.
 /// A handle registers on a thread of its own, with no event to wait for:
-/// the catalog is read again until they are there ([`eventually`]: no
-/// deadline, a hang is the test runner's to report).
+/// the catalog is read again until they are there (with the hang guard of
+/// `promptpack_testkit::wait::until`).
 pub fn registered(catalog: &mut Catalog, count: usize) -> Vec<RegisteredBuild> {
     let day = Duration::from_secs(24 * 60 * 60);
     let mut builds = Vec::new();
-    eventually(|| {
+    promptpack_testkit::wait::until(&format!("{count} builds registered"), || {
         builds = catalog.builds(day).expect("reads the builds");
         builds.len() >= count
     });
