@@ -109,12 +109,11 @@ pub(crate) fn compile_prompt(
 
 /// The most bytes one file of a version holds (`system.md`, `user.md`, a
 /// snippet), and the most static text a part of a version expands to,
-/// snippets spliced in: 2 MiB, the build's limit on the Rust code one
-/// prompt generates (`promptpack_build::codegen::MAX_PROMPT_CODE`), which
-/// that much text generates at least. `promptpack check` refuses such a
-/// prompt as `too_large`, and so does the catalog, from a file's size
-/// before reading it.
-pub const MAX_FILE_BYTES: u64 = 2 << 20;
+/// snippets spliced in: 2 MiB, `promptpack_core::resolve::MAX_PROMPT_BYTES`,
+/// the one number behind the build's limit on the Rust code one prompt
+/// generates too. `promptpack check` refuses such a prompt as `too_large`,
+/// and so does the catalog, from a file's size before reading it.
+pub const MAX_FILE_BYTES: u64 = promptpack_core::resolve::MAX_PROMPT_BYTES as u64;
 
 /// Checks one file of a version, shown as `path`, against the content
 /// rules: at most [`MAX_FILE_BYTES`] (`too_large`), and no NUL byte

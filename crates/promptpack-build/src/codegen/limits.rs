@@ -15,8 +15,9 @@ use promptpack_core::resolve::ResolvedPrompt;
 /// and more: such a prompt is `too_large`, for `check` and the build alike.
 /// The template as expanded (snippets spliced in) decides: every piece of
 /// text and every token is a statement, so a snippet included many times
-/// multiplies the code.
-pub const MAX_PROMPT_CODE: usize = 2 << 20;
+/// multiplies the code. The catalog's limit on a version's files is the
+/// same number (`promptpack_core::resolve::MAX_PROMPT_BYTES`).
+pub const MAX_PROMPT_CODE: usize = promptpack_core::resolve::MAX_PROMPT_BYTES;
 
 /// The most Rust code generated for every prompt together, in bytes as
 /// [`generate`](super::generate) writes it: 128 MiB. A backstop, not a budget:

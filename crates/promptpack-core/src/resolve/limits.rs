@@ -13,6 +13,15 @@ pub const MAX_EXPANDED_TEXT: usize = 256 << 20;
 /// The most tokens and text pieces one template part may expand to.
 pub const MAX_EXPANDED_OPS: usize = 4 << 20;
 
+/// The most bytes of one prompt that a build compiles into code and a
+/// catalog keeps: 2 MiB. The build's limit on the Rust code one prompt
+/// generates (`promptpack_build::codegen::MAX_PROMPT_CODE`) and the
+/// catalog's on one file of a version and on a part's expanded text
+/// (`promptpack_catalog::MAX_FILE_BYTES`) are this one number, since that
+/// much text generates at least that much code: what the catalog keeps,
+/// `promptpack check` accepts.
+pub const MAX_PROMPT_BYTES: usize = 2 << 20;
+
 /// `too_large` at the include that takes a part past the limits: the
 /// include is what the author can change.
 pub(super) fn too_large(file: &SourceFile, include: &Name) -> Diagnostic {

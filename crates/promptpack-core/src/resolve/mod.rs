@@ -27,7 +27,7 @@ use crate::settings::Settings;
 use crate::source_file::SourceFile;
 pub use crate::sources::{SnippetSource, TemplateSource};
 use crate::syntax::{Delimiters, Parsed, parse, strip_standalone_tags};
-pub use limits::{MAX_EXPANDED_OPS, MAX_EXPANDED_TEXT};
+pub use limits::{MAX_EXPANDED_OPS, MAX_EXPANDED_TEXT, MAX_PROMPT_BYTES};
 use std::collections::{BTreeSet, HashSet};
 
 /// A prompt with every snippet spliced in, ready to render.
