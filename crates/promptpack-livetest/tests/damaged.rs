@@ -9,34 +9,9 @@ use promptpack::ErrorCode;
 use promptpack::live::LiveEvent;
 use promptpack_livetest::before;
 use std::time::Duration;
-use support::{Store, publish, publish_labelled, serves, wait_for};
+use support::{Store, publish, publish_labelled, rewrite_by_hand, serves, wait_for};
 
 const POLL: Duration = Duration::from_millis(50);
-
-/// Runs `update` (a statement on `prompt_versions`) past the append-only
-/// guard, as an operator with the database's password could.
-fn rewrite_by_hand(url: &str, update: &str) {
-    match url.strip_prefix("sqlite:") {
-        Some(path) => {
-            let guard = "prompt_versions_append_only_update";
-            let restore = format!(
-                "CREATE TRIGGER {guard} BEFORE UPDATE ON prompt_versions \
-                 BEGIN SELECT RAISE(ABORT, 'prompt versions are append-only'); END;"
-            );
-            rusqlite::Connection::open(path)
-                .and_then(|db| {
-                    db.execute_batch(&format!("DROP TRIGGER {guard}; {update}; {restore}"))
-                })
-                .expect("rewrites by hand");
-        }
-        None => {
-            let sql = format!("SET session_replication_role = replica; {update};");
-            postgres::Client::connect(url, postgres::NoTls)
-                .and_then(|mut db| db.batch_execute(&sql))
-                .expect("rewrites by hand");
-        }
-    }
-}
 
 every_store!(a_version_changed_by_hand_is_refused_as_damaged);
 fn a_version_changed_by_hand_is_refused_as_damaged(store: Store) {

@@ -13,32 +13,7 @@ use promptpack_catalog::{Catalog, FindingCode, Role, Subject, token_hash};
 use promptpack_console::{Server, Settings, new_token};
 use promptpack_livetest::before;
 use std::time::Duration;
-use support::{Store, publish, publish_labelled, registered, serves, wait_for};
-
-/// Runs `update` (a statement on `prompt_versions`) past the append-only
-/// guard, as an operator with the database's password could.
-fn rewrite_by_hand(url: &str, update: &str) {
-    match url.strip_prefix("sqlite:") {
-        Some(path) => {
-            let guard = "prompt_versions_append_only_update";
-            let restore = format!(
-                "CREATE TRIGGER {guard} BEFORE UPDATE ON prompt_versions \
-                 BEGIN SELECT RAISE(ABORT, 'prompt versions are append-only'); END;"
-            );
-            rusqlite::Connection::open(path)
-                .and_then(|db| {
-                    db.execute_batch(&format!("DROP TRIGGER {guard}; {update}; {restore}"))
-                })
-                .expect("rewrites by hand");
-        }
-        None => {
-            let sql = format!("SET session_replication_role = replica; {update};");
-            postgres::Client::connect(url, postgres::NoTls)
-                .and_then(|mut db| db.batch_execute(&sql))
-                .expect("rewrites by hand");
-        }
-    }
-}
+use support::{Store, publish, publish_labelled, registered, rewrite_by_hand, serves, wait_for};
 
 /// A console over the catalog at `url`, on a loopback port; its base URL
 /// and a viewer's session cookie.
