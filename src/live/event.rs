@@ -34,7 +34,7 @@ pub enum LiveEvent {
     },
     /// The catalog cannot be reached (at start, or lost while running,
     /// including a server that stops answering: within the poll interval
-    /// plus [`Timeouts::io`](super::Timeouts::io)): what was
+    /// plus [`Builder::timeouts`](super::Builder::timeouts)'s `io`): what was
     /// loaded keeps serving, the embedded text where nothing was, and the
     /// handle reconnects with backoff.
     StoreDown {

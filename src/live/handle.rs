@@ -2,7 +2,6 @@
 //! [`Builder`].
 
 use super::GeneratedPrompts;
-use super::Timeouts;
 use super::event::LiveEvent;
 use super::fetch::StoreError;
 use super::worker::{Shared, Worker};
@@ -10,6 +9,7 @@ use crate::__private::wrong_vars;
 use crate::prompt::Prompt;
 use crate::provenance::Provenance;
 use crate::typed::TypedVars;
+use promptpack_catalog::Timeouts;
 use promptpack_catalog::{BuildRegistration, Contract, check_process_name, redact_url};
 use promptpack_core::error::{Error, ErrorCode, Result};
 use promptpack_core::render::MissingVars;
@@ -246,16 +246,18 @@ impl<Id: GeneratedPrompts> Builder<Id> {
         self
     }
 
-    /// How long the handle waits for its store ([`Timeouts::DEFAULT`]:
-    /// 10 s to connect, 10 s for each statement's answer). A server that
-    /// stops answering is reported ([`LiveEvent::StoreDown`]) within the
-    /// poll interval plus `io` (15 s by default on PostgreSQL), and the
-    /// handle keeps serving what it loaded. Renders never wait for the
-    /// store, and dropping the last handle returns within about a second
-    /// whatever the bounds. A PostgreSQL URL's own `connect_timeout` wins
-    /// over `connect`.
-    pub fn timeouts(mut self, timeouts: Timeouts) -> Builder<Id> {
-        self.timeouts = timeouts;
+    /// How long the handle waits for its store: `connect` to connect
+    /// (PostgreSQL: TCP and the server's start-up answer), `io` for each
+    /// statement's answer and the start and end of each transaction (by
+    /// default 10 s each). A server that stops answering is reported
+    /// ([`LiveEvent::StoreDown`]) within the poll interval plus `io` (15 s
+    /// by default on PostgreSQL), and the handle keeps serving what it
+    /// loaded. Renders never wait for the store, and dropping the last
+    /// handle returns within about a second whatever the bounds. A
+    /// PostgreSQL URL's own `connect_timeout` wins over `connect`; SQLite
+    /// waits on no network, and neither applies to it.
+    pub fn timeouts(mut self, connect: Duration, io: Duration) -> Builder<Id> {
+        self.timeouts = Timeouts::DEFAULT.with_connect(connect).with_io(io);
         self
     }
 
@@ -329,7 +331,7 @@ impl<Id: GeneratedPrompts> Builder<Id> {
             Id::__source(),
             self.url,
             poll,
-            self.timeouts.of_catalog(),
+            self.timeouts,
             registration,
             stopped,
         );

@@ -80,13 +80,11 @@ mod fetch;
 mod handle;
 mod served;
 mod split;
-mod timeouts;
 mod worker;
 
 pub use event::LiveEvent;
 pub use handle::{Builder, Prompts};
 pub use split::arm_bucket;
-pub use timeouts::Timeouts;
 
 /// The generated `PromptId` of a crate whose build script ran
 /// `promptpack_build::compile()`: what a [`Prompts`] handle serves. It is

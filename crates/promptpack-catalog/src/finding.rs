@@ -5,6 +5,7 @@
 //! find them (`verify`, `migrate`, the row readers) all read it.
 
 use crate::hash::{content_hash, text_hash};
+use crate::model::{SnippetRevision, Version};
 use promptpack_core::diagnostics::escape_controls;
 use promptpack_core::{Error, ErrorCode};
 use serde::Serialize;
@@ -150,4 +151,33 @@ pub(crate) fn version_subject(id: &str, version: u32) -> Subject {
 pub(crate) fn short(hash: &str) -> String {
     let shown = hash.get(..12).unwrap_or(hash);
     format!("sha256:{}", escape_controls(shown))
+}
+
+/// `version`, when its resolved text matches its content hash; `damaged`
+/// naming it otherwise. What every read of a version goes through.
+pub(crate) fn checked(version: Version) -> Result<Version, Error> {
+    match hash_finding(
+        &version.prompt_id,
+        version.version,
+        &version.resolved_system,
+        version.resolved_user.as_deref(),
+        &version.content_hash,
+    ) {
+        Some(finding) => Err(finding.into_error()),
+        None => Ok(version),
+    }
+}
+
+/// `revision`, when its text matches its content hash; `damaged` naming it
+/// otherwise. What every read of a snippet revision goes through.
+pub(crate) fn checked_snippet(revision: SnippetRevision) -> Result<SnippetRevision, Error> {
+    match snippet_finding(
+        &revision.name,
+        revision.revision,
+        &revision.text,
+        &revision.content_hash,
+    ) {
+        Some(finding) => Err(finding.into_error()),
+        None => Ok(revision),
+    }
 }

@@ -8,7 +8,7 @@
 mod support;
 
 use promptpack::ErrorCode;
-use promptpack::live::{LiveEvent, Timeouts};
+use promptpack::live::LiveEvent;
 use promptpack_livetest::after::{GreeterVars, PromptId, Prompts};
 use promptpack_pgtest::Cluster;
 use std::path::Path;
@@ -95,7 +95,7 @@ fn drop_returns(prompts: Prompts) {
 /// handle on it with `timeouts`, serving v1.
 fn serving_v1(
     name: &str,
-    timeouts: Timeouts,
+    (connect, io): (Duration, Duration),
 ) -> (Cluster, Prompts, std::sync::mpsc::Receiver<LiveEvent>, u32) {
     let cluster = Cluster::start().expect("a PostgreSQL cluster");
     let url = cluster.create_database(name).expect("a database");
@@ -110,7 +110,7 @@ fn serving_v1(
     drop(catalog);
     let mut builder = Prompts::connect(&url)
         .poll_every(Duration::from_millis(50))
-        .timeouts(timeouts);
+        .timeouts(connect, io);
     let events = builder.subscribe();
     let prompts = builder.start().expect("starts");
     wait_for(&events, "greeter v1 at start", |e| serves(e, "greeter", v1));
@@ -119,9 +119,7 @@ fn serving_v1(
 
 #[test]
 fn a_stalled_server_is_reported_and_comes_back() {
-    let timeouts = Timeouts::DEFAULT
-        .with_connect(Duration::from_secs(1))
-        .with_io(Duration::from_secs(1));
+    let timeouts = (Duration::from_secs(1), Duration::from_secs(1));
     let (cluster, prompts, events, v1) = serving_v1("live_stall", timeouts);
 
     // Stalled: said within the bound, and v1 keeps serving.
@@ -149,7 +147,7 @@ fn a_stalled_server_is_reported_and_comes_back() {
 fn dropping_the_handle_never_waits_on_a_stalled_server() {
     // A bound far beyond the drop's: the thread is still waiting on the
     // server when the handle goes.
-    let timeouts = Timeouts::DEFAULT.with_io(Duration::from_secs(600));
+    let timeouts = (Duration::from_secs(10), Duration::from_secs(600));
     let (cluster, prompts, _events, v1) = serving_v1("live_stall_drop", timeouts);
     let stalled = Stalled::stall(&cluster.dir().join("data"));
     // Long enough for the next poll (every 50 ms) to be waiting on the

@@ -1,6 +1,5 @@
-//! Whether a catalog holds what promptpack wrote: the check every read
-//! makes of the text it returns (its content hash), and
-//! [`Catalog::verify`], which checks everything — every version's hash and
+//! Whether a catalog holds what promptpack wrote: [`Catalog::verify`],
+//! which checks everything — every version's hash and
 //! resolved text, every pin, every snippet revision, the append-only guards
 //! and the applied migrations — and lists what is wrong.
 
@@ -12,7 +11,7 @@ use crate::finding::{
     Finding, FindingCode, hash_finding, resolved_finding, snippet_finding, version_subject,
 };
 use crate::judge::{Verdict, judge};
-use crate::model::{Pin, SnippetRevision, Syntax, Timestamp, Version};
+use crate::model::{Pin, Syntax, Timestamp, Version};
 use crate::store::{Access, Param, Tx};
 use crate::timeouts::Timeouts;
 use promptpack_core::contract::Contract;
@@ -42,35 +41,6 @@ impl VerifyReport {
     /// Whether nothing is wrong.
     pub fn is_ok(&self) -> bool {
         self.findings.is_empty()
-    }
-}
-
-/// `version`, when its resolved text matches its content hash; `damaged`
-/// naming it otherwise. What every read of a version goes through.
-pub(crate) fn checked(version: Version) -> Result<Version, Error> {
-    match hash_finding(
-        &version.prompt_id,
-        version.version,
-        &version.resolved_system,
-        version.resolved_user.as_deref(),
-        &version.content_hash,
-    ) {
-        Some(finding) => Err(finding.into_error()),
-        None => Ok(version),
-    }
-}
-
-/// `revision`, when its text matches its content hash; `damaged` naming it
-/// otherwise. What every read of a snippet revision goes through.
-pub(crate) fn checked_snippet(revision: SnippetRevision) -> Result<SnippetRevision, Error> {
-    match snippet_finding(
-        &revision.name,
-        revision.revision,
-        &revision.text,
-        &revision.content_hash,
-    ) {
-        Some(finding) => Err(finding.into_error()),
-        None => Ok(revision),
     }
 }
 

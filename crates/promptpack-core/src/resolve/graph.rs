@@ -3,7 +3,7 @@
 //! snippet or section), and cycles, each reported once.
 
 use super::missing::{section_not_found, snippet_not_found};
-use super::snippets::ParsedSnippet;
+use super::snippets::{Parse, ParsedSnippet};
 use crate::error::{Diagnostic, ErrorCode};
 use crate::sections::Headings;
 use crate::source_file::SourceFile;
@@ -27,10 +27,6 @@ pub(super) struct Target<'a> {
     pub(super) name: &'a str,
     pub(super) section: Option<usize>,
 }
-
-/// How a file, or a section of one, is parsed: the same way as every file,
-/// under the settings of the set.
-pub(super) type Parse<'p> = &'p dyn Fn(&SourceFile) -> Result<Parsed, Vec<Diagnostic>>;
 
 /// The sections of one snippet that includes name.
 struct Sections {

@@ -1,13 +1,16 @@
 //! The snippets read once for every template: each parsed, its front
 //! matter read, a name defined twice refused.
 
-use super::graph::Parse;
 use crate::error::{Diagnostic, ErrorCode, Location};
 use crate::front_matter::{FileRole, FrontMatter, read_front_matter, unused_snippet_vars};
 use crate::source_file::SourceFile;
 use crate::sources::SnippetSource;
 use crate::syntax::Parsed;
 use std::collections::HashMap;
+
+/// How a file, or a section of one, is parsed: the same way as every file,
+/// under the settings of the set.
+pub(super) type Parse<'p> = &'p dyn Fn(&SourceFile) -> Result<Parsed, Vec<Diagnostic>>;
 
 /// A snippet as read: its file, its items when it parsed, its front matter.
 pub(super) struct ParsedSnippet<'a> {

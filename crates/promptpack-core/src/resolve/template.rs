@@ -4,7 +4,8 @@
 
 use super::ResolvedPrompt;
 use super::expand::PromptBuilder;
-use super::graph::{Parse, SnippetGraph, snippet_refs};
+use super::graph::{SnippetGraph, snippet_refs};
+use super::snippets::Parse;
 use crate::error::{Diagnostic, ErrorCode};
 use crate::front_matter::{DeclaredVar, FileRole, FrontMatter, apply_contract, read_front_matter};
 use crate::program::{StableHasher, hash_program};

@@ -19,8 +19,7 @@ pub(crate) use labels::{
     label, label_arms, labelled, labels, look_alike_label, move_label, split_label,
 };
 pub(crate) use prompts::{
-    contains_pattern, insert_prompt, live_prompt, live_prompts, no_prompt, prompt, prompt_exists,
-    set_deleted,
+    contains_pattern, insert_prompt, live_prompt, live_prompts, prompt, prompt_exists, set_deleted,
 };
 pub(crate) use snippets::{
     current_snippets, insert_snippet_revision, lock_snippet, newest_snippet_revisions,
@@ -158,4 +157,14 @@ mod tests {
             }
         }
     }
+}
+
+/// `not_found`: no live prompt `id`.
+pub(crate) fn no_prompt(id: &str) -> Error {
+    Error::new(
+        ErrorCode::NotFound,
+        format!(
+            "the catalog has no prompt `{id}` (`promptpack catalog import` or `promptpack catalog publish` adds one)"
+        ),
+    )
 }

@@ -4,8 +4,8 @@
 
 use super::audit::{Event, audit};
 use super::labels::arm_row;
-use super::number;
 use super::versions::summary_row;
+use super::{no_prompt, number};
 use crate::model::{Arm, PromptEntry, Timestamp, VersionSummary};
 use crate::store::{Param, Row, Tx};
 use promptpack_core::{Error, ErrorCode};
@@ -44,15 +44,6 @@ pub(crate) fn live_prompt(tx: &mut dyn Tx, id: &str, lock: bool) -> Result<Promp
         )),
         None => Err(no_prompt(id)),
     }
-}
-
-pub(crate) fn no_prompt(id: &str) -> Error {
-    Error::new(
-        ErrorCode::NotFound,
-        format!(
-            "the catalog has no prompt `{id}` (`promptpack catalog import` or `promptpack catalog publish` adds one)"
-        ),
-    )
 }
 
 /// A live prompt as a page lists it: the prompt, its latest version and

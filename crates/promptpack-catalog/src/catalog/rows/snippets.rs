@@ -66,7 +66,7 @@ pub(crate) fn snippet_revision(
 /// `content_hash`, `author`, `message` and `created_at` columns), checked
 /// against its content hash.
 fn snippet_revision_row(row: &Row, name: String) -> Result<SnippetRevision, Error> {
-    crate::catalog::verify::checked_snippet(SnippetRevision {
+    crate::finding::checked_snippet(SnippetRevision {
         name,
         revision: number(row.int("revision")?, "snippet revision")?,
         text: row.text("text")?,

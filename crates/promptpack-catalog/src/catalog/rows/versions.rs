@@ -2,8 +2,7 @@
 //! list of them, and appending the next.
 
 use super::changes::notify;
-use super::prompts::no_prompt;
-use super::{batched_rows, number};
+use super::{batched_rows, no_prompt, number};
 use crate::compile::Compiled;
 use crate::model::{Draft, Pin, Syntax, Timestamp, Version, VersionSummary};
 use crate::store::{Param, Row, Tx};
@@ -36,7 +35,7 @@ fn version_row(id: &str, version: u32, row: &Row, pins: Vec<Pin>) -> Result<Vers
             format!("the front matter of `{id}` version {version} in the catalog is not JSON: {e}"),
         )
     })?;
-    crate::catalog::verify::checked(Version {
+    crate::finding::checked(Version {
         prompt_id: id.to_string(),
         version,
         system: row.text("system_text")?,
