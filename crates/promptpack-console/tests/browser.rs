@@ -4,7 +4,9 @@
 //! published, `production` moved behind its confirmation and rolled back;
 //! a snippet edited, refused for the prompt it would break, published and
 //! its including prompt's pins upgraded;
-//! the API answers the same; a stored `<script>` never runs; another site
+//! the API answers the same; the builds panel says which version a
+//! registered build serves and which it refuses, and why; a stored
+//! `<script>` never runs; another site
 //! on another port can neither frame a signed-in page nor sign the browser
 //! in as its own user. Each page is
 //! written as a PNG under `target/tmp/console-screenshots/` to look at.
@@ -336,6 +338,57 @@ async fn move_production(console: &Console, client: &Client, version: &str, name
     assert_eq!(path(client).await, "/prompts/greet");
 }
 
+/// Two builds of a service whose binary knows `greet` with `name` only
+/// register: the one following `production` (v1, which fits) serves it; the
+/// one following `latest` (a version that adds `formal`) refuses it, as its
+/// live handle would, naming the code and the variable.
+async fn builds_panel_says_what_each_build_serves(console: &Console, client: &Client) {
+    let contract = promptpack_catalog::Contract::from_json(
+        "contract.json",
+        r#"{"format": 1, "prompts": {"greet": {"variables": [{"name": "name", "kind": "text"}]}}}"#,
+    )
+    .expect("a contract");
+    let mut catalog = promptpack_catalog::Catalog::connect_writable(
+        &console.db,
+        &promptpack_catalog::Timeouts::DEFAULT,
+    )
+    .expect("the catalog");
+    for label in ["production", "latest"] {
+        catalog
+            .register_build(&promptpack_catalog::BuildRegistration {
+                process: format!("agent-service ({label})"),
+                label: label.to_string(),
+                contract: contract.clone(),
+            })
+            .expect("a registration");
+    }
+    client
+        .goto(&format!("{}/prompts/greet", console.base))
+        .await
+        .expect("the prompt");
+    let builds = text_of(client, "#builds").await;
+    let row = |label: &str| {
+        builds
+            .lines()
+            .find(|line| line.contains(&format!("agent-service ({label})")))
+            .unwrap_or_else(|| panic!("no build of {label}: {builds}"))
+            .to_string()
+    };
+    assert!(
+        row("production").contains("v1") && !row("production").contains("refuses"),
+        "{builds}"
+    );
+    assert!(
+        row("latest").contains("refuses v") && row("latest").contains("contract_violation"),
+        "{builds}"
+    );
+    client
+        .execute("document.getElementById('builds').scrollIntoView()", vec![])
+        .await
+        .expect("scrolled to the builds panel");
+    shot(client, "12-builds").await;
+}
+
 async fn stored_script_never_runs(console: &Console, client: &Client) {
     // The last page renders the stored script with a value that is markup
     // too: both must show as text.
@@ -487,6 +540,7 @@ fn main() {
         let client = browser(&driver, profile.path()).await;
         walk(&console, &client).await;
         snippet::snippet_edit(&console, &client).await;
+        builds_panel_says_what_each_build_serves(&console, &client).await;
         stored_script_never_runs(&console, &client).await;
         another_site_neither_frames_nor_signs_in(&console, &client).await;
         client.close().await.expect("the browser closes");
