@@ -3,7 +3,7 @@
 //! generator reports.
 
 use promptpack::{Config, Error};
-use promptpack_build::codegen::{DevPaths, Renderers, generate_with};
+use promptpack_build::codegen::{Renderers, generate_with};
 use promptpack_core::resolve::resolve;
 use promptpack_load::read_sources;
 use std::path::Path;
@@ -27,16 +27,7 @@ fn generate_case_with(case: &str, renderers: Renderers) -> Result<String, Error>
     assert!(errors.is_empty(), "{errors:?}");
     let mut prompts = prompts;
     prompts.sort_by(|a, b| a.id.cmp(&b.id));
-    // Fixed paths keep the snapshots independent of the checkout's location.
-    let dev = DevPaths {
-        root: "/crate".into(),
-        templates: "/crate/templates".into(),
-        snippets: "/crate/snippets".into(),
-        open: "{{".into(),
-        close: "}}".into(),
-        standalone_tags: false,
-        max_render_bytes: promptpack_core::render::DEFAULT_MAX_RENDER_BYTES,
-    };
+    let dev = promptpack_testkit::fixed_dev_paths(&promptpack::Delimiters::default());
     generate_with(&prompts, &sources.templates, &dev, renderers)
 }
 

@@ -749,7 +749,7 @@ proptest! {
         ),
         snippet_text in awkward_text(),
     ) {
-        use promptpack_build::codegen::{DevPaths, Renderers, generate, generate_with};
+        use promptpack_build::codegen::{Renderers, generate, generate_with};
 
         let mut templates: Vec<TemplateSource> = Vec::new();
         for (id, system, user) in &prompts {
@@ -771,15 +771,7 @@ proptest! {
             promptpack_core::resolve::resolve(&templates, &snippets, &Delimiters::default());
         prop_assert!(errors.is_empty(), "generated templates are valid: {:?}", errors);
         resolved.sort_by(|a, b| a.id.cmp(&b.id));
-        let dev = DevPaths {
-            root: "/crate".into(),
-            templates: "/crate/templates".into(),
-            snippets: "/crate/snippets".into(),
-            open: "{{".into(),
-            close: "}}".into(),
-            standalone_tags: false,
-            max_render_bytes: promptpack_core::render::DEFAULT_MAX_RENDER_BYTES,
-        };
+        let dev = promptpack_testkit::fixed_dev_paths(&Delimiters::default());
         // The tables of builds without optimization: refused exactly when
         // the straight-line code is, and parsing otherwise.
         let tables = std::panic::catch_unwind(|| {

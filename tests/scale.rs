@@ -28,15 +28,7 @@ fn snippet(name: &str, text: impl Into<String>) -> SnippetSource {
 }
 
 fn dev_paths() -> DevPaths {
-    DevPaths {
-        root: "/crate".into(),
-        templates: "/crate/templates".into(),
-        snippets: "/crate/snippets".into(),
-        open: "{{".into(),
-        close: "}}".into(),
-        standalone_tags: false,
-        max_render_bytes: promptpack_core::render::DEFAULT_MAX_RENDER_BYTES,
-    }
+    promptpack_testkit::fixed_dev_paths(&Delimiters::default())
 }
 
 /// Runs `f` on a thread with a big stack: for checks (such as parsing the

@@ -343,24 +343,8 @@ async fn move_production(console: &Console, client: &Client, version: &str, name
 /// one following `latest` (a version that adds `formal`) refuses it, as its
 /// live handle would, naming the code and the variable.
 async fn builds_panel_says_what_each_build_serves(console: &Console, client: &Client) {
-    let contract = promptpack_catalog::Contract::from_json(
-        "contract.json",
-        r#"{"format": 1, "prompts": {"greet": {"variables": [{"name": "name", "kind": "text"}]}}}"#,
-    )
-    .expect("a contract");
-    let mut catalog = promptpack_catalog::Catalog::connect_writable(
-        &console.db,
-        &promptpack_catalog::Timeouts::DEFAULT,
-    )
-    .expect("the catalog");
     for label in ["production", "latest"] {
-        catalog
-            .register_build(&promptpack_catalog::BuildRegistration {
-                process: format!("agent-service ({label})"),
-                label: label.to_string(),
-                contract: contract.clone(),
-            })
-            .expect("a registration");
+        console.register_name_only_build(&format!("agent-service ({label})"), label);
     }
     client
         .goto(&format!("{}/prompts/greet", console.base))

@@ -358,23 +358,7 @@ fn registered_builds_show_what_they_serve_and_what_they_would_refuse() {
     let c = Console::start(Store::Sqlite, "pages_builds");
     // A service whose binary knows `greet` with `name` only: v1 fits it,
     // v2 (which adds the flag `formal`) does not.
-    let contract = promptpack_catalog::Contract::from_json(
-        "contract.json",
-        r#"{"format": 1, "prompts": {"greet": {"variables": [{"name": "name", "kind": "text"}]}}}"#,
-    )
-    .expect("a contract");
-    let mut catalog = promptpack_catalog::Catalog::connect_writable(
-        &c.db,
-        &promptpack_catalog::Timeouts::DEFAULT,
-    )
-    .expect("the catalog");
-    catalog
-        .register_build(&promptpack_catalog::BuildRegistration {
-            process: "agent-service#42".to_string(),
-            label: "production".to_string(),
-            contract,
-        })
-        .expect("a registration");
+    c.register_name_only_build("agent-service#42", "production");
     let cookie = c.sign_in(&c.admin);
     let page = c.get("/prompts/greet", Auth::Cookie(&cookie)).body;
     assert!(

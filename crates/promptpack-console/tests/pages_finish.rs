@@ -208,19 +208,7 @@ fn an_edit_shows_numbered_lines_with_the_error_line_marked() {
 #[test]
 fn a_stale_build_is_shown_so_and_not_counted_as_refusing() {
     let c = Console::start(Store::Sqlite, "finish_stale");
-    let contract = promptpack_catalog::Contract::from_json(
-        "contract.json",
-        r#"{"format": 1, "prompts": {"greet": {"variables": [{"name": "name", "kind": "text"}]}}}"#,
-    )
-    .expect("a contract");
-    let mut catalog = Catalog::connect_writable(&c.db, &Timeouts::DEFAULT).expect("the catalog");
-    catalog
-        .register_build(&promptpack_catalog::BuildRegistration {
-            process: "once#7".to_string(),
-            label: "production".to_string(),
-            contract,
-        })
-        .expect("a registration");
+    c.register_name_only_build("once#7", "production");
     // An hour without a refresh: the process is gone without a word.
     let file = c.db.strip_prefix("sqlite:").expect("a SQLite catalog");
     rusqlite::Connection::open(file)

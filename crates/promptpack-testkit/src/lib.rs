@@ -32,6 +32,6 @@ pub use checks::{
 pub use corpus::{GOLDEN_COUNT, Golden, corpus_dir, first_difference, goldens};
 pub use reference::{Node, Reference, SnippetTrees, evaluate, snippet_trees, tree};
 pub use targets::{
-    TARGETS, Target, fanout_case, fuzz_codegen, fuzz_parse, fuzz_resolve_render,
+    TARGETS, Target, fanout_case, fixed_dev_paths, fuzz_codegen, fuzz_parse, fuzz_resolve_render,
     fuzz_snippet_fanout, target,
 };

@@ -192,15 +192,7 @@ pub fn fuzz_codegen(data: &[u8]) {
         return;
     }
     prompts.sort_by(|a, b| a.id.cmp(&b.id));
-    let dev = DevPaths {
-        root: "/crate".into(),
-        templates: "/crate/templates".into(),
-        snippets: "/crate/snippets".into(),
-        open: case.delimiters.open().into(),
-        close: case.delimiters.close().into(),
-        standalone_tags: false,
-        max_render_bytes: promptpack_core::render::DEFAULT_MAX_RENDER_BYTES,
-    };
+    let dev = fixed_dev_paths(&case.delimiters);
     match generate(&prompts, &case.templates, &dev) {
         Ok(code) => check_generated_code(&code),
         Err(e) => {
@@ -275,4 +267,19 @@ pub fn fanout_case(data: &[u8]) -> String {
     }
     out.push_str("--- vars\n{\"c\": true, \"v\": \"V\"}\n");
     out
+}
+
+/// The dev paths generated code records, fixed under `/crate` rather than
+/// the checkout's, so that generated code and its snapshots are the same
+/// wherever the tests run; the default render bound.
+pub fn fixed_dev_paths(delimiters: &Delimiters) -> DevPaths {
+    DevPaths {
+        root: "/crate".into(),
+        templates: "/crate/templates".into(),
+        snippets: "/crate/snippets".into(),
+        open: delimiters.open().into(),
+        close: delimiters.close().into(),
+        standalone_tags: false,
+        max_render_bytes: promptpack_core::render::DEFAULT_MAX_RENDER_BYTES,
+    }
 }

@@ -134,6 +134,29 @@ impl Console {
 }
 
 impl Console {
+    /// Registers a build of `process` following `label`, as its live handle
+    /// would: a binary that knows `greet` with the variable `name` only, so
+    /// that v1 fits it and v2 (which adds the flag `formal`) does not.
+    pub fn register_name_only_build(&self, process: &str, label: &str) {
+        let contract = promptpack_catalog::Contract::from_json(
+            "contract.json",
+            r#"{"format": 1, "prompts": {"greet": {"variables": [{"name": "name", "kind": "text"}]}}}"#,
+        )
+        .expect("a contract");
+        promptpack_catalog::Catalog::connect_writable(
+            &self.db,
+            &promptpack_catalog::Timeouts::DEFAULT,
+        )
+        .and_then(|mut catalog| {
+            catalog.register_build(&promptpack_catalog::BuildRegistration {
+                process: process.to_string(),
+                label: label.to_string(),
+                contract,
+            })
+        })
+        .expect("a registration");
+    }
+
     /// Another console over this one's catalog, with its settings changed
     /// by `configure`: a second console behind a load balancer, or this one
     /// restarted (a new server keeps nothing of the old one's memory). It
