@@ -9,7 +9,7 @@ use promptpack::ErrorCode;
 use promptpack::live::LiveEvent;
 use promptpack_livetest::before;
 use std::time::Duration;
-use support::{Store, publish, publish_labelled, rewrite_by_hand, serves, wait_for};
+use support::{Store, greet_ada, publish, publish_labelled, rewrite_by_hand, serves, wait_for};
 
 const POLL: Duration = Duration::from_millis(50);
 
@@ -66,12 +66,7 @@ fn a_version_changed_by_hand_is_refused_as_damaged(store: Store) {
                 .contains(&format!("version {version} of `greeter`")),
             "{error}"
         );
-        let served = prompts
-            .build_prompt(
-                before::PromptId::Greeter,
-                before::GreeterVars { name: "Ada" },
-            )
-            .expect("a render never fails");
+        let served = greet_ada(&prompts);
         assert_eq!(served.system, "Hi Ada.");
     }
 }

@@ -9,18 +9,9 @@ use promptpack::live::LiveEvent;
 use promptpack::{ErrorCode, Provenance};
 use promptpack_livetest::{after, before};
 use std::time::Duration;
-use support::{Store, publish, publish_labelled, serves, version_of, wait_for};
+use support::{Store, greet_ada, publish, publish_labelled, serves, version_of, wait_for};
 
 const POLL: Duration = Duration::from_millis(50);
-
-fn greet_before(prompts: &before::Prompts) -> promptpack::Prompt<before::PromptId> {
-    prompts
-        .build_prompt(
-            before::PromptId::Greeter,
-            before::GreeterVars { name: "Ada" },
-        )
-        .expect("a render never fails")
-}
 
 every_store!(serves_the_label_and_follows_it);
 fn serves_the_label_and_follows_it(store: Store) {
@@ -41,7 +32,7 @@ fn serves_the_label_and_follows_it(store: Store) {
     let events = builder.subscribe();
     let prompts = builder.start().expect("starts");
     assert!(prompts.is_connected());
-    let prompt = greet_before(&prompts);
+    let prompt = greet_ada(&prompts);
     assert_eq!(prompt.system, "Catalog v1 greets Ada.");
     assert_eq!(prompt.user.as_deref(), Some("Hello Ada."));
     let Provenance::Catalog(served) = &prompt.provenance else {
@@ -91,7 +82,7 @@ fn serves_the_label_and_follows_it(store: Store) {
     wait_for(&later, "greeter v3, subscribed late", |e| {
         serves(e, "greeter", v3)
     });
-    let prompt = greet_before(&prompts);
+    let prompt = greet_ada(&prompts);
     assert_eq!(prompt.system, "Catalog v3 greets Ada.");
     assert_eq!(prompt.user, None);
     assert_eq!(version_of(&prompts.serving(before::PromptId::Greeter)), v3);
@@ -101,7 +92,7 @@ fn serves_the_label_and_follows_it(store: Store) {
         .set_label("greeter", "production", v1)
         .expect("rolls back");
     wait_for(&events, "greeter back on v1", |e| serves(e, "greeter", v1));
-    assert_eq!(greet_before(&prompts).system, "Catalog v1 greets Ada.");
+    assert_eq!(greet_ada(&prompts).system, "Catalog v1 greets Ada.");
 
     // A prompt gone from the catalog serves its embedded text again.
     catalog.delete("greeter").expect("deletes");
@@ -110,7 +101,7 @@ fn serves_the_label_and_follows_it(store: Store) {
         "greeter embedded",
         |e| matches!(e, LiveEvent::Updated { prompt, versions } if prompt == "greeter" && versions.is_empty()),
     );
-    let prompt = greet_before(&prompts);
+    let prompt = greet_ada(&prompts);
     assert_eq!(prompt.system, "You greet Ada at the door.");
     assert_eq!(prompt, without_catalog(before::GreeterVars { name: "Ada" }));
 }
@@ -196,7 +187,7 @@ fn each_binary_serves_what_its_contract_can_render(store: Store) {
         ("templates/greeter/system.md", 2),
         "{message}"
     );
-    assert_eq!(greet_before(&old).system, "v1: greet Ada.");
+    assert_eq!(greet_ada(&old).system, "v1: greet Ada.");
 
     // More changes: the refusal is not said again, v1 keeps serving.
     let other = publish_labelled(
@@ -229,7 +220,7 @@ fn each_binary_serves_what_its_contract_can_render(store: Store) {
         !later.iter().any(|e| matches!(e, LiveEvent::Refused { .. })),
         "{later:#?}"
     );
-    assert_eq!(greet_before(&old).system, "v1: greet Ada.");
+    assert_eq!(greet_ada(&old).system, "v1: greet Ada.");
     assert_eq!(version_of(&old.serving(before::PromptId::Greeter)), v1);
 
     // The old build restarted: it refuses what the label points at and
@@ -239,7 +230,7 @@ fn each_binary_serves_what_its_contract_can_render(store: Store) {
     let mut restarted = before::Prompts::connect(&store.url).poll_every(POLL);
     let restart_events = restarted.subscribe();
     let restarted = restarted.start().expect("starts");
-    assert_eq!(greet_before(&restarted).system, "v1: greet Ada.");
+    assert_eq!(greet_ada(&restarted).system, "v1: greet Ada.");
     let said: Vec<_> = restart_events.try_iter().collect();
     assert!(
         said.iter()
@@ -282,7 +273,7 @@ fn a_row_edited_by_hand_is_refused(store: Store) {
         (location.path(), location.line()),
         ("templates/greeter/system.md", 2)
     );
-    assert_eq!(greet_before(&prompts).system, "Hi Ada.");
+    assert_eq!(greet_ada(&prompts).system, "Hi Ada.");
 }
 
 /// Appends version `version` of `id` with `system` straight into the
@@ -345,7 +336,7 @@ fn renders_are_never_torn_while_versions_change(store: Store) {
                 // Until the last version is served, and at least once after.
                 loop {
                     let finished = done.load(Ordering::Acquire);
-                    let prompt = greet_before(&prompts);
+                    let prompt = greet_ada(&prompts);
                     let n = version_of(&prompt.provenance);
                     assert_eq!(
                         prompt.system,
@@ -459,7 +450,7 @@ fn a_split_label_keeps_each_key_on_its_arm(store: Store) {
         sample.provenance
     );
     // A render without a key takes the heaviest arm.
-    assert_eq!(version_of(&greet_before(&prompts).provenance), v1);
+    assert_eq!(version_of(&greet_ada(&prompts).provenance), v1);
 
     // A restart: a new handle, the same arm for every key.
     drop(prompts);

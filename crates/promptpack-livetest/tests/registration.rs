@@ -9,7 +9,9 @@ use promptpack::ErrorCode;
 use promptpack_catalog::{RegisteredBuild, contract_hash};
 use promptpack_livetest::{after, before};
 use std::time::Duration;
-use support::{Store, publish_labelled, registered, serves, wait_for};
+use support::{
+    Store, greet_ada, greeter_v1_in_production, publish_labelled, registered, serves, wait_for,
+};
 
 const DAY: Duration = Duration::from_secs(24 * 60 * 60);
 
@@ -29,13 +31,7 @@ fn variables(build: &RegisteredBuild, prompt: &str) -> Vec<String> {
 every_store!(a_running_handle_registers_its_build);
 fn a_running_handle_registers_its_build(store: Store) {
     let mut catalog = store.open();
-    let v1 = publish_labelled(
-        &mut catalog,
-        "greeter",
-        "production",
-        "v1 greets {{name}}.",
-        None,
-    );
+    let v1 = greeter_v1_in_production(&mut catalog);
     let mut old = before::Prompts::connect(&store.url)
         .label("production")
         .process_name("agent-service old")
@@ -86,12 +82,7 @@ fn a_running_handle_registers_its_build(store: Store) {
     assert_ne!(builds[0].contract_hash, builds[1].contract_hash);
 
     // Registering changed nothing of what the handles serve.
-    let greeting = old
-        .build_prompt(
-            before::PromptId::Greeter,
-            before::GreeterVars { name: "Ada" },
-        )
-        .expect("renders");
+    let greeting = greet_ada(&old);
     assert_eq!(greeting.system, "v1 greets Ada.");
     drop((old, new));
 }

@@ -8,7 +8,9 @@ mod support;
 
 use promptpack_livetest::before;
 use std::time::Duration;
-use support::{Store, publish_labelled, serves, version_of, wait_for};
+use support::{
+    Store, greet_ada, greeter_v1_in_production, publish_labelled, serves, version_of, wait_for,
+};
 
 /// Delete/restore cycles raced against the handle: enough that a handle
 /// reading the label and the version in two reads sees a delete land in
@@ -18,13 +20,7 @@ const CYCLES: usize = 150;
 every_store!(a_prompt_deleted_and_restored_under_the_handle_serves_its_label_again);
 fn a_prompt_deleted_and_restored_under_the_handle_serves_its_label_again(store: Store) {
     let mut catalog = store.open();
-    let v1 = publish_labelled(
-        &mut catalog,
-        "greeter",
-        "production",
-        "v1 greets {{name}}.",
-        None,
-    );
+    let v1 = greeter_v1_in_production(&mut catalog);
     let mut builder = before::Prompts::connect(&store.url)
         .label("production")
         .poll_every(Duration::from_millis(1));
@@ -60,12 +56,7 @@ fn a_prompt_deleted_and_restored_under_the_handle_serves_its_label_again(store: 
         refused.is_empty(),
         "a good version was refused: {refused:#?}"
     );
-    let greeting = prompts
-        .build_prompt(
-            before::PromptId::Greeter,
-            before::GreeterVars { name: "Ada" },
-        )
-        .expect("renders");
+    let greeting = greet_ada(&prompts);
     assert_eq!(
         (greeting.system.as_str(), version_of(&greeting.provenance)),
         ("v1 greets Ada.", v1),

@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
-use support::{Store, publish_labelled, registered, serves, wait_for};
+use support::{
+    Store, greet_ada, greeter_v1_in_production, publish_labelled, registered, serves, wait_for,
+};
 
 fn sqlite_path(store: &Store) -> PathBuf {
     PathBuf::from(store.url.strip_prefix("sqlite:").expect("a SQLite URL"))
@@ -33,13 +35,7 @@ fn a_backup_moved_over_the_catalog_file_is_followed() {
     let path = sqlite_path(&store);
     let folder = path.parent().expect("a folder").to_path_buf();
     let mut catalog = store.open();
-    let v1 = publish_labelled(
-        &mut catalog,
-        "greeter",
-        "production",
-        "v1 greets {{name}}.",
-        None,
-    );
+    let v1 = greeter_v1_in_production(&mut catalog);
     let backup = folder.join("backup.db");
     rusqlite::Connection::open(&path)
         .expect("opens the file")
@@ -96,12 +92,7 @@ fn a_backup_moved_over_the_catalog_file_is_followed() {
             .any(|e| matches!(e, LiveEvent::StoreDown { .. })),
         "a replaced file is not a store down: {seen:#?}"
     );
-    let greeting = prompts
-        .build_prompt(
-            before::PromptId::Greeter,
-            before::GreeterVars { name: "Ada" },
-        )
-        .expect("renders");
+    let greeting = greet_ada(&prompts);
     assert_eq!(greeting.system, "restored v2 greets Ada.");
     let _ = v1;
 }
@@ -210,13 +201,7 @@ fn a_catalog_the_service_may_only_read_is_served_and_left_as_it_was() {
     let path = sqlite_path(&store);
     let folder = path.parent().expect("a folder").to_path_buf();
     let mut catalog = store.open();
-    let v1 = publish_labelled(
-        &mut catalog,
-        "greeter",
-        "production",
-        "v1 greets {{name}}.",
-        None,
-    );
+    let v1 = greeter_v1_in_production(&mut catalog);
     drop(catalog);
     checkpoint(&path);
     // Readable by all, writable by none: the file and its folder.

@@ -152,3 +152,28 @@ pub fn rewrite_by_hand(url: &str, update: &str) {
         }
     }
 }
+
+/// Publishes `greeter` v1 (`v1 greets {{name}}.`) and points `production`
+/// at it: where most live tests start.
+pub fn greeter_v1_in_production(catalog: &mut Catalog) -> u32 {
+    publish_labelled(
+        catalog,
+        "greeter",
+        "production",
+        "v1 greets {{name}}.",
+        None,
+    )
+}
+
+/// `greeter` rendered for Ada by the `before` build's handle: what a
+/// service sends, whichever version serves.
+pub fn greet_ada(
+    prompts: &promptpack_livetest::before::Prompts,
+) -> promptpack::Prompt<promptpack_livetest::before::PromptId> {
+    prompts
+        .build_prompt(
+            promptpack_livetest::before::PromptId::Greeter,
+            promptpack_livetest::before::GreeterVars { name: "Ada" },
+        )
+        .expect("a render never fails")
+}
