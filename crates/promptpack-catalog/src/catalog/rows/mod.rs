@@ -128,6 +128,16 @@ pub(super) mod scratch {
     }
 }
 
+/// `not_found`: no live prompt `id`.
+pub(crate) fn no_prompt(id: &str) -> Error {
+    Error::new(
+        ErrorCode::NotFound,
+        format!(
+            "the catalog has no prompt `{id}` (`promptpack catalog import` or `promptpack catalog publish` adds one)"
+        ),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::number;
@@ -157,14 +167,4 @@ mod tests {
             }
         }
     }
-}
-
-/// `not_found`: no live prompt `id`.
-pub(crate) fn no_prompt(id: &str) -> Error {
-    Error::new(
-        ErrorCode::NotFound,
-        format!(
-            "the catalog has no prompt `{id}` (`promptpack catalog import` or `promptpack catalog publish` adds one)"
-        ),
-    )
 }
