@@ -11,7 +11,7 @@ pub fn write(root: &Path, path: &str, text: &str) {
     write_bytes(root, path, text.as_bytes());
 }
 
-/// [`write`] for bytes that need not be UTF-8 (a test of bad input).
+/// [`write()`] for bytes that need not be UTF-8 (a test of bad input).
 pub fn write_bytes(root: &Path, path: &str, bytes: &[u8]) {
     let path = root.join(path);
     if let Some(parent) = path.parent() {
@@ -21,7 +21,7 @@ pub fn write_bytes(root: &Path, path: &str, bytes: &[u8]) {
     std::fs::write(&path, bytes).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
 }
 
-/// Writes every `(path, text)` of `files` under `root` with [`write`].
+/// Writes every `(path, text)` of `files` under `root` with [`write()`].
 pub fn write_tree(root: &Path, files: &[(&str, &str)]) {
     for (path, text) in files {
         write(root, path, text);
