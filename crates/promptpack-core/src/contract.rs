@@ -6,6 +6,7 @@
 
 #[cfg(feature = "contract-check")]
 use crate::error::{Diagnostic, Location};
+#[cfg(any(feature = "contract-check", feature = "contract-json"))]
 use crate::error::{Error, ErrorCode};
 #[cfg(feature = "contract-check")]
 use crate::field::field_name;
@@ -15,11 +16,13 @@ use crate::program::VarKind;
 #[cfg(feature = "contract-check")]
 use crate::resolve::ResolvedPrompt;
 use serde::{Deserialize, Serialize};
+#[cfg(any(feature = "contract-check", feature = "contract-json"))]
 use std::collections::BTreeMap;
 
 /// The version of [`Contract`]'s JSON shape. A reader meets files written
 /// by other builds of promptpack; it bumps whenever a field changes meaning,
 /// so that an old file is refused rather than misread.
+#[cfg(any(feature = "contract-check", feature = "contract-json"))]
 pub const FORMAT: u32 = 1;
 
 #[cfg(feature = "contract-check")]
@@ -28,9 +31,9 @@ pub const FORMAT: u32 = 1;
 const LISTED_FIELDS: usize = 12;
 
 /// The contract of a compiled program: every prompt id with the fields of
-/// its vars struct. (Building one from prompts, [`of`], and checking a
-/// prompt against one are behind `contract-check`: a `Library`-only build
-/// never compares a prompt with a compiled struct.)
+/// its vars struct. (Not in a `Library`-only build, which never compares a
+/// prompt with a compiled struct.)
+#[cfg(any(feature = "contract-check", feature = "contract-json"))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Contract {
@@ -90,6 +93,7 @@ pub fn of_prompt(prompt: &ResolvedPrompt) -> PromptContract {
     }
 }
 
+#[cfg(any(feature = "contract-check", feature = "contract-json"))]
 impl Contract {
     /// The contract of a program whose prompts are `prompts` (by id), of
     /// this promptpack's [`FORMAT`]: what a running binary that knows its
@@ -106,6 +110,7 @@ impl Contract {
     /// of promptpack whose fields may mean something else), is
     /// `invalid_config`: checking against a misread contract would let a
     /// version through that the program cannot render.
+    #[cfg(feature = "contract-json")]
     pub fn from_json(path: &str, text: &str) -> Result<Contract, Error> {
         let contract: Contract = serde_json::from_str(text).map_err(|e| {
             Error::new(
@@ -127,6 +132,7 @@ impl Contract {
 
     /// The contract as pretty-printed JSON with a final newline: the text of
     /// the file the build writes and `promptpack contract` prints.
+    #[cfg(feature = "contract-json")]
     pub fn to_json(&self) -> String {
         // Strings, numbers and maps with string keys only: serializing
         // cannot fail.

@@ -1,6 +1,7 @@
 //! JSON values as the original JavaScript loader printed and tested them:
 //! `String(v)` for strings, numbers and booleans, `JSON.stringify(v, null,
-//! 2)` for null, arrays and objects, and JavaScript truthiness.
+//! 2)` for null, arrays and objects, and JavaScript truthiness. Behind the
+//! `json` feature: the dynamic API needs it, a build script does not.
 
 use serde_json::Value;
 use std::fmt::Write;

@@ -283,6 +283,7 @@ pub(crate) struct TokenAt<'t> {
     pub(crate) token: Token<'t>,
     /// Where its inside ends (the closing delimiter starts there). Only
     /// the scanner, which reports a token's inside, reads it.
+    #[cfg(feature = "scan")]
     pub(crate) inner_end: usize,
     /// Where it ends, closing delimiter included.
     pub(crate) end: usize,
@@ -313,6 +314,7 @@ pub(crate) fn token_at<'t>(
     let token = classify(&text[inner_start..inner_end])?;
     Some(TokenAt {
         token,
+        #[cfg(feature = "scan")]
         inner_end,
         end: inner_end + delims.close().len(),
     })

@@ -2,6 +2,7 @@
 //! `String(v)` for strings, numbers and booleans, `JSON.stringify(v, null, 2)`
 //! for null, arrays and objects, and JavaScript truthiness for conditions.
 
+#[cfg(feature = "json")]
 use serde_json::Value;
 
 /// A value handed to the renderer: borrowed, so rendering copies each value
@@ -13,7 +14,8 @@ pub enum ValueRef<'a> {
     Str(&'a str),
     /// A flag, rendered `true` or `false`.
     Bool(bool),
-    /// Any JSON value, rendered as JavaScript would.
+    /// Any JSON value, rendered as JavaScript would (feature `json`).
+    #[cfg(feature = "json")]
     Json(&'a Value),
 }
 
@@ -24,6 +26,7 @@ impl ValueRef<'_> {
         match *self {
             ValueRef::Str(s) => !s.is_empty(),
             ValueRef::Bool(b) => b,
+            #[cfg(feature = "json")]
             ValueRef::Json(v) => crate::json::is_truthy(v),
         }
     }
@@ -35,6 +38,7 @@ impl ValueRef<'_> {
         match *self {
             ValueRef::Str(s) => s.len(),
             ValueRef::Bool(b) => bool_len(b),
+            #[cfg(feature = "json")]
             ValueRef::Json(v) => match v {
                 Value::String(s) => s.len(),
                 Value::Bool(b) => bool_len(*b),
@@ -59,6 +63,7 @@ impl ValueRef<'_> {
     /// output bound with it before it allocates.
     pub fn rendered_len(&self) -> usize {
         match *self {
+            #[cfg(feature = "json")]
             ValueRef::Json(v @ (Value::Number(_) | Value::Array(_) | Value::Object(_))) => {
                 crate::json::value_len(v)
             }
@@ -72,7 +77,9 @@ impl ValueRef<'_> {
         match *self {
             ValueRef::Str(s) => s == text,
             ValueRef::Bool(b) => text == if b { "true" } else { "false" },
+            #[cfg(feature = "json")]
             ValueRef::Json(Value::String(s)) => s == text,
+            #[cfg(feature = "json")]
             ValueRef::Json(_) => {
                 let mut rendered = String::with_capacity(text.len());
                 self.write_to(&mut rendered);
@@ -86,6 +93,7 @@ impl ValueRef<'_> {
         match *self {
             ValueRef::Str(s) => out.push_str(s),
             ValueRef::Bool(b) => out.push_str(if b { "true" } else { "false" }),
+            #[cfg(feature = "json")]
             ValueRef::Json(v) => crate::json::write_value(out, v),
         }
     }
@@ -95,8 +103,10 @@ fn bool_len(b: bool) -> usize {
     if b { 4 } else { 5 }
 }
 
+#[cfg(feature = "json")]
 fn decimal_digits(n: u64) -> usize {
     n.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
+#[cfg(feature = "json")]
 pub use crate::json::{is_truthy, write_js_number, write_value};

@@ -71,6 +71,7 @@ fn walk<'a>(
     }
 }
 
+#[cfg(feature = "json")]
 impl Vars for serde_json::Map<String, serde_json::Value> {
     fn get(&self, name: &str) -> Option<ValueRef<'_>> {
         self.get(name).map(ValueRef::Json)
@@ -220,6 +221,7 @@ impl AsValueRef for ValueRef<'_> {
     }
 }
 
+#[cfg(feature = "json")]
 impl AsValueRef for serde_json::Value {
     fn as_value_ref(&self) -> ValueRef<'_> {
         ValueRef::Json(self)

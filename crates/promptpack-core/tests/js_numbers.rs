@@ -2,6 +2,7 @@
 //! checked against a corpus node wrote (tests/data/js-numbers.js says how to
 //! regenerate it): every shape of number, 15 to 25 significant digits,
 //! integers beyond 2^53, subnormals, the ends of the range, halfway cases.
+#![cfg(feature = "json")]
 
 use promptpack_core::value::write_value;
 use proptest::strategy::Strategy;
