@@ -13,15 +13,12 @@ use promptpack_core::render::{
     render_ops, write_token,
 };
 use promptpack_core::resolve::ResolvedPrompt;
-use promptpack_core::settings::Settings;
 use promptpack_core::sources::{SnippetSource, Sources, TemplateSource};
 use promptpack_core::syntax::Delimiters;
 use promptpack_core::value::ValueRef;
 use promptpack_core::vars::{VarNames, Vars};
 use promptpack_load::Config;
 use std::path::PathBuf;
-#[cfg(feature = "hot-reload")]
-use std::time::Duration;
 
 /// A validated set of prompts, rendered by id.
 ///
@@ -29,7 +26,7 @@ use std::time::Duration;
 /// exists; loading reports every problem at once.
 ///
 /// ```
-/// use promptpack::{Library, SourceFile, SnippetSource, TemplateSource};
+/// use promptpack::{Config, Library, SourceFile, SnippetSource, TemplateSource};
 /// let library = Library::from_sources(
 ///     vec![TemplateSource {
 ///         id: "greet".into(),
@@ -37,7 +34,7 @@ use std::time::Duration;
 ///         user: None,
 ///     }],
 ///     vec![],
-///     Default::default(),
+///     &Config::default(),
 /// )?;
 /// let prompt = library.build_prompt("greet", &serde_json::json!({"name": "Ada", "formal": true}))?;
 /// assert_eq!(prompt.system, "Hi Ada. Welcome.");
@@ -94,66 +91,41 @@ impl Library {
     pub fn load_config(config: &Config) -> Result<Library> {
         let compiled = promptpack_load::load(config, Stages::default()).into_result()?;
         Ok(
-            Library::from_compiled(compiled, config.delimiters_ref().clone())
+            Library::from_compiled(compiled, config.delimiters().clone())
                 .with_max_render_bytes(config.max_render_bytes()),
         )
     }
 
-    /// Builds a library from in-memory sources, checking everything.
+    /// Builds a library from sources held in memory, checking everything,
+    /// written as `config` says: its delimiters, its `standalone_tags`
+    /// setting and its render bound (its folders are not read).
+    /// `&Config::default()` is the language's defaults.
     pub fn from_sources(
         templates: Vec<TemplateSource>,
         snippets: Vec<SnippetSource>,
-        delimiters: Delimiters,
-    ) -> Result<Library> {
-        let settings = Settings {
-            delimiters,
-            ..Settings::default()
-        };
-        Library::from_sources_settings(templates, snippets, settings)
-    }
-
-    /// Like [`Library::from_sources`], written as `config` says: its
-    /// delimiters, its `standalone_tags` setting and its render bound (its
-    /// folders are not read).
-    pub fn from_sources_config(
-        templates: Vec<TemplateSource>,
-        snippets: Vec<SnippetSource>,
         config: &Config,
-    ) -> Result<Library> {
-        Ok(
-            Library::from_sources_settings(templates, snippets, config.settings().clone())?
-                .with_max_render_bytes(config.max_render_bytes()),
-        )
-    }
-
-    fn from_sources_settings(
-        templates: Vec<TemplateSource>,
-        snippets: Vec<SnippetSource>,
-        settings: Settings,
     ) -> Result<Library> {
         let sources = Sources {
             templates,
             snippets,
             ..Sources::default()
         };
-        let compiled =
-            promptpack_core::pipeline::compile(sources, Vec::new(), &settings, Stages::default())
-                .into_result()?;
-        Ok(Library::from_compiled(compiled, settings.delimiters))
+        let compiled = promptpack_core::pipeline::compile(
+            sources,
+            Vec::new(),
+            config.settings(),
+            Stages::default(),
+        )
+        .into_result()?;
+        Ok(
+            Library::from_compiled(compiled, config.delimiters().clone())
+                .with_max_render_bytes(config.max_render_bytes()),
+        )
     }
 
     /// A library of what the pipeline compiled without error.
     pub(crate) fn from_compiled(compiled: Compiled, delimiters: Delimiters) -> Library {
         Library::from_resolved(compiled.prompts, delimiters)
-    }
-
-    /// A library of prompts that were already resolved without error (as
-    /// `promptpack_build::check` reports them), with the delimiters they
-    /// were parsed with: no reading, no parsing.
-    #[cfg(feature = "unstable-machinery")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "unstable-machinery")))]
-    pub fn from_resolved_prompts(prompts: Vec<ResolvedPrompt>, delimiters: Delimiters) -> Library {
-        Library::from_resolved(prompts, delimiters)
     }
 
     /// A library of prompts that were already resolved without error.
@@ -174,19 +146,19 @@ impl Library {
 
     /// The library with its render bound set to `bytes`: a render whose
     /// system or user text would be longer fails with `too_large` before
-    /// it allocates. [`Library::load_config`] and
-    /// [`Library::from_sources_config`] take the bound of their [`Config`];
-    /// other constructors start at [`DEFAULT_MAX_RENDER_BYTES`].
+    /// it allocates. [`Library::load_config`] and [`Library::from_sources`]
+    /// take the bound of their [`Config`] ([`DEFAULT_MAX_RENDER_BYTES`]
+    /// unless set).
     ///
     /// ```
-    /// use promptpack::{ErrorCode, Library, SourceFile, TemplateSource};
+    /// use promptpack::{Config, ErrorCode, Library, SourceFile, TemplateSource};
     /// use serde_json::json;
     /// let template = TemplateSource {
     ///     id: "echo".into(),
     ///     system: SourceFile::new("templates/echo/system.md", "{{x}}{{x}}{{x}}"),
     ///     user: None,
     /// };
-    /// let library = Library::from_sources(vec![template], vec![], Default::default())?
+    /// let library = Library::from_sources(vec![template], vec![], &Config::default())?
     ///     .with_max_render_bytes(10);
     /// let error = library.build_prompt("echo", &json!({"x": "abcd"})).unwrap_err();
     /// assert_eq!(error.code(), ErrorCode::TooLarge);
@@ -208,28 +180,13 @@ impl Library {
     /// Loads the prompts under `root` (as [`Library::load`] does) and keeps
     /// them current: the returned handle reloads when a template, a snippet
     /// or `promptpack.toml` changes. Fails when the first load fails, or with
-    /// [`ErrorCode::Watch`] when the watcher cannot start (then try
-    /// [`Library::watch_polling`]).
+    /// [`ErrorCode::Watch`] when the watcher cannot start. For a fixed
+    /// [`Config`], polling or another debounce, [`WatchedLibrary::new`] and
+    /// [`WatchedLibrary::with_config`] take [`WatchOptions`].
     #[cfg(feature = "hot-reload")]
     #[cfg_attr(docsrs, doc(cfg(feature = "hot-reload")))]
     pub fn watch(root: impl Into<PathBuf>) -> Result<WatchedLibrary> {
         WatchedLibrary::new(root, WatchOptions::default())
-    }
-
-    /// Like [`Library::watch`] for the folders and delimiters of `config`,
-    /// which stays fixed: `promptpack.toml` is not read again.
-    #[cfg(feature = "hot-reload")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "hot-reload")))]
-    pub fn watch_config(config: &Config) -> Result<WatchedLibrary> {
-        WatchedLibrary::with_config(config, WatchOptions::default())
-    }
-
-    /// Like [`Library::watch`], but finds changes by scanning the folders
-    /// every `interval` instead of through file system events.
-    #[cfg(feature = "hot-reload")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "hot-reload")))]
-    pub fn watch_polling(root: impl Into<PathBuf>, interval: Duration) -> Result<WatchedLibrary> {
-        WatchedLibrary::new(root, WatchOptions::default().poll(interval))
     }
 
     /// The ids of the prompts, sorted.
@@ -703,7 +660,7 @@ mod tests {
                 user: None,
             }],
             vec![],
-            Delimiters::default(),
+            &Config::default(),
         )
         .expect("loads");
         let render = |role: &str, mood: serde_json::Value| {
@@ -756,7 +713,7 @@ mod tests {
                 user: Some(SourceFile::new("templates/many/user.md", user)),
             }],
             vec![],
-            Default::default(),
+            &Config::default(),
         )
         .expect("valid")
     }
@@ -840,7 +797,7 @@ mod tests {
                 user: None,
             }],
             vec![],
-            Default::default(),
+            &Config::default(),
         )
         .expect("valid");
         let big = "b".repeat(1000);

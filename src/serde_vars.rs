@@ -561,7 +561,7 @@ mod tests {
                 )),
             }],
             vec![],
-            Default::default(),
+            &crate::Config::default(),
         )
         .expect("valid")
     }
@@ -759,7 +759,7 @@ mod tests {
                 user: None,
             }],
             vec![],
-            Default::default(),
+            &crate::Config::default(),
         )
         .expect("valid");
         let want: String = (0..n).map(|i| format!("{i},")).collect();

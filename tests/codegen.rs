@@ -19,11 +19,7 @@ fn generate_case_with(case: &str, renderers: Renderers) -> Result<String, Error>
     let config = Config::load(&root)?;
     let (sources, errors) = read_sources(&config);
     assert!(errors.is_empty(), "{errors:?}");
-    let (prompts, errors) = resolve(
-        &sources.templates,
-        &sources.snippets,
-        config.delimiters_ref(),
-    );
+    let (prompts, errors) = resolve(&sources.templates, &sources.snippets, config.delimiters());
     assert!(errors.is_empty(), "{errors:?}");
     let mut prompts = prompts;
     prompts.sort_by(|a, b| a.id.cmp(&b.id));

@@ -199,10 +199,10 @@ fn run_case(path: &Path) -> String {
         .map(|(id, (system, user))| TemplateSource { id, system, user })
         .collect();
     let config = promptpack::Config::new(".")
-        .standalone_tags(standalone_tags)
-        .delimiters(delimiters.open(), delimiters.close())
+        .with_standalone_tags(standalone_tags)
+        .with_delimiters(delimiters.open(), delimiters.close())
         .expect("delimiters checked above");
-    let library = match Library::from_sources_config(templates, case.snippets, &config) {
+    let library = match Library::from_sources(templates, case.snippets, &config) {
         Ok(library) => library,
         Err(e) => {
             writeln!(out, "load failed:").unwrap();

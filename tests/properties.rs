@@ -179,7 +179,7 @@ fn load_and_render(
     let loaded = Library::from_sources(
         vec![template("t", system, user)],
         vec![snippet("a", snippet_a), snippet("b", snippet_b)],
-        delims.clone(),
+        &config_of(delims),
     );
     let library = match loaded {
         Ok(library) => library,
@@ -258,7 +258,7 @@ proptest! {
         let library = Library::from_sources(
             vec![template("t", &system, Some(&user))],
             vec![snippet("x", "X"), snippet("a", "A"), snippet("b", "B")],
-            delims,
+            &config_of(&delims),
         )
         .expect("the template is valid");
         let vars = json!({"v": value, "a": "A-VALUE", "b": "B-VALUE", "x": "X-VALUE", "name_1": "N"});
@@ -283,8 +283,8 @@ proptest! {
         let render = |own_lines: bool, standalone: bool| {
             let system = format!("[{}]", write_tag_lines(&nodes, &d, own_lines));
             let snippet_text = format!("({})", write_tag_lines(&snippet_nodes, &d, own_lines));
-            let config = promptpack::Config::new(".").standalone_tags(standalone);
-            let library = Library::from_sources_config(
+            let config = promptpack::Config::new(".").with_standalone_tags(standalone);
+            let library = Library::from_sources(
                 vec![template("t", &system, None)],
                 vec![snippet("s", &snippet_text)],
                 &config,
@@ -314,7 +314,7 @@ proptest! {
         let library = Library::from_sources(
             vec![template("t", &system, None)],
             vec![snippet("s", &snippet_text)],
-            delims,
+            &config_of(&delims),
         )
         .expect("generated templates are valid");
         let all: Map<String, Value> =
@@ -374,7 +374,7 @@ proptest! {
             }
         }
         text.push(']');
-        let library = Library::from_sources(vec![template("t", &text, None)], vec![], delims)
+        let library = Library::from_sources(vec![template("t", &text, None)], vec![], &config_of(&delims))
             .expect("text and value tokens are valid");
         let prompt = library.build_prompt("t", &vars).expect("every value is given");
         prop_assert_eq!(prompt.system.len(), want);
@@ -388,7 +388,7 @@ proptest! {
         let library = Library::from_sources(
             vec![template("t", "{{n}}|{{#if n}}T{{else}}F{{/if}}", None)],
             vec![],
-            Delimiters::default(),
+            &promptpack::Config::default(),
         )
         .expect("valid template");
         let truthy = if i != 0 { "T" } else { "F" };
@@ -1016,7 +1016,7 @@ proptest! {
         let library = Library::from_sources(
             vec![template("t", &format!("[{}]", write_nodes(&nodes, &d)), user.as_deref())],
             vec![snippet("s", &format!("({})", write_nodes(&snippet_nodes, &d)))],
-            d,
+            &config_of(&d),
         )
         .expect("generated templates are valid");
         let prompt = library.resolved("t").expect("prompt t");
@@ -1108,13 +1108,13 @@ proptest! {
         let d = Delimiters::default();
         let system = format!("[{}]", write_nodes(&nodes, &d));
         let snippets = || vec![snippet("s", &format!("({})", write_nodes(&snippet_nodes, &d)))];
-        let plain = Library::from_sources(vec![template("t", &system, None)], snippets(), d.clone())
+        let plain = Library::from_sources(vec![template("t", &system, None)], snippets(), &config_of(&d))
             .expect("generated templates are valid");
         let declared_system = declaring_front_matter(plain.resolved("t").expect("prompt t"), &system);
         let library = Library::from_sources(
             vec![template("t", &declared_system, None)],
             snippets(),
-            d,
+            &config_of(&d),
         )
         .expect("declaring every variable keeps the templates valid");
         let prompt = library.resolved("t").expect("prompt t");
@@ -1139,4 +1139,11 @@ proptest! {
         prop_assert_eq!(&tables.system, &interpreted.system);
         prop_assert_eq!(tables.hash, interpreted.hash);
     }
+}
+
+/// The defaults written in `delimiters`.
+fn config_of(delimiters: &Delimiters) -> promptpack::Config {
+    promptpack::Config::default()
+        .with_delimiters(delimiters.open(), delimiters.close())
+        .unwrap_or_else(|e| panic!("the strategy made delimiters the language refuses: {e}"))
 }

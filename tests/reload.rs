@@ -675,7 +675,11 @@ fn concurrent_renders_see_complete_versions() {
 #[test]
 fn polling_fallback_sees_changes() {
     let dir = folder(&[("templates/p/system.md", "one"), ("snippets/s.md", "S")]);
-    let watched = Library::watch_polling(dir.path(), Duration::from_millis(50)).expect("watch");
+    let watched = WatchedLibrary::new(
+        dir.path(),
+        WatchOptions::new().poll(Duration::from_millis(50)),
+    )
+    .expect("watch");
     assert!(watched.is_polling());
     let events = watched.subscribe();
     write(dir.path(), "templates/p/system.md", "two {{snippet:s}}");
@@ -703,11 +707,11 @@ fn watch_config_uses_its_folders_and_delimiters() {
     let dir = folder(&[("prompts/t/p/system.md", "<<x>>!"), ("prompts/s/a.md", "A")]);
     let root = dir.path();
     let config = promptpack::Config::new(root)
-        .templates_dir(root.join("prompts/t"))
-        .snippets_dir(root.join("prompts/s"))
-        .delimiters("<<", ">>")
+        .with_templates(root.join("prompts/t"))
+        .with_snippets(root.join("prompts/s"))
+        .with_delimiters("<<", ">>")
         .expect("delimiters");
-    let watched = Library::watch_config(&config).expect("watch");
+    let watched = WatchedLibrary::with_config(&config, WatchOptions::new()).expect("watch");
     assert_eq!(
         system(&watched, "p", &json!({"x": 1})).as_deref(),
         Some("1!")
@@ -1831,7 +1835,7 @@ fn a_relative_config_through_a_link_sees_edits() {
             .expect("absolute"),
     );
     let config = promptpack::Config::new(&relative);
-    let watched = Library::watch_config(&config).expect("watch");
+    let watched = WatchedLibrary::with_config(&config, WatchOptions::new()).expect("watch");
     assert_eq!(system(&watched, "p", &json!({})).as_deref(), Some("P1"));
     write(dir.path(), "linked/templates/p/system.md", "P2");
     assert_eventually(&watched, "p", &json!({}), "P2");

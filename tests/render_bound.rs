@@ -102,7 +102,11 @@ fn template(system: &str, user: Option<&str>) -> TemplateSource {
 }
 
 fn library(system: &str, user: Option<&str>, bound: usize) -> Library {
-    match Library::from_sources(vec![template(system, user)], snippets(), Default::default()) {
+    match Library::from_sources(
+        vec![template(system, user)],
+        snippets(),
+        &promptpack::Config::default(),
+    ) {
         Ok(library) => library.with_max_render_bytes(bound),
         Err(error) => panic!("the generated template compiles: {error}"),
     }

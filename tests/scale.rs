@@ -84,7 +84,7 @@ fn ten_thousand_nested_blocks() {
     assert_eq!(ifs, DEPTH);
 
     let templates = vec![template("deep", text.as_str())];
-    let library = Library::from_sources(templates.clone(), vec![], Delimiters::default())
+    let library = Library::from_sources(templates.clone(), vec![], &Config::default())
         .expect("the library loads");
     let all = library
         .build_prompt("deep", &json!({"c0": true, "c1": 1, "c2": "yes", "x": "X"}))
@@ -104,7 +104,7 @@ fn ten_thousand_nested_blocks() {
     // per run of output.
     let half = nested(DEPTH / 2);
     let templates = vec![template("deep", half.as_str())];
-    let library = Library::from_sources(templates.clone(), vec![], Delimiters::default())
+    let library = Library::from_sources(templates.clone(), vec![], &Config::default())
         .expect("the library loads");
     let code = generate(library.prompts(), &templates, &dev_paths()).expect("generates");
     assert!(
@@ -134,7 +134,7 @@ fn ten_thousand_chained_snippets() {
         })
         .collect();
     let templates = vec![template("chain", "{{snippet:s0}}")];
-    let library = Library::from_sources(templates.clone(), snippets.clone(), Delimiters::default())
+    let library = Library::from_sources(templates.clone(), snippets.clone(), &Config::default())
         .expect("the library loads");
     let prompt = library
         .build_prompt("chain", &json!({"x": "X"}))
@@ -145,7 +145,7 @@ fn ten_thousand_chained_snippets() {
     // Closing the chain into a cycle is found, at the include that closes it.
     let mut cyclic = snippets;
     cyclic[DEPTH - 1] = snippet(&format!("s{}", DEPTH - 1), "{{snippet:s0}}");
-    let error = Library::from_sources(templates, cyclic, Delimiters::default())
+    let error = Library::from_sources(templates, cyclic, &Config::default())
         .expect_err("a cycle is an error");
     assert_eq!(error.code().as_str(), "snippet_cycle");
     assert_eq!(error.diagnostics().len(), 1, "{error}");
@@ -167,7 +167,7 @@ fn snippets_that_multiply_stop_at_the_size_limit() {
         })
         .collect();
     let templates = vec![template("boom", "{{snippet:s0}}")];
-    let error = Library::from_sources(templates, snippets, Delimiters::default())
+    let error = Library::from_sources(templates, snippets, &Config::default())
         .expect_err("must not expand without bound");
     assert_eq!(error.code().as_str(), "too_large", "{error}");
     let location = error.diagnostics()[0].location.as_ref().expect("located");
@@ -206,7 +206,7 @@ fn load_and_render(size: usize) {
     let library = Library::from_sources(
         vec![template("big", text)],
         vec![snippet("sig", "-- sig")],
-        Delimiters::default(),
+        &Config::default(),
     )
     .expect("the library loads")
     // Past the default render bound of 16 MiB: raised, as a user with
@@ -233,7 +233,7 @@ fn codegen_of_a_large_template() {
     let size = 1 << 20;
     let templates = vec![template("big", big_template(size))];
     let sig = vec![snippet("sig", "-- sig")];
-    let library = Library::from_sources(templates.clone(), sig, Delimiters::default())
+    let library = Library::from_sources(templates.clone(), sig, &Config::default())
         .expect("the library loads");
     let code = generate(library.prompts(), &templates, &dev_paths()).expect("generates");
     assert!(code.len() < 4 * size, "{} bytes of code", code.len());
@@ -252,7 +252,7 @@ fn many_vars(n: usize) -> String {
 fn many_variables_load_and_generate() {
     let n = 20_000;
     let templates = vec![template("many", many_vars(n))];
-    let library = Library::from_sources(templates.clone(), vec![], Delimiters::default())
+    let library = Library::from_sources(templates.clone(), vec![], &Config::default())
         .expect("the library loads");
     let prompt = &library.prompts()[0];
     assert_eq!(prompt.vars.len(), n);
@@ -266,7 +266,7 @@ fn many_variables_load_and_generate() {
 
     let n = 5_000;
     let templates = vec![template("many", many_vars(n))];
-    let library = Library::from_sources(templates.clone(), vec![], Delimiters::default())
+    let library = Library::from_sources(templates.clone(), vec![], &Config::default())
         .expect("the library loads");
     let code = generate(library.prompts(), &templates, &dev_paths()).expect("generates");
     assert!(code.contains(&format!("v{}", n - 1)));
@@ -286,7 +286,7 @@ fn many_small_prompts_generate_and_big_ones_share_a_budget() {
             template(&format!("p{i:04}"), text)
         })
         .collect();
-    let library = Library::from_sources(small.clone(), vec![], Delimiters::default())
+    let library = Library::from_sources(small.clone(), vec![], &Config::default())
         .expect("the library loads");
     let code = generate(library.prompts(), &small, &dev_paths())
         .expect("a thousand small prompts generate");
@@ -297,8 +297,8 @@ fn many_small_prompts_generate_and_big_ones_share_a_budget() {
     let big: Vec<TemplateSource> = (0..100)
         .map(|i| template(&format!("big{i:03}"), big_text.clone()))
         .collect();
-    let library = Library::from_sources(big.clone(), vec![], Delimiters::default())
-        .expect("the library loads");
+    let library =
+        Library::from_sources(big.clone(), vec![], &Config::default()).expect("the library loads");
     let error = generate(library.prompts(), &big, &dev_paths())
         .expect_err("a hundred big prompts are too large together");
     assert_eq!(error.code().as_str(), "too_large", "{error}");
@@ -316,7 +316,7 @@ fn many_missing_variables_render() {
     let library = Library::from_sources(
         vec![template("many", many_vars(n))],
         vec![],
-        Delimiters::default(),
+        &Config::default(),
     )
     .expect("the library loads");
     let prompt = library

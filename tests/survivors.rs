@@ -134,7 +134,7 @@ fn a_token_inside_a_value_survives_the_render_and_is_reported() {
             user: None,
         }],
         vec![],
-        Delimiters::default(),
+        &promptpack::Config::default(),
     )
     .expect("valid template");
     let prompt = library
@@ -169,7 +169,7 @@ fn a_literal_open_delimiter_in_a_fenced_json_example_is_reported() {
             user: None,
         }],
         vec![],
-        Delimiters::default(),
+        &promptpack::Config::default(),
     )
     .expect("the literal `{{` is plain text to the parser");
     let prompt = library

@@ -45,7 +45,7 @@ pub fn section(mode: &Mode) -> String {
             let (resolved, errors) = promptpack_core::resolve::resolve(
                 &sources.templates,
                 &sources.snippets,
-                config.delimiters_ref(),
+                config.delimiters(),
             );
             if let Some(e) = errors.first() {
                 return Err(e.to_string());

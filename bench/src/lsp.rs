@@ -378,7 +378,7 @@ impl Session {
 /// `check_sources` on a clone of the sources, the edit toggled as the
 /// keystrokes toggle it.
 fn direct(root: &Path, target: &Target, count: usize) -> Result<(f64, Vec<f64>), String> {
-    let config = Config::new(root).absolute();
+    let config = Config::new(root).into_absolute();
     let start = Instant::now();
     let (clean, _) = promptpack_load::read_sources(&config);
     let read = start.elapsed().as_secs_f64();

@@ -12,7 +12,7 @@ use crate::provenance::Provenance;
 use arc_swap::ArcSwap;
 use promptpack_catalog::FileIdentity;
 use promptpack_catalog::redact_url;
-use promptpack_catalog::{BuildRegistration, Catalog, ChangeMarker, Timeouts};
+use promptpack_catalog::{Access, BuildRegistration, Catalog, ChangeMarker, Timeouts};
 use promptpack_core::error::{Error, ErrorCode};
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -160,7 +160,8 @@ impl Worker {
         // Before opening: a file replaced in between is opened anew at the
         // next poll, never missed.
         self.identity = self.file.as_deref().and_then(FileIdentity::of);
-        let catalog = Catalog::connect_with(&self.url, &self.timeouts).map_err(StoreError)?;
+        let catalog =
+            Catalog::connect_with(&self.url, Access::Read, &self.timeouts).map_err(StoreError)?;
         // Listening starts before the labels are read, so that a change
         // committed in between is announced, not missed.
         #[cfg(feature = "live-postgres")]
@@ -237,7 +238,7 @@ impl Worker {
         if self.registered_at.is_none() {
             return;
         }
-        let unregistered = Catalog::connect_writable(&self.url, &self.timeouts)
+        let unregistered = Catalog::connect_with(&self.url, Access::Write, &self.timeouts)
             .and_then(|mut catalog| catalog.unregister_build(&self.registration));
         if let Err(error) = unregistered {
             log::debug!(
@@ -291,7 +292,7 @@ impl Worker {
             return;
         }
         self.registered_at = Some(Instant::now());
-        let registered = Catalog::connect_writable(&self.url, &self.timeouts)
+        let registered = Catalog::connect_with(&self.url, Access::Write, &self.timeouts)
             .and_then(|mut catalog| catalog.register_build(&self.registration));
         if let Err(error) = registered {
             log::debug!(

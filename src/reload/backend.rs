@@ -99,9 +99,9 @@ pub(super) fn watch_error(context: &str, e: &notify::Error) -> Error {
     let help = match e.kind {
         notify::ErrorKind::MaxFilesWatch => {
             "the limit of inotify watches is reached: raise it (`sysctl fs.inotify.max_user_watches=524288`) \
-             or watch by polling (`Library::watch_polling`, `WatchOptions::poll`)"
+             or watch by polling (`WatchedLibrary::new` with `WatchOptions::poll`)"
         }
-        _ => "watch by polling instead (`Library::watch_polling`, `WatchOptions::poll`)",
+        _ => "watch by polling instead (`WatchedLibrary::new` with `WatchOptions::poll`)",
     };
     Error::from(Diagnostic::new(ErrorCode::Watch, message).with_help(help))
 }

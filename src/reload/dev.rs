@@ -187,11 +187,11 @@ pub(super) fn start_dev(source: &DevSource) -> std::result::Result<Arc<WatchedLi
         ));
     }
     let config = Config::new(root)
-        .templates_dir(templates)
-        .snippets_dir(snippets)
-        .standalone_tags(source.standalone_tags)
+        .with_templates(templates)
+        .with_snippets(snippets)
+        .with_standalone_tags(source.standalone_tags)
         .with_max_render_bytes(source.max_render_bytes)
-        .delimiters(source.open, source.close)
+        .with_delimiters(source.open, source.close)
         .map_err(|error| error.to_string())?;
     let start = |options: WatchOptions| {
         WatchedLibrary::start(

@@ -23,8 +23,8 @@ use std::thread::JoinHandle;
 
 /// A [`Library`](crate::Library) kept current by a file watcher.
 ///
-/// Made by [`Library::watch`](crate::Library::watch), [`Library::watch_config`](crate::Library::watch_config),
-/// [`Library::watch_polling`](crate::Library::watch_polling) or [`WatchedLibrary::new`](crate::WatchedLibrary::new). Each successful
+/// Made by [`Library::watch`](crate::Library::watch), or by [`WatchedLibrary::new`] and
+/// [`WatchedLibrary::with_config`] with [`WatchOptions`](crate::WatchOptions). Each successful
 /// reload swaps a whole new [`Library`](crate::Library) in atomically, so a render sees one
 /// complete set of files; an edit that fails to load leaves the last good set
 /// serving. Dropping the handle stops the watcher and its thread.
@@ -67,7 +67,7 @@ impl WatchedLibrary {
             // Absolute, as for `new`, and because the watcher reports
             // absolute paths: relative folders through a link would match
             // none of them.
-            ConfigSource::Fixed(config.clone().absolute()),
+            ConfigSource::Fixed(config.clone().into_absolute()),
             &options,
             Start::NeedsGood,
         )

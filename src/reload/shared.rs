@@ -73,7 +73,7 @@ impl Shared {
         polling: bool,
     ) -> Shared {
         // Served by nobody: `generation` 0 says there is no good set yet.
-        let placeholder = Library::from_resolved(Vec::new(), config.delimiters_ref().clone());
+        let placeholder = Library::from_resolved(Vec::new(), config.delimiters().clone());
         Shared {
             stderr_without_logger,
             source,

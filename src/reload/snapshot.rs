@@ -50,7 +50,7 @@ impl Snapshot {
                 sources,
                 read_errors,
             } => {
-                let delimiters = config.delimiters_ref().clone();
+                let delimiters = config.delimiters().clone();
                 let bound = config.max_render_bytes();
                 let library = compile(*sources, read_errors, config.settings(), Stages::default())
                     .into_result()

@@ -30,32 +30,7 @@ pub fn escape_cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
-/// Where `got` first differs from `want`, with 30 bytes around it on each side.
-pub fn first_difference(got: &str, want: &str) -> String {
-    let at = got
-        .bytes()
-        .zip(want.bytes())
-        .take_while(|(a, b)| a == b)
-        .count();
-    let around = |s: &str| {
-        let mut start = at.saturating_sub(30);
-        while !s.is_char_boundary(start) {
-            start -= 1;
-        }
-        let mut end = (at + 30).min(s.len());
-        while !s.is_char_boundary(end) {
-            end += 1;
-        }
-        format!("{:?}", &s[start..end])
-    };
-    format!(
-        "output differs at byte {at} (got {} bytes, want {}): got {} want {}",
-        got.len(),
-        want.len(),
-        around(got),
-        around(want)
-    )
-}
+pub use promptpack_testkit::corpus::first_difference;
 
 /// An error as the report's text.
 pub fn err(e: impl std::fmt::Display) -> String {

@@ -120,7 +120,7 @@ impl BuildError {
     ///
     /// ```no_run
     /// let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap();
-    /// let config = promptpack_build::Config::load(&dir).unwrap().templates_dir(format!("{dir}/prompts"));
+    /// let config = promptpack_build::Config::load(&dir).unwrap().with_templates(format!("{dir}/prompts"));
     /// if let Err(e) = promptpack_build::compile_config(&config) {
     ///     e.exit();
     /// }
@@ -230,7 +230,7 @@ pub fn compile() -> Result<(), BuildError> {
 ///
 /// ```no_run
 /// let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap();
-/// let config = promptpack_build::Config::load(&dir).unwrap().templates_dir(format!("{dir}/prompts"));
+/// let config = promptpack_build::Config::load(&dir).unwrap().with_templates(format!("{dir}/prompts"));
 /// promptpack_build::compile_config(&config).unwrap();
 /// ```
 ///
@@ -323,8 +323,8 @@ fn dev_paths(config: &Config) -> DevPaths {
         root: absolute(config.root()),
         templates: absolute(config.templates()),
         snippets: absolute(config.snippets()),
-        open: config.delimiters_ref().open().to_string(),
-        close: config.delimiters_ref().close().to_string(),
+        open: config.delimiters().open().to_string(),
+        close: config.delimiters().close().to_string(),
         standalone_tags: config.settings().standalone_tags,
         max_render_bytes: config.max_render_bytes(),
     }

@@ -40,16 +40,34 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    /// Why it is refused, in one line (`code: message` of its first
-    /// diagnostic), or `None` when it is served.
+    /// Why it is refused, in one line (see [`refusal_line`]), or `None`
+    /// when it is served.
     pub fn refusal(&self) -> Option<String> {
-        let Verdict::Refuse(error) = self else {
-            return None;
-        };
-        Some(match error.diagnostics().first() {
-            Some(first) => format!("{}: {}", first.code, first.message),
-            None => format!("{}: {error}", error.code()),
-        })
+        match self {
+            Verdict::Serve(_) => None,
+            Verdict::Refuse(error) => Some(refusal_line(error)),
+        }
+    }
+
+    /// The checked prompt to serve, or the error it is refused with: for a
+    /// caller that treats a refusal as its own failure.
+    ///
+    /// # Errors
+    /// The refusal's error.
+    pub fn into_result(self) -> Result<CheckedPrompt, Error> {
+        match self {
+            Verdict::Serve(checked) => Ok(*checked),
+            Verdict::Refuse(error) => Err(error),
+        }
+    }
+}
+
+/// A refusal in one line: `code: message` of its first diagnostic, as the
+/// console's builds panel and `catalog verify` show it.
+pub fn refusal_line(error: &Error) -> String {
+    match error.diagnostics().first() {
+        Some(first) => format!("{}: {}", first.code, first.message),
+        None => format!("{}: {error}", error.code()),
     }
 }
 

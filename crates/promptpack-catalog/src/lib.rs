@@ -29,12 +29,13 @@
 //! the template language for a draft that does not compile. A store's own
 //! error is kept as the cause ([`std::error::Error::source`]).
 //!
-//! Three ways to connect, by what a program does: [`Catalog::open`] makes
-//! a catalog or brings its schema up to date (what `promptpack catalog
-//! init` runs), [`Catalog::connect_writable`] writes to one that exists,
-//! and [`Catalog::connect`] reads, changing nothing: a SQLite file is
-//! opened read-only and a reader never waits for a writer. Every wait on
-//! the network is bounded ([`Timeouts`]).
+//! One constructor, [`Catalog::connect_with`], connects for what a program
+//! does ([`Access`]): `Create` makes a catalog or brings its schema up to
+//! date (what `promptpack catalog init` runs, and [`Catalog::open`]),
+//! `Write` writes to one that exists, `Read` reads, changing nothing (a
+//! SQLite file is opened read-only and a reader never waits for a writer;
+//! [`Catalog::connect`]), `Verify` reads to [`Catalog::verify`]. Every
+//! wait on the network is bounded ([`Timeouts`]).
 //!
 //! ```
 //! use promptpack_catalog::{Catalog, Draft, Selector};
@@ -82,13 +83,14 @@ pub use catalog::follow::LabelledPrompt;
 pub use catalog::rows::CHANGES_CHANNEL;
 pub use catalog::verify::VerifyReport;
 pub use catalog::{
-    Catalog, ChangeMarker, MAX_PAGE, Published, SnippetUse, VersionSources, check_process_name,
+    Access, Catalog, ChangeMarker, MAX_PAGE, Published, SnippetUse, VersionSources,
+    check_process_name,
 };
 pub use compile::MAX_FILE_BYTES;
 pub use file_identity::FileIdentity;
 pub use finding::{Finding, FindingCode, Subject};
 pub use hash::content_hash;
-pub use judge::{CheckedPrompt, Verdict, judge, judge_fetched};
+pub use judge::{CheckedPrompt, Verdict, judge, judge_fetched, refusal_line};
 #[cfg(feature = "postgres")]
 pub use listener::{Change, Listener};
 pub use model::{

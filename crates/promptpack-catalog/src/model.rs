@@ -84,8 +84,8 @@ impl Syntax {
     /// `invalid_config` for delimiters the language refuses.
     pub fn config(&self) -> Result<promptpack_load::Config, Error> {
         Ok(promptpack_load::Config::new(".")
-            .delimiters(&self.open, &self.close)?
-            .standalone_tags(self.standalone_tags))
+            .with_delimiters(&self.open, &self.close)?
+            .with_standalone_tags(self.standalone_tags))
     }
 }
 

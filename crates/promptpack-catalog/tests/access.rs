@@ -6,7 +6,7 @@
 
 mod support;
 
-use promptpack_catalog::{Catalog, ErrorCode, Selector, Timeouts};
+use promptpack_catalog::{Access, Catalog, ErrorCode, Selector, Timeouts};
 use support::{Kind, TestStore, code, draft};
 
 every_store!(
@@ -46,11 +46,11 @@ fn every_write_refuses_a_nul_in_what_it_records(store: &TestStore) {
 }
 
 fn connect(url: &str) -> Result<Catalog, promptpack_catalog::Error> {
-    Catalog::connect_with(url, &Timeouts::DEFAULT)
+    Catalog::connect_with(url, Access::Read, &Timeouts::DEFAULT)
 }
 
 fn connect_writable(url: &str) -> Result<Catalog, promptpack_catalog::Error> {
-    Catalog::connect_writable(url, &Timeouts::DEFAULT)
+    Catalog::connect_with(url, Access::Write, &Timeouts::DEFAULT)
 }
 
 /// The tables of the store's database, by name.

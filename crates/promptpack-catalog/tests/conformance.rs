@@ -18,8 +18,12 @@ use promptpack_testkit::{corpus_dir, goldens};
 use support::{Kind, TestStore};
 
 fn library(sources: Sources) -> Library {
-    Library::from_sources(sources.templates, sources.snippets, Default::default())
-        .unwrap_or_else(|e| panic!("a catalog version does not compile:\n{e}"))
+    Library::from_sources(
+        sources.templates,
+        sources.snippets,
+        &promptpack::Config::default(),
+    )
+    .unwrap_or_else(|e| panic!("a catalog version does not compile:\n{e}"))
 }
 
 fn goldens_render_from_the_catalog(kind: Kind) {

@@ -187,6 +187,10 @@ fn check_against_model(catalog: &mut Catalog, model: &Model<'_>) -> Result<(), T
 }
 
 fn library(sources: promptpack::machinery::core::Sources) -> promptpack::Library {
-    promptpack::Library::from_sources(sources.templates, sources.snippets, Default::default())
-        .unwrap_or_else(|e| panic!("a published version does not compile:\n{e}"))
+    promptpack::Library::from_sources(
+        sources.templates,
+        sources.snippets,
+        &promptpack::Config::default(),
+    )
+    .unwrap_or_else(|e| panic!("a published version does not compile:\n{e}"))
 }

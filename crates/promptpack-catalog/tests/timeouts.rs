@@ -8,7 +8,7 @@
 
 mod support;
 
-use promptpack_catalog::{Catalog, Error, ErrorCode, Listener, Selector, Timeouts};
+use promptpack_catalog::{Access, Catalog, Error, ErrorCode, Listener, Selector, Timeouts};
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::Command;
@@ -78,9 +78,10 @@ fn a_server_that_accepts_and_never_answers_is_unavailable() {
         "a server that never answers",
         || {},
         || {
-            let error = Catalog::open_with(&url, &short()).expect_err("no answer");
+            let error =
+                Catalog::connect_with(&url, Access::Create, &short()).expect_err("no answer");
             assert_unavailable(&error, "black-hole-pw");
-            let error = Catalog::connect_with(&url, &short()).expect_err("no answer");
+            let error = Catalog::connect_with(&url, Access::Read, &short()).expect_err("no answer");
             assert_unavailable(&error, "black-hole-pw");
             let error = Listener::connect_with(&url, &short()).expect_err("no answer");
             assert_unavailable(&error, "black-hole-pw");
@@ -96,7 +97,8 @@ fn a_connect_timeout_in_the_url_wins() {
         "a URL's connect_timeout",
         || {},
         || {
-            let error = Catalog::open_with(&url, &patient).expect_err("no answer");
+            let error =
+                Catalog::connect_with(&url, Access::Create, &patient).expect_err("no answer");
             assert_unavailable(&error, "black-hole-pw");
             let error = Listener::connect_with(&url, &patient).expect_err("no answer");
             assert_unavailable(&error, "black-hole-pw");
@@ -210,7 +212,7 @@ fn a_stalled_server_is_unavailable_and_a_new_connection_works_once_it_runs() {
     // A server of its own: this test stops it.
     let cluster = promptpack_pgtest::Cluster::start().expect("a PostgreSQL cluster");
     let url = cluster.url();
-    let mut catalog = Catalog::open_with(&url, &short())
+    let mut catalog = Catalog::connect_with(&url, Access::Create, &short())
         .expect("open")
         .with_author("test");
     catalog.create("p", None, None).expect("create");
@@ -234,7 +236,7 @@ fn a_stalled_server_is_unavailable_and_a_new_connection_works_once_it_runs() {
                 .get("p", &Selector::Latest)
                 .expect_err("the server is stalled");
             assert_unavailable(&error, "no password");
-            let error = Catalog::connect_with(&url, &short()).expect_err("stalled");
+            let error = Catalog::connect_with(&url, Access::Read, &short()).expect_err("stalled");
             assert_unavailable(&error, "no password");
             let error = Listener::connect_with(&url, &short()).expect_err("stalled");
             assert_unavailable(&error, "no password");
@@ -242,7 +244,8 @@ fn a_stalled_server_is_unavailable_and_a_new_connection_works_once_it_runs() {
     );
 
     drop(stalled);
-    let mut fresh = Catalog::connect_with(&url, &Timeouts::DEFAULT).expect("connect again");
+    let mut fresh =
+        Catalog::connect_with(&url, Access::Read, &Timeouts::DEFAULT).expect("connect again");
     assert_eq!(fresh.get("p", &Selector::Latest).expect("v1").system, "one");
     // The catalog that saw the stall connects again on its own.
     assert_eq!(

@@ -7,7 +7,8 @@
 mod support;
 
 use promptpack_catalog::{
-    Catalog, Draft, ErrorCode, FindingCode, Selector, Subject, Syntax, Timeouts, VerifyReport,
+    Access, Catalog, Draft, ErrorCode, FindingCode, Selector, Subject, Syntax, Timeouts,
+    VerifyReport,
 };
 use support::{Kind, SCHEMA_VERSION, TestStore, code, draft};
 
@@ -64,7 +65,7 @@ fn update_guard(store: &TestStore, table: &str) -> String {
 }
 
 fn verify(store: &TestStore) -> VerifyReport {
-    Catalog::connect_to_verify(&store.url, &Timeouts::DEFAULT)
+    Catalog::connect_with(&store.url, Access::Verify, &Timeouts::DEFAULT)
         .expect("connects to verify")
         .verify()
         .expect("verifies")

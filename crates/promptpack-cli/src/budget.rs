@@ -338,7 +338,8 @@ mod tests {
             system: SourceFile::new("templates/p/system.md", system),
             user: None,
         };
-        Library::from_sources(vec![template], vec![], Default::default()).expect("the prompt loads")
+        Library::from_sources(vec![template], vec![], &promptpack::Config::default())
+            .expect("the prompt loads")
     }
 
     /// Words, split at whitespace: a count easy to work out by hand.

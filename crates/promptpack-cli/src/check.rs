@@ -77,7 +77,7 @@ pub(crate) fn findings(
         // tree over it: each budget is a warning that says why.
         lints.extend(not_counted(&resolved));
     } else if errors.is_empty() && budgeted {
-        let library = promptpack::house::library_of(resolved, config.delimiters_ref().clone());
+        let library = promptpack::house::library_of(resolved, config.delimiters().clone());
         match over_budget(&library, counter) {
             Ok(found) => lints.extend(found),
             Err(e) => errors.extend(e.into_diagnostics()),
@@ -191,7 +191,7 @@ mod tests {
                 template("free", "Hello."),
             ],
             vec![],
-            Default::default(),
+            &Config::default(),
         )
         .expect("the prompts load");
         let lints = not_counted(promptpack::house::prompts(&library));

@@ -5,7 +5,7 @@ use crate::store_args::StoreArgs;
 use crate::tokens::{Counter, Encoding};
 use clap::{Args, Subcommand};
 use promptpack::{Error, Style};
-use promptpack_catalog::{Catalog, Role, token_hash};
+use promptpack_catalog::{Access, Catalog, Role, token_hash};
 use promptpack_console::{Server, Settings};
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -155,8 +155,11 @@ fn serve(args: &ConsoleArgs) -> Result<String, Error> {
 }
 
 fn users(args: &ConsoleArgs, command: &UserCommand) -> Result<String, Error> {
-    let mut catalog =
-        Catalog::connect_writable(&args.url(), &promptpack_catalog::Timeouts::DEFAULT)?;
+    let mut catalog = Catalog::connect_with(
+        &args.url(),
+        Access::Write,
+        &promptpack_catalog::Timeouts::DEFAULT,
+    )?;
     match command {
         UserCommand::Add { name, role } => {
             let token = promptpack_console::new_token();

@@ -212,8 +212,8 @@ mod tests {
             system: SourceFile::new("templates/p/system.md", "Hello."),
             user: None,
         };
-        let library =
-            Library::from_sources(vec![template], vec![], Default::default()).expect("it loads");
+        let library = Library::from_sources(vec![template], vec![], &promptpack::Config::default())
+            .expect("it loads");
         let prompt = &promptpack::house::prompts(&library)[0];
         let text = to_text(prompt, None, Encoding::default());
         assert!(

@@ -47,8 +47,7 @@ impl Checker for CheckChecker {
         let checked = promptpack_build::house::check_sources(sources, config);
         let prompt = checked.resolved.iter().find(|p| p.id == id)?.clone();
         let budget = prompt.front_matter.max_tokens;
-        let library =
-            promptpack::house::library_of(checked.resolved, config.delimiters_ref().clone());
+        let library = promptpack::house::library_of(checked.resolved, config.delimiters().clone());
         let range = token_range(&library, &prompt, &|text| self.counter.count(text)).ok()?;
         Some(format!(
             "tokens {}",

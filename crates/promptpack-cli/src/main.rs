@@ -117,13 +117,13 @@ impl Folders {
     pub(crate) fn config(&self) -> Result<Config, Error> {
         let mut config = Config::load(self.root())?;
         if let Some(dir) = &self.templates {
-            config = config.templates_dir(dir);
+            config = config.with_templates(dir);
         }
         if let Some(dir) = &self.snippets {
-            config = config.snippets_dir(dir);
+            config = config.with_snippets(dir);
         }
         if let Some([open, close]) = self.delimiters.as_deref() {
-            config = config.delimiters(open, close)?;
+            config = config.with_delimiters(open, close)?;
         }
         if let Some(bytes) = self.max_render_bytes {
             config = config.with_max_render_bytes(bytes);

@@ -4,9 +4,8 @@
 
 use crate::pages::prose::Prose;
 use crate::pages::when::When;
+use crate::verdicts::Verdicts;
 use promptpack_catalog::{Arm, Catalog, Error, RegisteredBuild, Timestamp};
-use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::Duration;
 
 /// How long ago a build must have been seen to be shown.
@@ -36,33 +35,6 @@ pub(crate) struct BuildView {
     pub(crate) contract: String,
     pub(crate) last_seen: When,
     pub(crate) stale: bool,
-}
-
-/// The verdicts already reached, shared by every request of a console: by
-/// a version (append-only: its text never changes) and a contract's hash,
-/// which names its text, so that a page view judges a version once, not
-/// once per view.
-#[derive(Default)]
-pub(crate) struct Verdicts {
-    known: Mutex<HashMap<(String, String), Option<String>>>,
-}
-
-/// Verdicts kept at most: past it they are forgotten and reached again.
-const MAX_VERDICTS: usize = 4096;
-
-impl Verdicts {
-    fn get(&self, key: &(String, String)) -> Option<Option<String>> {
-        let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
-        known.get(key).cloned()
-    }
-
-    fn put(&self, key: (String, String), verdict: Option<String>) {
-        let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
-        if known.len() >= MAX_VERDICTS {
-            known.clear();
-        }
-        known.insert(key, verdict);
-    }
 }
 
 /// Why `build`'s binary refuses version `version` of prompt `id`, as its
@@ -162,22 +134,5 @@ mod tests {
         // A clock behind the catalog's is no reason to call a build stale.
         assert!(!is_stale(&build(now.0 + bound), now));
         assert!(is_stale(&build(i64::MIN), now));
-    }
-
-    #[test]
-    fn verdicts_are_kept_by_content_and_forgotten_past_the_bound() {
-        let verdicts = Verdicts::default();
-        let key = |i: usize| (format!("version-{i}"), "contract".to_string());
-        verdicts.put(key(0), Some("refused".to_string()));
-        verdicts.put(key(1), None);
-        assert_eq!(verdicts.get(&key(0)), Some(Some("refused".to_string())));
-        assert_eq!(verdicts.get(&key(1)), Some(None));
-        assert_eq!(verdicts.get(&key(2)), None);
-        for i in 2..=MAX_VERDICTS {
-            verdicts.put(key(i), None);
-        }
-        // The bound was reached: what was kept before is forgotten.
-        assert_eq!(verdicts.get(&key(0)), None);
-        assert_eq!(verdicts.get(&key(MAX_VERDICTS)), Some(None));
     }
 }

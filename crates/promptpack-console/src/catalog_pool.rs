@@ -7,7 +7,7 @@
 //! opening another, which on PostgreSQL costs a connection's start-up for
 //! every request of a flood and a server process each.
 
-use promptpack_catalog::{Catalog, Error, ErrorCode, Timeouts};
+use promptpack_catalog::{Access, Catalog, Error, ErrorCode, Timeouts};
 use std::sync::{Arc, Mutex};
 use tokio::sync::Semaphore;
 
@@ -33,7 +33,7 @@ impl CatalogPool {
         timeouts: Timeouts,
         size: usize,
     ) -> Result<CatalogPool, Error> {
-        let first = Catalog::connect_writable(url, &timeouts)?;
+        let first = Catalog::connect_with(url, Access::Write, &timeouts)?;
         let size = size.max(1);
         Ok(CatalogPool {
             url: url.to_string(),
@@ -106,7 +106,7 @@ impl CatalogPool {
                 #[cfg(test)]
                 self.opened
                     .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                Catalog::connect_writable(&self.url, &self.timeouts)?
+                Catalog::connect_with(&self.url, Access::Write, &self.timeouts)?
             }
         };
         let mut catalog = catalog.with_author(author);

@@ -46,6 +46,7 @@ mod server;
 mod snippet_check;
 mod state;
 mod stderr_log;
+mod verdicts;
 mod word_diff;
 
 pub use auth::{DEFAULT_MAX_SESSIONS, new_token};

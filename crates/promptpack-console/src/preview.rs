@@ -4,7 +4,7 @@
 //! `promptpack check`), never re-implemented here.
 
 use promptpack::{Diagnostic, Library, Prompt};
-use promptpack_catalog::{Catalog, CheckedPrompt, Draft, Error, Verdict, Version};
+use promptpack_catalog::{Catalog, CheckedPrompt, Draft, Error, Version};
 use serde_json::{Map, Value};
 
 /// `version` judged as a live handle judges it (compiled on its own from
@@ -19,10 +19,10 @@ pub(crate) fn library_of(
     version: &Version,
     max_render_bytes: usize,
 ) -> Result<Library, Error> {
-    match catalog.judge(&version.prompt_id, version.version, None)? {
-        Verdict::Serve(checked) => Ok(checked_library(*checked, max_render_bytes)),
-        Verdict::Refuse(error) => Err(error),
-    }
+    let checked = catalog
+        .judge(&version.prompt_id, version.version, None)?
+        .into_result()?;
+    Ok(checked_library(checked, max_render_bytes))
 }
 
 /// A library of one checked prompt, bounded by `max_render_bytes`.
@@ -91,7 +91,7 @@ pub(crate) fn check_draft(
     let promptpack_build::house::Checked { report, resolved } =
         promptpack_build::house::check_sources(sources, &config);
     let library = report.errors.is_empty().then(|| {
-        promptpack::house::library_of(resolved, config.delimiters_ref().clone())
+        promptpack::house::library_of(resolved, config.delimiters().clone())
             .with_max_render_bytes(max_render_bytes)
     });
     // The draft's own files only: a lint of a snippet no prompt of this

@@ -2,8 +2,8 @@
 //! reached, and the settings a handler reads. A leaf: it knows nothing of
 //! the routes, the pages or the API that read it.
 
-use crate::builds::Verdicts;
 use crate::catalog_pool::CatalogPool;
+use crate::verdicts::Verdicts;
 use std::sync::Arc;
 
 /// Counts the tokens of a rendered text, for the preview (the CLI gives

@@ -410,8 +410,9 @@ fn a_removed_user_is_signed_out_at_once() {
     let c = Console::start(Store::Sqlite, "pages_removed");
     let cookie = c.sign_in(&c.viewer);
     assert_eq!(c.get("/", Auth::Cookie(&cookie)).status, 200);
-    let mut catalog = promptpack_catalog::Catalog::connect_writable(
+    let mut catalog = promptpack_catalog::Catalog::connect_with(
         &c.db,
+        promptpack_catalog::Access::Write,
         &promptpack_catalog::Timeouts::DEFAULT,
     )
     .expect("the catalog");

@@ -7,11 +7,11 @@
 
 mod support;
 
-use promptpack_catalog::{Catalog, Draft, Timeouts};
+use promptpack_catalog::{Access, Catalog, Draft, Timeouts};
 use support::{Auth, Console, Store, hidden};
 
 fn publish(c: &Console, id: &str, system: &str) {
-    let mut catalog = Catalog::connect_writable(&c.db, &Timeouts::DEFAULT)
+    let mut catalog = Catalog::connect_with(&c.db, Access::Write, &Timeouts::DEFAULT)
         .expect("the catalog")
         .with_author("setup");
     let draft = Draft {

@@ -18,13 +18,17 @@ pub const CONFIG_FILE: &str = "promptpack.toml";
 /// Settings for finding and reading a prompt folder.
 ///
 /// Start from [`Config::load`] (which reads `promptpack.toml` when there is
-/// one) or [`Config::new`], then change what you need:
+/// one) or [`Config::new`], then change what you need. Each setting has a
+/// getter named after it (`templates()`, `delimiters()`, `max_render_bytes()`)
+/// and a setter named `with_` and the same name, which takes the config by
+/// value and returns it (`with_templates`, `with_delimiters`), or a
+/// `Result` where a value can be refused:
 ///
 /// ```
 /// let config = promptpack_load::Config::new("prompts")
-///     .templates_dir("prompts/templates")
-///     .delimiters("<<", ">>")?;
-/// assert_eq!(config.delimiters_ref().open(), "<<");
+///     .with_templates("prompts/templates")
+///     .with_delimiters("<<", ">>")?;
+/// assert_eq!(config.delimiters().open(), "<<");
 /// # Ok::<(), promptpack_core::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,6 +70,15 @@ fn check_crate_path(path: &str) -> std::result::Result<(), String> {
         "crate path `{path}` is not a path to the promptpack runtime: write `::promptpack`, \
          `::my_crate::promptpack` or `crate::promptpack`, each name a Rust identifier"
     ))
+}
+
+/// The defaults for the current folder, `promptpack.toml` unread: what
+/// [`Config::new`] gives for `.`. For sources held in memory, where only the
+/// language's settings and the render bound matter.
+impl Default for Config {
+    fn default() -> Config {
+        Config::new(".")
+    }
 }
 
 impl Config {
@@ -141,9 +154,15 @@ impl Config {
     /// Removes a line that holds only a block tag (`{{#if}}`, `{{else}}`,
     /// `{{/if}}`) with its newline, as `[syntax] standalone_tags = true`
     /// does.
-    pub fn standalone_tags(mut self, on: bool) -> Config {
+    pub fn with_standalone_tags(mut self, on: bool) -> Config {
         self.settings.standalone_tags = on;
         self
+    }
+
+    /// Whether a line that holds only a block tag is removed with its
+    /// newline (`[syntax] standalone_tags`, off unless set).
+    pub fn standalone_tags(&self) -> bool {
+        self.settings.standalone_tags
     }
 
     /// Whether the build script reports lints and likely typos as cargo
@@ -208,13 +227,13 @@ impl Config {
     }
 
     /// Uses another templates folder.
-    pub fn templates_dir(mut self, dir: impl Into<PathBuf>) -> Config {
+    pub fn with_templates(mut self, dir: impl Into<PathBuf>) -> Config {
         self.templates = dir.into();
         self
     }
 
     /// Uses another snippets folder.
-    pub fn snippets_dir(mut self, dir: impl Into<PathBuf>) -> Config {
+    pub fn with_snippets(mut self, dir: impl Into<PathBuf>) -> Config {
         self.snippets = dir.into();
         self
     }
@@ -223,7 +242,7 @@ impl Config {
     /// the working directory now (links are kept, not resolved), so that
     /// they name the same folders after it changes, and as a file watcher
     /// names them.
-    pub fn absolute(mut self) -> Config {
+    pub fn into_absolute(mut self) -> Config {
         for path in [&mut self.root, &mut self.templates, &mut self.snippets] {
             if let Ok(absolute) = std::path::absolute(&*path) {
                 *path = absolute;
@@ -232,8 +251,9 @@ impl Config {
         self
     }
 
-    /// Uses other token delimiters, e.g. `<<` and `>>`.
-    pub fn delimiters(mut self, open: &str, close: &str) -> Result<Config> {
+    /// Uses other token delimiters, e.g. `<<` and `>>`; `invalid_config`
+    /// for a pair the language cannot use (see [`Delimiters::new`]).
+    pub fn with_delimiters(mut self, open: &str, close: &str) -> Result<Config> {
         self.settings.delimiters = Delimiters::new(open, close)?;
         Ok(self)
     }
@@ -256,14 +276,14 @@ impl Config {
     /// The settings the language and the lints use: delimiters and lint
     /// exemptions. Hidden: `Settings` is the compiler's type, and
     /// `promptpack` and `promptpack-build` re-export `Config`; their users
-    /// have [`Config::delimiters_ref`] and [`Config::naming_exempt`].
+    /// have [`Config::delimiters`], [`Config::standalone_tags`] and [`Config::naming_exempt`].
     #[doc(hidden)]
     pub fn settings(&self) -> &Settings {
         &self.settings
     }
 
     /// The token delimiters.
-    pub fn delimiters_ref(&self) -> &Delimiters {
+    pub fn delimiters(&self) -> &Delimiters {
         &self.settings.delimiters
     }
 
@@ -517,7 +537,7 @@ mod file_tests {
         .expect("valid");
         assert_eq!(config.templates(), Path::new("root/t"));
         assert_eq!(config.snippets(), Path::new("root/s"));
-        assert_eq!(config.delimiters_ref().open(), "<<");
+        assert_eq!(config.delimiters().open(), "<<");
         assert_eq!(config.naming_exempt(), ["a", "b"]);
         assert!(config.settings().standalone_tags);
         assert!(!config.build_warnings());

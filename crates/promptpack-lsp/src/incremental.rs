@@ -268,7 +268,7 @@ fn part(
         stray_files: Vec::new(),
         unreadable_snippets: sources.unreadable_snippets.clone(),
     };
-    let reach = reach(template, &sources.snippets, config.delimiters_ref());
+    let reach = reach(template, &sources.snippets, config.delimiters());
     let mut own: HashSet<&str> = std::iter::once(&template.system)
         .chain(template.user.as_ref())
         .map(SourceFile::path)

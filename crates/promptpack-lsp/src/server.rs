@@ -500,7 +500,7 @@ impl Server<'_> {
         let workspace = &*workspace;
         let tree = Tree {
             sources: &overlaid.sources,
-            delims: workspace.config().delimiters_ref(),
+            delims: workspace.config().delimiters(),
         };
         let Some(place) = tree.place(&shown) else {
             return Ok(serde_json::Value::Null);

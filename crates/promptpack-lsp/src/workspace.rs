@@ -47,8 +47,8 @@ impl Workspace {
     pub(crate) fn new(root: &Path) -> Workspace {
         let root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
         let (config, config_errors) = match Config::load(&root) {
-            Ok(config) => (config.absolute(), Vec::new()),
-            Err(error) => (Config::new(&root).absolute(), error.into_diagnostics()),
+            Ok(config) => (config.into_absolute(), Vec::new()),
+            Err(error) => (Config::new(&root).into_absolute(), error.into_diagnostics()),
         };
         Workspace {
             config,

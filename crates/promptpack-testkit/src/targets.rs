@@ -110,20 +110,20 @@ pub fn fuzz_resolve_render(data: &[u8]) {
         }
         let _ = render_diagnostic(&lint, Severity::Warning, Style::Plain);
     }
-    let library = match Library::from_sources(
-        case.templates.clone(),
-        case.snippets.clone(),
-        case.delimiters.clone(),
-    ) {
-        Ok(library) => library,
-        Err(e) => {
-            for d in e.diagnostics() {
-                check_location(d, &files);
-                let _ = render_diagnostic(d, Severity::Error, Style::Plain);
+    let config = promptpack::Config::default()
+        .with_delimiters(case.delimiters.open(), case.delimiters.close())
+        .unwrap_or_else(|e| panic!("the case's delimiters were checked when made: {e}"));
+    let library =
+        match Library::from_sources(case.templates.clone(), case.snippets.clone(), &config) {
+            Ok(library) => library,
+            Err(e) => {
+                for d in e.diagnostics() {
+                    check_location(d, &files);
+                    let _ = render_diagnostic(d, Severity::Error, Style::Plain);
+                }
+                return;
             }
-            return;
-        }
-    };
+        };
     let snippets = snippet_trees(&case.snippets, &case.delimiters);
     for t in &case.templates {
         let mut want_missing: Vec<String> = Vec::new();

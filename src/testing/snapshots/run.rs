@@ -27,7 +27,7 @@ impl Snapshots {
             .or_else(|| self.compiled_with.clone());
         let delimiters = match (chosen, &config) {
             (Some(d), _) => d,
-            (None, Ok(config)) => config.delimiters_ref().clone(),
+            (None, Ok(config)) => config.delimiters().clone(),
             (None, Err(e)) => panic!(
                 "promptpack snapshots: cannot read the delimiters from {manifest_dir}/{}: {e}",
                 promptpack_load::CONFIG_FILE
@@ -37,7 +37,7 @@ impl Snapshots {
         let compiled_with = self
             .compiled_with
             .clone()
-            .unwrap_or_else(|| config.delimiters_ref().clone());
+            .unwrap_or_else(|| config.delimiters().clone());
         let files = PromptFiles::read(&config, compiled_with);
         let store = match Store::from_env(manifest_dir) {
             Ok(store) => store,

@@ -122,7 +122,12 @@ pub fn generate_parts(
     }
     let sources: HashMap<&str, &TemplateSource> =
         templates.iter().map(|t| (t.id.as_str(), t)).collect();
-    let shared = file::shared_items(prompts, &variants, &sources, dev, renderers, runtime);
+    let emit = Emit {
+        dev,
+        renderers,
+        runtime,
+    };
+    let shared = file::shared_items(prompts, &variants, &sources, emit);
     let mut total = shared.len();
     if total > MAX_CODE {
         return Err(too_large_shared(prompts.len(), total));
@@ -143,9 +148,7 @@ pub fn generate_parts(
             variant,
             fields,
             sources.get(prompt.id.as_str()).copied(),
-            dev,
-            renderers,
-            runtime,
+            emit,
         );
         let size = code.len();
         if size > MAX_PROMPT_CODE {
@@ -167,6 +170,15 @@ pub fn generate_parts(
         head: shared,
         prompts: items,
     })
+}
+
+/// How the code is written, the same for every item: where a dev build
+/// reads the prompts, how parts render, and the path of the runtime.
+#[derive(Clone, Copy)]
+pub(super) struct Emit<'a> {
+    pub(super) dev: &'a DevPaths,
+    pub(super) renderers: Renderers,
+    pub(super) runtime: &'a str,
 }
 
 /// The derives of `PromptId` and the choice enums. `PartialEq` and

@@ -2,7 +2,7 @@
 //! prompt table, so none grows with the number of prompts), `Display`,
 //! `FromStr`, and the runtime's serde and live impls.
 
-use super::{DevPaths, Renderers, derive_enum};
+use super::{Emit, Renderers, derive_enum};
 use crate::rust_source::{Source, lit};
 use promptpack_core::resolve::ResolvedPrompt;
 use promptpack_core::sources::TemplateSource;
@@ -14,10 +14,13 @@ pub(super) fn prompt_id(
     prompts: &[ResolvedPrompt],
     variants: &[String],
     sources: &HashMap<&str, &TemplateSource>,
-    dev: &DevPaths,
-    renderers: Renderers,
-    runtime: &str,
+    emit: Emit,
 ) {
+    let Emit {
+        dev,
+        renderers,
+        runtime,
+    } = emit;
     out.line("/// Every prompt of this crate: one variant per folder under `templates/`.");
     out.line(derive_enum());
     out.open("pub enum PromptId {");

@@ -5,7 +5,7 @@
 use super::choice_enum::choice_enum;
 use super::prompt_table::prompt_info;
 use super::render::{straight_line_fns, table_consts};
-use super::{DevPaths, Renderers};
+use super::{Emit, Renderers};
 use crate::names::Field;
 use crate::rust_source::{Source, fence_for, lit};
 use promptpack_core::front_matter::DeclaredVar;
@@ -26,10 +26,13 @@ pub(super) fn prompt_items(
     variant: &str,
     fields: &[Field],
     source: Option<&TemplateSource>,
-    dev: &DevPaths,
-    renderers: Renderers,
-    runtime: &str,
+    emit: Emit,
 ) -> String {
+    let Emit {
+        dev,
+        renderers,
+        runtime,
+    } = emit;
     let mut out = Source::at_depth(1);
     out.line("");
     for field in fields {

@@ -33,7 +33,7 @@ fn main() {
             user: None,
         }],
         vec![],
-        Default::default(),
+        &promptpack::Config::default(),
     )
     .expect("the prompt loads");
     let moods = LessonMood::ALL.map(Some);

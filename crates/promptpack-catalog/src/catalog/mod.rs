@@ -19,7 +19,7 @@ use crate::model::{
     Arm, AuditEntry, Draft, History, ListQuery, Listed, Page, Pin, PromptEntry, Selector,
     SnippetRevision, Version,
 };
-use crate::store::{Access, Store, Tx};
+use crate::store::{Mode, Store, Tx};
 use crate::timeouts::Timeouts;
 use promptpack_core::contract::{Contract, PromptContract};
 use promptpack_core::syntax::is_snippet_name;
@@ -50,6 +50,27 @@ pub struct Published {
 /// How many prompts [`Catalog::list`] gives at most per page.
 pub const MAX_PAGE: u32 = 1000;
 
+/// What a connection to a catalog is for, and so how
+/// [`Catalog::connect_with`] connects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Access {
+    /// Creates the catalog when missing (a SQLite file and its folder), or
+    /// brings its schema up to date: `promptpack catalog init`.
+    Create,
+    /// Reads and writes a catalog that exists, bringing an older schema up
+    /// to date; a store without one is refused, so that a mistyped URL
+    /// creates nothing.
+    Write,
+    /// Reads only: a SQLite file is opened read-only, a PostgreSQL
+    /// transaction is `READ ONLY`, the schema must be this promptpack's
+    /// already, and reads never wait for a writer.
+    Read,
+    /// Reads as [`Access::Read`] to [`verify`](Catalog::verify), where an
+    /// edited migration is a finding to list rather than a refusal.
+    Verify,
+}
+
 /// A connection to a catalog: SQLite (`sqlite:PATH`, the default) or
 /// PostgreSQL (`postgres://…`). Every method is one transaction: it reads
 /// one snapshot, or writes all it changes or nothing.
@@ -74,6 +95,8 @@ impl Catalog {
     /// creating it when new: what `promptpack catalog init` does. A SQLite
     /// file and its folder are created when missing; a SQLite file that
     /// holds another application's tables is refused, untouched.
+    /// [`Catalog::connect_with`] with [`Access::Create`] and
+    /// [`Timeouts::DEFAULT`].
     ///
     /// # Errors
     /// `unavailable` when the store cannot be reached; `not_configured` when
@@ -81,43 +104,7 @@ impl Catalog {
     /// its schema is newer than this promptpack knows; `invalid_request` for
     /// a URL that names no store.
     pub fn open(url: &str) -> Result<Catalog, Error> {
-        Catalog::open_with(url, &Timeouts::DEFAULT)
-    }
-
-    /// [`Catalog::open`], waiting for the store at most as `timeouts` say.
-    ///
-    /// # Errors
-    /// As [`Catalog::open`]; `unavailable` when a wait runs past its bound.
-    pub fn open_with(url: &str, timeouts: &Timeouts) -> Result<Catalog, Error> {
-        let mut catalog = Catalog::connect_unchecked(url, Access::Create, timeouts)?;
-        migrate::migrate(&mut catalog.store)?;
-        Ok(catalog)
-    }
-
-    /// Connects to the catalog at `url` to read and write it: it must exist
-    /// ([`Catalog::open`] creates one); an older schema is brought up to
-    /// date. What a command that writes uses, so that a mistyped URL
-    /// creates nothing.
-    ///
-    /// # Errors
-    /// As [`Catalog::connect_with`].
-    pub fn connect_writable(url: &str, timeouts: &Timeouts) -> Result<Catalog, Error> {
-        let mut catalog = Catalog::connect_unchecked(url, Access::Write, timeouts)?;
-        if !migrate::has_schema(&mut catalog.store)? {
-            return Err(Error::new(
-                ErrorCode::NotConfigured,
-                format!(
-                    "{} holds no promptpack catalog: `promptpack catalog init` creates one",
-                    catalog.store.shown()
-                ),
-            ));
-        }
-        // Anything short of current (or a read that failed) goes the way
-        // that migrates, and reports what is wrong.
-        if !migrate::is_current(&mut catalog.store).unwrap_or(false) {
-            migrate::migrate(&mut catalog.store)?;
-        }
-        Ok(catalog)
+        Catalog::connect_with(url, Access::Create, &Timeouts::DEFAULT)
     }
 
     /// Connects to the catalog at `url` to read it, changing nothing: a
@@ -126,33 +113,70 @@ impl Catalog {
     /// unless it holds this promptpack's schema already. Reads never take
     /// or wait for the write lock. For readers, such as a service that
     /// follows a label; a method that writes fails on such a connection.
+    /// [`Catalog::connect_with`] with [`Access::Read`] and
+    /// [`Timeouts::DEFAULT`].
     ///
     /// # Errors
     /// As [`Catalog::open`]; `not_configured` also when the schema was
     /// never applied, or is older.
     pub fn connect(url: &str) -> Result<Catalog, Error> {
-        Catalog::connect_with(url, &Timeouts::DEFAULT)
+        Catalog::connect_with(url, Access::Read, &Timeouts::DEFAULT)
     }
 
-    /// [`Catalog::connect`], waiting for the store at most as `timeouts`
-    /// say.
+    /// Connects to the catalog at `url` for what `access` says, waiting for
+    /// the store at most as `timeouts` say: the one constructor the others
+    /// call.
     ///
     /// # Errors
-    /// As [`Catalog::connect`]; `unavailable` when a wait runs past its
-    /// bound.
-    pub fn connect_with(url: &str, timeouts: &Timeouts) -> Result<Catalog, Error> {
-        let mut catalog = Catalog::connect_unchecked(url, Access::Read, timeouts)?;
-        migrate::check_schema(&mut catalog.store)?;
-        Ok(catalog)
-    }
-
-    fn connect_unchecked(url: &str, access: Access, timeouts: &Timeouts) -> Result<Catalog, Error> {
-        Ok(Catalog {
-            store: Store::connect(url, access, timeouts)?,
+    /// As [`Catalog::open`] and [`Catalog::connect`]; `unavailable` when a
+    /// wait runs past its bound; `not_configured` when `access` needs a
+    /// catalog there and there is none, or (except for [`Access::Verify`])
+    /// its schema is not this promptpack's.
+    pub fn connect_with(url: &str, access: Access, timeouts: &Timeouts) -> Result<Catalog, Error> {
+        let mode = match access {
+            Access::Create => Mode::Create,
+            Access::Write => Mode::Write,
+            Access::Read | Access::Verify => Mode::Read,
+        };
+        let mut catalog = Catalog {
+            store: Store::connect(url, mode, timeouts)?,
             settings: Settings::default(),
             author: default_author(),
             before_commit: None,
-        })
+        };
+        match access {
+            Access::Create => {
+                migrate::migrate(&mut catalog.store)?;
+            }
+            Access::Write => catalog.migrate_existing()?,
+            Access::Read => {
+                migrate::check_schema(&mut catalog.store)?;
+            }
+            // A recorded migration checksum that differs is for `verify`
+            // to list with the rest, not to refuse.
+            Access::Verify => {}
+        }
+        Ok(catalog)
+    }
+
+    /// For [`Access::Write`]: refuses a store without a catalog, so that a
+    /// mistyped URL creates nothing, and brings an older schema up to date.
+    fn migrate_existing(&mut self) -> Result<(), Error> {
+        if !migrate::has_schema(&mut self.store)? {
+            return Err(Error::new(
+                ErrorCode::NotConfigured,
+                format!(
+                    "{} holds no promptpack catalog: `promptpack catalog init` creates one",
+                    self.store.shown()
+                ),
+            ));
+        }
+        // Anything short of current (or a read that failed) goes the way
+        // that migrates, and reports what is wrong.
+        if !migrate::is_current(&mut self.store).unwrap_or(false) {
+            migrate::migrate(&mut self.store)?;
+        }
+        Ok(())
     }
 
     /// Applies the schema's migrations that the database lacks (what

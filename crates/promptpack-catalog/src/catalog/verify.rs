@@ -10,10 +10,9 @@ use crate::compile::{SnippetText, pins_of, sources};
 use crate::finding::{
     Finding, FindingCode, hash_finding, resolved_finding, snippet_finding, version_subject,
 };
-use crate::judge::{Verdict, judge};
+use crate::judge::{Verdict, judge, refusal_line};
 use crate::model::{Pin, Syntax, Timestamp, Version};
-use crate::store::{Access, Param, Tx};
-use crate::timeouts::Timeouts;
+use crate::store::{Param, Tx};
 use promptpack_core::contract::Contract;
 use promptpack_core::diagnostics::escape_controls;
 use promptpack_core::{Error, ErrorCode};
@@ -45,17 +44,6 @@ impl VerifyReport {
 }
 
 impl Catalog {
-    /// Connects to the catalog at `url` to [`verify`](Catalog::verify) it:
-    /// as [`Catalog::connect_with`], but a recorded migration checksum that
-    /// differs is left for `verify` to list instead of refused.
-    ///
-    /// # Errors
-    /// `unavailable` when the store cannot be reached; `not_configured`
-    /// when there is no catalog there.
-    pub fn connect_to_verify(url: &str, timeouts: &Timeouts) -> Result<Catalog, Error> {
-        Catalog::connect_unchecked(url, Access::Read, timeouts)
-    }
-
     /// Checks that the catalog holds what promptpack wrote, in one read:
     /// every version's resolved text against its content hash, and against
     /// what its files with its pinned snippet revisions compile to; every
@@ -257,7 +245,7 @@ fn version_findings(
                 message: format!(
                     "version {number} of `{}` is refused by the contract: {}",
                     escape_controls(&id),
-                    Verdict::Refuse(error).refusal().unwrap_or_default()
+                    refusal_line(&error)
                 ),
             });
             None

@@ -135,7 +135,7 @@ impl dyn Tx + '_ {
 
 /// What a connection may do to the store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Access {
+pub(crate) enum Mode {
     /// Read only: a SQLite file is opened read-only and must be a catalog.
     Read,
     /// Read and write a catalog that exists.
@@ -147,7 +147,7 @@ pub(crate) enum Access {
 /// A connection to one of the stores, and what it may do.
 pub(crate) struct Store {
     backend: Backend,
-    access: Access,
+    access: Mode,
 }
 
 /// The connection itself.
@@ -168,7 +168,7 @@ impl Store {
     /// `postgresql://…`, for `access`.
     /// SQLite waits on no network: `timeouts` bound PostgreSQL's waits.
     #[cfg_attr(not(feature = "postgres"), allow(unused_variables))]
-    pub fn connect(url: &str, access: Access, timeouts: &Timeouts) -> Result<Store, Error> {
+    pub fn connect(url: &str, access: Mode, timeouts: &Timeouts) -> Result<Store, Error> {
         match StoreUrl::parse(url)? {
             #[cfg(feature = "sqlite")]
             StoreUrl::Sqlite(path) => Ok(Store {
@@ -200,11 +200,11 @@ impl Store {
     /// serialized by the database (SQLite's write lock, PostgreSQL's row
     /// locks), so that two never compute the same version number.
     pub fn write<T>(&mut self, work: Work<'_, T>) -> Result<T, Error> {
-        if self.access == Access::Read {
+        if self.access == Mode::Read {
             return Err(Error::new(
                 ErrorCode::InvalidRequest,
                 format!(
-                    "catalog {}: connected to read (`Catalog::connect`), and this writes: connect with `Catalog::connect_writable`",
+                    "catalog {}: connected to read (`Catalog::connect`), and this writes: connect with `Catalog::connect_with(url, Access::Write, …)`",
                     self.shown()
                 ),
             ));

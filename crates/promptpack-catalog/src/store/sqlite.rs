@@ -2,7 +2,7 @@
 //! wait for the writer, with a busy timeout so that writers from other
 //! threads and processes queue instead of failing.
 
-use super::{Access, Cell, Dialect, Param, Row, Tx, Work, numbered_parameters};
+use super::{Cell, Dialect, Mode, Param, Row, Tx, Work, numbered_parameters};
 use crate::file_identity::FileIdentity;
 use promptpack_core::{Error, ErrorCode};
 use rusqlite::types::{ToSqlOutput, Value, ValueRef};
@@ -20,12 +20,12 @@ const SCHEMA_TABLE: &str = "promptpack_schema";
 
 /// Opens `path` for `access` and reads its table names: the first read of
 /// the file, where a file that is not a database fails.
-fn open_file(path: &Path, access: Access) -> rusqlite::Result<(Connection, Vec<String>)> {
+fn open_file(path: &Path, access: Mode) -> rusqlite::Result<(Connection, Vec<String>)> {
     let flags = OpenFlags::SQLITE_OPEN_NO_MUTEX
         | match access {
-            Access::Read => OpenFlags::SQLITE_OPEN_READ_ONLY,
-            Access::Write => OpenFlags::SQLITE_OPEN_READ_WRITE,
-            Access::Create => OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
+            Mode::Read => OpenFlags::SQLITE_OPEN_READ_ONLY,
+            Mode::Write => OpenFlags::SQLITE_OPEN_READ_WRITE,
+            Mode::Create => OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
         };
     let connection = Connection::open_with_flags(path, flags)?;
     connection.busy_timeout(BUSY_TIMEOUT)?;
@@ -96,14 +96,14 @@ pub(crate) struct SqliteStore {
 }
 
 impl SqliteStore {
-    /// Opens the catalog file for `access`: only [`Access::Create`] makes a
-    /// missing file (and its folder) or turns on WAL; [`Access::Read`] opens
+    /// Opens the catalog file for `access`: only [`Mode::Create`] makes a
+    /// missing file (and its folder) or turns on WAL; [`Mode::Read`] opens
     /// the file read-only, so that reading another application's database,
     /// or a catalog on a read-only disk, changes nothing. A file that is not
     /// a catalog is refused before anything touches it.
-    pub fn open(path: &Path, access: Access) -> Result<SqliteStore, Error> {
+    pub fn open(path: &Path, access: Mode) -> Result<SqliteStore, Error> {
         let shown = path.display().to_string();
-        if access != Access::Create && !path.exists() {
+        if access != Mode::Create && !path.exists() {
             // A reader or writer pointed at the wrong path must not leave an
             // empty catalog behind it.
             return Err(Error::new(
@@ -113,7 +113,7 @@ impl SqliteStore {
         }
         if let Some(parent) = path
             .parent()
-            .filter(|p| access == Access::Create && !p.as_os_str().is_empty())
+            .filter(|p| access == Mode::Create && !p.as_os_str().is_empty())
         {
             std::fs::create_dir_all(parent).map_err(|e| {
                 Error::new(
@@ -131,7 +131,7 @@ impl SqliteStore {
             // A WAL catalog in a folder this process cannot write, with no
             // writer at work: SQLite cannot make the `-shm` file a reader
             // shares, so read the file as it is.
-            Err(error) if access == Access::Read && read_only_folder(&error) => {
+            Err(error) if access == Mode::Read && read_only_folder(&error) => {
                 let (connection, tables) =
                     open_snapshot(path).map_err(|e| store_error(&shown, e))?;
                 (connection, tables, Some(path.to_path_buf()))
@@ -139,14 +139,14 @@ impl SqliteStore {
             Err(error) => return Err(store_error(&shown, error)),
         };
         let is_catalog = tables.iter().any(|name| name == SCHEMA_TABLE);
-        if !is_catalog && (access != Access::Create || !tables.is_empty()) {
+        if !is_catalog && (access != Mode::Create || !tables.is_empty()) {
             let holds = match tables.len() {
                 0 => "an empty database".to_string(),
                 1 => "a database of another application (1 table)".to_string(),
                 n => format!("a database of another application ({n} tables)"),
             };
             let advice = match access {
-                Access::Create => "give the path of a catalog, or of a file to create",
+                Mode::Create => "give the path of a catalog, or of a file to create",
                 _ => "`promptpack catalog init` creates one at a new path",
             };
             return Err(Error::new(
@@ -154,7 +154,7 @@ impl SqliteStore {
                 format!("{shown} is not a promptpack catalog: it holds {holds} ({advice})"),
             ));
         }
-        if access == Access::Create {
+        if access == Mode::Create {
             // Persistent in the file: readers never wait for the writer.
             connection
                 .pragma_update(None, "journal_mode", "WAL")
@@ -206,7 +206,7 @@ impl SqliteStore {
         if let Some(file) = &self.snapshot_of {
             // A writer may have come since: share its `-shm` when it has
             // made one, else read the file as it is now.
-            self.connection = match open_file(file, Access::Read) {
+            self.connection = match open_file(file, Mode::Read) {
                 Ok((connection, _)) => connection,
                 Err(_) => open_snapshot(file).map_err(|e| store_error(&path, e))?.0,
             };

@@ -13,7 +13,7 @@ use crate::store_args::StoreArgs;
 use crate::{Folders, usage_error};
 use clap::{Args, Subcommand};
 use promptpack::{Error, ErrorCode, Style};
-use promptpack_catalog::{Arm, Catalog, Contract, DEFAULT_SQLITE_PATH, Selector};
+use promptpack_catalog::{Access, Arm, Catalog, Contract, DEFAULT_SQLITE_PATH, Selector};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -531,21 +531,8 @@ impl CatalogArgs {
     }
 }
 
-/// What a command does to the catalog, and so how it connects.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Access {
-    /// `init`: creates the catalog, or brings its schema up to date.
-    Create,
-    /// Writes to a catalog that exists (migrating an older schema).
-    Write,
-    /// Reads only: read-only, never migrates, never waits for a writer.
-    Read,
-    /// `verify`: reads as `Read`, and a catalog whose migrations were
-    /// edited is listed, not refused.
-    Verify,
-}
-
 impl CatalogCommand {
+    /// What the command does to the catalog, and so how it connects.
     fn access(&self) -> Access {
         match self {
             CatalogCommand::Init => Access::Create,
@@ -597,14 +584,7 @@ fn keep_out_of_git(root: &Path) -> Result<Option<String>, Error> {
 fn open(args: &CatalogArgs, access: Access) -> Result<Catalog, Error> {
     let url = args.url();
     let timeouts = store_env::timeouts(args.db_timeout);
-    let catalog = match access {
-        Access::Create => Catalog::open_with(&url, &timeouts)?,
-        Access::Write => Catalog::connect_writable(&url, &timeouts)?,
-        Access::Read => Catalog::connect_with(&url, &timeouts)?,
-        // Not `connect`: it refuses an edited migration, which is for
-        // `verify` to list with the rest.
-        Access::Verify => Catalog::connect_to_verify(&url, &timeouts)?,
-    };
+    let catalog = Catalog::connect_with(&url, access, &timeouts)?;
     Ok(match &args.author {
         Some(author) => catalog.with_author(author),
         None => catalog,

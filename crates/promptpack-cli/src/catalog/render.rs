@@ -6,7 +6,7 @@ use crate::Folders;
 use crate::render::{RenderArgs as TreeRenderArgs, Rendered, parse_var, render, write_prompt};
 use clap::Args;
 use promptpack::{Error, Library, Style};
-use promptpack_catalog::{Catalog, Verdict, Version};
+use promptpack_catalog::{Catalog, Version};
 use std::path::PathBuf;
 
 /// Options of `promptpack catalog render`.
@@ -74,11 +74,11 @@ pub(crate) fn execute(
 /// its files and the snippet revisions it pins, under its syntax, its hash
 /// checked): a library of it, or why it is refused.
 fn library(catalog: &mut Catalog, version: &Version) -> Result<Library, Error> {
-    match catalog.judge(&version.prompt_id, version.version, None)? {
-        Verdict::Serve(checked) => Ok(promptpack::house::library_of(
-            vec![checked.prompt],
-            checked.settings.delimiters,
-        )),
-        Verdict::Refuse(error) => Err(error),
-    }
+    let checked = catalog
+        .judge(&version.prompt_id, version.version, None)?
+        .into_result()?;
+    Ok(promptpack::house::library_of(
+        vec![checked.prompt],
+        checked.settings.delimiters,
+    ))
 }

@@ -7,8 +7,9 @@ use super::shared::{Chrome, CsrfForm, OrPage, PageResult, html, may_send, short_
 use super::when::When;
 use crate::action::Action;
 use crate::auth::PageUser;
-use crate::builds::{BuildView, Verdicts, builds_of};
+use crate::builds::{BuildView, builds_of};
 use crate::state::AppState;
+use crate::verdicts::Verdicts;
 use askama::Template;
 use axum::Form;
 use axum::extract::{Path, Query, State};

@@ -3,7 +3,7 @@
 //! HTTP client that does not follow redirects (a test reads them).
 #![allow(dead_code)]
 
-use promptpack_catalog::{Catalog, Draft, Role, token_hash};
+use promptpack_catalog::{Access, Catalog, Draft, Role, token_hash};
 use promptpack_console::{Server, Settings, new_token};
 use serde_json::Value;
 
@@ -143,8 +143,9 @@ impl Console {
             r#"{"format": 1, "prompts": {"greet": {"variables": [{"name": "name", "kind": "text"}]}}}"#,
         )
         .expect("a contract");
-        promptpack_catalog::Catalog::connect_writable(
+        promptpack_catalog::Catalog::connect_with(
             &self.db,
+            Access::Write,
             &promptpack_catalog::Timeouts::DEFAULT,
         )
         .and_then(|mut catalog| {
@@ -180,9 +181,13 @@ impl Console {
     /// A writable connection to the console's catalog, as `promptpack
     /// console user` opens it.
     pub fn catalog(&self) -> Catalog {
-        Catalog::connect_writable(&self.db, &promptpack_catalog::Timeouts::DEFAULT)
-            .expect("the catalog")
-            .with_author("setup")
+        Catalog::connect_with(
+            &self.db,
+            Access::Write,
+            &promptpack_catalog::Timeouts::DEFAULT,
+        )
+        .expect("the catalog")
+        .with_author("setup")
     }
 }
 
