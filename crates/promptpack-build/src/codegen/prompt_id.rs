@@ -16,11 +16,7 @@ pub(super) fn prompt_id(
     sources: &HashMap<&str, &TemplateSource>,
     emit: Emit,
 ) {
-    let Emit {
-        dev,
-        renderers,
-        runtime,
-    } = emit;
+    let (dev, renderers, runtime) = (emit.dev, emit.renderers, emit.runtime);
     out.line("/// Every prompt of this crate: one variant per folder under `templates/`.");
     out.line(derive_enum());
     out.open("pub enum PromptId {");

@@ -28,11 +28,7 @@ pub(super) fn prompt_items(
     source: Option<&TemplateSource>,
     emit: Emit,
 ) -> String {
-    let Emit {
-        dev,
-        renderers,
-        runtime,
-    } = emit;
+    let (dev, renderers, runtime) = (emit.dev, emit.renderers, emit.runtime);
     let mut out = Source::at_depth(1);
     out.line("");
     for field in fields {
