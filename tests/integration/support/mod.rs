@@ -2,8 +2,6 @@
 //! dependencies, a build script calling `promptpack_build::compile_or_exit()`), built
 //! by cargo in a temporary folder: what the rerun and build-warning tests
 //! share.
-// Each test binary that includes this module uses a part of it.
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -395,7 +395,7 @@ fn child_stderr(child: &str) -> String {
 /// its place: run in a child process, whose stderr the parent reads.
 #[test]
 fn a_broken_edit_is_told_on_stderr_without_a_logger() {
-    let stderr = child_stderr("broken_edit_without_a_logger_child");
+    let stderr = child_stderr("reload::broken_edit_without_a_logger_child");
     assert!(
         stderr.contains("promptpack: an edit does not load; the last good prompts keep serving"),
         "{stderr}"
@@ -420,7 +420,7 @@ fn broken_edit_without_a_logger_child() {
 /// value): on stderr without a logger, in a child process.
 #[test]
 fn an_unhandled_choice_is_told_on_reload() {
-    let stderr = child_stderr("unhandled_choice_on_reload_child");
+    let stderr = child_stderr("reload::unhandled_choice_on_reload_child");
     // The first load has no unhandled value: a warning is the edit's.
     assert!(stderr.contains("warning[unhandled_choice]"), "{stderr}");
     assert!(
@@ -783,7 +783,7 @@ fn watch_setup_errors_are_reported() {
         .arg(&exe)
         .args([
             "--exact",
-            "watch_setup_errors_as_another_user",
+            "reload::watch_setup_errors_as_another_user",
             "--include-ignored",
         ])
         .current_dir(bin.path())
@@ -1036,7 +1036,7 @@ fn no_reload_env_turns_the_dev_path_off() {
         let output = std::process::Command::new(&exe)
             .args([
                 "--exact",
-                "dev_render_env_child",
+                "reload::dev_render_env_child",
                 "--include-ignored",
                 "--test-threads=1",
             ])
@@ -1422,7 +1422,7 @@ fn the_inotify_limit_falls_back_to_polling() {
             "--map-root-user",
             "sh",
             "-c",
-            "echo 40 > /proc/sys/user/max_inotify_watches && exec \"$0\" --exact inotify_limit_child --include-ignored",
+            "echo 40 > /proc/sys/user/max_inotify_watches && exec \"$0\" --exact reload::inotify_limit_child --include-ignored",
         ])
         .arg(&exe)
         .output()

@@ -1,8 +1,9 @@
 //! Table-driven fixtures: every file in `tests/inputs/*.txt` is one case, run
 //! through the dynamic API and snapshotted (output or errors alike) in
-//! `tests/snapshots/fixtures__cases@<file>.snap`. The case files are read by
-//! `promptpack_testkit::case::read_fixture`, the reader the fuzz targets'
-//! `parse_case` shares its splitting, headers and escapes with.
+//! `tests/integration/snapshots/integration__fixtures__cases@<file>.snap`.
+//! The case files are read by `promptpack_testkit::case::read_fixture`, the
+//! reader the fuzz targets' `parse_case` shares its splitting, headers and
+//! escapes with.
 //!
 //! # Case file format
 //!
@@ -240,7 +241,7 @@ fn run_case(path: &Path) -> String {
 
 #[test]
 fn cases() {
-    insta::glob!("inputs/*.txt", |path| {
+    insta::glob!("../inputs", "*.txt", |path| {
         insta::assert_snapshot!(run_case(path));
     });
 }

@@ -5,10 +5,8 @@
 //! your prompts", with `../promptpack` pointing at this checkout. A line
 //! cargo refuses (a version beside a path dependency) fails here.
 
-mod support;
-
+use crate::support::Scratch;
 use std::path::Path;
-use support::Scratch;
 
 /// A fenced block of the README: the heading it sits under, its language
 /// and its text.

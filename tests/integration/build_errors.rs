@@ -5,9 +5,7 @@
 //! `RUST_BACKTRACE=1`), and no dump of the build script's output. The
 //! scratch crate's build script is the one `promptpack init --cargo` writes.
 
-mod support;
-
-use support::Scratch;
+use crate::support::Scratch;
 
 const CRATE: &str = "scratch-errors";
 

@@ -3,9 +3,7 @@
 //! untouched prompt folder does not rerun anything, and a broken template
 //! fails the build with a rustc-style diagnostic.
 
-mod support;
-
-use support::Scratch;
+use crate::support::Scratch;
 
 fn scratch() -> Scratch {
     let scratch = Scratch::new(
@@ -89,7 +87,7 @@ fn prompt_files_drive_regeneration() {
     );
     let (_, stderr, ok) = run(&scratch);
     assert!(!ok, "a broken template must fail the build");
-    // One cargo error line per diagnostic, at its place (tests/build_errors.rs
+    // One cargo error line per diagnostic, at its place (build_errors.rs
     // checks the rest of the output).
     assert!(
         stderr.contains("error: scratch@0.0.0: templates/alpha/system.md:2:1: unclosed_block: "),

@@ -4,9 +4,7 @@
 //! is named next to rustc's error about the field; `[build] warnings = false`
 //! silences them all.
 
-mod support;
-
-use support::Scratch;
+use crate::support::Scratch;
 
 fn scratch() -> Scratch {
     Scratch::new(
