@@ -5,7 +5,7 @@
 //! stored version carries its whole front matter.
 #![cfg(unix)]
 
-mod support;
+use crate::support;
 
 use promptpack_catalog::{Draft, ErrorCode, MAX_FILE_BYTES, Selector};
 use std::os::unix::fs::symlink;

@@ -9,7 +9,7 @@
 //! without the corpus shows it did not run; CI runs it with
 //! `--include-ignored`, and then a missing corpus fails it.
 
-mod support;
+use crate::support;
 
 use promptpack::Library;
 use promptpack::machinery::core::Sources;

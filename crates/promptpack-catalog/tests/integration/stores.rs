@@ -1,7 +1,7 @@
 //! The store suite: every case runs against SQLite and against a real
 //! PostgreSQL server, through the same [`Catalog`] API.
 
-mod support;
+use crate::support;
 
 use promptpack_catalog::{
     Arm, BuildRegistration, Catalog, Contract, Draft, ErrorCode, ListQuery, Page, Role, Selector,

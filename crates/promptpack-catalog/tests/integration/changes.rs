@@ -2,7 +2,7 @@
 //! follower cares about (both stores), and PostgreSQL announces each
 //! committed change to listeners, never a rolled-back one.
 
-mod support;
+use crate::support;
 
 use promptpack_catalog::{Arm, Change, Listener};
 use support::{Kind, TestStore, draft};

@@ -4,7 +4,7 @@
 //! against SQLite and PostgreSQL; the SQLite-only cases below them are
 //! about the file.
 
-mod support;
+use crate::support;
 
 use promptpack_catalog::{Catalog, ErrorCode, Selector, Timeouts};
 use support::{Kind, TestStore, code, draft};

@@ -5,7 +5,7 @@
 //! it. Run on SQLite (a file per case): the store suite shows PostgreSQL
 //! behaves the same on every operation these use.
 
-mod support;
+use crate::support;
 
 use promptpack_catalog::{Catalog, Draft, ErrorCode, Selector};
 use proptest::prelude::*;

@@ -2,7 +2,7 @@
 //! each with no gaps, and no label move is lost from the audit history.
 //! Each writer has a connection of its own, as separate instances would.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Barrier};

@@ -4,7 +4,7 @@
 //! recorded checksum was edited is refused at connect; a catalog from
 //! before checksums gets them; a clean catalog verifies.
 
-mod support;
+use crate::support;
 
 use promptpack_catalog::{
     Catalog, Draft, ErrorCode, FindingCode, Selector, Subject, Syntax, Timeouts, VerifyReport,

@@ -6,7 +6,7 @@
 //! No test measures time. What fails them is a hang: each bounded call runs
 //! under a guard that ends the process after a generous [`GUARD`].
 
-mod support;
+use crate::support;
 
 use promptpack_catalog::{Catalog, Error, ErrorCode, Listener, Selector, Timeouts};
 use std::net::TcpListener;
