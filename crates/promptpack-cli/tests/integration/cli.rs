@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-const BIN: &str = env!("CARGO_BIN_EXE_promptpack");
+use crate::support::BIN;
 
 fn manifest_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -65,8 +65,9 @@ fn run(args: &[&str]) -> String {
     run_with(args, None)
 }
 
-/// Snapshots `output` as `tests/snapshots/cli__<name>.snap`; the command is
-/// in the snapshot itself.
+/// Snapshots `output` as
+/// `tests/integration/snapshots/integration__cli__<name>.snap`; the command
+/// is in the snapshot itself.
 fn snapshot(name: &str, output: &str) {
     let mut settings = insta::Settings::clone_current();
     settings.set_omit_expression(true);

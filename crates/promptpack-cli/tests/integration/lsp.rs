@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_promptpack");
+use crate::support::BIN;
 
 struct Server {
     child: Child,

@@ -7,19 +7,13 @@
 //! written; `--json` is parsed and its fields asserted.
 
 use promptpack_testkit::files::copy_tree;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_promptpack");
+use crate::support::{BIN, Output, fixture};
 
 /// What every catalog command of a test is given, after its own arguments.
 const AUTHOR: &str = "test";
-
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/cli")
-        .join(name)
-}
 
 /// A temp folder holding `tree/` (a copy of the `clean` fixture) and the
 /// catalog `c.db`.
@@ -40,13 +34,6 @@ enum Step<'a> {
 }
 
 use Step::{Bare, Run, Write};
-
-/// What a command did.
-struct Output {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
 
 impl Scene {
     /// The scene, its catalog made by `catalog init` (only `init` makes
@@ -202,7 +189,8 @@ fn time_at(bytes: &[u8]) -> Option<usize> {
     (bytes.get(len) == Some(&b'Z')).then_some(len + 1)
 }
 
-/// Snapshots `output` as `tests/snapshots/catalog__<name>.snap`.
+/// Snapshots `output` as
+/// `tests/integration/snapshots/integration__catalog__<name>.snap`.
 fn snapshot(name: &str, output: &str) {
     let mut settings = insta::Settings::clone_current();
     settings.set_omit_expression(true);

@@ -10,7 +10,7 @@
 use std::net::TcpListener;
 use std::process::{Command, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_promptpack");
+use crate::support::BIN;
 
 /// What a command did.
 struct Outcome {

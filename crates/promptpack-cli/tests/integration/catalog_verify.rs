@@ -3,38 +3,13 @@
 //! refuses to `get` that version (`damaged`), and `verify` lists the
 //! version and the guard and exits 1, in text and in JSON.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
-const BIN: &str = env!("CARGO_BIN_EXE_promptpack");
+use crate::support::{self, Output, fixture};
 
-/// What a command did.
-struct Output {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-/// `promptpack catalog ARGS --db DB`, in plain style.
+/// `promptpack catalog ARGS --db DB` in `dir`, as text.
 fn catalog(dir: &Path, db: &str, args: &[&str]) -> Output {
-    let output = Command::new(BIN)
-        .arg("catalog")
-        .args(args)
-        .args(["--db", db, "--author", "test"])
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("PROMPTPACK_DB")
-        .output()
-        .expect("the binary runs");
-    Output {
-        code: output.status.code(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
-}
-
-fn fixture() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/cli/clean")
+    support::catalog(Some(dir), db, args).into()
 }
 
 /// Runs `sql` on the store behind `db` directly, as an operator's
@@ -78,7 +53,7 @@ fn verify_on_postgres() {
 }
 
 fn verify_finds_what_was_changed_by_hand(dir: &Path, db: &str, drop_guard: &str, guard: &str) {
-    let from = fixture().display().to_string();
+    let from = fixture("clean").display().to_string();
     let init = catalog(dir, db, &["init"]);
     assert_eq!(init.code, Some(0), "{}", init.stderr);
     let imported = catalog(dir, db, &["import", "--from", &from, "-m", "first"]);

@@ -5,7 +5,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Output, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_promptpack");
+use crate::support::BIN;
 
 fn promptpack(args: &[&str]) -> Output {
     Command::new(BIN)

@@ -6,27 +6,13 @@
 
 use promptpack_testkit::files::copy_tree;
 use std::os::unix::fs::PermissionsExt;
-use std::path::PathBuf;
 use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_promptpack");
+use crate::support::{self, BIN, fixture};
 
-fn fixture() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/cli/clean")
-}
-
-/// `promptpack catalog ARGS --db DB` with no catalog settings from the
-/// environment.
+/// `promptpack catalog ARGS --db DB`, run where the tests run.
 fn catalog(db: &str, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .arg("catalog")
-        .args(args)
-        .args(["--db", db, "--author", "test"])
-        .env("NO_COLOR", "1")
-        .env_remove("PROMPTPACK_DB")
-        .env_remove("PROMPTPACK_AUTHOR")
-        .output()
-        .expect("the binary runs")
+    support::catalog(None, db, args)
 }
 
 fn stderr(output: &Output) -> String {
@@ -41,7 +27,7 @@ fn stdout(output: &Output) -> String {
 /// at `c.db`.
 fn imported() -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().expect("temp dir");
-    copy_tree(&fixture(), &dir.path().join("tree"), &[]);
+    copy_tree(&fixture("clean"), &dir.path().join("tree"), &[]);
     let db = format!("sqlite:{}", dir.path().join("c.db").display());
     let tree = dir.path().join("tree").display().to_string();
     for args in [vec!["init"], vec!["import", "--from", &tree, "-m", "first"]] {

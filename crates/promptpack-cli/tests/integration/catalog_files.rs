@@ -3,22 +3,14 @@
 //! refused as `too_large`, as `import` refuses it, and nothing is written.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-const BIN: &str = env!("CARGO_BIN_EXE_promptpack");
+use crate::support;
 
+/// `promptpack catalog ARGS` in `dir`, on the SQLite catalog `dir/c.db`.
 fn catalog(dir: &Path, args: &[&str]) -> Output {
     let db = format!("sqlite:{}", dir.join("c.db").display());
-    Command::new(BIN)
-        .arg("catalog")
-        .args(args)
-        .args(["--db", &db, "--author", "test"])
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("PROMPTPACK_DB")
-        .env_remove("PROMPTPACK_AUTHOR")
-        .output()
-        .expect("the binary runs")
+    support::catalog(Some(dir), &db, args)
 }
 
 #[test]

@@ -36,7 +36,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 
-const BIN: &str = env!("CARGO_BIN_EXE_promptpack");
+use crate::support::BIN;
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct Place {
