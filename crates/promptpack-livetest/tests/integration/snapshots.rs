@@ -4,7 +4,7 @@
 //! with its reads, serves its label again once restored. Each case runs on
 //! a SQLite file (polled) and on a real PostgreSQL database (notified).
 
-mod support;
+use crate::support;
 
 use promptpack_livetest::before;
 use std::time::Duration;

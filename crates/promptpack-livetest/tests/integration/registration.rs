@@ -3,7 +3,7 @@
 //! console reads with `Catalog::builds`. (A handle on a catalog it may only
 //! read serves without registering: `sqlite_files.rs`.)
 
-mod support;
+use crate::support;
 
 use promptpack::ErrorCode;
 use promptpack_catalog::{RegisteredBuild, contract_hash};

@@ -3,7 +3,7 @@
 //! Each case runs on a SQLite file (polled) and on a real PostgreSQL
 //! database (notified).
 
-mod support;
+use crate::support;
 
 use promptpack::live::LiveEvent;
 use promptpack::{ErrorCode, Provenance};

@@ -4,7 +4,7 @@
 //! (a debug build panicked; a release build said `2147483648/0`). On both
 //! stores.
 
-mod support;
+use crate::support;
 
 use promptpack::live::LiveEvent;
 use promptpack_catalog::Arm;

@@ -3,7 +3,7 @@
 //! from it again), and a catalog the service may only read (file and
 //! folder read-only) is followed without a write.
 
-mod support;
+use crate::support;
 
 use promptpack::live::LiveEvent;
 use promptpack_catalog::Selector;

@@ -3,7 +3,7 @@
 //! handle that loses it keeps serving what it loaded, no render fails,
 //! and the next change after the restart is seen.
 
-mod support;
+use crate::support;
 
 use promptpack::live::LiveEvent;
 use promptpack::{ErrorCode, Provenance};

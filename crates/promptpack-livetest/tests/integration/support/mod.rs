@@ -1,6 +1,5 @@
 //! What the live tests share: catalogs on real stores, publishing the
 //! service's prompts, and waiting for events with a hang guard.
-#![allow(dead_code)]
 
 use promptpack::live::LiveEvent;
 use promptpack_catalog::{Catalog, Draft, RegisteredBuild};

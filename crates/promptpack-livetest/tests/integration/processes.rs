@@ -1,7 +1,7 @@
 //! Eight service processes follow one label of a real PostgreSQL catalog:
 //! a publish plus a label move reaches every one of them.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

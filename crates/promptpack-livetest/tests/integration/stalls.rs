@@ -5,7 +5,7 @@
 //! is seen. And what the handle reports of its store never shows a
 //! password.
 
-mod support;
+use crate::support;
 
 use promptpack::ErrorCode;
 use promptpack::live::LiveEvent;

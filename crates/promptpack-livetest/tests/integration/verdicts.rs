@@ -6,7 +6,7 @@
 //! (`Catalog::verify_with`, what `promptpack catalog verify --contract`
 //! runs). On both stores.
 
-mod support;
+use crate::support;
 
 use promptpack::live::LiveEvent;
 use promptpack_catalog::{Catalog, FindingCode, Role, Subject, token_hash};

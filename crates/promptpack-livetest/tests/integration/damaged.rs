@@ -3,7 +3,7 @@
 //! longer matches its content hash, and one whose files were rewritten
 //! under its old resolved text and hash. On both stores.
 
-mod support;
+use crate::support;
 
 use promptpack::ErrorCode;
 use promptpack::live::LiveEvent;
