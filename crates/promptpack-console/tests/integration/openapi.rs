@@ -2,7 +2,7 @@
 //! answered, with a status it documents, and a body its schema accepts;
 //! without a token every one of them is a documented `401`.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::{Auth, Console, Store};

@@ -1,7 +1,7 @@
 //! The JSON API, over real HTTP on loopback, against a real SQLite file and
 //! a real PostgreSQL database: every route, its errors and its roles.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::{Auth, Console, Store};

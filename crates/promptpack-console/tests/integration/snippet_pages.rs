@@ -4,7 +4,7 @@
 //! before it publishes, and the pins-only upgrade offered after. Roles,
 //! CSRF and escaping as on every page; and the diff pages bounded.
 
-mod support;
+use crate::support;
 
 use promptpack_catalog::{Catalog, Draft, Selector};
 use support::{Auth, Console, Store, hidden};

@@ -1,7 +1,7 @@
 //! The pages over real HTTP: signing in, what each role may do, CSRF, and
 //! escaping of everything that comes from the catalog.
 
-mod support;
+use crate::support;
 
 use support::{Auth, Console, Store, hidden};
 

@@ -5,7 +5,7 @@
 //! as `forbidden` with one and the same message, and offer its button to
 //! exactly the users it allows.
 
-mod support;
+use crate::support;
 
 use promptpack_catalog::Draft;
 use serde_json::Value;

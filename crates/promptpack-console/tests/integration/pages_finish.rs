@@ -5,7 +5,7 @@
 //! after Publish, the filter on snippets too, readable times, and a label's
 //! version without its name again.
 
-mod support;
+use crate::support;
 
 use promptpack_catalog::{Catalog, Draft, Timeouts};
 use support::{Auth, Console, Store, hidden};
