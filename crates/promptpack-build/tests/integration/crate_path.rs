@@ -8,11 +8,7 @@ use std::path::Path;
 
 fn prompt_root(settings: &str) -> tempfile::TempDir {
     let root = tempfile::tempdir().expect("tempdir");
-    let write = |path: &str, text: &str| {
-        let path = root.path().join(path);
-        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
-        std::fs::write(path, text).expect("write");
-    };
+    let write = |path: &str, text: &str| crate::support::write(root.path(), path, text);
     write(
         "templates/greet/system.md",
         "{{#if formal}}Dear {{/if}}{{name}}{{#if nick}} ({{nick}}){{/if}}\

@@ -6,19 +6,14 @@
 
 use promptpack_build::{CONTRACT_FILE, Config, Contract};
 use promptpack_core::program::VarKind;
-use std::path::Path;
 use std::process::Command;
 
+use crate::support::write;
+
 /// The test the child runs.
-const CHILD: &str = "compile_in_out_dir";
+const CHILD: &str = "contract_file::compile_in_out_dir";
 /// Tells the child where the prompt root is.
 const ROOT_ENV: &str = "PROMPTPACK_TEST_ROOT";
-
-fn write(root: &Path, path: &str, text: &str) {
-    let path = root.join(path);
-    std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
-    std::fs::write(path, text).expect("write");
-}
 
 #[test]
 fn compile_config_writes_the_contract() {
