@@ -7,7 +7,7 @@
 use promptpack_core::value::write_value;
 use proptest::strategy::Strategy;
 
-const CORPUS: &str = include_str!("data/js-numbers.tsv");
+const CORPUS: &str = include_str!("../data/js-numbers.tsv");
 
 #[test]
 fn numbers_print_as_javascript_prints_them() {
