@@ -2,7 +2,6 @@
 //! editor does (initialize, didOpen, didChange, requests, shutdown), on a
 //! copy of a fixture tree in a temporary folder.
 
-
 use lsp_server::{Connection, Message, Notification, Request, RequestId, Response};
 use promptpack_lsp::{BuildChecker, Checker, DIAGNOSTICS_METHOD, Options};
 use serde_json::{Value, json};
