@@ -3,11 +3,12 @@
 //! and its dev-dependencies again. A module that needs features says so
 //! with `cfg`, so `cargo test` with fewer features runs the rest.
 //!
-//! Separate binaries stay for what cannot share a process:
-//! `tests/alloc.rs` and `tests/render_bound.rs` install a
-//! `#[global_allocator]`, and `tests/snapshots_sample.rs` replaces the panic
-//! hook while it runs and checks the snapshot files a user's
-//! `tests/<file>.rs` gets (`tests/snapshots/<file>__<case>.snap`).
+//! Separate binaries stay: `tests/alloc.rs` and `tests/render_bound.rs`
+//! install a `#[global_allocator]`, and `tests/snapshots_sample.rs` is the
+//! suite `init --cargo --snapshots` gives a user, a top-level test file
+//! whose snapshot names and `source:` lines it checks
+//! (`tests/snapshots/snapshots_sample__<case>.snap`): as a module here they
+//! would be another layout than a user's.
 
 mod support;
 
