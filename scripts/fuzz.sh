@@ -13,7 +13,7 @@
 #   FUZZ_MAX_LEN    -max_len for libFuzzer (default 4096)
 #
 # One more target, codegen_compiles, is not a libFuzzer target: compiling
-# generated code takes rustc, so it runs tests/codegen_compiles.rs in
+# generated code takes rustc, so it runs tests/integration/codegen_compiles.rs in
 # batches of 200 random trees with a new seed each, one `cargo check` per
 # batch, until the time is up (FUZZ_TARGETS="codegen_compiles").
 #
@@ -76,7 +76,7 @@ compile_batches() {
     seed=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
     echo "--- seed $seed" >>"$log"
     if ! PROMPTPACK_COMPILE_SEED="$seed" PROMPTPACK_COMPILE_TREES=200 \
-      cargo test --all-features --test codegen_compiles random_trees >>"$log" 2>&1; then
+      cargo test --all-features --test integration codegen_compiles::random_trees >>"$log" 2>&1; then
       echo "codegen_compiles: a batch failed: PROMPTPACK_COMPILE_SEED=$seed (log: $log)"
       return 1
     fi

@@ -7,10 +7,10 @@
 //!   folder in one text, which the fuzz targets and the fixture harness read;
 //! - [`reference`](mod@reference): a reference evaluator of the template
 //!   language, over a template tree, that the renderer is compared against
-//!   (by the fuzz targets and by `tests/properties.rs`);
+//!   (by the fuzz targets and by `tests/integration/properties.rs`);
 //! - [`checks`]: what must hold of any diagnostic, parse or generated code;
 //! - [`targets`]: the body of each fuzz target as a plain function, so that
-//!   `fuzz/fuzz_targets/*.rs` are one-liners and `tests/fuzz_regressions.rs`
+//!   `fuzz/fuzz_targets/*.rs` are one-liners and `tests/integration/fuzz_regressions.rs`
 //!   replays past findings in an ordinary `cargo test`;
 //! - [`files`]: writing a tree of files under a folder, the set-up most tests start with;
 //! - [`wait`]: waiting for what happens on another thread or process, with a hang guard that

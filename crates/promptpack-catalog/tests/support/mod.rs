@@ -3,7 +3,6 @@
 #![allow(dead_code)]
 
 use promptpack_catalog::{Catalog, Draft, Error, ErrorCode};
-use std::path::Path;
 
 /// The schema version this promptpack's migrations bring a catalog to.
 pub const SCHEMA_VERSION: i64 = 7;
@@ -143,14 +142,11 @@ pub fn code<T: std::fmt::Debug>(result: Result<T, Error>) -> ErrorCode {
     }
 }
 
-/// Writes `files` (path, text) under `root`.
-pub fn write_tree(root: &Path, files: &[(&str, &str)]) {
-    for (path, text) in files {
-        let path = root.join(path);
-        std::fs::create_dir_all(path.parent().expect("a parent")).expect("folders");
-        std::fs::write(path, text).expect("a file");
-    }
-}
+/// Writes `files` (path, text) under `root`: the test kit's, under the name
+/// these tests use.
+// faults.rs, the other binary that includes this module, writes no tree.
+#[allow(unused_imports)]
+pub use promptpack_testkit::files::write_tree;
 
 /// One `#[test]` per case and store: `mod sqlite { fn case() }` and
 /// `mod postgres { fn case() }`, each case a `fn(&TestStore)`.

@@ -1,6 +1,7 @@
 // Writes js-numbers.tsv: JSON number texts, a tab, and what JavaScript
-// prints for them, `String(JSON.parse(text))`. tests/js_numbers.rs checks
-// promptpack's parse and print against every row without needing node.
+// prints for them, `String(JSON.parse(text))`.
+// tests/integration/js_numbers.rs checks promptpack's parse and print
+// against every row without needing node.
 //
 // Regenerate (the output is the same on every run: the generator is seeded):
 //   node crates/promptpack-core/tests/data/js-numbers.js \

@@ -1,0 +1,7 @@
+//! The language server's integration tests in one binary: each module was
+//! a `tests/<name>.rs` of its own, each linking the server again.
+
+mod support;
+
+mod edits;
+mod features;
