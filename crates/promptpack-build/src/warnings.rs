@@ -395,8 +395,8 @@ fn field_name(name: &str) -> String {
 mod tests {
     use super::*;
     use crate::record::NameRecord;
+    use promptpack_core::Sources;
     use promptpack_core::pipeline::{Stages, compile};
-    use promptpack_core::{SnippetSource, Sources, TemplateSource};
 
     #[test]
     fn what_counts_as_a_typo() {
@@ -421,24 +421,7 @@ mod tests {
     }
 
     fn compiled_many(templates: &[(&str, &str)], snippets: &[(&str, &str)]) -> Compiled {
-        let sources = Sources {
-            templates: templates
-                .iter()
-                .map(|(id, system)| TemplateSource {
-                    id: (*id).into(),
-                    system: SourceFile::new(format!("templates/{id}/system.md"), *system),
-                    user: None,
-                })
-                .collect(),
-            snippets: snippets
-                .iter()
-                .map(|(name, text)| SnippetSource {
-                    name: (*name).into(),
-                    file: SourceFile::new(format!("snippets/{name}.md"), *text),
-                })
-                .collect(),
-            ..Sources::default()
-        };
+        let sources = Sources::from_texts(templates, snippets);
         let compiled = compile(sources, vec![], &Settings::default(), Stages::with_lints());
         assert!(compiled.errors.is_empty(), "{:?}", compiled.errors);
         compiled

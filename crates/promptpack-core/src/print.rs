@@ -53,23 +53,15 @@ pub fn template_text(program: &Program, vars: &[VarInfo], delimiters: &Delimiter
 mod tests {
     use super::*;
     use crate::resolve::resolve;
-    use crate::source_file::SourceFile;
-    use crate::sources::{SnippetSource, TemplateSource};
+    use crate::sources::Sources;
 
     fn printed(system: &str, snippets: &[(&str, &str)]) -> String {
-        let templates = [TemplateSource {
-            id: "p".into(),
-            system: SourceFile::new("templates/p/system.md", system),
-            user: None,
-        }];
-        let snippets: Vec<SnippetSource> = snippets
-            .iter()
-            .map(|(name, text)| SnippetSource {
-                name: (*name).into(),
-                file: SourceFile::new(format!("snippets/{name}.md"), *text),
-            })
-            .collect();
-        let (prompts, errors) = resolve(&templates, &snippets, &Delimiters::default());
+        let sources = Sources::from_texts(&[("p", system)], snippets);
+        let (prompts, errors) = resolve(
+            &sources.templates,
+            &sources.snippets,
+            &Delimiters::default(),
+        );
         assert!(errors.is_empty(), "{errors:?}");
         let prompt = &prompts[0];
         template_text(&prompt.system, &prompt.vars, &Delimiters::default())

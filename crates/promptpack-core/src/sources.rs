@@ -38,3 +38,30 @@ pub struct Sources {
     /// once, so an include of one is not reported again as missing.
     pub unreadable_snippets: Vec<String>,
 }
+
+impl Sources {
+    /// Sources of texts held in memory, at the paths a prompt folder gives
+    /// them: each template `(id, text)` a `templates/<id>/system.md`, each
+    /// snippet `(name, text)` a `snippets/<name>.md`. For tests and tools
+    /// that write prompts in code.
+    pub fn from_texts(templates: &[(&str, &str)], snippets: &[(&str, &str)]) -> Sources {
+        Sources {
+            templates: templates
+                .iter()
+                .map(|(id, text)| TemplateSource {
+                    id: (*id).into(),
+                    system: SourceFile::new(format!("templates/{id}/system.md"), *text),
+                    user: None,
+                })
+                .collect(),
+            snippets: snippets
+                .iter()
+                .map(|(name, text)| SnippetSource {
+                    name: (*name).into(),
+                    file: SourceFile::new(format!("snippets/{name}.md"), *text),
+                })
+                .collect(),
+            ..Sources::default()
+        }
+    }
+}

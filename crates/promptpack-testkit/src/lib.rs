@@ -21,6 +21,7 @@ pub mod case;
 pub mod checks;
 pub mod corpus;
 pub mod files;
+pub mod net;
 pub mod reference;
 pub mod targets;
 pub mod wait;

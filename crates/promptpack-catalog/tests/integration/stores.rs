@@ -1026,23 +1026,12 @@ fn a_catalog_of_the_first_schema_is_migrated(store: &TestStore) {
     catalog.create("p", None, None).expect("create");
     catalog.publish("p", &draft("one"), None).expect("publish");
     catalog.set_label("p", "production", 1).expect("label");
-    let mut back = String::from(
+    store.roll_back_schema(
         "DROP TABLE console_sessions; DROP TABLE console_user_audit; DROP TABLE console_users; DROP TABLE registered_builds; \
          DROP TABLE label_arms; ALTER TABLE audit DROP COLUMN arms; \
          DELETE FROM promptpack_schema WHERE version >= 2; \
          ALTER TABLE promptpack_schema DROP COLUMN checksum;",
     );
-    if store.kind == support::Kind::Postgres {
-        for table in [
-            "prompt_versions",
-            "version_pins",
-            "snippet_revisions",
-            "audit",
-        ] {
-            back.push_str(&format!("DROP TRIGGER {table}_no_truncate ON {table};"));
-        }
-    }
-    store.raw(&back).expect("back to the first schema");
     let error = Catalog::connect(&store.url).expect_err("older schema");
     assert_eq!(error.code(), ErrorCode::NotConfigured);
     assert!(error.to_string().contains("older"), "{error}");

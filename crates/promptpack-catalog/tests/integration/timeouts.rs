@@ -9,7 +9,7 @@
 use crate::support;
 
 use promptpack_catalog::{Access, Catalog, Error, ErrorCode, Listener, Selector, Timeouts};
-use std::net::TcpListener;
+use promptpack_testkit::net::black_hole;
 use std::path::Path;
 use std::process::Command;
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -43,20 +43,6 @@ fn guarded<T>(what: &str, on_hang: impl FnOnce() + Send + 'static, case: impl Fn
     drop(done);
     guard.join().expect("the guard");
     value
-}
-
-/// A TCP server on 127.0.0.1 that accepts every connection and never
-/// answers; its URL (`postgres://ada:PASSWORD@127.0.0.1:PORT/x`).
-fn black_hole() -> String {
-    let listener = TcpListener::bind(("127.0.0.1", 0)).expect("a free port");
-    let port = listener.local_addr().expect("its address").port();
-    std::thread::spawn(move || {
-        let mut held = Vec::new();
-        for stream in listener.incoming() {
-            held.push(stream);
-        }
-    });
-    format!("postgres://ada:black-hole-pw@127.0.0.1:{port}/x")
 }
 
 /// `error` is `unavailable`, may be retried, keeps its cause, and does not

@@ -65,6 +65,23 @@ impl TestStore {
             .with_author("test")
     }
 
+    /// Takes the catalog back to an older schema by hand: `sql` and, on
+    /// PostgreSQL, the `TRUNCATE` guards (schema 2) dropped too.
+    pub fn roll_back_schema(&self, sql: &str) {
+        let mut back = sql.to_string();
+        if self.kind == Kind::Postgres {
+            for table in [
+                "prompt_versions",
+                "version_pins",
+                "snippet_revisions",
+                "audit",
+            ] {
+                back.push_str(&format!("DROP TRIGGER {table}_no_truncate ON {table};"));
+            }
+        }
+        self.raw(&back).expect("back to an older schema");
+    }
+
     /// Runs `sql` on the store directly; its error as text.
     pub fn raw(&self, sql: &str) -> Result<(), String> {
         match self.kind {

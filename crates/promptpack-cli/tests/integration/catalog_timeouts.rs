@@ -7,10 +7,10 @@
 //! ends (the runner reports it running for over 60 s; CI's limit ends it),
 //! never as an assertion on how long something took.
 
-use std::net::TcpListener;
 use std::process::{Command, Stdio};
 
 use crate::support::BIN;
+use promptpack_testkit::net::black_hole;
 
 /// What a command did.
 struct Outcome {
@@ -37,20 +37,6 @@ fn catalog(args: &[&str], env: &[(&str, &str)]) -> Outcome {
         code: output.status.code(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     }
-}
-
-/// A TCP server on 127.0.0.1 that accepts every connection and never
-/// answers; its URL, with a password.
-fn black_hole() -> String {
-    let listener = TcpListener::bind(("127.0.0.1", 0)).expect("a free port");
-    let port = listener.local_addr().expect("its address").port();
-    std::thread::spawn(move || {
-        let mut held = Vec::new();
-        for stream in listener.incoming() {
-            held.push(stream);
-        }
-    });
-    format!("postgres://ada:black-hole-pw@127.0.0.1:{port}/x")
 }
 
 fn assert_unavailable(outcome: &Outcome, password: &str) {

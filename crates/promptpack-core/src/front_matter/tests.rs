@@ -194,21 +194,10 @@ fn a_yaml_bomb_is_refused_not_built() {
 }
 
 fn resolve_one(system: &str, snippets: &[(&str, &str)]) -> (Vec<String>, Vec<String>) {
-    let templates = [TemplateSource {
-        id: "t".into(),
-        system: SourceFile::new("t/system.md", system),
-        user: None,
-    }];
-    let snippets: Vec<SnippetSource> = snippets
-        .iter()
-        .map(|(name, text)| SnippetSource {
-            name: (*name).into(),
-            file: SourceFile::new(format!("snippets/{name}.md"), *text),
-        })
-        .collect();
+    let sources = crate::sources::Sources::from_texts(&[("t", system)], snippets);
     let counted = crate::resolve::resolve_with(
-        &templates,
-        &snippets,
+        &sources.templates,
+        &sources.snippets,
         &[],
         &crate::Settings {
             delimiters: Delimiters::default(),

@@ -8,10 +8,9 @@ use crate::support;
 use promptpack::live::LiveEvent;
 use promptpack::{ErrorCode, Provenance};
 use promptpack_livetest::after::{GreeterVars, PromptId, Prompts};
-use promptpack_pgtest::Cluster;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use support::{publish_labelled, serves, version_of, wait_for};
+use support::{own_cluster_with_greeter, publish_labelled, serves, version_of, wait_for};
 
 fn greet(prompts: &Prompts) -> promptpack::Result<promptpack::Prompt<PromptId>> {
     prompts.build_prompt(
@@ -25,17 +24,7 @@ fn greet(prompts: &Prompts) -> promptpack::Result<promptpack::Prompt<PromptId>> 
 
 #[test]
 fn the_store_goes_away_and_comes_back() {
-    let cluster = Cluster::start().expect("a PostgreSQL cluster");
-    let url = cluster.create_database("live_faults").expect("a database");
-    let mut catalog = promptpack_catalog::Catalog::open(&url).expect("opens");
-    let v1 = publish_labelled(
-        &mut catalog,
-        "greeter",
-        "production",
-        "v1 {{name}}, {{tone}}.",
-        None,
-    );
-    drop(catalog);
+    let (cluster, url, v1) = own_cluster_with_greeter("live_faults");
 
     // Down at start: the handle starts anyway, on the embedded text.
     cluster.stop().expect("stops");

@@ -9,7 +9,9 @@ use promptpack::live::LiveEvent;
 use promptpack::{ErrorCode, Provenance};
 use promptpack_livetest::{after, before};
 use std::time::Duration;
-use support::{Store, greet_ada, publish, publish_labelled, serves, version_of, wait_for};
+use support::{
+    Store, greet_ada, greet_ada_as, publish, publish_labelled, serves, version_of, wait_for,
+};
 
 const POLL: Duration = Duration::from_millis(50);
 
@@ -401,13 +403,7 @@ fn a_split_label_keeps_each_key_on_its_arm(store: Store) {
     let arms = |prompts: &before::Prompts| -> Vec<u32> {
         (0..10_000)
             .map(|user| {
-                let prompt = prompts
-                    .build_prompt_for(
-                        &format!("user-{user}"),
-                        before::PromptId::Greeter,
-                        before::GreeterVars { name: "Ada" },
-                    )
-                    .expect("renders");
+                let prompt = greet_ada_as(prompts, user);
                 let n = version_of(&prompt.provenance);
                 let expected = if n == v1 { "Arm one" } else { "Arm two" };
                 assert!(prompt.system.starts_with(expected), "{}", prompt.system);

@@ -15,7 +15,7 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::mpsc::channel;
 use std::time::Duration;
-use support::{publish_labelled, serves, version_of, wait_for};
+use support::{own_cluster_with_greeter, serves, version_of, wait_for};
 
 fn greet(prompts: &Prompts) -> promptpack::Prompt<PromptId> {
     prompts
@@ -97,17 +97,7 @@ fn serving_v1(
     name: &str,
     (connect, io): (Duration, Duration),
 ) -> (Cluster, Prompts, std::sync::mpsc::Receiver<LiveEvent>, u32) {
-    let cluster = Cluster::start().expect("a PostgreSQL cluster");
-    let url = cluster.create_database(name).expect("a database");
-    let mut catalog = promptpack_catalog::Catalog::open(&url).expect("opens");
-    let v1 = publish_labelled(
-        &mut catalog,
-        "greeter",
-        "production",
-        "v1 {{name}}, {{tone}}.",
-        None,
-    );
-    drop(catalog);
+    let (cluster, url, v1) = own_cluster_with_greeter(name);
     let mut builder = Prompts::connect(&url)
         .poll_every(Duration::from_millis(50))
         .timeouts(connect, io);

@@ -9,7 +9,7 @@ use crate::support;
 use promptpack::live::LiveEvent;
 use promptpack_catalog::Arm;
 use promptpack_livetest::before;
-use support::{Store, publish, wait_for};
+use support::{Store, greet_ada_as, publish, wait_for};
 
 /// Sets every arm's weight of `label` of `id` to `weight`, by hand.
 fn set_weights_by_hand(url: &str, id: &str, label: &str, weight: i64) {
@@ -67,14 +67,7 @@ fn weights_past_u32_keep_their_shares(store: Store) {
     // Both arms serve, each key on one.
     let mut served = std::collections::BTreeSet::new();
     for user in 0..64 {
-        let prompt = prompts
-            .build_prompt_for(
-                &format!("user-{user}"),
-                before::PromptId::Greeter,
-                before::GreeterVars { name: "Ada" },
-            )
-            .expect("renders");
-        served.insert(prompt.system);
+        served.insert(greet_ada_as(&prompts, user).system);
     }
     assert_eq!(
         served.into_iter().collect::<Vec<_>>(),

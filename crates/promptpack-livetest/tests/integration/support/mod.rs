@@ -176,3 +176,35 @@ pub fn greet_ada(
         )
         .expect("a render never fails")
 }
+
+/// `greeter` rendered for Ada by the `before` build's handle as the user
+/// `key` (`user-{key}`), whose split arm it picks.
+pub fn greet_ada_as(
+    prompts: &promptpack_livetest::before::Prompts,
+    key: usize,
+) -> promptpack::Prompt<promptpack_livetest::before::PromptId> {
+    prompts
+        .build_prompt_for(
+            &format!("user-{key}"),
+            promptpack_livetest::before::PromptId::Greeter,
+            promptpack_livetest::before::GreeterVars { name: "Ada" },
+        )
+        .expect("a render never fails")
+}
+
+/// A cluster of its own (for tests that stop or stall it) with a database
+/// `name` where `greeter` v1 (`v1 {{name}}, {{tone}}.`) is in `production`:
+/// the cluster, the database's URL and the version.
+pub fn own_cluster_with_greeter(name: &str) -> (promptpack_pgtest::Cluster, String, u32) {
+    let cluster = promptpack_pgtest::Cluster::start().expect("a PostgreSQL cluster");
+    let url = cluster.create_database(name).expect("a database");
+    let mut catalog = Catalog::open(&url).expect("opens");
+    let v1 = publish_labelled(
+        &mut catalog,
+        "greeter",
+        "production",
+        "v1 {{name}}, {{tone}}.",
+        None,
+    );
+    (cluster, url, v1)
+}
