@@ -13,7 +13,7 @@ mod support;
 use promptpack_catalog::{Catalog, ErrorCode, Selector};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
-use support::{Kind, TestStore, draft};
+use support::{Kind, TestStore, draft, with_tone};
 
 const CHILD: &str = "child-publish";
 const INSIDE: &str = "inside the write transaction";
@@ -86,14 +86,7 @@ fn child_publish(url: &str) {
 
 fn killed_mid_publish(kind: Kind) {
     let store = TestStore::of(kind, "killed");
-    let mut catalog = store.open();
-    catalog
-        .publish_snippet("tone", "Be brief.", "tone")
-        .expect("snippet");
-    catalog.create("p", None, None).expect("create");
-    catalog
-        .publish("p", &draft("{{snippet:tone}} one"), None)
-        .expect("v1");
+    let _catalog = with_tone(&store, "p", "{{snippet:tone}} one");
     let before = store.footprint();
 
     let mut child = Command::new(std::env::current_exe().expect("this binary"))

@@ -224,14 +224,7 @@ fn published_versions_keep_their_snippet_revisions(store: &TestStore) {
 }
 
 fn upgrade_moves_pins_and_refuses_when_current(store: &TestStore) {
-    let mut catalog = store.open();
-    catalog
-        .publish_snippet("tone", "Be brief.", "tone 1")
-        .expect("snippet");
-    catalog.create("agent", None, None).expect("create");
-    catalog
-        .publish("agent", &draft("A {{snippet:tone}}"), None)
-        .expect("publish");
+    let mut catalog = support::with_tone(store, "agent", "A {{snippet:tone}}");
     let before = store.footprint();
     assert_eq!(code(catalog.upgrade("agent", None)), ErrorCode::PinsCurrent);
     assert_eq!(store.footprint(), before);

@@ -26,14 +26,7 @@ every_store!(
 /// A catalog with snippet `tone` (two revisions) and prompt `greeter` at
 /// versions 1 (tone@1) and 2 (tone@2, a user part).
 fn greeter(store: &TestStore) -> Catalog {
-    let mut catalog = store.open();
-    catalog
-        .publish_snippet("tone", "Be brief.", "first")
-        .expect("tone 1");
-    catalog.create("greeter", None, None).expect("create");
-    catalog
-        .publish("greeter", &draft("Hello {{name}}. {{snippet:tone}}"), None)
-        .expect("v1");
+    let mut catalog = support::with_tone(store, "greeter", "Hello {{name}}. {{snippet:tone}}");
     catalog
         .publish_snippet("tone", "Be kind.", "second")
         .expect("tone 2");

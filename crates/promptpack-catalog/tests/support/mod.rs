@@ -190,3 +190,15 @@ macro_rules! every_store {
         }
     };
 }
+
+/// A catalog on `store` whose snippet `tone` (`Be brief.`) prompt `id`'s
+/// version 1, `system`, includes: where the tests of pins start.
+pub fn with_tone(store: &TestStore, id: &str, system: &str) -> Catalog {
+    let mut catalog = store.open();
+    catalog
+        .publish_snippet("tone", "Be brief.", "tone 1")
+        .expect("snippet");
+    catalog.create(id, None, None).expect("create");
+    catalog.publish(id, &draft(system), None).expect("v1");
+    catalog
+}
