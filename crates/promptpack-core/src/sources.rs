@@ -39,6 +39,7 @@ pub struct Sources {
     pub unreadable_snippets: Vec<String>,
 }
 
+#[cfg(feature = "load")]
 impl Sources {
     /// Sources of texts held in memory, at the paths a prompt folder gives
     /// them: each template `(id, text)` a `templates/<id>/system.md`, each
