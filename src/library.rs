@@ -32,6 +32,7 @@ use std::path::PathBuf;
 ///         id: "greet".into(),
 ///         system: SourceFile::new("templates/greet/system.md", "Hi {{name}}.{{#if formal}} Welcome.{{/if}}"),
 ///         user: None,
+///         messages: None,
 ///     }],
 ///     vec![],
 ///     &Config::default(),
@@ -157,6 +158,7 @@ impl Library {
     ///     id: "echo".into(),
     ///     system: SourceFile::new("templates/echo/system.md", "{{x}}{{x}}{{x}}"),
     ///     user: None,
+    ///     messages: None,
     /// };
     /// let library = Library::from_sources(vec![template], vec![], &Config::default())?
     ///     .with_max_render_bytes(10);
@@ -658,6 +660,7 @@ mod tests {
                 id: "p".into(),
                 system: SourceFile::new("templates/p/system.md", system),
                 user: None,
+                messages: None,
             }],
             vec![],
             &Config::default(),
@@ -711,6 +714,7 @@ mod tests {
                 id: "many".into(),
                 system: SourceFile::new("templates/many/system.md", system),
                 user: Some(SourceFile::new("templates/many/user.md", user)),
+                messages: None,
             }],
             vec![],
             &Config::default(),
@@ -795,6 +799,7 @@ mod tests {
                 id: "t".into(),
                 system: SourceFile::new("templates/t/system.md", system),
                 user: None,
+                messages: None,
             }],
             vec![],
             &Config::default(),

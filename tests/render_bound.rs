@@ -98,6 +98,7 @@ fn template(system: &str, user: Option<&str>) -> TemplateSource {
         id: "amplified".into(),
         system: SourceFile::new("templates/amplified/system.md", system),
         user: user.map(|user| SourceFile::new("templates/amplified/user.md", user)),
+        messages: None,
     }
 }
 

@@ -197,7 +197,7 @@ fn run_case(path: &Path) -> String {
     let templates = case
         .templates
         .into_iter()
-        .map(|(id, (system, user))| TemplateSource { id, system, user })
+        .map(|(id, (system, user))| TemplateSource { id, system, user, messages: None })
         .collect();
     let config = promptpack::Config::new(".")
         .with_standalone_tags(standalone_tags)

@@ -91,6 +91,7 @@ fn template(id: &str, system: &str, user: Option<&str>) -> TemplateSource {
         id: id.to_string(),
         system: SourceFile::new(format!("templates/{id}/system.md"), system),
         user: user.map(|u| SourceFile::new(format!("templates/{id}/user.md"), u)),
+        messages: None,
     }
 }
 

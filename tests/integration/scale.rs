@@ -17,6 +17,7 @@ fn template(id: &str, text: impl Into<String>) -> TemplateSource {
         id: id.to_string(),
         system: SourceFile::new(format!("templates/{id}/system.md"), text),
         user: None,
+        messages: None,
     }
 }
 

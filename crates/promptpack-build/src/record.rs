@@ -131,6 +131,7 @@ mod tests {
                 id: (*id).to_string(),
                 system: SourceFile::new(format!("templates/{id}/system.md"), *text),
                 user: None,
+                messages: None,
             })
             .collect();
         let (prompts, errors) = resolve(&templates, &[], &Delimiters::default());

@@ -196,6 +196,7 @@ pub(crate) fn sources(
             id: id.to_string(),
             system: SourceFile::new(system_path(id), system),
             user: user.map(|text| SourceFile::new(user_path(id), text)),
+            messages: None,
         }],
         snippets: snippets
             .iter()

@@ -337,6 +337,7 @@ mod tests {
             id: "p".into(),
             system: SourceFile::new("templates/p/system.md", system),
             user: None,
+            messages: None,
         };
         Library::from_sources(vec![template], vec![], &promptpack::Config::default())
             .expect("the prompt loads")

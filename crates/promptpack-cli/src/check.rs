@@ -184,6 +184,7 @@ mod tests {
             id: id.into(),
             system: SourceFile::new(format!("templates/{id}/system.md"), system),
             user: None,
+            messages: None,
         };
         let library = Library::from_sources(
             vec![

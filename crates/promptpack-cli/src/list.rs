@@ -211,6 +211,7 @@ mod tests {
             id: "p".into(),
             system: SourceFile::new("templates/p/system.md", "Hello."),
             user: None,
+            messages: None,
         };
         let library = Library::from_sources(vec![template], vec![], &promptpack::Config::default())
             .expect("it loads");

@@ -315,6 +315,7 @@ fn describe(kind: VarKind) -> String {
         VarKind::Optional => "text and a condition",
         VarKind::Choice => "a choice",
         VarKind::OptionalChoice => "a choice and a condition",
+        VarKind::Messages => "a history",
     };
     format!("{what} (`{}`)", kind.rust_type())
 }

@@ -130,6 +130,16 @@ pub enum ErrorCode {
     /// Lint: a name that breaks the conventions (camelCase variables,
     /// kebab-case ids).
     Naming,
+    /// A conversation (`messages.md`) whose messages are not whole: a role
+    /// block opened inside another, closed by another role's tag, or cut
+    /// by an `{{#if}}` that opens on one side of its tag and closes on the
+    /// other; a history placed inside a message or twice; a `messages.md`
+    /// beside a `user.md`.
+    InvalidMessage,
+    /// Text between the messages of a conversation, which belongs to no
+    /// message: every byte of `messages.md` outside the role blocks is
+    /// whitespace, an `{{#if}}` around whole messages, or the history.
+    TextOutsideMessage,
 }
 
 impl ErrorCode {
@@ -183,6 +193,8 @@ impl ErrorCode {
             ErrorCode::EmptyFile => "empty_file",
             ErrorCode::StrayFile => "stray_file",
             ErrorCode::Naming => "naming",
+            ErrorCode::InvalidMessage => "invalid_message",
+            ErrorCode::TextOutsideMessage => "text_outside_message",
         }
     }
 }

@@ -10,6 +10,7 @@
 #![warn(missing_docs)]
 
 pub mod contract;
+pub mod conversation;
 pub mod diagnostics;
 pub mod error;
 #[cfg(feature = "contract-check")]
@@ -20,6 +21,7 @@ pub mod json;
 pub mod keywords;
 #[cfg(feature = "lint")]
 pub mod lint;
+pub mod message;
 #[cfg(feature = "load")]
 pub mod pipeline;
 #[cfg(feature = "print")]

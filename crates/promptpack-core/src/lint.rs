@@ -12,6 +12,7 @@
 //!         id: "greet".into(),
 //!         system: SourceFile::new("templates/greet/system.md", "Hi {{ name }}."),
 //!         user: None,
+//!         messages: None,
 //!     }],
 //!     ..Sources::default()
 //! };
@@ -509,6 +510,7 @@ mod tests {
             id: id.into(),
             system: SourceFile::new(format!("templates/{id}/system.md"), system),
             user: None,
+            messages: None,
         }
     }
 

@@ -158,12 +158,15 @@ pub struct VarUses {
     pub condition: Option<Location>,
     /// The first comparison with a value.
     pub compared: Option<Location>,
+    /// Where it is placed as a conversation's history, between messages.
+    pub history: Option<Location>,
 }
 
 /// What a variable is, as the generated vars struct types it: what its uses
 /// make it ([`VarInfo::kind`]) or what front matter declares (`kind:`).
 ///
-/// Serialized as `text`, `flag`, `optional`, `choice` or `optional_choice`
+/// Serialized as `text`, `flag`, `optional`, `choice`, `optional_choice` or
+/// `messages`
 /// ([`VarKind::as_str`]): the names front matter declares a kind with and
 /// those of the contract file, which other builds read, so they never
 /// change with the variants' Rust names.
@@ -182,6 +185,9 @@ pub enum VarKind {
     /// `optional_choice`, or compared with values and also tested for
     /// truth: `Option` of the generated enum.
     OptionalChoice,
+    /// `messages`, placed between a conversation's messages: the history,
+    /// messages given as they are (`&[Message]`), never parsed.
+    Messages,
 }
 
 impl VarKind {
@@ -193,6 +199,7 @@ impl VarKind {
             VarKind::Optional => "optional",
             VarKind::Choice => "choice",
             VarKind::OptionalChoice => "optional_choice",
+            VarKind::Messages => "messages",
         }
     }
 
@@ -203,12 +210,13 @@ impl VarKind {
 
     /// Every kind, for a reader of front matter to look names up in.
     #[cfg(feature = "load")]
-    pub(crate) const ALL: [VarKind; 5] = [
+    pub(crate) const ALL: [VarKind; 6] = [
         VarKind::Text,
         VarKind::Flag,
         VarKind::Optional,
         VarKind::Choice,
         VarKind::OptionalChoice,
+        VarKind::Messages,
     ];
 
     /// The field type of the generated vars struct, as `list` shows it.
@@ -219,6 +227,7 @@ impl VarKind {
             VarKind::Optional => "Option<&str>",
             VarKind::Choice => "enum",
             VarKind::OptionalChoice => "Option<enum>",
+            VarKind::Messages => "&[Message]",
         }
     }
 }
@@ -250,6 +259,9 @@ impl VarInfo {
         if let Some(declared) = self.declared {
             return declared;
         }
+        if self.uses.history.is_some() {
+            return VarKind::Messages;
+        }
         if !self.compared.is_empty() {
             return if self.as_condition {
                 VarKind::OptionalChoice
@@ -278,6 +290,7 @@ impl VarKind {
             VarKind::Optional => b'o',
             VarKind::Choice => b'c',
             VarKind::OptionalChoice => b'C',
+            VarKind::Messages => b'm',
         }
     }
 
@@ -289,6 +302,7 @@ impl VarKind {
             b'o' => VarKind::Optional,
             b'c' => VarKind::Choice,
             b'C' => VarKind::OptionalChoice,
+            b'm' => VarKind::Messages,
             _ => VarKind::Text,
         }
     }
@@ -374,13 +388,14 @@ mod tests {
                 | VarKind::Flag
                 | VarKind::Optional
                 | VarKind::Choice
-                | VarKind::OptionalChoice => VarKind::ALL.contains(&kind),
+                | VarKind::OptionalChoice
+                | VarKind::Messages => VarKind::ALL.contains(&kind),
             };
             assert!(in_all);
         }
         let mut names: Vec<&str> = VarKind::ALL.iter().map(|k| k.as_str()).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 5);
+        assert_eq!(names.len(), 6);
     }
 }

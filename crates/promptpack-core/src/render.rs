@@ -179,6 +179,16 @@ pub fn measure_ops(
     })
 }
 
+/// Whether an `{{#if}}` holds for `value`: its truth, or with `equals`,
+/// whether it renders as that text. A missing value holds no test.
+#[inline]
+pub fn test_holds(value: Option<ValueRef<'_>>, equals: Option<&str>) -> bool {
+    match equals {
+        None => value.is_some_and(|v| v.is_truthy()),
+        Some(literal) => value.is_some_and(|v| v.renders_as(literal)),
+    }
+}
+
 /// What a render writes: a piece of the program's text, or a value.
 #[derive(Clone, Copy)]
 enum Step {
@@ -209,13 +219,11 @@ fn taken_steps<'p>(
                 } => {
                     let value = values.get(cond).copied().flatten();
                     let holds = match equals {
-                        None => value.is_some_and(|v| v.is_truthy()),
-                        Some(i) => value.is_some_and(|v| {
-                            program
-                                .literals
-                                .get(i as usize)
-                                .is_some_and(|literal| v.renders_as(literal))
-                        }),
+                        None => test_holds(value, None),
+                        Some(i) => program
+                            .literals
+                            .get(i as usize)
+                            .is_some_and(|literal| test_holds(value, Some(literal))),
                     };
                     if !holds {
                         at = else_at;

@@ -65,6 +65,10 @@ pub enum FindingKind {
     /// Anything else between a pair of delimiters on one line:
     /// `{{}}`, `{{> partial}}`, `{{!comment}}`, `{{a b}}`.
     OtherBraces,
+    /// A role tag, `{{#user}}`, `{{/assistant}}`, `{{#tool name}}`: the
+    /// blocks of a conversation (`messages.md`), literal text anywhere
+    /// else, as it always was.
+    RoleTag,
     /// An opening delimiter with no closing one after it on its line (before
     /// the next opening delimiter).
     UnmatchedOpen,
@@ -117,6 +121,7 @@ impl FindingKind {
             FindingKind::UnknownBlock => "near-miss: a block promptpack does not have",
             FindingKind::InvalidName => "near-miss: not a variable name",
             FindingKind::OtherBraces => "near-miss: not a token",
+            FindingKind::RoleTag => "role tag, a token only in messages.md",
             FindingKind::UnmatchedOpen => "unmatched opening delimiter",
             FindingKind::UnmatchedClose => "unmatched closing delimiter",
         }
@@ -139,6 +144,7 @@ impl FindingKind {
             FindingKind::UnknownBlock => "unknown_block",
             FindingKind::InvalidName => "invalid_name",
             FindingKind::OtherBraces => "other_braces",
+            FindingKind::RoleTag => "role_tag",
             FindingKind::UnmatchedOpen => "unmatched_open",
             FindingKind::UnmatchedClose => "unmatched_close",
         }
@@ -444,6 +450,9 @@ fn token_kind(token: Token<'_>) -> FindingKind {
         Token::BadCondition(..) => FindingKind::InvalidCondition,
         Token::Else => FindingKind::Else,
         Token::EndIf => FindingKind::EndIf,
+        Token::OpenMessage(..) | Token::CloseMessage(_) | Token::BadMessage(_) => {
+            FindingKind::RoleTag
+        }
     }
 }
 

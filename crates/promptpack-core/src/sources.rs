@@ -12,6 +12,9 @@ pub struct TemplateSource {
     pub system: SourceFile,
     /// `user.md`, when the folder has one.
     pub user: Option<SourceFile>,
+    /// `messages.md`, when the prompt is a conversation: the turns after
+    /// the system message (never beside a `user.md`).
+    pub messages: Option<SourceFile>,
 }
 
 /// A snippet file, `snippets/<name>.md`.
@@ -53,6 +56,7 @@ impl Sources {
                     id: (*id).into(),
                     system: SourceFile::new(format!("templates/{id}/system.md"), *text),
                     user: None,
+                    messages: None,
                 })
                 .collect(),
             snippets: snippets

@@ -6,6 +6,7 @@
 //! token stays literal text. Blocks are checked for balance here, per file.
 
 use crate::error::{Diagnostic, Error, ErrorCode};
+use crate::message::Role;
 use crate::source_file::{SourceFile, Span};
 
 /// The strings that open and close a token: `{{` and `}}` by default.
@@ -90,6 +91,18 @@ pub struct Condition {
     pub equals: Option<String>,
 }
 
+/// A role block's opening tag in `messages.md`: `{{#user}}`,
+/// `{{#assistant}}`, `{{#system}}` or `{{#tool name}}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MessageTag {
+    /// Who speaks the message.
+    pub role: Role,
+    /// For a tool result, the tool's name.
+    pub name: Option<String>,
+    /// The span of the whole tag.
+    pub span: Span,
+}
+
 /// One piece of a parsed file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Item {
@@ -109,6 +122,10 @@ pub enum Item {
     Else(Span),
     /// `{{/if}}`.
     EndIf(Span),
+    /// A role block's opening tag (only in `messages.md`).
+    OpenMessage(MessageTag),
+    /// A role block's closing tag, `{{/user}}` (only in `messages.md`).
+    CloseMessage(Role, Span),
 }
 
 /// A file's items in order. When parsing succeeded, every `If` has exactly one
@@ -173,6 +190,35 @@ pub(crate) enum Token<'a> {
     BadCondition(&'static str, bool),
     Else,
     EndIf,
+    /// `#user`, `#tool name`: a role block opens (read as such only in a
+    /// conversation; literal text elsewhere, as it always was).
+    OpenMessage(Role, Option<&'a str>),
+    /// `/user`: a role block closes.
+    CloseMessage(Role),
+    /// A role's tag with something wrong with it (`#tool` without a name,
+    /// `#user x`): what is wrong.
+    BadMessage(&'static str),
+}
+
+/// The role tag whose inside is `inner` (`#user`, `#tool lookup`,
+/// `/assistant`), or `None` when it is none.
+fn message_token(inner: &str) -> Option<Token<'_>> {
+    if let Some(role) = inner.strip_prefix('/').and_then(Role::from_name) {
+        return Some(Token::CloseMessage(role));
+    }
+    let rest = inner.strip_prefix('#')?;
+    let (head, name) = match rest.split_once(' ') {
+        Some((head, name)) => (head, Some(name)),
+        None => (rest, None),
+    };
+    let role = Role::from_name(head)?;
+    Some(match (role.takes_name(), name) {
+        (false, None) => Token::OpenMessage(role, None),
+        (true, Some(name)) if is_var_name(name) => Token::OpenMessage(role, Some(name)),
+        (true, Some(_)) => Token::BadMessage("a tool's name is letters, digits and `_`"),
+        (true, None) => Token::BadMessage("a tool result names its tool: `#tool name`"),
+        (false, Some(_)) => Token::BadMessage("this role's tag takes nothing after the role"),
+    })
 }
 
 /// The inside of a condition: a name, and the value it is compared with.
@@ -233,6 +279,9 @@ pub(crate) fn classify(inner: &str) -> Option<Token<'_>> {
     // include that does stays text, as it was.
     if !inner.is_ascii() {
         return None;
+    }
+    if let Some(token) = message_token(inner) {
+        return Some(token);
     }
     if let Some(rest) = inner.strip_prefix("#if ") {
         return match test(rest) {
@@ -438,7 +487,63 @@ fn bad_section(
 
 /// Parses the trimmed body of `file` into items, checking that blocks balance.
 /// Every problem found is returned; on any, the items are not to be used.
+/// Role tags (`{{#user}}`) are literal text here, as they always were: only
+/// a conversation reads them ([`parse_conversation`]).
 pub fn parse(file: &SourceFile, delims: &Delimiters) -> Result<Parsed, Vec<Diagnostic>> {
+    parse_in(file, delims, false)
+}
+
+/// Parses a conversation, `messages.md`: as [`parse`], and its role blocks
+/// too, each tag's own line going with it (the newline after an opening
+/// tag and the one before a closing tag), so that a message's content is
+/// the lines between. Whether the blocks make whole messages is for the
+/// resolver, which sees snippets and conditions too.
+pub fn parse_conversation(
+    file: &SourceFile,
+    delims: &Delimiters,
+) -> Result<Parsed, Vec<Diagnostic>> {
+    let mut parsed = parse_in(file, delims, true)?;
+    trim_message_tags(file, &mut parsed);
+    Ok(parsed)
+}
+
+/// Cuts the newline that ends an opening role tag's line and the one that
+/// ends the line before a closing tag (with that line's trailing spaces):
+/// a message holds the lines between its tags, exactly.
+fn trim_message_tags(file: &SourceFile, parsed: &mut Parsed) {
+    let text = file.text();
+    let mut items = std::mem::take(&mut parsed.items);
+    for i in 0..items.len() {
+        let after_open = i > 0 && matches!(items[i - 1], Item::OpenMessage(_));
+        let before_close = matches!(items.get(i + 1), Some(Item::CloseMessage(..)));
+        let Item::Text(span) = &mut items[i] else {
+            continue;
+        };
+        if after_open {
+            let line = &text[span.start..span.end];
+            let blank = line.len() - line.trim_start_matches([' ', '\t']).len();
+            let rest = &line[blank..];
+            if let Some(newline) = ["\r\n", "\n"].iter().find(|n| rest.starts_with(**n)) {
+                span.start += blank + newline.len();
+            }
+        }
+        if before_close {
+            let line = &text[span.start..span.end];
+            let kept = line.trim_end_matches([' ', '\t']);
+            if let Some(cut) = kept.strip_suffix('\n') {
+                span.end = span.start + cut.strip_suffix('\r').unwrap_or(cut).len();
+            }
+        }
+    }
+    items.retain(|item| !matches!(item, Item::Text(span) if span.start >= span.end));
+    parsed.items = items;
+}
+
+fn parse_in(
+    file: &SourceFile,
+    delims: &Delimiters,
+    conversation: bool,
+) -> Result<Parsed, Vec<Diagnostic>> {
     let text = file.text();
     let body = file.body_span();
     let (open, close) = (delims.open(), delims.close());
@@ -451,7 +556,14 @@ pub fn parse(file: &SourceFile, delims: &Delimiters) -> Result<Parsed, Vec<Diagn
 
     while let Some(found) = text[pos..body.end].find(open) {
         let at = pos + found;
-        let Some(TokenAt { token, end, .. }) = token_at(text, at, body.end, delims) else {
+        let found = token_at(text, at, body.end, delims).filter(|t| {
+            conversation
+                || !matches!(
+                    t.token,
+                    Token::OpenMessage(..) | Token::CloseMessage(_) | Token::BadMessage(_)
+                )
+        });
+        let Some(TokenAt { token, end, .. }) = found else {
             // Not a token here; a token may still start inside the delimiter
             // (`{{{x}}}`), so move on by one character only.
             pos = at + text[at..].chars().next().map_or(1, char::len_utf8);
@@ -552,6 +664,20 @@ pub fn parse(file: &SourceFile, delims: &Delimiters) -> Result<Parsed, Vec<Diagn
                     .at(file.location(span)),
                 ),
             },
+            Token::OpenMessage(role, tool) => items.push(Item::OpenMessage(MessageTag {
+                role,
+                name: tool.map(str::to_string),
+                span,
+            })),
+            Token::CloseMessage(role) => items.push(Item::CloseMessage(role, span)),
+            Token::BadMessage(why) => errors.push(
+                Diagnostic::new(
+                    ErrorCode::InvalidMessage,
+                    format!("{} is not a role tag promptpack reads", file.slice(span)),
+                )
+                .at(file.location(span))
+                .with_help(why),
+            ),
             Token::EndIf => {
                 if open_blocks.pop().is_some() {
                     items.push(Item::EndIf(span));

@@ -2,6 +2,7 @@
 //! `String(v)` for strings, numbers and booleans, `JSON.stringify(v, null, 2)`
 //! for null, arrays and objects, and JavaScript truthiness for conditions.
 
+use crate::message::Message;
 #[cfg(feature = "json")]
 use serde_json::Value;
 
@@ -17,6 +18,10 @@ pub enum ValueRef<'a> {
     /// Any JSON value, rendered as JavaScript would (feature `json`).
     #[cfg(feature = "json")]
     Json(&'a Value),
+    /// A conversation's history: messages sent as they are, between the
+    /// messages of `messages.md`. Never written into a message's text (the
+    /// resolver refuses a history used so); true when there are any.
+    Messages(&'a [Message]),
 }
 
 impl ValueRef<'_> {
@@ -26,6 +31,7 @@ impl ValueRef<'_> {
         match *self {
             ValueRef::Str(s) => !s.is_empty(),
             ValueRef::Bool(b) => b,
+            ValueRef::Messages(messages) => !messages.is_empty(),
             #[cfg(feature = "json")]
             ValueRef::Json(v) => crate::json::is_truthy(v),
         }
@@ -38,6 +44,7 @@ impl ValueRef<'_> {
         match *self {
             ValueRef::Str(s) => s.len(),
             ValueRef::Bool(b) => bool_len(b),
+            ValueRef::Messages(_) => 0,
             #[cfg(feature = "json")]
             ValueRef::Json(v) => match v {
                 Value::String(s) => s.len(),
@@ -77,6 +84,7 @@ impl ValueRef<'_> {
         match *self {
             ValueRef::Str(s) => s == text,
             ValueRef::Bool(b) => text == if b { "true" } else { "false" },
+            ValueRef::Messages(_) => false,
             #[cfg(feature = "json")]
             ValueRef::Json(Value::String(s)) => s == text,
             #[cfg(feature = "json")]
@@ -93,6 +101,7 @@ impl ValueRef<'_> {
         match *self {
             ValueRef::Str(s) => out.push_str(s),
             ValueRef::Bool(b) => out.push_str(if b { "true" } else { "false" }),
+            ValueRef::Messages(_) => {}
             #[cfg(feature = "json")]
             ValueRef::Json(v) => crate::json::write_value(out, v),
         }

@@ -140,7 +140,7 @@ impl Reader<'_> {
             None => (None, true),
         };
         if let (Some(system), false) = (system, user_failed) {
-            sources.templates.push(TemplateSource { id, system, user });
+            sources.templates.push(TemplateSource { id, system, user, messages: None });
         }
     }
 

@@ -197,6 +197,7 @@ fn lay_over(sources: &mut Sources, role: Role, file: SourceFile) {
                     id,
                     system: file,
                     user: None,
+                    messages: None,
                 }),
             }
         }

@@ -248,6 +248,7 @@ pub fn parse_case(input: &str) -> Case {
             system: SourceFile::new(format!("templates/{id}/system.md"), system),
             user: user.map(|u| SourceFile::new(format!("templates/{id}/user.md"), u)),
             id,
+            messages: None,
         });
     }
     case

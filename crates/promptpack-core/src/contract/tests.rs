@@ -13,6 +13,7 @@ fn prompts(templates: &[(&str, &str)]) -> Vec<ResolvedPrompt> {
             id: id.to_string(),
             system: SourceFile::new(format!("templates/{id}/system.md"), *system),
             user: None,
+            messages: None,
         })
         .collect();
     let (prompts, errors) = resolve(&sources, &[], &Delimiters::default());

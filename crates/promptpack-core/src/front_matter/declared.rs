@@ -307,6 +307,7 @@ fn misfit(var: &VarInfo, value: &Value) -> Option<String> {
         VarKind::Optional => matches!(value, Value::String(_) | Value::Number(_) | Value::Null),
         VarKind::Choice => choice(value),
         VarKind::OptionalChoice => value.is_null() || choice(value),
+        VarKind::Messages => value.is_array(),
     };
     if fits {
         return None;
@@ -315,6 +316,7 @@ fn misfit(var: &VarInfo, value: &Value) -> Option<String> {
         VarKind::Text => "a string".to_string(),
         VarKind::Flag => "true or false".to_string(),
         VarKind::Optional => "a string or null".to_string(),
+        VarKind::Messages => "an array of {\"role\", \"content\"} messages".to_string(),
         VarKind::Choice | VarKind::OptionalChoice => {
             let values: Vec<String> = var.choices.iter().map(|c| format!("\"{c}\"")).collect();
             let null = if var.kind() == VarKind::OptionalChoice {

@@ -401,20 +401,24 @@ impl Reader<'_> {
     /// `flag` takes a boolean, `text` a string or number, `optional` those
     /// or null.
     fn example_value(&mut self, var: &str, kind: Option<VarKind>, value: &Node) -> Option<Value> {
-        let fits = !matches!(
-            (&value.value, kind),
-            (Yaml::Seq(_) | Yaml::Map(_), _)
-                | (Yaml::Bool(_), Some(VarKind::Text))
-                | (
-                    Yaml::Bool(_),
-                    Some(VarKind::Choice | VarKind::OptionalChoice)
-                )
-                | (
-                    Yaml::Null,
-                    Some(VarKind::Text | VarKind::Flag | VarKind::Choice)
-                )
-                | (Yaml::String(_) | Yaml::Number(_), Some(VarKind::Flag))
-        );
+        let fits = if kind == Some(VarKind::Messages) {
+            matches!(value.value, Yaml::Seq(_))
+        } else {
+            !matches!(
+                (&value.value, kind),
+                (Yaml::Seq(_) | Yaml::Map(_), _)
+                    | (Yaml::Bool(_), Some(VarKind::Text))
+                    | (
+                        Yaml::Bool(_),
+                        Some(VarKind::Choice | VarKind::OptionalChoice)
+                    )
+                    | (
+                        Yaml::Null,
+                        Some(VarKind::Text | VarKind::Flag | VarKind::Choice)
+                    )
+                    | (Yaml::String(_) | Yaml::Number(_), Some(VarKind::Flag))
+            )
+        };
         if fits {
             return Some(value.value.to_json());
         }
@@ -424,6 +428,7 @@ impl Reader<'_> {
             Some(VarKind::Optional) => "a string or null",
             Some(VarKind::Choice) => "one of its values",
             Some(VarKind::OptionalChoice) => "one of its values or null",
+            Some(VarKind::Messages) => "a list of messages",
             None => "a string, number, boolean or null",
         };
         let kind = kind.map_or(String::new(), |k| format!(" ({})", k.as_str()));

@@ -248,6 +248,7 @@ fn a_declared_kind_overrides_inference_and_snippets_declare_their_own() {
             "---\nvars:\n  title: {kind: optional}\n---\n{{title}} {{snippet:sig}}",
         ),
         user: None,
+        messages: None,
     }];
     let snippets = [SnippetSource {
         name: "sig".into(),
@@ -307,6 +308,7 @@ fn a_prompts_two_files_merge_and_a_field_set_twice_is_an_error() {
             "t/user.md",
             "---\ndescription: B\nvars:\n  b: y\n---\n{{b}}",
         )),
+        messages: None,
     }];
     let (_, errors) = resolve(&templates, &[], &Delimiters::default());
     assert_eq!(places(&errors), ["invalid_front_matter 2:1"]);
@@ -334,6 +336,7 @@ fn resolve_full(system: &str) -> crate::resolve::Counted {
         id: "t".into(),
         system: SourceFile::new("t/system.md", system),
         user: None,
+        messages: None,
     }];
     crate::resolve::resolve_with(&templates, &[], &[], &crate::Settings::default())
 }
@@ -574,6 +577,7 @@ fn a_snippets_unhandled_value_warns_once() {
             id: id.into(),
             system: SourceFile::new(format!("{id}/system.md"), "{{snippet:pace}}"),
             user: None,
+            messages: None,
         })
         .collect();
     let snippets = [SnippetSource {
@@ -602,6 +606,7 @@ fn an_unhandled_value_names_the_branch_in_the_prompts_delimiters() {
             format!("{ROLE}<<#if role == \"teacher\">>T<<else>>O<</if>>"),
         ),
         user: None,
+        messages: None,
     }];
     let settings = crate::Settings {
         delimiters: Delimiters::new("<<", ">>").expect("delimiters"),

@@ -164,7 +164,12 @@ impl Flat {
             match item {
                 Item::Text(span) => text.push_str(file.slice(*span)),
                 Item::Var(_) | Item::Snippet(_) => text.push_str(PLACEHOLDER),
-                Item::If(_) | Item::ElseIf(_) | Item::Else(_) | Item::EndIf(_) => {}
+                Item::If(_)
+                | Item::ElseIf(_)
+                | Item::Else(_)
+                | Item::EndIf(_)
+                | Item::OpenMessage(_)
+                | Item::CloseMessage(..) => {}
             }
         }
         at.push(text.len());
@@ -225,7 +230,11 @@ fn blocks(items: &[Item]) -> Vec<Block> {
                     done.push(Block { open: at, branches });
                 }
             }
-            Item::Text(_) | Item::Var(_) | Item::Snippet(_) => {}
+            Item::Text(_)
+            | Item::Var(_)
+            | Item::Snippet(_)
+            | Item::OpenMessage(_)
+            | Item::CloseMessage(..) => {}
         }
     }
     done
@@ -351,6 +360,7 @@ fn render_items(items: &[Item], flat: &Flat, range: Range<usize>, out: &mut Stri
                     out.push_str(flat.item(i));
                 }
             }
+            Item::OpenMessage(_) | Item::CloseMessage(..) => {}
         }
     }
 }
@@ -358,7 +368,10 @@ fn render_items(items: &[Item], flat: &Flat, range: Range<usize>, out: &mut Stri
 /// Where an item starts in the file.
 fn item_start(item: &Item) -> usize {
     match item {
-        Item::Text(span) | Item::Else(span) | Item::EndIf(span) => span.start,
+        Item::Text(span) | Item::Else(span) | Item::EndIf(span) | Item::CloseMessage(_, span) => {
+            span.start
+        }
+        Item::OpenMessage(tag) => tag.span.start,
         Item::Var(name) => name.span.start,
         Item::Snippet(include) => include.name.span.start,
         Item::If(cond) | Item::ElseIf(cond) => cond.name.span.start,

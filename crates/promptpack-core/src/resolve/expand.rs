@@ -122,6 +122,9 @@ impl PromptBuilder {
                         }
                     }
                 }
+                // A conversation hands the resolver each message's body
+                // alone, and parts have no role tags: none reaches here.
+                Item::OpenMessage(_) | Item::CloseMessage(..) => {}
                 Item::Snippet(include) => {
                     let name = &include.name;
                     // Snippets that include others more than once multiply:

@@ -8,6 +8,7 @@
 //! numbering variables as `vars` says and writing items as `splice` does,
 //! within `limits`.
 
+mod conversation;
 mod expand;
 mod graph;
 mod limits;
@@ -26,7 +27,7 @@ use crate::sections::Headings;
 use crate::settings::Settings;
 use crate::source_file::SourceFile;
 pub use crate::sources::{SnippetSource, TemplateSource};
-use crate::syntax::{Delimiters, Parsed, parse, strip_standalone_tags};
+use crate::syntax::{Delimiters, Parsed, parse, parse_conversation, strip_standalone_tags};
 pub use limits::{MAX_EXPANDED_OPS, MAX_EXPANDED_TEXT, MAX_PROMPT_BYTES};
 use std::collections::{BTreeSet, HashSet};
 
@@ -43,6 +44,11 @@ pub struct ResolvedPrompt {
     pub system_path: String,
     /// Path of `user.md`, when there is one.
     pub user_path: Option<String>,
+    /// The turns after the system message, when the prompt is a
+    /// conversation (`messages.md`).
+    pub conversation: Option<crate::conversation::Conversation>,
+    /// Path of `messages.md`, when there is one.
+    pub messages_path: Option<String>,
     /// Every variable either part uses, in order of first use.
     pub vars: Vec<VarInfo>,
     /// Every snippet either part includes, directly or through other snippets.
@@ -90,6 +96,13 @@ pub fn resolve_with(
         }
         Ok::<Parsed, Vec<Diagnostic>>(parsed)
     };
+    let parse_messages = |file: &SourceFile| {
+        let mut parsed = parse_conversation(file, &settings.delimiters)?;
+        if settings.standalone_tags {
+            strip_standalone_tags(file, &mut parsed);
+        }
+        Ok::<Parsed, Vec<Diagnostic>>(parsed)
+    };
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
     let by_name = snippets::read_snippets(snippets, &parse, &mut errors, &mut warnings);
@@ -110,8 +123,12 @@ pub fn resolve_with(
             );
             continue;
         }
+        let parsers = template::Parsers {
+            part: &parse,
+            conversation: &parse_messages,
+        };
         let (prompt, spent) =
-            template::resolve_template(t, &mut graph, &parse, &mut errors, &mut warnings);
+            template::resolve_template(t, &mut graph, parsers, &mut errors, &mut warnings);
         steps += spent;
         prompts.extend(prompt);
     }
@@ -158,7 +175,7 @@ impl Counted {
         let size = |f: &SourceFile| f.text().len() as u64 + 1;
         let input: u64 = templates
             .iter()
-            .flat_map(|t| std::iter::once(&t.system).chain(&t.user))
+            .flat_map(|t| std::iter::once(&t.system).chain(&t.user).chain(&t.messages))
             .map(size)
             .chain(
                 snippets
@@ -166,7 +183,15 @@ impl Counted {
                     .map(|s| size(&s.file) * (1 + Headings::of(&s.file).levels() as u64)),
             )
             .sum();
-        let parts = |t: &TemplateSource| 1 + u64::from(t.user.is_some());
+        // Each message of a conversation is spliced as a part is. A message
+        // takes two tags of at least 7 bytes (`<#user>`, one-byte
+        // delimiters), so its file's size bounds how many there are.
+        let messages = |t: &TemplateSource| {
+            t.messages
+                .as_ref()
+                .map_or(0, |m| m.text().len() as u64 / 14 + 1)
+        };
+        let parts = |t: &TemplateSource| 1 + u64::from(t.user.is_some()) + messages(t);
         let all_parts: u64 = templates.iter().map(parts).sum();
         let resolved: HashSet<&str> = self.prompts.iter().map(|p| p.id.as_str()).collect();
         let unresolved_parts: u64 = templates
@@ -177,7 +202,10 @@ impl Counted {
         let output: u64 = self
             .prompts
             .iter()
-            .flat_map(|p| std::iter::once(&p.system).chain(&p.user))
+            .flat_map(|p| {
+                let messages = p.conversation.iter().flat_map(|c| c.programs());
+                std::iter::once(&p.system).chain(&p.user).chain(messages)
+            })
             .map(|program| program.ops.len() as u64)
             .sum();
         all_parts * input + output + unresolved_parts * MAX_EXPANDED_OPS as u64

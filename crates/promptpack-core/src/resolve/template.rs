@@ -3,20 +3,31 @@
 //! prompt hashed and held to its declared contract.
 
 use super::ResolvedPrompt;
+use super::conversation::resolve_turns;
 use super::expand::PromptBuilder;
 use super::graph::{SnippetGraph, snippet_refs};
 use super::snippets::Parse;
+use crate::conversation::{Conversation, Turn};
 use crate::error::{Diagnostic, ErrorCode};
 use crate::front_matter::{DeclaredVar, FileRole, FrontMatter, apply_contract, read_front_matter};
+use crate::program::VarKind;
 use crate::program::{StableHasher, hash_program};
 use crate::sources::TemplateSource;
+
+/// How a template's files are parsed: its parts, and a conversation's
+/// `messages.md`, whose role tags are tokens.
+#[derive(Clone, Copy)]
+pub(super) struct Parsers<'p> {
+    pub(super) part: Parse<'p>,
+    pub(super) conversation: Parse<'p>,
+}
 
 /// Template `t` resolved, when it resolved (every problem is in `errors`),
 /// and the steps its splicing took.
 pub(super) fn resolve_template(
     t: &TemplateSource,
     graph: &mut SnippetGraph<'_, '_>,
-    parse: Parse<'_>,
+    parsers: Parsers<'_>,
     errors: &mut Vec<Diagnostic>,
     warnings: &mut Vec<Diagnostic>,
 ) -> (Option<ResolvedPrompt>, u64) {
@@ -24,12 +35,38 @@ pub(super) fn resolve_template(
     let mut ok = true;
     let mut parts = Vec::new();
     let mut front_matter = FrontMatter::default();
-    for file in std::iter::once(&t.system).chain(t.user.as_ref()) {
+    let mut conversation = None;
+    if let (Some(messages), Some(user)) = (&t.messages, &t.user) {
+        errors.push(
+            Diagnostic::new(
+                ErrorCode::InvalidMessage,
+                format!(
+                    "{} and {} both hold the prompt's turns",
+                    user.path(),
+                    messages.path()
+                ),
+            )
+            .at(crate::error::Location::file(user.path()))
+            .with_help("a conversation's user messages are `{{#user}}` blocks of messages.md: move user.md's text into one"),
+        );
+        return (None, 0);
+    }
+    let parse = parsers.part;
+    for file in std::iter::once(&t.system)
+        .chain(t.user.as_ref())
+        .chain(t.messages.as_ref())
+    {
+        let is_conversation = t.messages.as_ref().is_some_and(|m| std::ptr::eq(m, file));
         let read = read_front_matter(file, FileRole::Template);
         ok &= read.errors.is_empty();
         errors.extend(read.errors);
         warnings.extend(read.warnings);
         front_matter.merge(read.front_matter, errors);
+        let parse = if is_conversation {
+            parsers.conversation
+        } else {
+            parse
+        };
         let parsed = match parse(file) {
             Ok(p) => p,
             Err(e) => {
@@ -41,11 +78,19 @@ pub(super) fn resolve_template(
         for include in snippet_refs(&parsed) {
             // A problem of what it includes is reported once, however
             // many includes reach it.
-            if !graph.usable(file, include, parse, errors) {
+            if !graph.usable(file, include, parsers.part, errors) {
                 ok = false;
             }
         }
-        if ok {
+        if ok && is_conversation {
+            match resolve_turns(file, &parsed.items, &mut builder, graph) {
+                Ok(turns) => conversation = Some(Conversation { turns }),
+                Err(e) => {
+                    errors.push(*e);
+                    ok = false;
+                }
+            }
+        } else if ok {
             match builder.expand(file, &parsed, graph) {
                 Ok(program) => parts.push(program),
                 Err(e) => {
@@ -69,6 +114,10 @@ pub(super) fn resolve_template(
         hasher.write(b"\0user\0");
         hash_program(&mut hasher, user, builder.vars.list());
     }
+    if let Some(conversation) = &conversation {
+        hasher.write(b"\0messages\0");
+        hash_turns(&mut hasher, &conversation.turns, builder.vars.list());
+    }
     let mut vars = builder.vars.into_list();
     // Resolved prompts are kept for as long as a library lives: give
     // back the room the buffers grew into (up to half their memory).
@@ -89,6 +138,7 @@ pub(super) fn resolve_template(
             warnings.push(warning);
         }
     }
+    history_checks(&vars, errors);
     if errors.len() > errors_before {
         return (None, steps);
     }
@@ -98,10 +148,99 @@ pub(super) fn resolve_template(
         user,
         system_path: t.system.path().to_string(),
         user_path: t.user.as_ref().map(|u| u.path().to_string()),
+        conversation,
+        messages_path: t.messages.as_ref().map(|m| m.path().to_string()),
         vars,
         snippets: builder.snippets,
         hash: hasher.finish(),
         front_matter,
     };
     (Some(prompt), steps)
+}
+
+/// Hashes a conversation's structure and texts, each turn tagged so that
+/// no two structures hash alike by accident of their texts.
+fn hash_turns(hasher: &mut StableHasher, turns: &[Turn], vars: &[crate::program::VarInfo]) {
+    for turn in turns {
+        match turn {
+            Turn::Message {
+                role,
+                name,
+                program,
+            } => {
+                hasher.write(b"\0message\0");
+                hasher.write(role.as_str().as_bytes());
+                if let Some(name) = name {
+                    hasher.write(b"\0name\0");
+                    hasher.write(name.as_bytes());
+                }
+                hash_program(hasher, program, vars);
+            }
+            Turn::History(var) => {
+                hasher.write(b"\0history\0");
+                hasher.write(vars.get(*var).map_or("", |v| v.name.as_str()).as_bytes());
+            }
+            Turn::Branch { arms, otherwise } => {
+                hasher.write(b"\0branch\0");
+                for arm in arms {
+                    hasher.write(b"\0arm\0");
+                    hasher.write(vars.get(arm.var).map_or("", |v| v.name.as_str()).as_bytes());
+                    if let Some(value) = &arm.equals {
+                        hasher.write(b"\0equals\0");
+                        hasher.write(value.as_bytes());
+                    }
+                    hash_turns(hasher, &arm.turns, vars);
+                }
+                hasher.write(b"\0else\0");
+                hash_turns(hasher, otherwise, vars);
+                hasher.write(b"\0end\0");
+            }
+        }
+    }
+}
+
+/// A history is declared `kind: messages` and used as nothing else: a
+/// `{{name}}` between messages is never text by accident, and a history's
+/// messages never land inside a message.
+fn history_checks(vars: &[crate::program::VarInfo], errors: &mut Vec<Diagnostic>) {
+    for var in vars {
+        let declared_messages = var.declared == Some(VarKind::Messages);
+        if let Some(history) = &var.uses.history
+            && !declared_messages
+        {
+            errors.push(
+                    Diagnostic::new(
+                        ErrorCode::InvalidMessage,
+                        format!(
+                            "`{}` stands between messages, where the history goes, but is not declared a history",
+                            var.name
+                        ),
+                    )
+                    .at(history.clone())
+                    .with_help(format!(
+                        "declare it in front matter: `vars: {{ {}: {{ kind: messages }} }}`, or put it inside a role block",
+                        var.name
+                    )),
+                );
+        }
+        if declared_messages || var.uses.history.is_some() {
+            let inside = [&var.uses.value, &var.uses.condition, &var.uses.compared]
+                .into_iter()
+                .flatten()
+                .next();
+            if let Some(at) = inside {
+                errors.push(
+                    Diagnostic::new(
+                        ErrorCode::InvalidMessage,
+                        format!(
+                            "`{}` is a history (messages), used here as text or a condition",
+                            var.name
+                        ),
+                    )
+                    .at(at.clone())
+                    .with_help("a history is placed between messages, alone: `{{history}}` on a line of its own"),
+                );
+            }
+        }
+    }
 }

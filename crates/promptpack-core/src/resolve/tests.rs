@@ -14,6 +14,7 @@ fn template(system: &str, user: Option<&str>) -> TemplateSource {
         id: "t".to_string(),
         system: SourceFile::new("templates/t/system.md", system),
         user: user.map(|u| SourceFile::new("templates/t/user.md", u)),
+        messages: None,
     }
 }
 
@@ -264,4 +265,176 @@ fn nested_sections_stay_within_the_bound() {
     let snippets = [snippet("s", &nested), snippet("e", "")];
     let counted = resolve_bounded(&[template(&system, Some(&system))], &snippets);
     assert!(counted.errors.is_empty(), "{:?}", counted.errors);
+}
+
+/// A conversation `t` of `system` and `messages`, resolved.
+fn conversation(messages: &str, snippets: &[SnippetSource]) -> Counted {
+    let template = TemplateSource {
+        id: "t".to_string(),
+        system: SourceFile::new("templates/t/system.md", "You help."),
+        user: None,
+        messages: Some(SourceFile::new("templates/t/messages.md", messages)),
+    };
+    resolve_bounded(&[template], snippets)
+}
+
+/// The turns as one line: `user[Hi {{name}}]`, `history(h)`,
+/// `if(x){…}else{…}`.
+fn outline(turns: &[crate::conversation::Turn], vars: &[VarInfo]) -> String {
+    use crate::conversation::Turn;
+    let parts: Vec<String> = turns
+        .iter()
+        .map(|turn| match turn {
+            Turn::Message {
+                role,
+                name,
+                program,
+            } => {
+                let named = name.as_ref().map_or(String::new(), |n| format!(" {n}"));
+                let text = crate::print::template_text(program, vars, &Delimiters::default());
+                format!("{role}{named}[{text}]")
+            }
+            Turn::History(var) => format!("history({})", vars[*var].name),
+            Turn::Branch { arms, otherwise } => {
+                let arms: Vec<String> = arms
+                    .iter()
+                    .map(|arm| {
+                        let test = match &arm.equals {
+                            Some(value) => format!("{}=={value}", vars[arm.var].name),
+                            None => vars[arm.var].name.clone(),
+                        };
+                        format!("if({test}){{{}}}", outline(&arm.turns, vars))
+                    })
+                    .collect();
+                format!("{}else{{{}}}", arms.join(""), outline(otherwise, vars))
+            }
+        })
+        .collect();
+    parts.join(" ")
+}
+
+#[test]
+fn conversations_resolve_into_their_turns_or_say_what_cuts_a_message() {
+    let history = "---\nvars:\n  history: {kind: messages}\n---\n";
+    // (messages.md, the turns, or the error's code and place)
+    let cases: &[(&str, &str)] = &[
+        (
+            "{{#user}}\nHi {{name}}.\n{{/user}}\n{{#assistant}}\nHello.\n{{/assistant}}\n",
+            "user[Hi {{name}}.] assistant[Hello.]",
+        ),
+        (
+            "{{#user}}\n  two lines\nkept as they are\n\n{{/user}}",
+            "user[  two lines\nkept as they are\n]",
+        ),
+        (
+            "{{#user}}Q{{/user}}{{#if show}}\n{{#assistant}}\nA\n{{/assistant}}\n{{#tool lookup}}\n42\n{{/tool}}\n{{else}}{{#user}}no{{/user}}{{/if}}",
+            "user[Q] if(show){assistant[A] tool lookup[42]}else{user[no]}",
+        ),
+        (
+            "{{#if level == \"a\"}}{{#user}}a{{/user}}{{else if level == \"b\"}}{{#user}}b{{/user}}{{/if}}",
+            "if(level==a){user[a]}if(level==b){user[b]}else{}",
+        ),
+        (
+            "{{#user}}{{#if formal}}Dear {{name}}{{else}}Hey{{/if}}{{/user}}",
+            "user[{{#if formal}}Dear {{name}}{{else}}Hey{{/if}}]",
+        ),
+        (
+            "---\nvars:\n  history: {kind: messages}\n  question: text\n---\n{{#user}}Q{{/user}}\n{{history}}\n{{#user}}\n{{question}}\n{{/user}}",
+            "user[Q] history(history) user[{{question}}]",
+        ),
+        ("{{#user}}Q{{/user}}\n{{history}}", "invalid_message 2:1"),
+        (
+            "{{#user}}a{{#user}}b{{/user}}{{/user}}",
+            "invalid_message 1:11",
+        ),
+        ("{{#user}}a{{/assistant}}", "invalid_message 1:11"),
+        ("{{/user}}", "invalid_message 1:1"),
+        ("{{#user}}a", "unclosed_block 1:1"),
+        (
+            "{{#if x}}{{#user}}a{{/if}}{{/user}}",
+            "invalid_message 1:20",
+        ),
+        (
+            "{{#user}}{{#if x}}a{{/user}}{{/if}}",
+            "invalid_message 1:20",
+        ),
+        (
+            "{{#user}}a{{/user}}\nstray text\n",
+            "text_outside_message 2:1",
+        ),
+        ("{{#user}}a{{/user}}{{snippet:s}}", "invalid_message 1:20"),
+        ("{{#tool}}x{{/tool}}", "invalid_message 1:1"),
+        ("{{#user x}}x{{/user}}", "invalid_message 1:1"),
+        ("{{#user}}a{{/user}}{{name}}", "invalid_message 1:20"),
+    ];
+    for (messages, expected) in cases {
+        let counted = conversation(messages, &[snippet("s", "S")]);
+        let got = match (counted.errors.first(), counted.prompts.first()) {
+            (Some(error), _) => {
+                let at = error.location.as_ref().expect("a located error");
+                format!("{} {}:{}", error.code, at.line(), at.column())
+            }
+            (None, Some(prompt)) => {
+                let turns = &prompt.conversation.as_ref().expect("a conversation").turns;
+                outline(turns, &prompt.vars)
+            }
+            (None, None) => "nothing".to_string(),
+        };
+        assert_eq!(&got, expected, "{messages:?}: {:?}", counted.errors);
+    }
+    // The history, declared, used as text inside a message: refused there.
+    let counted = conversation(
+        &format!("{history}{{{{#user}}}}{{{{history}}}}{{{{/user}}}}"),
+        &[],
+    );
+    assert_eq!(
+        counted.errors[0].code,
+        ErrorCode::InvalidMessage,
+        "{:?}",
+        counted.errors
+    );
+    // Placed twice.
+    let counted = conversation(&format!("{history}{{{{history}}}}\n{{{{history}}}}"), &[]);
+    assert_eq!(
+        counted.errors[0].code,
+        ErrorCode::InvalidMessage,
+        "{:?}",
+        counted.errors
+    );
+    assert!(
+        counted.errors[0].message.contains("second time"),
+        "{}",
+        counted.errors[0].message
+    );
+}
+
+#[test]
+fn role_tags_stay_text_in_system_and_user_files() {
+    let counted = resolve_bounded(
+        &[template("{{#user}}x{{/user}}", Some("{{#assistant}}"))],
+        &[],
+    );
+    assert!(counted.errors.is_empty(), "{:?}", counted.errors);
+    let prompt = &counted.prompts[0];
+    assert_eq!(prompt.system.text, "{{#user}}x{{/user}}");
+    assert!(prompt.conversation.is_none());
+}
+
+#[test]
+fn a_conversation_beside_a_user_file_is_refused() {
+    let template = TemplateSource {
+        id: "t".to_string(),
+        system: SourceFile::new("templates/t/system.md", "S"),
+        user: Some(SourceFile::new("templates/t/user.md", "U")),
+        messages: Some(SourceFile::new(
+            "templates/t/messages.md",
+            "{{#user}}U{{/user}}",
+        )),
+    };
+    let counted = resolve_bounded(&[template], &[]);
+    assert_eq!(counted.errors[0].code, ErrorCode::InvalidMessage);
+    assert_eq!(
+        counted.errors[0].location.as_ref().map(|l| l.path()),
+        Some("templates/t/user.md")
+    );
 }

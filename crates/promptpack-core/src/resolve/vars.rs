@@ -18,6 +18,8 @@ pub(super) enum Usage<'a> {
     Condition,
     /// `{{#if name == "value"}}`.
     Equals(&'a str),
+    /// `{{name}}` between a conversation's messages: the history.
+    History,
 }
 
 /// An `{{#if}}` chain being walked: where it opens, each test (the
@@ -86,11 +88,13 @@ impl VarTable {
             Usage::Value => &mut info.uses.value,
             Usage::Condition => &mut info.uses.condition,
             Usage::Equals(_) => &mut info.uses.compared,
+            Usage::History => &mut info.uses.history,
         };
         if first.is_none() {
             *first = Some(file.location(name.span));
         }
         match usage {
+            Usage::History => {}
             Usage::Value => info.as_value = true,
             Usage::Condition => info.as_condition = true,
             Usage::Equals(value) => {
