@@ -122,10 +122,11 @@ mod typed;
 #[cfg(feature = "library")]
 #[cfg_attr(docsrs, doc(cfg(feature = "library")))]
 pub use library::Library;
-pub use prompt::{Prompt, PromptHash};
+pub use prompt::{MessageRef, Prompt, PromptHash};
 pub use promptpack_core::diagnostics::{Severity, Style, render_diagnostic, render_error};
 pub use promptpack_core::error::{Diagnostic, Error, ErrorCode, Location, Result};
 pub use promptpack_core::front_matter::{DeclaredVar, Example, FrontMatter};
+pub use promptpack_core::message::{Message, Role};
 pub use promptpack_core::program::VarKind;
 /// The kind front matter declares a variable with (`kind: choice`): the
 /// [`VarKind`] of its generated field, one type, since the two named the

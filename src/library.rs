@@ -4,8 +4,10 @@ use crate::prompt::{Prompt, PromptHash};
 use crate::provenance::Provenance;
 #[cfg(feature = "hot-reload")]
 use crate::reload::{WatchOptions, WatchedLibrary};
+use promptpack_core::conversation::Sent;
 use promptpack_core::error::{Diagnostic, Error, ErrorCode, Result};
 use promptpack_core::front_matter::FrontMatter;
+use promptpack_core::message::Message;
 use promptpack_core::pipeline::{Compiled, Stages};
 use promptpack_core::program::{Op, Program, VarKind};
 use promptpack_core::render::{
@@ -406,10 +408,13 @@ impl Library {
             _ => 0,
         };
         let mut missing = Missing::default();
-        let mut render = |program: &Program, uses: &[u32], part: PartName| {
+        // `uses` counts each variable's value tokens in `program`: without
+        // it (a conversation's message), the length is measured.
+        let mut render = |program: &Program, uses: Option<&[u32]>, part: PartName| {
             // Text plus each value once, and what repeated values add.
             let (mut len, mut repeats) = (program.text.len(), 0usize);
-            for (i, &n) in uses.iter().enumerate() {
+            let measured = uses.is_none();
+            for (i, &n) in uses.unwrap_or_default().iter().enumerate() {
                 if n > 0 {
                     let value = value_len(i);
                     len = len.saturating_add(value);
@@ -421,7 +426,7 @@ impl Library {
             // the limit may still be an output within it: then follow the
             // branches.
             let upper = len.saturating_add(repeats);
-            let len = if repeats <= EXACT_ABOVE && upper <= bound {
+            let len = if !measured && repeats <= EXACT_ABOVE && upper <= bound {
                 upper
             } else {
                 // Each value's length once, not once per use: counting a
@@ -445,11 +450,37 @@ impl Library {
             Ok(out)
         };
         let (system_uses, user_uses) = uses.split_at(prompt.vars.len().min(uses.len()));
-        let system = render(&prompt.system, system_uses, PartName::System)?;
+        let system = render(&prompt.system, Some(system_uses), PartName::System)?;
         let user = match &prompt.user {
-            Some(user) => Some(render(user, user_uses, PartName::User)?),
+            Some(user) => Some(render(user, Some(user_uses), PartName::User)?),
             None => None,
         };
+        let mut messages = Vec::new();
+        let mut missing_history = Vec::new();
+        if let Some(conversation) = &prompt.conversation {
+            for sent in conversation.sent(values) {
+                match sent {
+                    Sent::Message {
+                        role,
+                        name,
+                        program,
+                    } => messages.push(Message {
+                        role,
+                        content: render(program, None, PartName::Messages)?,
+                        name: name.map(str::to_string),
+                    }),
+                    Sent::History(var) => match values.get(var).copied().flatten() {
+                        Some(value) => {
+                            history_messages(prompt, var, value, bound, &mut messages)?;
+                        }
+                        None => missing_history.push(var),
+                    },
+                }
+            }
+        }
+        for var in missing_history {
+            missing.insert(var);
+        }
         if !keep_tokens && !missing.order.is_empty() {
             return Err(missing_error(prompt, &missing.order));
         }
@@ -457,6 +488,7 @@ impl Library {
             id: prompt.id.clone(),
             system,
             user,
+            messages,
             hash: PromptHash::from(prompt.hash),
             provenance: Provenance::Loaded,
         })
@@ -465,6 +497,54 @@ impl Library {
     fn unknown_prompt(&self, id: &str) -> Error {
         Error::unknown_prompt(id, self.prompts.iter().map(|p| p.id.as_str()))
     }
+}
+
+/// Appends the history `value` of variable `var` to `messages`: messages
+/// given as they are (typed), or a JSON array of `{"role", "content"}`
+/// objects (and `"name"` for a tool result), each read as one message,
+/// never parsed further. Anything else is `invalid_vars`, naming the
+/// element and what is wrong; a message longer than `bound` is `too_large`.
+fn history_messages(
+    prompt: &ResolvedPrompt,
+    var: usize,
+    value: ValueRef<'_>,
+    bound: usize,
+    messages: &mut Vec<Message>,
+) -> Result<()> {
+    let name = prompt.vars.get(var).map_or("", |v| v.name.as_str());
+    let invalid = |what: String| -> Error {
+        Diagnostic::new(
+            ErrorCode::InvalidVars,
+            format!("history `{name}` of prompt `{}`: {what}", prompt.id),
+        )
+        .with_help(
+            "a history is a list of {\"role\", \"content\"} messages; roles are system, user, \
+             assistant and tool (which takes a \"name\")",
+        )
+        .into()
+    };
+    let start = messages.len();
+    match value {
+        ValueRef::Messages(given) => messages.extend_from_slice(given),
+        ValueRef::Json(serde_json::Value::Array(items)) => {
+            messages.reserve(items.len());
+            for (i, item) in items.iter().enumerate() {
+                let message = serde_json::from_value::<Message>(item.clone())
+                    .map_err(|e| invalid(format!("message {i} is not a message: {e}")))?;
+                messages.push(message);
+            }
+        }
+        _ => return Err(invalid("the value is not a list of messages".to_string())),
+    }
+    if let Some(long) = messages[start..].iter().find(|m| m.content.len() > bound) {
+        return Err(output_too_large(
+            &prompt.id,
+            PartName::Messages,
+            long.content.len(),
+            bound,
+        ));
+    }
+    Ok(())
 }
 
 /// Every value given for a variable whose front matter declares its values

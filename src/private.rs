@@ -365,6 +365,7 @@ fn render_parts<Id>(
         id,
         system: render_part(info, 0, slots, bound)?,
         user,
+        messages: Vec::new(),
         hash: info.hash,
         provenance: Provenance::Embedded,
     })
@@ -418,6 +419,7 @@ pub fn dev_build<Id>(
         id,
         system: p.system,
         user: p.user,
+        messages: p.messages,
         hash: p.hash,
         provenance: p.provenance,
     }))

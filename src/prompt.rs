@@ -2,6 +2,7 @@
 //! a `Library` or a live catalog version.
 
 use crate::provenance::Provenance;
+use promptpack_core::message::{Message, Role};
 use std::fmt;
 
 /// A rendered prompt: what to send to the model, and where it came from.
@@ -13,6 +14,11 @@ pub struct Prompt<Id = String> {
     pub system: String,
     /// The rendered `user.md`, when the prompt has one.
     pub user: Option<String>,
+    /// For a conversation (`messages.md`), the messages after the system
+    /// message, in order, the history among them; empty for a prompt of
+    /// `system.md` and `user.md`. [`Prompt::messages`] gives every message,
+    /// the system message first, for either shape.
+    pub messages: Vec<Message>,
     /// Stable content hash of the resolved template (snippets included), for
     /// logging and provenance. The same template gives the same hash in the
     /// generated code, a `Library` and the CLI, and it displays as
@@ -24,6 +30,70 @@ pub struct Prompt<Id = String> {
     /// `Library`, or the dev hot reload) or `catalog agent-system v3
     /// label=production sha256:…` (a live catalog version).
     pub provenance: Provenance,
+}
+
+impl<Id> Prompt<Id> {
+    /// Every message to send, in order: the system message (`system.md`)
+    /// first, then `user.md`'s text as the user message for a prompt of
+    /// two files, or a conversation's messages.
+    ///
+    /// ```
+    /// use promptpack::{Config, Library, Role, SourceFile, TemplateSource};
+    /// let library = Library::from_sources(
+    ///     vec![TemplateSource {
+    ///         id: "ask".into(),
+    ///         system: SourceFile::new("templates/ask/system.md", "Answer briefly."),
+    ///         user: None,
+    ///         messages: Some(SourceFile::new(
+    ///             "templates/ask/messages.md",
+    ///             "{{#user}}\nWhat is {{thing}}?\n{{/user}}\n",
+    ///         )),
+    ///     }],
+    ///     vec![],
+    ///     &Config::default(),
+    /// )?;
+    /// let prompt = library.build_prompt("ask", &serde_json::json!({"thing": "Rust"}))?;
+    /// let sent: Vec<(Role, &str)> = prompt.messages().map(|m| (m.role, m.content)).collect();
+    /// assert_eq!(sent, [(Role::System, "Answer briefly."), (Role::User, "What is Rust?")]);
+    /// # Ok::<(), promptpack::Error>(())
+    /// ```
+    pub fn messages(&self) -> impl Iterator<Item = MessageRef<'_>> {
+        let system = MessageRef {
+            role: Role::System,
+            content: &self.system,
+            name: None,
+        };
+        let user = self.user.as_deref().map(|content| MessageRef {
+            role: Role::User,
+            content,
+            name: None,
+        });
+        std::iter::once(system)
+            .chain(user)
+            .chain(self.messages.iter().map(MessageRef::from))
+    }
+}
+
+/// One message of a rendered prompt, borrowed from it
+/// ([`Prompt::messages`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MessageRef<'a> {
+    /// Who speaks it.
+    pub role: Role,
+    /// What is said.
+    pub content: &'a str,
+    /// For a tool result, the tool's name.
+    pub name: Option<&'a str>,
+}
+
+impl<'a> From<&'a Message> for MessageRef<'a> {
+    fn from(message: &'a Message) -> MessageRef<'a> {
+        MessageRef {
+            role: message.role,
+            content: &message.content,
+            name: message.name.as_deref(),
+        }
+    }
 }
 
 /// The content hash of a resolved template: what [`Prompt::hash`] holds.

@@ -321,6 +321,7 @@ mod lesson {
             id,
             system: prompt.system,
             user: prompt.user,
+            messages: prompt.messages,
             hash: prompt.hash,
             provenance: prompt.provenance,
         }

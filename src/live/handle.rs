@@ -185,6 +185,7 @@ impl<Id: GeneratedPrompts> Prompts<Id> {
             id,
             system: rendered.system,
             user: rendered.user,
+            messages: rendered.messages,
             hash: rendered.hash,
             provenance: arm.provenance.clone(),
         })

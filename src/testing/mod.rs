@@ -184,7 +184,7 @@ const MAX_SHOWN_CHARS: usize = 40;
 /// #     fn example(self) -> &'static [(&'static str, &'static str)] { &[("name", "Ada")] }
 /// #     fn render_generated(self, v: &dyn Fn(&str) -> Option<String>) -> promptpack::Prompt<PromptId> {
 /// #         let system = format!("Hi {}.", v("name").unwrap_or_default());
-/// #         promptpack::Prompt { id: self, system, user: None, hash: Default::default(), provenance: Default::default() }
+/// #         promptpack::Prompt { id: self, system, user: None, messages: Vec::new(), hash: Default::default(), provenance: Default::default() }
 /// #     }
 /// # }
 /// promptpack::snapshot_prompts!(PromptId);

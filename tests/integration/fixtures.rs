@@ -59,7 +59,7 @@
 //! `code path:line:col message`, then its source line with carets under the
 //! span, then its help.
 
-use promptpack::{Delimiters, Diagnostic, Library, TemplateSource};
+use promptpack::{Delimiters, Diagnostic, Library};
 use promptpack_testkit::case::{Fixture, read_fixture};
 use std::fmt::Write;
 use std::path::Path;
@@ -194,11 +194,7 @@ fn run_case(path: &Path) -> String {
     };
 
     let ids: Vec<String> = case.templates.keys().cloned().collect();
-    let templates = case
-        .templates
-        .into_iter()
-        .map(|(id, (system, user))| TemplateSource { id, system, user, messages: None })
-        .collect();
+    let templates = case.templates.into_values().collect();
     let config = promptpack::Config::new(".")
         .with_standalone_tags(standalone_tags)
         .with_delimiters(delimiters.open(), delimiters.close())
@@ -227,6 +223,13 @@ fn run_case(path: &Path) -> String {
                     assert_eq!(prompt.id, id);
                     write_part(&mut out, "system", Some(&prompt.system));
                     write_part(&mut out, "user", prompt.user.as_deref());
+                    for (i, message) in prompt.messages.iter().enumerate() {
+                        let role = match &message.name {
+                            Some(name) => format!("message {i}: {} {name}", message.role),
+                            None => format!("message {i}: {}", message.role),
+                        };
+                        write_part(&mut out, &role, Some(&message.content));
+                    }
                 }
                 Err(e) => {
                     for d in e.diagnostics() {

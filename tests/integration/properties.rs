@@ -136,9 +136,10 @@ fn check_parse(text: &str, delims: &Delimiters) -> Result<(), TestCaseError> {
             let mut at = body.start;
             for item in &parsed.items {
                 let span = match item {
-                    Item::Text(s) | Item::Else(s) | Item::EndIf(s) => *s,
+                    Item::Text(s) | Item::Else(s) | Item::EndIf(s) | Item::CloseMessage(_, s) => *s,
                     Item::Var(n) | Item::Snippet(Include { name: n, .. }) => n.span,
                     Item::If(c) | Item::ElseIf(c) => c.name.span,
+                    Item::OpenMessage(tag) => tag.span,
                 };
                 prop_assert_eq!(span.start, at, "items must be contiguous");
                 prop_assert!(span.end > span.start, "empty item");

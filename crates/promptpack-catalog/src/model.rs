@@ -184,7 +184,7 @@ impl Version {
                     .resolved_user
                     .as_deref()
                     .map(|user| literal("user.md", user)),
-                    messages: None,
+                messages: None,
             }],
             ..Sources::default()
         }

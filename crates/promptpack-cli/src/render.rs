@@ -448,6 +448,7 @@ mod tests {
             id: "big".to_string(),
             system: "system text ".repeat(1000),
             user: Some("user \"quoted\" text\n".repeat(1000)),
+            messages: Vec::new(),
             hash: promptpack::PromptHash::new(7),
             provenance: promptpack::Provenance::Loaded,
         };

@@ -22,14 +22,17 @@ pub enum PartName {
     System,
     /// `user.md`.
     User,
+    /// A message of `messages.md`.
+    Messages,
 }
 
 impl PartName {
-    /// `system` or `user`.
+    /// `system`, `user` or `messages`: the file's name without `.md`.
     pub fn as_str(self) -> &'static str {
         match self {
             PartName::System => "system",
             PartName::User => "user",
+            PartName::Messages => "messages",
         }
     }
 }

@@ -101,7 +101,8 @@ impl Reader<'_> {
                         Ok(entry) => {
                             let name = entry.file_name();
                             let name = name.to_string_lossy();
-                            if name != "system.md" && name != "user.md" && !is_ignored_name(&name) {
+                            let read = ["system.md", "user.md", "messages.md"];
+                            if !read.contains(&name.as_ref()) && !is_ignored_name(&name) {
                                 sources.stray_files.push(self.shown(&entry.path()));
                             }
                         }
@@ -129,18 +130,29 @@ impl Reader<'_> {
             return;
         }
         let system = self.read_file(&system_path);
-        let user_path = folder.join("user.md");
-        let (user, user_failed) = match self.exists(&user_path) {
+        let (user, user_failed) = self.read_optional(&folder.join("user.md"));
+        let (messages, messages_failed) = self.read_optional(&folder.join("messages.md"));
+        if let (Some(system), false, false) = (system, user_failed, messages_failed) {
+            sources.templates.push(TemplateSource {
+                id,
+                system,
+                user,
+                messages,
+            });
+        }
+    }
+
+    /// A template folder's optional file (`user.md`, `messages.md`): the
+    /// file when there is one, and whether reading it failed (reported).
+    fn read_optional(&mut self, path: &Path) -> (Option<SourceFile>, bool) {
+        match self.exists(path) {
             Some(true) => {
-                let user = self.read_file(&user_path);
-                let failed = user.is_none();
-                (user, failed)
+                let file = self.read_file(path);
+                let failed = file.is_none();
+                (file, failed)
             }
             Some(false) => (None, false),
             None => (None, true),
-        };
-        if let (Some(system), false) = (system, user_failed) {
-            sources.templates.push(TemplateSource { id, system, user, messages: None });
         }
     }
 

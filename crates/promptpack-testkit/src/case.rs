@@ -9,6 +9,7 @@
 //! --- templates/<id>/system.md
 //! body, taken byte for byte up to the next header line
 //! --- templates/<id>/user.md
+//! --- templates/<id>/messages.md   (a conversation's turns)
 //! --- snippets/<name>.md   (or snippets/<folder>/<name>.md)
 //! --- snippets/odd.md escaped
 //! `\n`, `\r`, `\t`, `\\` and `\u{XXXX}` in this body name the character
@@ -53,7 +54,7 @@ impl Case {
     pub fn files(&self) -> HashMap<String, String> {
         let mut files = HashMap::new();
         for t in &self.templates {
-            for f in std::iter::once(&t.system).chain(&t.user) {
+            for f in std::iter::once(&t.system).chain(&t.user).chain(&t.messages) {
                 files.insert(f.path().to_string(), f.text().to_string());
             }
         }
@@ -71,6 +72,8 @@ pub enum Target {
     System(String),
     /// `templates/<id>/user.md`.
     User(String),
+    /// `templates/<id>/messages.md`.
+    Messages(String),
     /// `templates/<id>/<other>`: a file of a template folder that the prompt
     /// does not read (the fuzz reading keeps the folder's place; the fixture
     /// reading refuses it).
@@ -126,6 +129,7 @@ pub fn section(header: &str, body: String) -> Result<Section, String> {
         match rest.rsplit_once('/') {
             Some((id, "system.md")) => Target::System(id.to_string()),
             Some((id, "user.md")) => Target::User(id.to_string()),
+            Some((id, "messages.md")) => Target::Messages(id.to_string()),
             Some((id, _)) => Target::TemplateOther(id.to_string()),
             None => return Err(format!("unknown section `--- {header}`")),
         }
@@ -193,7 +197,7 @@ pub fn parse_case(input: &str) -> Case {
         sections.push(("templates/t/system.md", input.to_string()));
     }
     let mut case = Case::default();
-    let mut parts: Vec<(String, Option<String>, Option<String>)> = Vec::new();
+    let mut parts: Vec<(String, Option<String>, Option<String>, Option<String>)> = Vec::new();
     for (header, body) in sections {
         let Ok(Section { path, target, body }) = section(header, body) else {
             continue;
@@ -214,17 +218,21 @@ pub fn parse_case(input: &str) -> Case {
                     }
                 }
             }
-            Target::System(id) | Target::User(id) | Target::TemplateOther(id) => {
+            Target::System(id)
+            | Target::User(id)
+            | Target::Messages(id)
+            | Target::TemplateOther(id) => {
                 let index = match parts.iter().position(|p| p.0 == id) {
                     Some(i) => i,
                     None => {
-                        parts.push((id, None, None));
+                        parts.push((id, None, None, None));
                         parts.len() - 1
                     }
                 };
                 match target_file(&path) {
                     "system.md" => parts[index].1 = Some(body),
                     "user.md" => parts[index].2 = Some(body),
+                    "messages.md" => parts[index].3 = Some(body),
                     _ => {}
                 }
             }
@@ -242,13 +250,13 @@ pub fn parse_case(input: &str) -> Case {
             }
         }
     }
-    for (id, system, user) in parts {
+    for (id, system, user, messages) in parts {
         let Some(system) = system else { continue };
         case.templates.push(TemplateSource {
             system: SourceFile::new(format!("templates/{id}/system.md"), system),
             user: user.map(|u| SourceFile::new(format!("templates/{id}/user.md"), u)),
+            messages: messages.map(|m| SourceFile::new(format!("templates/{id}/messages.md"), m)),
             id,
-            messages: None,
         });
     }
     case
@@ -258,8 +266,8 @@ pub fn parse_case(input: &str) -> Case {
 /// the `vars` and `options` sections as written, for the harness to read.
 #[derive(Debug, Default)]
 pub struct Fixture {
-    /// Templates by id (sorted): `system.md` and `user.md`.
-    pub templates: BTreeMap<String, (SourceFile, Option<SourceFile>)>,
+    /// Templates by id (sorted), each a [`TemplateSource`].
+    pub templates: BTreeMap<String, TemplateSource>,
     /// Snippets, in case-file order (duplicate names kept).
     pub snippets: Vec<SnippetSource>,
     /// The `vars` section's body, when there is one.
@@ -278,7 +286,8 @@ pub fn read_fixture(text: &str) -> Result<Fixture, String> {
     if sections.is_empty() {
         return Err("no sections".into());
     }
-    let mut files: BTreeMap<String, (Option<SourceFile>, Option<SourceFile>)> = BTreeMap::new();
+    type Files = (Option<SourceFile>, Option<SourceFile>, Option<SourceFile>);
+    let mut files: BTreeMap<String, Files> = BTreeMap::new();
     let mut fixture = Fixture::default();
     for (header, mut body) in sections {
         // Every body line ends in a newline, the file's last line too.
@@ -294,12 +303,12 @@ pub fn read_fixture(text: &str) -> Result<Fixture, String> {
                     .filter(|l| !l.is_empty() && !l.starts_with('#'))
                     .map(String::from),
             ),
-            Target::System(id) | Target::User(id) if !id.contains('/') => {
+            Target::System(id) | Target::User(id) | Target::Messages(id) if !id.contains('/') => {
                 let entry = files.entry(id).or_default();
-                let slot = if target_file(&path) == "system.md" {
-                    &mut entry.0
-                } else {
-                    &mut entry.1
+                let slot = match target_file(&path) {
+                    "system.md" => &mut entry.0,
+                    "user.md" => &mut entry.1,
+                    _ => &mut entry.2,
                 };
                 if slot.is_some() {
                     return Err(format!("`{path}` twice"));
@@ -315,9 +324,15 @@ pub fn read_fixture(text: &str) -> Result<Fixture, String> {
             _ => return Err(format!("unknown section `--- {header}`")),
         }
     }
-    for (id, (system, user)) in files {
+    for (id, (system, user, messages)) in files {
         let system = system.ok_or_else(|| format!("template `{id}` has no system.md section"))?;
-        fixture.templates.insert(id, (system, user));
+        let template = TemplateSource {
+            id: id.clone(),
+            system,
+            user,
+            messages,
+        };
+        fixture.templates.insert(id, template);
     }
     Ok(fixture)
 }

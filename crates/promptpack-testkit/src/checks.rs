@@ -58,9 +58,10 @@ pub fn check_parsed(file: &SourceFile, parsed: &Parsed) {
     let mut depth = 0usize;
     for item in &parsed.items {
         let span = match item {
-            Item::Text(s) | Item::Else(s) | Item::EndIf(s) => *s,
+            Item::Text(s) | Item::Else(s) | Item::EndIf(s) | Item::CloseMessage(_, s) => *s,
             Item::Var(n) | Item::Snippet(Include { name: n, .. }) => n.span,
             Item::If(c) | Item::ElseIf(c) => c.name.span,
+            Item::OpenMessage(tag) => tag.span,
         };
         assert_eq!(span.start, at, "items must be contiguous");
         assert!(span.end > span.start, "empty item");
@@ -77,6 +78,9 @@ pub fn check_parsed(file: &SourceFile, parsed: &Parsed) {
                 }
             }
             Item::Text(_) => {}
+            Item::OpenMessage(_) | Item::CloseMessage(..) => {
+                panic!("a part's parse read a role tag, which is text there")
+            }
         }
     }
     assert_eq!(at, body.end, "items must cover the body");

@@ -212,6 +212,9 @@ pub fn tree(file: &SourceFile, delims: &Delimiters) -> Option<Vec<Node>> {
                     otherwise: block.otherwise,
                 }
             }
+            Item::OpenMessage(_) | Item::CloseMessage(..) => {
+                panic!("a part's parse read a role tag, which is text there")
+            }
         };
         let branch = match open.last_mut() {
             Some(block) => block.otherwise.as_mut().unwrap_or(&mut block.then),

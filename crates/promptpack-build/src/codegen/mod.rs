@@ -28,7 +28,7 @@ pub use limits::{MAX_CODE, MAX_LARGE_CODE, MAX_PROMPT_CODE, SMALL_PROMPT_CODE};
 
 use crate::names::rust_names;
 use limits::{least_code, too_large, too_large_shared, too_large_total};
-use promptpack_core::error::{Error, Result};
+use promptpack_core::error::{Diagnostic, Error, ErrorCode, Location, Result};
 use promptpack_core::resolve::ResolvedPrompt;
 use promptpack_core::sources::TemplateSource;
 use std::collections::HashMap;
@@ -115,6 +115,24 @@ pub fn generate_parts(
     renderers: Renderers,
     runtime: &str,
 ) -> Result<Generated> {
+    let errors: Vec<Diagnostic> = prompts
+        .iter()
+        .filter(|p| p.conversation.is_some())
+        .map(|p| {
+            Diagnostic::new(
+                ErrorCode::InvalidMessage,
+                format!(
+                    "prompt `{}` is a conversation: typed code for conversations is not generated yet",
+                    p.id
+                ),
+            )
+            .at(Location::file(p.messages_path.as_deref().unwrap_or(&p.system_path)))
+            .with_help("render it through `Library` for now")
+        })
+        .collect();
+    if let Some(error) = Error::from_diagnostics(errors) {
+        return Err(error);
+    }
     let mut errors = Vec::new();
     let (variants, fields) = rust_names(prompts, templates, &mut errors);
     if let Some(error) = Error::from_diagnostics(errors) {

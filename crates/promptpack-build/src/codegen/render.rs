@@ -53,7 +53,7 @@ pub(super) fn straight_line_fns(
     out.close("}");
     out.line("let v = self;");
     out.line(format!(
-        "Ok({runtime}::Prompt {{ id: PromptId::{variant}, system: v.render_system()?, user: {user}, hash: Self::HASH, provenance: {runtime}::Provenance::Embedded }})"
+        "Ok({runtime}::Prompt {{ id: PromptId::{variant}, system: v.render_system()?, user: {user}, messages: ::std::vec::Vec::new(), hash: Self::HASH, provenance: {runtime}::Provenance::Embedded }})"
     ));
     out.close("}");
     out.line("");
@@ -134,7 +134,7 @@ fn generated_fn(
         "None"
     };
     out.line(format!(
-        "{runtime}::Prompt {{ id: PromptId::{variant}, system: v.__render_system(usize::MAX).unwrap_or_default(), user: {user}, hash: Self::HASH, provenance: {runtime}::Provenance::Embedded }}"
+        "{runtime}::Prompt {{ id: PromptId::{variant}, system: v.__render_system(usize::MAX).unwrap_or_default(), user: {user}, messages: ::std::vec::Vec::new(), hash: Self::HASH, provenance: {runtime}::Provenance::Embedded }}"
     ));
     out.close("}");
 }
@@ -157,6 +157,9 @@ fn slots_fn(out: &mut Source, fields: &[Field]) {
                 format!("self.{ident}.map_or(__p::NONE, |v| __p::c(v.as_str(), v as u32)),")
             }
             VarKind::Text => format!("__p::s(self.{ident}),"),
+            // A history is never a value of a part: `generate_parts`
+            // refuses conversations before any table is made.
+            VarKind::Messages => "__p::NONE,".to_string(),
         });
     }
     out.close("]");

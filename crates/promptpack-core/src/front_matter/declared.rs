@@ -14,8 +14,8 @@ use serde_json::Value;
 /// Checks `vars` (a resolved prompt's) against its `front_matter` and the
 /// declarations of the snippets it includes (`snippet_vars`), and gives
 /// each declared variable its declared kind. A prompt whose front matter
-/// declares `vars` has a contract: a name neither it nor an included
-/// snippet declares is `undeclared_var`.
+/// declares `vars` (more than a conversation's history) has a contract: a
+/// name neither it nor an included snippet declares is `undeclared_var`.
 pub fn apply_contract(
     vars: &mut [VarInfo],
     front_matter: &FrontMatter,
@@ -33,12 +33,18 @@ pub fn apply_contract(
     // Variables whose declaration a use contradicts: their kind is in
     // question, so an example is not judged by either side of it.
     let mut in_conflict: Vec<String> = Vec::new();
+    // Declaring a conversation's history alone (`kind: messages`, which
+    // must be declared) makes no contract of the other variables.
+    let has_contract = front_matter
+        .vars
+        .as_ref()
+        .is_some_and(|declared| declared.iter().any(|d| d.kind != Some(VarKind::Messages)));
     for var in vars.iter_mut() {
         let declaration = front_matter
             .declared(&var.name)
             .or_else(|| snippet_vars.iter().copied().find(|d| d.name == var.name));
         match declaration {
-            None if front_matter.vars.is_some() => {
+            None if has_contract => {
                 errors.push(undeclared(var, &declared_names));
             }
             None => {}
