@@ -197,7 +197,10 @@ pub fn parse_case(input: &str) -> Case {
         sections.push(("templates/t/system.md", input.to_string()));
     }
     let mut case = Case::default();
-    let mut parts: Vec<(String, Option<String>, Option<String>, Option<String>)> = Vec::new();
+    // Each template's id and the bodies of its system, user and messages
+    // files.
+    type Bodies = (String, Option<String>, Option<String>, Option<String>);
+    let mut parts: Vec<Bodies> = Vec::new();
     for (header, body) in sections {
         let Ok(Section { path, target, body }) = section(header, body) else {
             continue;
