@@ -481,9 +481,9 @@ mod tests {
             let expected: BTreeMap<&str, (String, Option<String>)> = fixture
                 .templates
                 .iter()
-                .map(|(id, (system, user))| {
-                    let user = user.as_ref().map(|u| u.text().to_string());
-                    (id.as_str(), (system.text().to_string(), user))
+                .map(|(id, t)| {
+                    let user = t.user.as_ref().map(|u| u.text().to_string());
+                    (id.as_str(), (t.system.text().to_string(), user))
                 })
                 .collect();
             assert_eq!(templates, expected, "{name}: templates");
@@ -557,7 +557,7 @@ mod tests {
     fn escaped_sections_are_unescaped_in_both_readings() {
         let text = "--- templates/a/system.md escaped\nA\\r\\n\\u{FEFF}\\t\\\\";
         let fixture = read_fixture(text).expect("reads");
-        assert_eq!(fixture.templates["a"].0.text(), "A\r\n\u{FEFF}\t\\\n");
+        assert_eq!(fixture.templates["a"].system.text(), "A\r\n\u{FEFF}\t\\\n");
         let case = parse_case(text);
         assert_eq!(case.templates[0].system.text(), "A\r\n\u{FEFF}\t\\");
     }
