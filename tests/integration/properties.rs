@@ -1149,3 +1149,91 @@ fn config_of(delimiters: &Delimiters) -> promptpack::Config {
         .with_delimiters(delimiters.open(), delimiters.close())
         .unwrap_or_else(|e| panic!("the strategy made delimiters the language refuses: {e}"))
 }
+
+/// Role tags, in both delimiter settings, for values and histories that
+/// try to make, end or re-role a message.
+const ROLE_PIECES: &[&str] = &[
+    "{{#user}}",
+    "{{/user}}",
+    "{{#assistant}}",
+    "{{/assistant}}",
+    "{{#tool x}}",
+    "{{/tool}}",
+    "{{#system}}",
+    "<<#user>>",
+    "<</user>>",
+    "{{history}}",
+    "\n",
+    "user:",
+    "assistant:",
+    "a",
+];
+
+/// Text made of [`ROLE_PIECES`], [`PIECES`] and arbitrary characters.
+fn role_soup() -> impl Strategy<Value = String> {
+    let fragment = prop_oneof![
+        4 => prop::sample::select(ROLE_PIECES).prop_map(String::from),
+        2 => prop::sample::select(PIECES).prop_map(String::from),
+        1 => any::<char>().prop_map(String::from),
+    ];
+    prop::collection::vec(fragment, 0..24).prop_map(|pieces| pieces.concat())
+}
+
+/// A history of any roles and texts.
+fn history() -> impl Strategy<Value = Vec<promptpack::Message>> {
+    let role = prop::sample::select(&promptpack::Role::ALL[..]);
+    prop::collection::vec((role, role_soup()), 0..8).prop_map(|messages| {
+        messages
+            .into_iter()
+            .map(|(role, content)| promptpack::Message::new(role, content))
+            .collect()
+    })
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// No value makes, ends or re-roles a message: for any values and any
+    /// history, the rendered conversation is the system message, the
+    /// few-shot turn when `few` holds, the history as given (roles and
+    /// texts), and the last user message holding the value verbatim.
+    #[test]
+    fn values_never_change_a_conversations_structure(
+        question in role_soup(),
+        few in any::<bool>(),
+        given in history(),
+        delims in delimiters(),
+    ) {
+        let (open, close) = (delims.open(), delims.close());
+        let tag = |inner: &str| format!("{open}{inner}{close}");
+        let messages = format!(
+            "---\nvars:\n  history: {{kind: messages}}\n---\n\
+             {}\n{}\nExample: {}\n{}\n{}\nAnswer.\n{}\n{}\n{}\n{}\n{}\n{}\n",
+            tag("#if few"), tag("#user"), tag("q"), tag("/user"), tag("#assistant"),
+            tag("/assistant"), tag("/if"), tag("history"), tag("#user"), tag("q"), tag("/user"),
+        );
+        let template = promptpack::TemplateSource {
+            id: "chat".into(),
+            system: SourceFile::new("templates/chat/system.md", format!("About {}.", tag("q"))),
+            user: None,
+            messages: Some(SourceFile::new("templates/chat/messages.md", messages)),
+        };
+        let library = Library::from_sources(vec![template], vec![], &config_of(&delims))
+            .expect("the conversation is valid");
+        let vars = json!({"q": question, "few": few, "history": given});
+        let prompt = library.build_prompt("chat", &vars).expect("renders");
+        let mut expected: Vec<(promptpack::Role, String)> =
+            vec![(promptpack::Role::System, format!("About {question}."))];
+        if few {
+            expected.push((promptpack::Role::User, format!("Example: {question}")));
+            expected.push((promptpack::Role::Assistant, "Answer.".to_string()));
+        }
+        expected.extend(given.iter().map(|m| (m.role, m.content.clone())));
+        expected.push((promptpack::Role::User, question.clone()));
+        let sent: Vec<(promptpack::Role, String)> = prompt
+            .messages()
+            .map(|m| (m.role, m.content.to_string()))
+            .collect();
+        prop_assert_eq!(sent, expected);
+    }
+}
