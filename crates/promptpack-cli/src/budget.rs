@@ -146,7 +146,9 @@ fn axes(prompt: &ResolvedPrompt, base: &Map<String, Value>) -> Vec<Axis> {
     let mut axes = Vec::new();
     for var in &prompt.vars {
         let settings = match var.kind() {
-            VarKind::Text => continue,
+            // A history's messages are the caller's: the budget counts the
+            // prompt's own text.
+            VarKind::Text | VarKind::Messages => continue,
             VarKind::Flag => vec![Some(Value::Bool(false)), Some(Value::Bool(true))],
             VarKind::Optional => {
                 let set = base

@@ -54,6 +54,7 @@ fn kind_name(kind: VarKind) -> (&'static str, bool) {
         VarKind::Optional => ("optional", true),
         VarKind::Choice => ("choice", false),
         VarKind::OptionalChoice => ("optional choice", true),
+        VarKind::Messages => ("history", true),
     }
 }
 
