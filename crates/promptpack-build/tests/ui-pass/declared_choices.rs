@@ -31,6 +31,7 @@ fn main() {
                 include_str!("../../../../tests/codegen/declared-choices/templates/lesson/system.md"),
             ),
             user: None,
+            messages: None,
         }],
         vec![],
         &promptpack::Config::default(),
