@@ -6,24 +6,31 @@
 
 use super::expand::PromptBuilder;
 use super::graph::SnippetGraph;
+use super::limits::MAX_TURNS;
+use super::snippets::Parse;
 use super::vars::Usage;
 use crate::conversation::{Arm, Turn};
 use crate::error::{Diagnostic, ErrorCode};
 use crate::source_file::{SourceFile, Span};
 use crate::syntax::{Condition, Item, MessageTag, Parsed};
 
-/// The turns of `items`, the parsed conversation `file`.
+/// The turns of `items`, the parsed conversation `file`; `parse` reads a
+/// snippet of whole turns included between its messages.
 pub(super) fn resolve_turns(
     file: &SourceFile,
     items: &[Item],
     builder: &mut PromptBuilder,
     graph: &SnippetGraph<'_, '_>,
+    parse: Parse<'_>,
 ) -> Result<Vec<Turn>, Box<Diagnostic>> {
+    let mut messages = 0;
     let mut walker = Walker {
         file,
         builder,
         graph,
+        parse,
         history: None,
+        messages: &mut messages,
     };
     walker.check_nesting(items)?;
     walker.turns(items)
@@ -35,12 +42,16 @@ enum Open<'i> {
     Message(&'i MessageTag),
 }
 
-/// One conversation being walked, and where its history was placed.
+/// One file of a conversation being walked (`messages.md`, or a snippet
+/// of turns it includes), where its history was placed and how many
+/// messages the conversation has so far.
 struct Walker<'w, 'a, 'b> {
     file: &'w SourceFile,
     builder: &'w mut PromptBuilder,
     graph: &'w SnippetGraph<'a, 'b>,
+    parse: Parse<'w>,
     history: Option<Span>,
+    messages: &'w mut usize,
 }
 
 impl Walker<'_, '_, '_> {
@@ -151,6 +162,14 @@ impl Walker<'_, '_, '_> {
                     let body = Parsed {
                         items: items[at + 1..end].to_vec(),
                     };
+                    *self.messages += 1;
+                    if *self.messages > MAX_TURNS {
+                        return Err(self.invalid(
+                            tag.span,
+                            format!("the conversation passes {MAX_TURNS} messages here"),
+                            "snippets of turns that include each other multiply: include fewer",
+                        ));
+                    }
                     let program = self.builder.expand(self.file, &body, self.graph)?;
                     turns.push(Turn::Message {
                         role: tag.role,
@@ -182,14 +201,8 @@ impl Walker<'_, '_, '_> {
                     at = next;
                 }
                 Item::Snippet(include) => {
-                    return Err(self.invalid(
-                        include.name.span,
-                        format!(
-                            "{} stands between messages, where only whole messages go",
-                            self.file.slice(include.name.span)
-                        ),
-                        "include the snippet inside a role block, `{{#user}}…{{/user}}`",
-                    ));
+                    turns.extend(self.snippet_turns(include)?);
+                    at += 1;
                 }
                 Item::CloseMessage(role, span) => {
                     return Err(self.invalid(
@@ -202,6 +215,63 @@ impl Walker<'_, '_, '_> {
                 Item::Else(span) | Item::EndIf(span) => return Err(self.stray(*span)),
             }
         }
+        Ok(turns)
+    }
+
+    /// The turns of the snippet `include` names, between messages: a
+    /// snippet of whole turns, read as a conversation is. A snippet of text
+    /// there is refused as text outside a message, at the include.
+    fn snippet_turns(
+        &mut self,
+        include: &crate::syntax::Include,
+    ) -> Result<Vec<Turn>, Box<Diagnostic>> {
+        let span = include.name.span;
+        let whole_snippet = self.graph.find(include).filter(|t| t.section.is_none());
+        let Some(target) = whole_snippet else {
+            return Err(self.invalid(
+                span,
+                format!(
+                    "{} includes a section between messages, where only whole turns go",
+                    self.file.slice(span)
+                ),
+                "include the whole snippet of turns, or the section inside a role block",
+            ));
+        };
+        let (file, _) = self.graph.node(target);
+        let parsed = (self.parse)(file).map_err(|errors| match errors.into_iter().next() {
+            Some(first) => Box::new(first),
+            None => self.stray(span),
+        })?;
+        if !parsed
+            .items
+            .iter()
+            .any(|item| matches!(item, Item::OpenMessage(_)))
+        {
+            return Err(Box::new(
+                Diagnostic::new(
+                    ErrorCode::TextOutsideMessage,
+                    format!(
+                        "{} stands between messages, but snippet `{}` holds no role block: its text would belong to no message",
+                        self.file.slice(span),
+                        include.name.name
+                    ),
+                )
+                .at(self.file.location(span))
+                .with_help("include a snippet of text inside a role block, `{{#user}}…{{/user}}`"),
+            ));
+        }
+        self.builder.snippets.insert(include.name.name.clone());
+        let mut inner = Walker {
+            file,
+            builder: &mut *self.builder,
+            graph: self.graph,
+            parse: self.parse,
+            history: self.history,
+            messages: &mut *self.messages,
+        };
+        inner.check_nesting(&parsed.items)?;
+        let turns = inner.turns(&parsed.items)?;
+        self.history = inner.history;
         Ok(turns)
     }
 

@@ -58,3 +58,7 @@ pub(super) fn too_large_file(file: &SourceFile) -> Diagnostic {
 pub(super) fn past_limits(text: usize, ops: usize) -> bool {
     text > MAX_EXPANDED_TEXT || ops > MAX_EXPANDED_OPS
 }
+
+/// The most messages one conversation may have, its snippets of turns
+/// spliced: snippets of turns that include each other twice multiply.
+pub const MAX_TURNS: usize = 4096;

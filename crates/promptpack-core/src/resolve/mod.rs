@@ -183,14 +183,11 @@ impl Counted {
                     .map(|s| size(&s.file) * (1 + Headings::of(&s.file).levels() as u64)),
             )
             .sum();
-        // Each message of a conversation is spliced as a part is. A message
-        // takes two tags of at least 7 bytes (`<#user>`, one-byte
-        // delimiters), so its file's size bounds how many there are.
-        let messages = |t: &TemplateSource| {
-            t.messages
-                .as_ref()
-                .map_or(0, |m| m.text().len() as u64 / 14 + 1)
-        };
+        // Each message of a conversation is spliced as a part is, and a
+        // conversation has at most `MAX_TURNS` of them, snippets of turns
+        // spliced.
+        let messages =
+            |t: &TemplateSource| t.messages.as_ref().map_or(0, |_| limits::MAX_TURNS as u64);
         let parts = |t: &TemplateSource| 1 + u64::from(t.user.is_some()) + messages(t);
         let all_parts: u64 = templates.iter().map(parts).sum();
         let resolved: HashSet<&str> = self.prompts.iter().map(|p| p.id.as_str()).collect();

@@ -83,7 +83,13 @@ pub(super) fn resolve_template(
             }
         }
         if ok && is_conversation {
-            match resolve_turns(file, &parsed.items, &mut builder, graph) {
+            match resolve_turns(
+                file,
+                &parsed.items,
+                &mut builder,
+                graph,
+                parsers.conversation,
+            ) {
                 Ok(turns) => conversation = Some(Conversation { turns }),
                 Err(e) => {
                     errors.push(*e);

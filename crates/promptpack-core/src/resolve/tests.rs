@@ -362,13 +362,33 @@ fn conversations_resolve_into_their_turns_or_say_what_cuts_a_message() {
             "{{#user}}a{{/user}}\nstray text\n",
             "text_outside_message 2:1",
         ),
-        ("{{#user}}a{{/user}}{{snippet:s}}", "invalid_message 1:20"),
+        (
+            "{{#user}}a{{/user}}{{snippet:s}}",
+            "text_outside_message 1:20",
+        ),
+        (
+            "{{#user}}Q{{/user}}\n{{snippet:shot}}\n{{#user}}{{snippet:s}} {{q}}{{/user}}",
+            "user[Q] user[Example {{q}}] assistant[S] user[S {{q}}]",
+        ),
+        (
+            "{{#if few}}\n{{snippet:shot}}\n{{/if}}",
+            "if(few){user[Example {{q}}] assistant[S]}else{}",
+        ),
+        ("{{snippet:broken}}", "invalid_message 2:1"),
         ("{{#tool}}x{{/tool}}", "invalid_message 1:1"),
         ("{{#user x}}x{{/user}}", "invalid_message 1:1"),
         ("{{#user}}a{{/user}}{{name}}", "invalid_message 1:20"),
     ];
     for (messages, expected) in cases {
-        let counted = conversation(messages, &[snippet("s", "S")]);
+        let snippets = [
+            snippet("s", "S"),
+            snippet(
+                "shot",
+                "{{#user}}\nExample {{q}}\n{{/user}}\n{{#assistant}}\n{{snippet:s}}\n{{/assistant}}\n",
+            ),
+            snippet("broken", "{{#user}}\n{{/assistant}}\n"),
+        ];
+        let counted = conversation(messages, &snippets);
         let got = match (counted.errors.first(), counted.prompts.first()) {
             (Some(error), _) => {
                 let at = error.location.as_ref().expect("a located error");
@@ -436,5 +456,28 @@ fn a_conversation_beside_a_user_file_is_refused() {
     assert_eq!(
         counted.errors[0].location.as_ref().map(|l| l.path()),
         Some("templates/t/user.md")
+    );
+}
+
+#[test]
+fn snippets_of_turns_that_multiply_stop_at_the_bound() {
+    // Each level includes the next twice: 2^13 messages at the bottom.
+    let mut snippets: Vec<SnippetSource> = (0..13)
+        .map(|i| {
+            let next = format!("{{{{snippet:t{}}}}}", i + 1);
+            snippet(
+                &format!("t{i}"),
+                &format!("{{{{#user}}}}u{{{{/user}}}}\n{next}\n{next}\n"),
+            )
+        })
+        .collect();
+    snippets.push(snippet("t13", "{{#user}}bottom{{/user}}"));
+    let counted = conversation("{{snippet:t0}}", &snippets);
+    assert_eq!(counted.errors.len(), 1, "{:?}", counted.errors);
+    assert_eq!(counted.errors[0].code, ErrorCode::InvalidMessage);
+    assert!(
+        counted.errors[0].message.contains("passes 4096 messages"),
+        "{}",
+        counted.errors[0].message
     );
 }
