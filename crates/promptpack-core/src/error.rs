@@ -140,6 +140,12 @@ pub enum ErrorCode {
     /// message: every byte of `messages.md` outside the role blocks is
     /// whitespace, an `{{#if}}` around whole messages, or the history.
     TextOutsideMessage,
+    /// Lint: a message of a conversation with nothing in it (whitespace
+    /// only), which providers refuse or models read as noise.
+    EmptyMessage,
+    /// Lint: a conversation that ends with the assistant's turn, so that
+    /// the model would be asked to continue its own message.
+    EndsWithAssistant,
 }
 
 impl ErrorCode {
@@ -195,6 +201,8 @@ impl ErrorCode {
             ErrorCode::Naming => "naming",
             ErrorCode::InvalidMessage => "invalid_message",
             ErrorCode::TextOutsideMessage => "text_outside_message",
+            ErrorCode::EmptyMessage => "empty_message",
+            ErrorCode::EndsWithAssistant => "ends_with_assistant",
         }
     }
 }

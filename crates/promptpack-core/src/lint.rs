@@ -31,6 +31,7 @@ use crate::syntax::{Delimiters, is_var_name};
 use heck::{ToKebabCase, ToLowerCamelCase};
 use std::collections::{HashMap, HashSet};
 
+mod conversation;
 mod fences;
 
 /// A lint is a [`Diagnostic`] with one of the lint codes of [`ErrorCode`]
@@ -88,6 +89,9 @@ impl FileLints {
         let mut lints = Vec::new();
         near_misses(file, &findings, delims, &mut lints);
         fences::broken_fences(file, delims, &mut lints);
+        if conversation::is_conversation_file(file) {
+            conversation::conversation_lints(file, delims, &mut lints);
+        }
         if file.body().is_empty() {
             lints.push(empty_file(file));
         }
@@ -131,7 +135,7 @@ fn lint_with(
         let paths: HashSet<&str> = sources
             .templates
             .iter()
-            .flat_map(|t| std::iter::once(&t.system).chain(&t.user))
+            .flat_map(|t| std::iter::once(&t.system).chain(&t.user).chain(&t.messages))
             .chain(sources.snippets.iter().map(|s| &s.file))
             .map(SourceFile::path)
             .collect();
@@ -153,17 +157,24 @@ fn lint_with(
             made.findings
         }
     };
-    let template_scans: Vec<(Vec<Finding>, Option<Vec<Finding>>)> = sources
+    type Scans = (Vec<Finding>, Option<Vec<Finding>>, Option<Vec<Finding>>);
+    let template_scans: Vec<Scans> = sources
         .templates
         .iter()
-        .map(|t| (own(&t.system), t.user.as_ref().map(&mut own)))
+        .map(|t| {
+            let system = own(&t.system);
+            let user = t.user.as_ref().map(&mut own);
+            (system, user, t.messages.as_ref().map(&mut own))
+        })
         .collect();
     let snippet_scans: Vec<Vec<Finding>> = sources.snippets.iter().map(|s| own(&s.file)).collect();
     // A template's files with their findings.
     let template_files = |i: usize| {
         let t = &sources.templates[i];
-        let (system, user) = &template_scans[i];
-        std::iter::once((&t.system, &system[..])).chain(t.user.as_ref().zip(user.as_deref()))
+        let (system, user, messages) = &template_scans[i];
+        std::iter::once((&t.system, &system[..]))
+            .chain(t.user.as_ref().zip(user.as_deref()))
+            .chain(t.messages.as_ref().zip(messages.as_deref()))
     };
 
     // The snippets some template reaches, following includes transitively,
@@ -313,8 +324,14 @@ fn near_misses(
     lints: &mut Vec<Diagnostic>,
 ) {
     let (open, close) = (delims.open(), delims.close());
+    let role_tags_are_tokens = conversation::may_hold_role_tags(file);
     for f in findings {
         if !f.kind.is_near_miss() || f.kind == FindingKind::UnmatchedClose {
+            continue;
+        }
+        // A role tag is a token of a conversation's file (and of a
+        // snippet of turns it includes).
+        if role_tags_are_tokens && f.kind == FindingKind::RoleTag {
             continue;
         }
         let shown = shorten(f.text(file.text()));
@@ -337,9 +354,22 @@ fn near_misses(
             ),
             FindingKind::UnknownBlock => (
                 format!("`{shown}` is not a block promptpack knows, and {literally}"),
-                Some(format!(
-                    "the one block is `{open}#if name{close}…{open}else{close}…{open}/if{close}`"
-                )),
+                Some(
+                    match conversation::role_typo(&file.text()[f.inner.start..f.inner.end]) {
+                        Some(role_tag) => {
+                            format!("a role tag is misspelled: write `{open}{role_tag}{close}`")
+                        }
+                        None => format!(
+                            "the one block is `{open}#if name{close}…{open}else{close}…{open}/if{close}`"
+                        ),
+                    },
+                ),
+            ),
+            FindingKind::RoleTag => (
+                format!(
+                    "`{shown}` is a role tag, literal text outside messages.md: it {literally}"
+                ),
+                Some("role blocks make a conversation in the prompt's messages.md".to_string()),
             ),
             FindingKind::InvalidName => {
                 let inner = &file.text()[f.inner.start..f.inner.end];
@@ -747,5 +777,90 @@ mod tests {
         assert_eq!(to_kebab_case("Agent_System"), "agent-system");
         assert_eq!(to_kebab_case("agentSystem"), "agent-system");
         assert!(is_camel_case("userID") && !is_camel_case("user_id") && !is_camel_case("User"));
+    }
+
+    /// The lints of conversations, each with what it reports and where:
+    /// `(messages.md, the lints as "code line:column help")`.
+    #[test]
+    fn conversations_are_linted_for_empty_messages_their_end_and_misspelled_roles() {
+        let cases: &[(&str, &[&str])] = &[
+            ("{{#user}}\nHi.\n{{/user}}\n", &[]),
+            (
+                "{{#user}}\n  \n{{/user}}\n{{#user}}Q{{/user}}",
+                &["empty_message 1:1"],
+            ),
+            (
+                "{{#user}}Q{{/user}}\n{{#assistant}}\nA\n{{/assistant}}\n",
+                &["ends_with_assistant 2:1"],
+            ),
+            (
+                "---\nvars:\n  history: {kind: messages}\n---\n{{#assistant}}A{{/assistant}}\n{{history}}\n",
+                &[],
+            ),
+            (
+                "{{#user}}Q{{/user}}\n{{#asistant}}A{{/assistant}}",
+                &["near_miss 2:1 a role tag is misspelled: write `{{#assistant}}`"],
+            ),
+        ];
+        for (messages, expected) in cases {
+            let sources = Sources {
+                templates: vec![TemplateSource {
+                    messages: Some(SourceFile::new("templates/t/messages.md", *messages)),
+                    ..template("t", "S")
+                }],
+                ..Sources::default()
+            };
+            let found: Vec<String> = lint_sources(&sources, &Settings::default())
+                .iter()
+                .map(|l| {
+                    let at = l.location.as_ref().expect("located");
+                    let help = match (&l.help, l.code) {
+                        (Some(help), ErrorCode::NearMiss) => format!(" {help}"),
+                        _ => String::new(),
+                    };
+                    format!("{} {}:{}{help}", l.code, at.line(), at.column())
+                })
+                .collect();
+            assert_eq!(&found, expected, "{messages:?}");
+        }
+    }
+
+    /// A role tag in system.md is literal text, and `near_miss` says where
+    /// it would be a token.
+    #[test]
+    fn a_role_tag_outside_messages_md_is_a_near_miss() {
+        let sources = Sources {
+            templates: vec![template("t", "{{#user}}Hi{{/user}}")],
+            ..Sources::default()
+        };
+        let lints = lint_sources(&sources, &Settings::default());
+        assert_eq!(lints.len(), 2, "{lints:?}");
+        assert!(lints.iter().all(|l| l.code == ErrorCode::NearMiss));
+        assert!(
+            lints[0].message.contains("role tag"),
+            "{}",
+            lints[0].message
+        );
+    }
+
+    /// A snippet included only from a conversation is a used snippet.
+    #[test]
+    fn a_snippet_a_conversation_includes_is_used() {
+        let sources = Sources {
+            templates: vec![TemplateSource {
+                messages: Some(SourceFile::new(
+                    "templates/t/messages.md",
+                    "{{snippet:turns}}\n{{#user}}{{snippet:text}}{{/user}}",
+                )),
+                ..template("t", "S")
+            }],
+            snippets: vec![
+                snippet("turns", "{{#user}}Q{{/user}}"),
+                snippet("text", "T"),
+            ],
+            ..Sources::default()
+        };
+        let lints = lint_sources(&sources, &Settings::default());
+        assert!(lints.is_empty(), "{lints:?}");
     }
 }
