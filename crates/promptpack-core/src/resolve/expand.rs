@@ -135,6 +135,22 @@ impl PromptBuilder {
                     let Some(target) = snippets.find(include) else {
                         continue;
                     };
+                    if snippets.holds_turns(target.name) {
+                        return Err(Box::new(
+                            Diagnostic::new(
+                                crate::error::ErrorCode::InvalidMessage,
+                                format!(
+                                    "{} includes snippet `{}`, which holds whole turns (role blocks), into a text",
+                                    file.slice(name.span),
+                                    name.name
+                                ),
+                            )
+                            .at(file.location(name.span))
+                            .with_help(
+                                "include a snippet of turns between the messages of messages.md, or make it a snippet of text",
+                            ),
+                        ));
+                    }
                     if let Some(fragment) = fragments.get(&target) {
                         let adds_text = program.text.len().saturating_add(fragment.text.len());
                         let adds_ops = program.ops.len().saturating_add(fragment.ops.len());

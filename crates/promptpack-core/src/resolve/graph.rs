@@ -8,8 +8,8 @@ use crate::error::{Diagnostic, ErrorCode};
 use crate::sections::Headings;
 use crate::source_file::SourceFile;
 use crate::sources::SnippetSource;
-use crate::syntax::{Delimiters, Include, Item, Parsed};
-use std::collections::HashMap;
+use crate::syntax::{Delimiters, Include, Item, Parsed, parse_conversation};
+use std::collections::{HashMap, HashSet};
 
 /// The includes of a parsed file, in order.
 pub(super) fn snippet_refs(parsed: &Parsed) -> impl Iterator<Item = &Include> {
@@ -70,6 +70,9 @@ pub(super) struct SnippetGraph<'s, 'a> {
     state: HashMap<Target<'a>, State>,
     delims: &'s Delimiters,
     unreadable: &'s [String],
+    /// The snippets that hold whole turns (role blocks): they go between a
+    /// conversation's messages, never into a text.
+    turns: HashSet<&'a str>,
 }
 
 impl<'s, 'a> SnippetGraph<'s, 'a> {
@@ -78,13 +81,33 @@ impl<'s, 'a> SnippetGraph<'s, 'a> {
         delims: &'s Delimiters,
         unreadable: &'s [String],
     ) -> Self {
+        let role_tag = [format!("{}#", delims.open()), format!("{}/", delims.open())];
+        let turns = snippets
+            .iter()
+            .filter(|(_, s)| {
+                role_tag
+                    .iter()
+                    .any(|tag| s.file.text().contains(tag.as_str()))
+            })
+            .filter(|(_, s)| {
+                parse_conversation(s.file, delims)
+                    .is_ok_and(|p| p.items.iter().any(|i| matches!(i, Item::OpenMessage(_))))
+            })
+            .map(|(&name, _)| name)
+            .collect();
         SnippetGraph {
             snippets,
             sections: HashMap::new(),
             state: HashMap::new(),
             delims,
             unreadable,
+            turns,
         }
+    }
+
+    /// Whether snippet `name` holds whole turns (role blocks).
+    pub(super) fn holds_turns(&self, name: &str) -> bool {
+        self.turns.contains(name)
     }
 
     /// Checks every snippet, in order, and all it includes.

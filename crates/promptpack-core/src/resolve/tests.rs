@@ -375,6 +375,7 @@ fn conversations_resolve_into_their_turns_or_say_what_cuts_a_message() {
             "if(few){user[Example {{q}}] assistant[S]}else{}",
         ),
         ("{{snippet:broken}}", "invalid_message 2:1"),
+        ("{{#user}}{{snippet:shot}}{{/user}}", "invalid_message 1:10"),
         ("{{#tool}}x{{/tool}}", "invalid_message 1:1"),
         ("{{#user x}}x{{/user}}", "invalid_message 1:1"),
         ("{{#user}}a{{/user}}{{name}}", "invalid_message 1:20"),
@@ -477,6 +478,19 @@ fn snippets_of_turns_that_multiply_stop_at_the_bound() {
     assert_eq!(counted.errors[0].code, ErrorCode::InvalidMessage);
     assert!(
         counted.errors[0].message.contains("passes 4096 messages"),
+        "{}",
+        counted.errors[0].message
+    );
+}
+
+#[test]
+fn a_snippet_of_turns_is_never_spliced_into_a_text() {
+    let turns = snippet("shot", "{{#user}}\nQ\n{{/user}}\n");
+    let counted = resolve_bounded(&[template("A {{snippet:shot}}", None)], &[turns]);
+    assert_eq!(counted.errors.len(), 1, "{:?}", counted.errors);
+    assert_eq!(counted.errors[0].code, ErrorCode::InvalidMessage);
+    assert!(
+        counted.errors[0].message.contains("whole turns"),
         "{}",
         counted.errors[0].message
     );
