@@ -252,7 +252,7 @@ mod tests {
                     "{junk} {entry:?}"
                 );
             }
-            for real in ["system.md", "user.md"] {
+            for real in ["system.md", "user.md", "messages.md"] {
                 assert!(
                     is_prompt_path(&Path::new("x").join(real), &full.join(real), entry),
                     "{real} {entry:?}"

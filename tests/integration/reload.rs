@@ -1840,3 +1840,42 @@ fn a_relative_config_through_a_link_sees_edits() {
     write(dir.path(), "linked/templates/p/system.md", "P2");
     assert_eventually(&watched, "p", &json!({}), "P2");
 }
+
+/// A conversation reloads as a prompt of two files does: an edit of
+/// messages.md, or of a snippet of turns it includes, is served, and one
+/// that cuts a message leaves the last good conversation serving.
+#[test]
+fn a_conversations_edits_are_served() {
+    let dir = folder(&[
+        ("templates/chat/system.md", "S"),
+        ("templates/chat/messages.md", "{{#user}}\nU1\n{{/user}}\n{{snippet:shot}}\n"),
+        ("snippets/shot.md", "{{#assistant}}\nA1\n{{/assistant}}\n"),
+    ]);
+    let root = dir.path();
+    let watched = Library::watch(root).expect("watch");
+    let sent = || -> Option<Vec<String>> {
+        let prompt = watched.build_prompt("chat", &json!({})).ok()?;
+        Some(prompt.messages().map(|m| format!("{}:{}", m.role, m.content)).collect())
+    };
+    let served = |expected: &[&str]| {
+        until(&format!("`chat` sends {expected:?}"), || {
+            sent().is_some_and(|got| got == expected)
+        });
+    };
+    served(&["system:S", "user:U1", "assistant:A1"]);
+    write(root, "templates/chat/messages.md", "{{#user}}\nU2\n{{/user}}\n{{snippet:shot}}\n");
+    served(&["system:S", "user:U2", "assistant:A1"]);
+    write(root, "snippets/shot.md", "{{#assistant}}\nA2\n{{/assistant}}\n");
+    served(&["system:S", "user:U2", "assistant:A2"]);
+    let events = watched.subscribe();
+    write(root, "templates/chat/messages.md", "{{#user}}\nU3\n");
+    let failed = wait_event(&events, |e| matches!(e, ReloadEvent::Failed(_)));
+    assert!(
+        matches!(&failed, ReloadEvent::Failed(e) if e.code() == ErrorCode::UnclosedBlock),
+        "{failed:?}"
+    );
+    assert_eq!(
+        sent().expect("the last good conversation serves"),
+        ["system:S", "user:U2", "assistant:A2"]
+    );
+}
