@@ -257,10 +257,11 @@ macro_rules! __runtime_version {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __generated_code {
-    // Format 2: Display and FromStr of the enums through `__names_enum!`,
-    // and hashes as `PromptHash`. Format 1 built `Prompt`s with a `u64`
-    // hash, which this runtime's `Prompt` no longer holds.
-    (2, $built_by:literal, $($items:tt)*) => {
+    // Format 3: `Prompt`s with `messages`, conversations through
+    // `Message`, `Role` and the turn tables. Format 2 built `Prompt`s
+    // without messages, and format 1 with a `u64` hash: this runtime's
+    // `Prompt` holds neither shape.
+    (3, $built_by:literal, $($items:tt)*) => {
         $($items)*
     };
     ($format:literal, $built_by:literal, $($items:tt)*) => {
@@ -270,7 +271,7 @@ macro_rules! __generated_code {
             $format,
             ", and the promptpack runtime ",
             $crate::__runtime_version!(),
-            " reads format 2: use promptpack and promptpack-build of the same version \
+            " reads format 3: use promptpack and promptpack-build of the same version \
              (`cargo tree -i promptpack` shows the promptpack in use)"
         ));
     };

@@ -6,6 +6,7 @@ pub use crate::prompt::PromptHash;
 use crate::provenance::Provenance;
 use promptpack_core::contract::{PromptContract, VarContract};
 use promptpack_core::error::{Error, ErrorCode, Result};
+use promptpack_core::message::{Message, Role};
 use promptpack_core::value::ValueRef;
 use promptpack_core::vars::{VarNames, Vars};
 
@@ -55,6 +56,14 @@ pub struct PromptInfo {
     /// The system part, then the user part when there is one; empty where
     /// the parts render from straight-line code.
     pub parts: &'static [Part],
+    /// Whether the prompt is a conversation (`system.md` and
+    /// `messages.md`), however its messages render.
+    pub conversation: bool,
+    /// A conversation's steps ([`TurnStep`]); empty where its messages
+    /// render from straight-line code, and for two files.
+    pub turns: &'static [TurnStep],
+    /// The messages [`PromptInfo::turns`] send, in file order.
+    pub messages: &'static [MessagePart],
     /// The front matter's `description`.
     pub description: Option<&'static str>,
     /// The front matter's `model`, `config` and `metadata` (those set), as
@@ -123,6 +132,9 @@ pub const NO_FIELDS: PromptInfo = PromptInfo {
     conditions: &[],
     choices: &[],
     parts: &[],
+    conversation: false,
+    turns: &[],
+    messages: &[],
     description: None,
     metadata: "{}",
     max_tokens: None,
@@ -173,7 +185,45 @@ pub struct Part {
     pub steps: &'static [Step],
 }
 
-pub use promptpack_core::table::Step;
+pub use promptpack_core::table::{Step, TurnStep};
+
+/// A message of a conversation as a table: who speaks it, the tool's name
+/// for a tool result, and its text as a [`Part`].
+#[derive(Debug)]
+pub struct MessagePart {
+    /// Who speaks it.
+    pub role: Role,
+    /// For a tool result, the tool's name.
+    pub name: Option<&'static str>,
+    /// Its text.
+    pub part: Part,
+}
+
+/// One message sent, made by the generated code: a message of the
+/// template, rendered, or one of the history.
+pub fn message(role: Role, name: Option<&'static str>, content: String) -> Message {
+    Message {
+        role,
+        content,
+        name: name.map(str::to_string),
+    }
+}
+
+/// Sends the history `given` after the messages `sent` so far, each as
+/// given; a message longer than `bound` is refused as a message of the
+/// file is (its length given back), so the typed path and `Library` refuse
+/// alike.
+pub fn history(
+    sent: &mut Vec<Message>,
+    given: &[Message],
+    bound: usize,
+) -> std::result::Result<(), usize> {
+    if let Some(long) = given.iter().find(|m| m.content.len() > bound) {
+        return Err(long.content.len());
+    }
+    sent.extend_from_slice(given);
+    Ok(())
+}
 
 /// A field's value as [`render`] sees it.
 #[derive(Debug, Clone, Copy)]
@@ -181,6 +231,7 @@ pub struct Slot<'a> {
     text: &'a str,
     truthy: bool,
     choice: u32,
+    messages: &'a [Message],
 }
 
 /// A text field.
@@ -189,6 +240,7 @@ pub const fn s(text: &str) -> Slot<'_> {
         text,
         truthy: !text.is_empty(),
         choice: 0,
+        messages: &[],
     }
 }
 
@@ -198,6 +250,7 @@ pub const fn f(flag: bool) -> Slot<'static> {
         text: "",
         truthy: flag,
         choice: 0,
+        messages: &[],
     }
 }
 
@@ -215,6 +268,7 @@ pub const fn c(value: &'static str, index: u32) -> Slot<'static> {
         text: value,
         truthy: true,
         choice: index + 1,
+        messages: &[],
     }
 }
 
@@ -223,7 +277,18 @@ pub const NONE: Slot<'static> = Slot {
     text: "",
     truthy: false,
     choice: 0,
+    messages: &[],
 };
+
+/// A history field: its messages, sent as given; true when there are some.
+pub const fn m(messages: &[Message]) -> Slot<'_> {
+    Slot {
+        text: "",
+        truthy: !messages.is_empty(),
+        choice: 0,
+        messages,
+    }
+}
 
 /// Renders `part` with the struct's fields as `slots`: one pass adds up the
 /// length, one allocation, one pass pushes the pieces. A length past `bound`
@@ -292,6 +357,7 @@ pub fn get<'a>(info: &PromptInfo, slots: &[Slot<'a>], name: &str) -> Option<Valu
     let slot = slots.get(i)?;
     Some(match info.kind(i) {
         VarKind::Flag => ValueRef::Bool(slot.truthy),
+        VarKind::Messages => ValueRef::Messages(slot.messages),
         _ => ValueRef::Str(slot.text),
     })
 }
@@ -337,6 +403,9 @@ pub fn render_generated<Id>(
                 VarKind::Choice => choice()
                     .unwrap_or_else(|| c(info.values_of(name).first().copied().unwrap_or(""), 0)),
                 VarKind::OptionalChoice => choice().unwrap_or(NONE),
+                // No history from values by name: examples and tests
+                // give text.
+                VarKind::Messages => NONE,
                 _ => s(value.unwrap_or("")),
             }
         })
@@ -365,10 +434,51 @@ fn render_parts<Id>(
         id,
         system: render_part(info, 0, slots, bound)?,
         user,
-        messages: Vec::new(),
+        messages: render_turns(info, slots, bound)?,
         hash: info.hash,
         provenance: Provenance::Embedded,
     })
+}
+
+/// `render_messages` of a vars struct rendered from tables: the messages
+/// `info`'s conversation sends with `slots`, each message refused past
+/// `bound`. None for a prompt of two files.
+pub fn render_turns(info: &PromptInfo, slots: &[Slot<'_>], bound: usize) -> Result<Vec<Message>> {
+    // Every message of the file at most, and the history: one allocation.
+    let given: usize = slots.iter().map(|slot| slot.messages.len()).sum();
+    let mut sent = Vec::with_capacity(info.messages.len() + given);
+    let mut at = 0;
+    while let Some(step) = info.turns.get(at) {
+        at += 1;
+        match *step {
+            TurnStep::M(k) => {
+                let Some(message) = info.messages.get(k as usize) else {
+                    continue;
+                };
+                let content = render(&message.part, slots, bound)
+                    .map_err(|len| too_large(info.id, PartName::Messages, len, bound))?;
+                sent.push(self::message(message.role, message.name, content));
+            }
+            TurnStep::H(i) => {
+                let given = slots.get(i as usize).map_or(&[][..], |slot| slot.messages);
+                history(&mut sent, given, bound)
+                    .map_err(|len| too_large(info.id, PartName::Messages, len, bound))?;
+            }
+            TurnStep::I(i, equals, else_at) => {
+                let slot = slots.get(i as usize).copied().unwrap_or(NONE);
+                let holds = if equals == 0 {
+                    slot.truthy
+                } else {
+                    slot.choice == equals
+                };
+                if !holds {
+                    at = else_at as usize;
+                }
+            }
+            TurnStep::E(end_at) => at = end_at as usize,
+        }
+    }
+    Ok(sent)
 }
 
 pub use promptpack_core::program::VarKind;
@@ -483,14 +593,15 @@ pub fn build_from_tables<Id: Copy>(
 }
 
 /// What every vars struct rendered from tables has alike: `build`,
-/// `render_system` (and `render_user` with `user 1`), `Vars` and `TypedVars`,
+/// `render_system` (and `render_user` with `user 1`, `render_messages` with
+/// `messages turns`), `Vars` and `TypedVars`,
 /// written once here instead of once per prompt in the generated code. The
 /// struct brings `__INFO` (its [`PromptInfo`]) and `__slots()`; the
 /// including module brings `PromptId`, `__Built` and `__DEV_SOURCE`.
 #[macro_export]
 #[doc(hidden)]
 macro_rules! __table_impls {
-    ($vars:ident $(<$lt:lifetime>)?, $variant:ident $(, user $user:literal)?) => {
+    ($vars:ident $(<$lt:lifetime>)?, $variant:ident $(, user $user:literal)? $(, messages $messages:ident)?) => {
         impl $(<$lt>)? $vars $(<$lt>)? {
             /// Renders the prompt: from the files on disk in dev builds with
             /// hot reload (so edits show without a restart), from the tables
@@ -521,6 +632,20 @@ macro_rules! __table_impls {
                 /// build time.
                 pub fn render_user(&self) -> ::core::result::Result<String, $crate::Error> {
                     $crate::__private::render_part(&Self::__INFO, $user, &self.__slots(), __MAX_RENDER_BYTES)
+                }
+            )?
+
+            $(
+                /// Renders the conversation's messages after the system
+                /// part from the tables generated at build time: each
+                /// message of `messages.md` whose branch is taken, and the
+                /// history as given. Fails with `too_large`, before it
+                /// allocates, when a message would be longer than the
+                /// render bound set at build time.
+                pub fn render_messages(&self) -> ::core::result::Result<::std::vec::Vec<$crate::Message>, $crate::Error> {
+                    // The repetition must name one of its fragments.
+                    let _ = stringify!($messages);
+                    $crate::__private::render_turns(&Self::__INFO, &self.__slots(), __MAX_RENDER_BYTES)
                 }
             )?
         }

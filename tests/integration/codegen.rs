@@ -44,6 +44,21 @@ fn compared_variables_as_tables() {
     insta::assert_snapshot!(generate_case_with("choices", Renderers::Tables).expect("generates"));
 }
 
+/// A conversation: the history a slice of messages, each message a
+/// renderer of its own, the branches around messages `if`s (straight-line)
+/// or jumps of the turn table (tables).
+#[test]
+fn a_conversation() {
+    insta::assert_snapshot!(generate_case("conversation").expect("generates"));
+}
+
+#[test]
+fn a_conversation_as_tables() {
+    insta::assert_snapshot!(
+        generate_case_with("conversation", Renderers::Tables).expect("generates")
+    );
+}
+
 #[test]
 fn keywords_become_raw_or_suffixed_fields() {
     let code = generate_case("keywords").expect("generates");

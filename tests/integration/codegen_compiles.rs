@@ -308,6 +308,42 @@ fn hostile_names_compile() {
     );
 }
 
+/// Conversations compile both ways: nested branches around messages (an
+/// `{{else if}}` on a compared value, an `{{else}}`), a tool named like a
+/// generated name, an empty conversation, one that is only a history, and
+/// variables named like the renderer's own locals (`m`, `bound`).
+#[test]
+fn conversations_compile() {
+    let conversation = |id: &str, messages: &str| -> Tree {
+        vec![
+            (format!("templates/{id}/system.md"), "S {{m}}".to_string()),
+            (format!("templates/{id}/messages.md"), messages.to_string()),
+        ]
+    };
+    let history = "---\nvars:\n  bound: {kind: messages}\n---\n";
+    let branches = [
+        history,
+        "{{#if a}}\n{{#if b}}\n{{#user}}\nU {{m}}\n{{/user}}\n{{/if}}\n",
+        "{{#tool Ok}}\nT\n{{/tool}}\n",
+        "{{else if role == \"x\"}}\n{{#assistant}}\nA\n{{/assistant}}\n",
+        "{{else}}\n{{bound}}\n{{/if}}\n",
+        "{{#user}}\n{{#if b}}B{{/if}}\n{{/user}}\n",
+    ]
+    .concat();
+    assert_compiles(
+        "check",
+        "conversations",
+        &[
+            ("branches".to_string(), conversation("branches", &branches)),
+            ("empty".to_string(), conversation("empty", "")),
+            (
+                "only_history".to_string(),
+                conversation("only-history", &format!("{history}{{{{bound}}}}\n")),
+            ),
+        ],
+    );
+}
+
 /// Ids and values whose variant would hide a generated constant
 /// (`PromptId::ALL`, `PromptId::DELIMITERS`, a choice enum's `ALL`) are
 /// refused, located; `all` itself becomes `All` and is fine.

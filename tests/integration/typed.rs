@@ -1,7 +1,7 @@
 //! The generated API over the repository's own sample prompts: typed
 //! rendering, and agreement with the interpreted `Library` renderer.
 
-use promptpack::{Library, MissingVars};
+use promptpack::{Library, Message, MissingVars, Prompt, Role};
 use std::collections::HashMap;
 use std::str::FromStr;
 
@@ -118,6 +118,7 @@ fn generated_and_interpreted_renderers_agree() {
     let library = library();
     let mut cases = 0;
     let mut choice_cases = 0;
+    let mut conversations = 0;
     for id in PromptId::ALL {
         let conditions = id.conditions();
         assert!(conditions.len() < 16, "too many combinations for {id}");
@@ -153,13 +154,18 @@ fn generated_and_interpreted_renderers_agree() {
                 }
             }
             let generated = id.render_generated(&|name| values.get(name).cloned());
-            // The interpreter sees what the struct shows: missing → "".
-            let mut shown: HashMap<&str, String> = HashMap::new();
+            // The interpreter sees what the struct shows: missing → "", a
+            // history (which `render_generated` never fills) empty.
+            let mut shown = serde_json::Map::new();
             for name in id.variables() {
-                shown.insert(name, values.get(name).cloned().unwrap_or_default());
+                let value = values.get(name).cloned().unwrap_or_default();
+                shown.insert(name.to_string(), value.into());
+            }
+            if id.is_conversation() {
+                shown.insert("history".into(), serde_json::json!([]));
             }
             let interpreted = library
-                .render(id.as_str(), &shown, MissingVars::Error)
+                .build_prompt(id.as_str(), &serde_json::Value::Object(shown))
                 .expect("interpreted render");
             assert_eq!(
                 generated.system, interpreted.system,
@@ -169,12 +175,111 @@ fn generated_and_interpreted_renderers_agree() {
                 generated.user, interpreted.user,
                 "{id} mask {mask:b} {chosen:?}"
             );
+            assert_eq!(
+                generated.messages, interpreted.messages,
+                "{id} mask {mask:b} {chosen:?}"
+            );
             assert_eq!(generated.hash, interpreted.hash);
             cases += 1;
+            conversations += usize::from(id.is_conversation());
         }
     }
     assert!(cases >= 10, "only {cases} cases");
     assert!(choice_cases >= 3, "only {choice_cases} cases with choices");
+    assert!(conversations >= 2, "only {conversations} conversation cases");
+}
+
+fn support_chat_vars(history: &[Message], show_examples: bool) -> SupportChatVars<'_> {
+    SupportChatVars {
+        product_name: "Acme Cloud",
+        show_examples,
+        history,
+        question: "Where is order {{question}} 1234?",
+    }
+}
+
+/// The conversation `build_prompt` sends (from disk in a dev build with
+/// hot reload), checked against what the generated code alone renders.
+fn support_chat(history: &[Message], show_examples: bool) -> Prompt<PromptId> {
+    let vars = support_chat_vars(history, show_examples);
+    let prompt = build_prompt(PromptId::SupportChat, vars).expect("renders");
+    assert_eq!(prompt.system, vars.render_system().expect("renders"));
+    assert_eq!(prompt.messages, vars.render_messages().expect("renders"));
+    prompt
+}
+
+/// A conversation from typed vars: the system message first, the few-shot
+/// turns when asked for, the history as given (a role tag or a token in a
+/// history message stays its text), then the new question.
+#[test]
+fn a_conversation_renders_from_typed_vars() {
+    let history = [
+        Message::new(Role::User, "Hi {{#assistant}} there"),
+        Message::new(Role::Assistant, "Hello! How can I help?"),
+    ];
+    let prompt = support_chat(&history, true);
+    let sent: Vec<(Role, &str)> = prompt.messages().map(|m| (m.role, m.content)).collect();
+    assert_eq!(sent.len(), 8, "{sent:#?}");
+    assert_eq!(sent[0].0, Role::System);
+    assert!(sent[0].1.starts_with("You are the support agent for Acme Cloud."));
+    assert_eq!(
+        sent[1..].iter().map(|(role, _)| *role).collect::<Vec<_>>(),
+        [
+            Role::User,
+            Role::Assistant,
+            Role::Tool,
+            Role::Assistant,
+            Role::User,
+            Role::Assistant,
+            Role::User
+        ]
+    );
+    assert_eq!(sent[1].1, "Can I get a refund for order 981?");
+    assert_eq!(prompt.messages[2].name, Some("order_status".to_string()));
+    assert_eq!(&prompt.messages[4..6], &history);
+    assert_eq!(sent[7].1, "Where is order {{question}} 1234?");
+    assert_eq!(prompt.user, None);
+
+    let without = support_chat(&[], false);
+    let roles: Vec<Role> = without.messages().map(|m| m.role).collect();
+    assert_eq!(roles, [Role::System, Role::User]);
+}
+
+/// The typed path and `Library` send the same conversation for the same
+/// values, history included.
+#[test]
+fn a_typed_conversation_is_what_library_sends() {
+    let history = [
+        Message::new(Role::User, "Where is my order?"),
+        Message::tool("order_status", "{\"status\": \"shipped\"}"),
+    ];
+    let typed = support_chat(&history, true);
+    let values = serde_json::json!({
+        "productName": "Acme Cloud",
+        "showExamples": true,
+        "history": history,
+        "question": "Where is order {{question}} 1234?",
+    });
+    let loaded = library()
+        .build_prompt("support-chat", &values)
+        .expect("renders");
+    assert_eq!(typed.system, loaded.system);
+    assert_eq!(typed.messages, loaded.messages);
+    assert_eq!(typed.hash, loaded.hash);
+}
+
+/// A history message past the render bound is refused as a message of the
+/// file would be, on the typed path as through `Library`.
+#[test]
+fn a_history_message_past_the_bound_is_too_large() {
+    let long = "x".repeat(promptpack::DEFAULT_MAX_RENDER_BYTES + 1);
+    let history = [Message::new(Role::User, long)];
+    let vars = support_chat_vars(&history, false);
+    let built = build_prompt(PromptId::SupportChat, vars).expect_err("too large");
+    let generated = vars.render_messages().expect_err("too large");
+    for error in [built, generated] {
+        assert_eq!(error.code(), promptpack::ErrorCode::TooLarge, "{error}");
+    }
 }
 
 #[cfg(feature = "serde")]

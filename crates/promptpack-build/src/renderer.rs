@@ -102,8 +102,9 @@ fn value_of(f: &Field) -> (String, String) {
             format!("self.{ident}.map_or(0, str::len)"),
             format!("self.{ident}.unwrap_or(\"\")"),
         ),
-        // A flag is never a value: the struct would type it otherwise.
-        (VarKind::Flag, _) => ("0".into(), "\"\"".into()),
+        // A flag is never a value: the struct would type it otherwise; nor
+        // is a history, which stands between messages.
+        (VarKind::Flag | VarKind::Messages, _) => ("0".into(), "\"\"".into()),
         (VarKind::Choice, _) => (
             format!("self.{ident}.as_str().len()"),
             format!("self.{ident}.as_str()"),
@@ -119,7 +120,7 @@ fn value_of(f: &Field) -> (String, String) {
 /// The condition of `{{#if}}` on `f` (compared with `equals` when given),
 /// and its negation, each without parentheses (rustc warns of those around
 /// a `let`'s value).
-fn condition_of(f: &Field, equals: Option<&str>) -> (String, String) {
+pub(crate) fn condition_of(f: &Field, equals: Option<&str>) -> (String, String) {
     let ident = &f.ident;
     let variant = equals.and_then(|value| {
         let choice = f.choice.as_ref()?;
@@ -180,8 +181,13 @@ pub(crate) fn render_fn(
     ));
     out.close("}");
     out.line("");
-    let name = format!("__render_{part_name}");
-    let name = name.as_str();
+    measured_fn(out, &format!("__render_{part_name}"), program, fields);
+}
+
+/// Writes `fn {name}(&self, bound) -> Result<String, usize>`, the
+/// straight-line renderer of `program`, which measures the output and gives
+/// its length instead of allocating past `bound`.
+pub(crate) fn measured_fn(out: &mut Source, name: &str, program: &Program, fields: &[Field]) {
     let mut flat = FlatRender {
         static_len: vec![0],
         value_len: vec![Vec::new()],

@@ -45,6 +45,13 @@ impl Source {
         self.line(line);
     }
 
+    /// Goes one level back, writes `line`, then one level deeper again (a
+    /// `} else {`).
+    pub(crate) fn close_open(&mut self, line: impl AsRef<str>) {
+        self.close(line);
+        self.depth += 1;
+    }
+
     /// A `///` line per line of `text`.
     pub(crate) fn doc(&mut self, text: &str) {
         for line in text.lines().flat_map(|l| l.split('\r')) {

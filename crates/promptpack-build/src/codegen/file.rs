@@ -20,8 +20,10 @@ const MODULE: &str = "promptpack_generated";
 /// Raised whenever generated code comes to need of `promptpack` what an
 /// earlier runtime lacks; the runtime's `__generated_code!` lists
 /// the formats it reads. 2: `Display` and `FromStr` of `PromptId` and the
-/// choice enums through the runtime's `__names_enum!`.
-const FORMAT: u32 = 2;
+/// choice enums through the runtime's `__names_enum!`. 3: `Prompt` holds
+/// `messages`, and conversations render through `Message`, `Role` and the
+/// runtime's turn tables.
+const FORMAT: u32 = 3;
 
 /// The code generated for a set of prompts: the shared items, then each
 /// prompt's own.

@@ -40,8 +40,14 @@ pub const SMALL_PROMPT_CODE: usize = 64 << 10;
 /// A lower bound of the code generated for `prompt`, without generating it:
 /// its text, and a statement per token.
 pub(super) fn least_code(prompt: &ResolvedPrompt) -> usize {
+    let messages = prompt
+        .conversation
+        .as_ref()
+        .map(|conversation| conversation.programs())
+        .unwrap_or_default();
     std::iter::once(&prompt.system)
         .chain(&prompt.user)
+        .chain(messages)
         .map(|program| {
             let tokens = program
                 .ops

@@ -12,10 +12,12 @@
 //! `file` assembles the file (the format gate, the module, the shared
 //! items), `prompt_id` writes `PromptId`, `prompt_table` the table its
 //! methods read, `vars_struct` each prompt's vars struct, `render` how
-//! its parts render and `choice_enum` the enum of a compared variable;
+//! its parts render, `conversation` how a conversation's messages do,
+//! `choice_enum` the enum of a compared variable;
 //! `limits` bounds the code and reports what passes them.
 
 mod choice_enum;
+mod conversation;
 mod file;
 mod limits;
 mod prompt_id;
@@ -28,7 +30,7 @@ pub use limits::{MAX_CODE, MAX_LARGE_CODE, MAX_PROMPT_CODE, SMALL_PROMPT_CODE};
 
 use crate::names::rust_names;
 use limits::{least_code, too_large, too_large_shared, too_large_total};
-use promptpack_core::error::{Diagnostic, Error, ErrorCode, Location, Result};
+use promptpack_core::error::{Error, Result};
 use promptpack_core::resolve::ResolvedPrompt;
 use promptpack_core::sources::TemplateSource;
 use std::collections::HashMap;
@@ -115,24 +117,6 @@ pub fn generate_parts(
     renderers: Renderers,
     runtime: &str,
 ) -> Result<Generated> {
-    let errors: Vec<Diagnostic> = prompts
-        .iter()
-        .filter(|p| p.conversation.is_some())
-        .map(|p| {
-            Diagnostic::new(
-                ErrorCode::InvalidMessage,
-                format!(
-                    "prompt `{}` is a conversation: typed code for conversations is not generated yet",
-                    p.id
-                ),
-            )
-            .at(Location::file(p.messages_path.as_deref().unwrap_or(&p.system_path)))
-            .with_help("render it through `Library` for now")
-        })
-        .collect();
-    if let Some(error) = Error::from_diagnostics(errors) {
-        return Err(error);
-    }
     let mut errors = Vec::new();
     let (variants, fields) = rust_names(prompts, templates, &mut errors);
     if let Some(error) = Error::from_diagnostics(errors) {

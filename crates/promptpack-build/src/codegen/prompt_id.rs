@@ -94,6 +94,12 @@ pub(super) fn prompt_id(
     );
     table_fn(
         out,
+        "Whether the prompt is a conversation (`system.md` and\n`messages.md`): its `Prompt` holds `messages`, not `user`.",
+        "is_conversation(self) -> bool",
+        "conversation",
+    );
+    table_fn(
+        out,
         "The front matter's `max_tokens`: the prompt's token budget.",
         "max_tokens(self) -> Option<u64>",
         "max_tokens",

@@ -65,6 +65,10 @@ pub(super) fn prompt_info(
         (Renderers::Tables, false) => "Self::__SYSTEM",
         (Renderers::Tables, true) => "Self::__SYSTEM, Self::__USER",
     };
+    let (turns, messages) = match (renderers, prompt.conversation.is_some()) {
+        (Renderers::Tables, true) => ("Self::__TURNS", "Self::__MESSAGES"),
+        _ => ("&[]", "&[]"),
+    };
     let front_matter = &prompt.front_matter;
     let description = match &front_matter.description {
         Some(d) => format!("Some({})", lit(d)),
@@ -91,9 +95,10 @@ pub(super) fn prompt_info(
             .collect(),
     );
     format!(
-        "__p::PromptInfo {{ id: {}, hash: Self::HASH, variables: &[{variables}], kinds: {}, conditions: &[{conditions}], choices: &[{choices}], parts: &[{parts}], description: {description}, metadata: {}, max_tokens: {max_tokens}, example: &[{example}] }}",
+        "__p::PromptInfo {{ id: {}, hash: Self::HASH, variables: &[{variables}], kinds: {}, conditions: &[{conditions}], choices: &[{choices}], parts: &[{parts}], conversation: {}, turns: {turns}, messages: {messages}, description: {description}, metadata: {}, max_tokens: {max_tokens}, example: &[{example}] }}",
         lit(&prompt.id),
         lit(&kinds),
+        prompt.conversation.is_some(),
         lit(&front_matter.settings_json().to_string())
     )
 }

@@ -3,6 +3,7 @@
 //! `renderer.rs`), or as tables (`__SYSTEM`, `__USER`, `__slots`)
 //! that one loop of the runtime reads.
 
+use super::conversation;
 use crate::names::Field;
 use crate::renderer::render_fn;
 use crate::rust_source::{Source, lit, text_lit};
@@ -13,10 +14,18 @@ use promptpack_core::table::{Step, steps};
 
 /// The items of the vars struct's impl that render it from tables: a table
 /// per part, then `__slots`.
-pub(super) fn table_consts(out: &mut Source, prompt: &ResolvedPrompt, fields: &[Field]) {
+pub(super) fn table_consts(
+    out: &mut Source,
+    prompt: &ResolvedPrompt,
+    fields: &[Field],
+    runtime: &str,
+) {
     part_table(out, "__SYSTEM", &prompt.system, prompt);
     if let Some(user) = &prompt.user {
         part_table(out, "__USER", user, prompt);
+    }
+    if let Some(conversation) = &prompt.conversation {
+        conversation::table_consts(out, conversation, &prompt.vars, runtime);
     }
     out.line("");
     slots_fn(out, fields);
@@ -38,6 +47,11 @@ pub(super) fn straight_line_fns(
     } else {
         "None"
     };
+    let messages = if prompt.conversation.is_some() {
+        "v.render_messages()?"
+    } else {
+        "::std::vec::Vec::new()"
+    };
     out.line("");
     out.doc(
         "Renders the prompt: from the files on disk in dev builds with hot\n\
@@ -53,16 +67,19 @@ pub(super) fn straight_line_fns(
     out.close("}");
     out.line("let v = self;");
     out.line(format!(
-        "Ok({runtime}::Prompt {{ id: PromptId::{variant}, system: v.render_system()?, user: {user}, messages: ::std::vec::Vec::new(), hash: Self::HASH, provenance: {runtime}::Provenance::Embedded }})"
+        "Ok({runtime}::Prompt {{ id: PromptId::{variant}, system: v.render_system()?, user: {user}, messages: {messages}, hash: Self::HASH, provenance: {runtime}::Provenance::Embedded }})"
     ));
     out.close("}");
     out.line("");
-    generated_fn(out, name, variant, fields, prompt.user.is_some(), runtime);
+    generated_fn(out, name, variant, fields, prompt, runtime);
     out.line("");
     render_fn(out, id, PartName::System, &prompt.system, fields, runtime);
     if let Some(user) = &prompt.user {
         out.line("");
         render_fn(out, id, PartName::User, user, fields, runtime);
+    }
+    if let Some(conversation) = &prompt.conversation {
+        conversation::straight_line_messages(out, id, conversation, fields, runtime);
     }
 }
 
@@ -73,7 +90,7 @@ fn generated_fn(
     name: &str,
     variant: &str,
     fields: &[Field],
-    has_user: bool,
+    prompt: &ResolvedPrompt,
     runtime: &str,
 ) {
     out.line("#[doc(hidden)]");
@@ -98,6 +115,8 @@ fn generated_fn(
                 )
             }
             (VarKind::OptionalChoice, Some(_)) => format!("__p::choice_value(values, {name})"),
+            // No history from values by name: examples and tests give text.
+            (VarKind::Messages, _) => "&[]".to_string(),
             _ => {
                 texts.push(name);
                 format!("&__t[{}]", texts.len() - 1)
@@ -128,13 +147,18 @@ fn generated_fn(
     out.close("};");
     // Values from examples and tests, for tools that treat every prompt
     // alike: rendered whole, without the bound (no length is refused).
-    let user = if has_user {
+    let user = if prompt.user.is_some() {
         "Some(v.__render_user(usize::MAX).unwrap_or_default())"
     } else {
         "None"
     };
+    let messages = if prompt.conversation.is_some() {
+        "v.__render_messages(usize::MAX).unwrap_or_default()"
+    } else {
+        "::std::vec::Vec::new()"
+    };
     out.line(format!(
-        "{runtime}::Prompt {{ id: PromptId::{variant}, system: v.__render_system(usize::MAX).unwrap_or_default(), user: {user}, messages: ::std::vec::Vec::new(), hash: Self::HASH, provenance: {runtime}::Provenance::Embedded }}"
+        "{runtime}::Prompt {{ id: PromptId::{variant}, system: v.__render_system(usize::MAX).unwrap_or_default(), user: {user}, messages: {messages}, hash: Self::HASH, provenance: {runtime}::Provenance::Embedded }}"
     ));
     out.close("}");
 }
@@ -157,9 +181,7 @@ fn slots_fn(out: &mut Source, fields: &[Field]) {
                 format!("self.{ident}.map_or(__p::NONE, |v| __p::c(v.as_str(), v as u32)),")
             }
             VarKind::Text => format!("__p::s(self.{ident}),"),
-            // A history is never a value of a part: `generate_parts`
-            // refuses conversations before any table is made.
-            VarKind::Messages => "__p::NONE,".to_string(),
+            VarKind::Messages => format!("__p::m(self.{ident}),"),
         });
     }
     out.close("]");

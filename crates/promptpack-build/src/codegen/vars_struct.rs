@@ -40,7 +40,7 @@ pub(super) fn prompt_items(
     let id = &prompt.id;
     let borrows = fields
         .iter()
-        .any(|f| matches!(f.kind, VarKind::Text | VarKind::Optional));
+        .any(|f| matches!(f.kind, VarKind::Text | VarKind::Optional | VarKind::Messages));
     let (generics, anon) = if borrows { ("<'a>", "<'_>") } else { ("", "") };
 
     if let Some(description) = &prompt.front_matter.description {
@@ -66,6 +66,15 @@ pub(super) fn prompt_items(
                 user.text(),
             );
         }
+        if let Some(messages) = &t.messages {
+            out.line("///");
+            part_doc(
+                &mut out,
+                messages.path(),
+                &format!("{folder}/messages.md"),
+                messages.text(),
+            );
+        }
     }
     if fields.len() <= DERIVE_EQ_FIELDS {
         out.line("#[derive(Debug, Clone, Copy, ::core::cmp::PartialEq, Eq, Hash)]");
@@ -85,6 +94,10 @@ pub(super) fn prompt_items(
             (VarKind::OptionalChoice, Some(e)) => (
                 format!("Option<{e}>"),
                 "a choice and a condition (true when `Some`)",
+            ),
+            (VarKind::Messages, _) => (
+                format!("&'a [{runtime}::Message]"),
+                "the history, its messages sent as given where it stands",
             ),
             _ => ("&'a str".to_string(), ""),
         };
@@ -134,7 +147,7 @@ pub(super) fn prompt_items(
         prompt_info(prompt, fields, renderers)
     ));
     if renderers == Renderers::Tables {
-        table_consts(&mut out, prompt, fields);
+        table_consts(&mut out, prompt, fields, runtime);
         out.close("}");
         out.line("");
         let user = if prompt.user.is_some() {
@@ -142,8 +155,13 @@ pub(super) fn prompt_items(
         } else {
             ""
         };
+        let messages = if prompt.conversation.is_some() {
+            ", messages turns"
+        } else {
+            ""
+        };
         out.line(format!(
-            "{runtime}::__table_impls!({name}{generics}, {variant}{user});"
+            "{runtime}::__table_impls!({name}{generics}, {variant}{user}{messages});"
         ));
         return out.into_string();
     }
@@ -176,6 +194,7 @@ fn trait_impls(
             let ident = &f.ident;
             let value = match (f.kind, &f.choice) {
                 (VarKind::Flag, _) => format!("__V::Bool(self.{ident})"),
+                (VarKind::Messages, _) => format!("__V::Messages(self.{ident})"),
                 (VarKind::Optional, _) => format!("__V::Str(self.{ident}.unwrap_or(\"\"))"),
                 (VarKind::Choice, _) => format!("__V::Str(self.{ident}.as_str())"),
                 (VarKind::OptionalChoice, Some(c)) => {
@@ -206,7 +225,7 @@ fn trait_impls(
 fn first_use(field: &Field, source: Option<&TemplateSource>) -> String {
     let loc = &field.first_use;
     let own = source.and_then(|t| {
-        [Some(&t.system), t.user.as_ref()]
+        [Some(&t.system), t.user.as_ref(), t.messages.as_ref()]
             .into_iter()
             .flatten()
             .find(|part| part.path() == loc.path())
