@@ -75,14 +75,42 @@ impl<Id> Prompt<Id> {
 }
 
 /// One message of a rendered prompt, borrowed from it
-/// ([`Prompt::messages`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// ([`Prompt::messages`]). It serializes as a chat API's message does,
+/// `{"role": "user", "content": "…"}` (and `"name"` for a tool result), so
+/// a request body is one `serde_json::json!` away:
+///
+/// ```
+/// use promptpack::{Config, Library, SourceFile, TemplateSource};
+/// let library = Library::from_sources(
+///     vec![TemplateSource {
+///         id: "ask".into(),
+///         system: SourceFile::new("templates/ask/system.md", "Answer briefly."),
+///         user: Some(SourceFile::new("templates/ask/user.md", "What is {{thing}}?")),
+///         messages: None,
+///     }],
+///     vec![],
+///     &Config::default(),
+/// )?;
+/// let prompt = library.build_prompt("ask", &serde_json::json!({"thing": "Rust"}))?;
+/// let messages: Vec<_> = prompt.messages().collect();
+/// let body = serde_json::json!({"model": "some-model", "messages": messages});
+/// assert_eq!(
+///     body["messages"],
+///     serde_json::json!([
+///         {"role": "system", "content": "Answer briefly."},
+///         {"role": "user", "content": "What is Rust?"}
+///     ])
+/// );
+/// # Ok::<(), promptpack::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct MessageRef<'a> {
     /// Who speaks it.
     pub role: Role,
     /// What is said.
     pub content: &'a str,
     /// For a tool result, the tool's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<&'a str>,
 }
 
