@@ -80,6 +80,7 @@ mod prelude {
     pub(super) use super::survivors::*;
     pub(super) use super::{DEFAULT_MAX_COMBINATIONS, MAX_NAME_LEN, MAX_SHOWN_CHARS};
     pub(super) use crate::prompt::Prompt;
+    pub(super) use promptpack_core::message::Message;
     pub(super) use promptpack_core::program::StableHasher;
     pub(super) use promptpack_core::scan::{Finding, FindingKind, find_tokens};
     pub(super) use promptpack_core::source_file::{SourceFile, Span};
