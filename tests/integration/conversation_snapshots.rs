@@ -13,7 +13,13 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::sync::OnceLock;
 
-const VARIABLES: &[&str] = &["product", "refundsAllowed", "examples", "question", "history"];
+const VARIABLES: &[&str] = &[
+    "product",
+    "refundsAllowed",
+    "examples",
+    "question",
+    "history",
+];
 const CONDITIONS: &[&str] = &["refundsAllowed", "examples"];
 
 /// The prompt root of the sample conversation.
@@ -234,11 +240,15 @@ fn a_survivor_in_a_message_points_at_messages_md() {
     let library = Library::load(&dir).expect("the tutor loads");
     // `PromptTable` takes plain functions and this library is a local: the
     // case is made by hand from one render.
-    let prompt = render_from(&library, "tutor", &["topic", "question"], &|name| Some(format!("‹{name}›")));
+    let prompt = render_from(&library, "tutor", &["topic", "question"], &|name| {
+        Some(format!("‹{name}›"))
+    });
     let mut case = Case::new("tutor", "tutor", prompt.system);
     case.messages = prompt.messages;
     let mut run = Snapshots::new().start(dir.to_str().expect("a UTF-8 path"));
-    run.snapshot(&case, |_| panic!("a case with a survivor is not snapshotted"));
+    run.snapshot(&case, |_| {
+        panic!("a case with a survivor is not snapshotted")
+    });
     let message = failure(run);
     assert!(
         squeezed(&message).contains(

@@ -16,10 +16,10 @@ mod build_errors;
 mod build_warnings;
 mod codegen;
 mod codegen_compiles;
-#[cfg(feature = "testing")]
-mod conversation_snapshots;
 #[cfg(feature = "library")]
 mod conformance;
+#[cfg(feature = "testing")]
+mod conversation_snapshots;
 #[cfg(feature = "library")]
 mod fixtures;
 mod fuzz_regressions;

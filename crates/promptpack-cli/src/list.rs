@@ -102,7 +102,10 @@ fn size(prompt: &ResolvedPrompt) -> usize {
     }
     prompt.system.text.len()
         + prompt.user.as_ref().map_or(0, |u| u.text.len())
-        + prompt.conversation.as_ref().map_or(0, |c| turns_size(&c.turns))
+        + prompt
+            .conversation
+            .as_ref()
+            .map_or(0, |c| turns_size(&c.turns))
 }
 
 /// The token line: `MIN–MAX (encoding)`, one number when they are equal;
@@ -178,11 +181,7 @@ fn to_text(prompt: &ResolvedPrompt, range: Option<&TokenRange>, encoding: Encodi
     // A conversation's counts per message, of its longest combination:
     // where the tokens of a total are.
     if let (Some(range), Some(_)) = (range, &prompt.conversation) {
-        let _ = writeln!(
-            out,
-            "  longest:    {}",
-            range.longest.describe_parts()
-        );
+        let _ = writeln!(out, "  longest:    {}", range.longest.describe_parts());
     }
     let _ = writeln!(out, "  hash:       {}", hex(prompt.hash));
     out

@@ -355,7 +355,10 @@ const TOP_KEYS: [(&str, &str); 7] = [
 
 /// The keys of one declared variable.
 const VAR_KEYS: [(&str, &str); 4] = [
-    ("kind", "text, flag, optional, choice, optional_choice or messages"),
+    (
+        "kind",
+        "text, flag, optional, choice, optional_choice or messages",
+    ),
     ("description", "the field's rustdoc"),
     ("example", "a value to render examples with"),
     ("values", "every value a choice takes"),
@@ -470,10 +473,7 @@ pub(crate) fn completion(at: &At<'_, '_>) -> Vec<CompletionItem> {
 /// The role tags to offer in a conversation's file: the closing tag of the
 /// message open at `before` (the byte where the tag being typed starts),
 /// if one is, and each role's opening tag.
-fn role_tag_items(
-    at: &At<'_, '_>,
-    before: usize,
-) -> (Option<CompletionItem>, Vec<CompletionItem>) {
+fn role_tag_items(at: &At<'_, '_>, before: usize) -> (Option<CompletionItem>, Vec<CompletionItem>) {
     let text = at.text().get(..before).unwrap_or("");
     let mut open: Option<MessageRole> = None;
     for finding in find_tokens(text, at.tree.delims) {
@@ -565,13 +565,13 @@ fn front_matter_completion(before: &str) -> Vec<CompletionItem> {
             "optional_choice",
             "messages",
         ]
-            .iter()
-            .map(|k| CompletionItem {
-                label: (*k).to_string(),
-                kind: Some(CompletionItemKind::ENUM_MEMBER),
-                ..CompletionItem::default()
-            })
-            .collect();
+        .iter()
+        .map(|k| CompletionItem {
+            label: (*k).to_string(),
+            kind: Some(CompletionItemKind::ENUM_MEMBER),
+            ..CompletionItem::default()
+        })
+        .collect();
     }
     if trimmed.contains(':') {
         return Vec::new();

@@ -1320,7 +1320,10 @@ case!(
     ]
 );
 // Token counts per message of the longest combination, and in total.
-case!(list_conversation, ["list", "--root", "tests/cli/conversation"]);
+case!(
+    list_conversation,
+    ["list", "--root", "tests/cli/conversation"]
+);
 case!(
     list_conversation_json,
     ["list", "--json", "--root", "tests/cli/conversation"]
@@ -1367,7 +1370,9 @@ fn render_json_gives_a_conversations_messages() {
     assert_eq!(messages[3]["content"], "Hi, {{product}} support?");
     assert_eq!(messages[5]["content"], "And my order 18?");
     assert!(
-        messages.iter().all(|m| m.as_object().is_some_and(|o| o.len() <= 3)),
+        messages
+            .iter()
+            .all(|m| m.as_object().is_some_and(|o| o.len() <= 3)),
         "{out}"
     );
     assert_eq!(shown["user"], serde_json::Value::Null);
@@ -1410,10 +1415,7 @@ fn check_reads_role_tags_as_tokens_and_lints_conversations() {
     // the typed code generates conversations) has nothing to warn about.
     let sample = run(&["check", "--root", "../../tests/conversation-sample"]);
     assert!(!sample.contains("warning["), "{sample}");
-    assert!(
-        sample.contains("checked 1 prompt, 1 snippet: "),
-        "{sample}"
-    );
+    assert!(sample.contains("checked 1 prompt, 1 snippet: "), "{sample}");
 }
 
 /// `init --conversation` adds a sample conversation that renders, with the

@@ -66,7 +66,10 @@ fn hover_says_what_a_role_tag_is_where_it_is_one() {
     );
     // In system.md a role tag is literal text, and the hover says so.
     editor.open(SYSTEM);
-    editor.replace(SYSTEM, "You answer customers of {{product}}. {{#assistant}}\n");
+    editor.replace(
+        SYSTEM,
+        "You answer customers of {{product}}. {{#assistant}}\n",
+    );
     let literal = hover_text(&mut editor, SYSTEM, 0, 42);
     assert!(
         literal.starts_with("**`{{#assistant}}`** is literal text here"),
@@ -153,7 +156,11 @@ fn role_tags_are_completed_in_messages_md_and_the_open_one_closed() {
     // Inside an open assistant message, its closing tag comes first.
     let open = format!("{original}{{{{#assistant}}}}\nSure.\n{{{{/");
     let items = complete(&mut editor, MESSAGES, &open, 13, 3);
-    assert_eq!(items.first().map(String::as_str), Some("/assistant"), "{items:?}");
+    assert_eq!(
+        items.first().map(String::as_str),
+        Some("/assistant"),
+        "{items:?}"
+    );
     assert!(!items.contains(&"/user".to_string()), "{items:?}");
     // Inside a message, the prompt's variables: a declared history alone
     // makes no contract of the others, so those used are offered too.
@@ -175,7 +182,10 @@ fn role_tags_are_completed_in_messages_md_and_the_open_one_closed() {
     let kinds = complete(
         &mut editor,
         MESSAGES,
-        &original.replace("  history: {kind: messages, description: The chat so far.}", "  history:\n    kind: "),
+        &original.replace(
+            "  history: {kind: messages, description: The chat so far.}",
+            "  history:\n    kind: ",
+        ),
         3,
         10,
     );
@@ -201,7 +211,9 @@ fn messages_md_shows_its_errors_and_lints_where_they_are() {
         ),
         (
             "a message inside another",
-            format!("{front}{{{{#user}}}}\n{{{{#assistant}}}}\nx\n{{{{/assistant}}}}\n{{{{/user}}}}\n"),
+            format!(
+                "{front}{{{{#user}}}}\n{{{{#assistant}}}}\nx\n{{{{/assistant}}}}\n{{{{/user}}}}\n"
+            ),
             "invalid_message",
             9,
         ),
