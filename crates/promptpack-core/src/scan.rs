@@ -206,7 +206,7 @@ impl Finding {
 ///
 /// ```
 /// use promptpack_core::message::Role;
-/// use promptpack_core::scan::{RoleTag, find_tokens, role_tag};
+/// use promptpack_core::scan::{ParsedRoleTag, find_tokens, role_tag};
 /// use promptpack_core::syntax::Delimiters;
 /// let text = "{{#tool lookup}}\n4\n{{/tool}} {{#user x}}";
 /// let tags: Vec<_> = find_tokens(text, &Delimiters::default())
@@ -216,24 +216,24 @@ impl Finding {
 /// assert_eq!(
 ///     tags,
 ///     [
-///         Some(RoleTag { opens: true, role: Role::Tool, name: Some("lookup") }),
-///         Some(RoleTag { opens: false, role: Role::Tool, name: None }),
+///         Some(ParsedRoleTag { opens: true, role: Role::Tool, name: Some("lookup") }),
+///         Some(ParsedRoleTag { opens: false, role: Role::Tool, name: None }),
 ///         None,
 ///     ]
 /// );
 /// ```
-pub fn role_tag<'t>(finding: &Finding, text: &'t str) -> Option<RoleTag<'t>> {
+pub fn role_tag<'t>(finding: &Finding, text: &'t str) -> Option<ParsedRoleTag<'t>> {
     if finding.kind != FindingKind::RoleTag {
         return None;
     }
     // The one definition of the token forms says what the tag is.
     match classify(text.get(finding.inner.start..finding.inner.end)?)? {
-        Token::OpenMessage(role, name) => Some(RoleTag {
+        Token::OpenMessage(role, name) => Some(ParsedRoleTag {
             opens: true,
             role,
             name,
         }),
-        Token::CloseMessage(role) => Some(RoleTag {
+        Token::CloseMessage(role) => Some(ParsedRoleTag {
             opens: false,
             role,
             name: None,
@@ -244,7 +244,7 @@ pub fn role_tag<'t>(finding: &Finding, text: &'t str) -> Option<RoleTag<'t>> {
 
 /// A well-formed role tag, as [`role_tag`] reads it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RoleTag<'t> {
+pub struct ParsedRoleTag<'t> {
     /// `{{#role}}` (true) or `{{/role}}` (false).
     pub opens: bool,
     /// The role it opens or closes.

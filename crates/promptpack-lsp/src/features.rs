@@ -12,7 +12,7 @@ use lsp_types::{
 use promptpack_core::front_matter::{DeclaredVar, FrontMatter};
 use promptpack_core::message::Role as MessageRole;
 use promptpack_core::program::VarKind;
-use promptpack_core::scan::{FindingKind, RoleTag, find_tokens, role_tag};
+use promptpack_core::scan::{FindingKind, ParsedRoleTag, find_tokens, role_tag};
 use promptpack_core::sections::Headings;
 use promptpack_core::similar::edit_distance;
 use promptpack_core::source_file::{SourceFile, Span};
@@ -55,7 +55,7 @@ impl<'s> At<'s, '_> {
 
     /// The well-formed role tag under the cursor (`{{#user}}`,
     /// `{{/assistant}}`, `{{#tool name}}`), wherever it is written.
-    fn role_tag(&self) -> Option<RoleTag<'s>> {
+    fn role_tag(&self) -> Option<ParsedRoleTag<'s>> {
         let text = self.text();
         find_tokens(text, self.tree.delims)
             .iter()
@@ -183,7 +183,7 @@ fn role_meaning(role: MessageRole, name: Option<&str>) -> String {
 }
 
 /// A role tag's hover: the role, and whether the tag is a block here.
-fn describe_role_tag(at: &At<'_, '_>, tag: RoleTag<'_>) -> String {
+fn describe_role_tag(at: &At<'_, '_>, tag: ParsedRoleTag<'_>) -> String {
     let (open, close) = (at.tree.delims.open(), at.tree.delims.close());
     let written = match (tag.opens, tag.name) {
         (true, Some(name)) => format!("{open}#{} {name}{close}", tag.role),
