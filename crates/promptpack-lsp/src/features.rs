@@ -265,8 +265,21 @@ fn fence_safe(text: &str) -> String {
 }
 
 /// Go to definition: a snippet include → the snippet file, or its heading
-/// line for a section; a variable → its declaration in front matter.
+/// line for a section; a variable → its declaration in front matter (a
+/// history too); a role block's closing tag → its opening tag.
 pub(crate) fn definition(at: &At<'_, '_>) -> Option<Location> {
+    if at.role_tags_are_blocks()
+        && let Some(tag) = at.role_tag().filter(|t| !t.opens)
+    {
+        // The opening tag the message began with: the last one before the
+        // cursor (a message holds no other, so no nesting to count).
+        let text = at.text();
+        let opened = find_tokens(text, at.tree.delims)
+            .into_iter()
+            .filter(|f| f.span.start < at.offset)
+            .rfind(|f| role_tag(f, text).is_some_and(|t| t.opens && t.role == tag.role))?;
+        return at.location(at.place.file, opened.span);
+    }
     if let Some(token) = at
         .token()
         .filter(|t| t.finding.kind == FindingKind::Snippet)

@@ -51,6 +51,19 @@ fn hover_says_what_a_role_tag_is_where_it_is_one() {
         "{user}"
     );
     assert!(user.contains("`{{/user}}`"), "{user}");
+    // A closing tag leads to the tag that opened its message.
+    let opened = editor
+        .at("textDocument/definition", MESSAGES, 10, 3, json!({}))
+        .expect("an answer");
+    assert_eq!(
+        (
+            opened["range"]["start"]["line"].as_u64(),
+            opened["range"]["start"]["character"].as_u64(),
+            opened["range"]["end"]["character"].as_u64()
+        ),
+        (Some(8), Some(0), Some(9)),
+        "{opened}"
+    );
     let close = hover_text(&mut editor, MESSAGES, 10, 3);
     assert!(
         close.starts_with("**`{{/user}}`** closes a **user** message"),
