@@ -80,6 +80,7 @@ mod prelude {
     pub(super) use super::survivors::*;
     pub(super) use super::{DEFAULT_MAX_COMBINATIONS, MAX_NAME_LEN, MAX_SHOWN_CHARS};
     pub(super) use crate::prompt::Prompt;
+    pub(super) use promptpack_core::message::Message;
     pub(super) use promptpack_core::program::StableHasher;
     pub(super) use promptpack_core::scan::{Finding, FindingKind, find_tokens};
     pub(super) use promptpack_core::source_file::{SourceFile, Span};
@@ -140,7 +141,10 @@ const MAX_SHOWN_CHARS: usize = 40;
 /// with (`PromptId::DELIMITERS`). A survivor is reported with the file,
 /// line and column its text comes from (`templates/agent-system/system.md:3:11`,
 /// or `from a value`) and its place in the rendered text; a case with
-/// survivors is not snapshotted, so that no run accepts one.
+/// survivors is not snapshotted, so that no run accepts one. A conversation
+/// (`messages.md`) is checked message by message, a survivor naming its
+/// message (`support-chat, message 5: user`), and snapshotted with each
+/// message under its role ([`Case::snapshot`]).
 ///
 /// Every case runs even when some fail, and nothing is printed while they
 /// do; the test then fails once, with one summary listing each new or

@@ -8,10 +8,28 @@ use super::prelude::*;
 pub(super) struct PromptFiles {
     /// The delimiters the prompts were compiled with.
     pub(super) delimiters: Delimiters,
-    /// `system.md` and `user.md` of each template folder, by prompt id.
-    pub(super) templates: BTreeMap<String, (SourceFile, Option<SourceFile>)>,
+    /// The files of each template folder, by prompt id.
+    pub(super) templates: BTreeMap<String, TemplateFiles>,
     /// Each snippet file, by the name it is included by.
     pub(super) snippets: BTreeMap<String, SourceFile>,
+}
+
+/// The files of one template folder.
+pub(super) struct TemplateFiles {
+    system: SourceFile,
+    user: Option<SourceFile>,
+    messages: Option<SourceFile>,
+}
+
+/// Which file of a template folder a rendered text comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum FilePart {
+    /// `system.md`.
+    System,
+    /// `user.md`.
+    User,
+    /// `messages.md`: any message of a conversation.
+    Messages,
 }
 
 impl fmt::Debug for PromptFiles {
@@ -34,7 +52,14 @@ impl PromptFiles {
             templates: sources
                 .templates
                 .into_iter()
-                .map(|t| (t.id, (t.system, t.user)))
+                .map(|t| {
+                    let files = TemplateFiles {
+                        system: t.system,
+                        user: t.user,
+                        messages: t.messages,
+                    };
+                    (t.id, files)
+                })
                 .collect(),
             snippets: sources
                 .snippets
@@ -46,14 +71,14 @@ impl PromptFiles {
 
     /// The files a part of a prompt is made of: the part, then the snippets
     /// it includes, and theirs, in order of first inclusion.
-    pub(super) fn chain(&self, prompt: &str, user: bool) -> Vec<&SourceFile> {
-        let Some((system, user_file)) = self.templates.get(prompt) else {
+    pub(super) fn chain(&self, prompt: &str, part: FilePart) -> Vec<&SourceFile> {
+        let Some(files) = self.templates.get(prompt) else {
             return Vec::new();
         };
-        let part = if user {
-            user_file.as_ref()
-        } else {
-            Some(system)
+        let part = match part {
+            FilePart::System => Some(&files.system),
+            FilePart::User => files.user.as_ref(),
+            FilePart::Messages => files.messages.as_ref(),
         };
         let mut chain: Vec<&SourceFile> = part.into_iter().collect();
         let mut seen = BTreeSet::new();
@@ -73,7 +98,8 @@ impl PromptFiles {
         chain
     }
 
-    /// For each survivor of `rendered` (a part of `prompt`), the
+    /// For each survivor of `rendered` (a part of `prompt`, or a message of
+    /// its conversation), the
     /// `file:line:col` its text comes from, or `from a value`; `None` when
     /// the part's file was not found.
     ///
@@ -85,11 +111,16 @@ impl PromptFiles {
     pub(super) fn origins(
         &self,
         prompt: &str,
-        user: bool,
+        part: FilePart,
         rendered: &str,
         findings: &[Finding],
     ) -> Option<Vec<String>> {
-        let chain = self.chain(prompt, user);
+        let chain = self.chain(prompt, part);
+        // In a conversation's files a role tag is a token the render
+        // consumes (it never reaches a message's text), as the other tokens.
+        let consumed = |kind: FindingKind| {
+            kind.is_token() || (part == FilePart::Messages && kind == FindingKind::RoleTag)
+        };
         if chain.is_empty() {
             return None;
         }
@@ -110,7 +141,7 @@ impl PromptFiles {
                         let end = start + needle.len();
                         let replaced = tokens
                             .iter()
-                            .any(|t| t.kind.is_token() && t.span.start < end && start < t.span.end);
+                            .any(|t| consumed(t.kind) && t.span.start < end && start < t.span.end);
                         if replaced {
                             continue;
                         }

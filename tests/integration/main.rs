@@ -18,6 +18,8 @@ mod codegen;
 mod codegen_compiles;
 #[cfg(feature = "library")]
 mod conformance;
+#[cfg(feature = "testing")]
+mod conversation_snapshots;
 #[cfg(feature = "library")]
 mod fixtures;
 mod fuzz_regressions;

@@ -8,6 +8,11 @@
 //! placeholders. Up to [`EXACT_LIMIT`] combinations, every one is counted;
 //! past that, a bounded local search finds a short one and a long one,
 //! which the result marks as not exact.
+//!
+//! A conversation counts its system message and each of its own messages
+//! (the history, the caller's, is left empty): the total is what a budget
+//! is held to, and each extreme keeps its count per message
+//! ([`Extreme::parts`]), so a message says which turn is long.
 
 use promptpack::{Error, Library, MissingVars, ValueRef};
 use promptpack_core::program::VarKind;
@@ -32,8 +37,13 @@ const MAX_RENDERS: usize = 4096;
 /// A combination found to be the shortest or the longest.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Extreme {
-    /// Its tokens: the system part's and the user part's together.
+    /// Its tokens: the system part's and the user part's (or every
+    /// message's) together.
     pub(crate) tokens: usize,
+    /// The tokens of each part, in order: `system`, then `user` or each
+    /// message of a conversation as `message N: role` (a tool result's
+    /// `message N: tool NAME`), `N` its index after the system message.
+    pub(crate) parts: Vec<(String, usize)>,
     /// Each condition variable's setting, in the prompt's order: `true` or
     /// `false`, the value set, or `null` for unset (or none of its values).
     pub(crate) values: Map<String, Value>,
@@ -55,6 +65,36 @@ impl Extreme {
             .collect::<Vec<_>>()
             .join(", ")
     }
+
+    /// Each part's count, `system 12, message 0: user 4, …`: how a
+    /// message shows where a conversation's tokens are.
+    pub(crate) fn describe_parts(&self) -> String {
+        self.parts
+            .iter()
+            .map(|(part, tokens)| format!("{part} {tokens}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Each part of `rendered` with its count: `system`, `user` when there is
+/// one, each message of a conversation (see [`Extreme::parts`]).
+fn count_parts(
+    rendered: &promptpack::Prompt,
+    count: &dyn Fn(&str) -> Result<usize, Error>,
+) -> Result<Vec<(String, usize)>, Error> {
+    let mut parts = vec![("system".to_string(), count(&rendered.system)?)];
+    if let Some(user) = &rendered.user {
+        parts.push(("user".to_string(), count(user)?));
+    }
+    for (index, message) in rendered.messages.iter().enumerate() {
+        let part = match &message.name {
+            Some(name) => format!("message {index}: {} {name}", message.role),
+            None => format!("message {index}: {}", message.role),
+        };
+        parts.push((part, count(&message.content)?));
+    }
+    Ok(parts)
 }
 
 /// The token range of a prompt.
@@ -93,17 +133,22 @@ pub(crate) fn token_range(
         .vars
         .iter()
         .map(|var| {
-            let value = example
-                .get(&var.name)
-                .cloned()
-                .unwrap_or_else(|| Value::String(placeholder(&var.name)));
+            let value = match var.kind() {
+                // A history's messages are the caller's, not the prompt's
+                // text: counted empty, whatever an example holds.
+                VarKind::Messages => Value::Array(Vec::new()),
+                _ => example
+                    .get(&var.name)
+                    .cloned()
+                    .unwrap_or_else(|| Value::String(placeholder(&var.name))),
+            };
             (var.name.clone(), value)
         })
         .collect();
     let axes = axes(prompt, &base);
     let sizes: Vec<usize> = axes.iter().map(|a| a.settings.len()).collect();
     let mut values = base;
-    let mut cost = |at: &[usize]| -> Result<usize, Error> {
+    let mut render = |at: &[usize]| -> Result<promptpack::Prompt, Error> {
         for (axis, &i) in axes.iter().zip(at) {
             // Unset renders as the empty string: false, and printed as
             // nothing, as a generated struct's `None` is.
@@ -112,28 +157,42 @@ pub(crate) fn token_range(
                 .unwrap_or_else(|| Value::String(String::new()));
             values.insert(axis.name.clone(), setting);
         }
-        let rendered = library.render(&prompt.id, &values, MissingVars::KeepToken)?;
-        let user = match &rendered.user {
-            Some(user) => count(user)?,
-            None => 0,
-        };
-        Ok(count(&rendered.system)? + user)
+        library.render(&prompt.id, &values, MissingVars::KeepToken)
     };
-    let found = search(&sizes, &mut cost)?;
-    let extreme = |(tokens, at): (usize, Vec<usize>)| Extreme {
-        tokens,
-        values: axes
-            .iter()
-            .zip(at)
-            .map(|(axis, i)| {
-                let shown = axis.settings[i].clone().unwrap_or(Value::Null);
-                (axis.name.clone(), shown)
-            })
-            .collect(),
+    let found = {
+        let mut cost = |at: &[usize]| -> Result<usize, Error> {
+            let rendered = render(at)?;
+            let mut total = count(&rendered.system)?;
+            if let Some(user) = &rendered.user {
+                total += count(user)?;
+            }
+            for message in &rendered.messages {
+                total += count(&message.content)?;
+            }
+            Ok(total)
+        };
+        search(&sizes, &mut cost)?
+    };
+    // The two extremes rendered again for their counts per part: the search
+    // keeps only totals, which is all it compares.
+    let mut extreme = |(tokens, at): (usize, Vec<usize>)| -> Result<Extreme, Error> {
+        let parts = count_parts(&render(&at)?, count)?;
+        Ok(Extreme {
+            tokens,
+            parts,
+            values: axes
+                .iter()
+                .zip(at)
+                .map(|(axis, i)| {
+                    let shown = axis.settings[i].clone().unwrap_or(Value::Null);
+                    (axis.name.clone(), shown)
+                })
+                .collect(),
+        })
     };
     Ok(TokenRange {
-        shortest: extreme(found.min),
-        longest: extreme(found.max),
+        shortest: extreme(found.min)?,
+        longest: extreme(found.max)?,
         exact: found.exact,
         combinations: found.combinations,
     })
@@ -399,6 +458,53 @@ mod tests {
         assert_eq!((range.shortest.tokens, range.longest.tokens), (1, 3));
         assert_eq!(range.longest.values["name"], "‹name›");
         assert_eq!(range.shortest.values["name"], Value::Null);
+    }
+
+    /// A conversation is counted message by message and in total: the
+    /// system message and the file's own messages, the history left empty
+    /// (it is the caller's, not the prompt's).
+    #[test]
+    fn a_conversation_counts_each_message_and_the_total() {
+        let template = TemplateSource {
+            id: "chat".into(),
+            system: SourceFile::new("templates/chat/system.md", "Be brief."),
+            user: None,
+            messages: Some(SourceFile::new(
+                "templates/chat/messages.md",
+                "---\nvars:\n  history: {kind: messages}\n---\n\
+                 {{#if examples}}\n{{#user}}\nWhat is two plus two?\n{{/user}}\n\
+                 {{#tool calc}}\n4\n{{/tool}}\n{{/if}}\n\
+                 {{history}}\n{{#user}}\nAsk {{question}}\n{{/user}}\n",
+            )),
+        };
+        let library = Library::from_sources(vec![template], vec![], &promptpack::Config::default())
+            .expect("the conversation loads");
+        let prompt = promptpack::house::resolved(&library, "chat").expect("chat is there");
+        let range = token_range(&library, prompt, &words).expect("counts");
+        assert!(range.exact);
+        assert_eq!(range.combinations, 2);
+        // "Be brief." 2, "Ask ‹question›" 2; the examples add 5 + 1.
+        assert_eq!((range.shortest.tokens, range.longest.tokens), (4, 10));
+        let parts = |e: &Extreme| -> Vec<(String, usize)> { e.parts.clone() };
+        assert_eq!(
+            parts(&range.longest),
+            [
+                ("system".to_string(), 2),
+                ("message 0: user".to_string(), 5),
+                ("message 1: tool calc".to_string(), 1),
+                ("message 2: user".to_string(), 2),
+            ]
+        );
+        assert_eq!(
+            parts(&range.longest).iter().map(|(_, n)| n).sum::<usize>(),
+            range.longest.tokens,
+            "the total is the messages' sum"
+        );
+        assert_eq!(
+            range.shortest.describe_parts(),
+            "system 2, message 0: user 2"
+        );
+        assert_eq!(range.longest.describe(), "examples=true");
     }
 
     #[test]

@@ -106,13 +106,21 @@ fn over_budget(library: &Library, counter: &Counter) -> Result<Vec<Diagnostic>, 
         } else {
             "the longest combination of conditions a search found"
         };
-        let message = format!(
+        let mut message = format!(
             "`{}` renders {} tokens ({}), over its max_tokens of {budget}, with {found}: {}",
             prompt.id,
             longest.tokens,
             encoding.name(),
             longest.describe(),
         );
+        // A conversation's total is of several messages: say which are
+        // long (the history, the caller's, counted empty).
+        if prompt.conversation.is_some() {
+            message.push_str(&format!(
+                " (per message: {}; the history not counted)",
+                longest.describe_parts()
+            ));
+        }
         let help = format!(
             "shorten the text those conditions bring in, or raise max_tokens to at least {}",
             longest.tokens
@@ -177,6 +185,61 @@ fn count(n: usize, noun: &str) -> String {
 mod tests {
     use super::*;
     use promptpack::{SourceFile, TemplateSource};
+
+    /// A conversation's budget is held to the total of its messages, and
+    /// the warning says what each message counts.
+    #[cfg(feature = "tokens")]
+    #[test]
+    fn a_conversation_over_budget_is_judged_on_its_total() {
+        let conversation = |budget: u64| TemplateSource {
+            id: "chat".into(),
+            system: SourceFile::new(
+                "templates/chat/system.md",
+                format!("---\nmax_tokens: {budget}\n---\nBe brief."),
+            ),
+            user: None,
+            messages: Some(SourceFile::new(
+                "templates/chat/messages.md",
+                "{{#user}}\nHello there, how are you today?\n{{/user}}\n\
+                 {{#assistant}}\nFine, thanks for asking.\n{{/assistant}}\n\
+                 {{#user}}\nGood.\n{{/user}}\n",
+            )),
+        };
+        let counter = Counter::new(Encoding::default());
+        let count = |text: &str| counter.count(text).expect("counts");
+        let parts = [
+            count("Be brief."),
+            count("Hello there, how are you today?"),
+            count("Fine, thanks for asking."),
+            count("Good."),
+        ];
+        let total: usize = parts.iter().sum();
+        // Each message alone is under the budget; their total is over it.
+        let budget = (total - 1) as u64;
+        assert!(parts.iter().all(|&n| (n as u64) < budget));
+        let over = |budget: u64| {
+            let library =
+                Library::from_sources(vec![conversation(budget)], vec![], &Config::default())
+                    .expect("the conversation loads");
+            over_budget(&library, &counter).expect("counted")
+        };
+        let lints = over(budget);
+        assert_eq!(lints.len(), 1, "{lints:?}");
+        let message = &lints[0].message;
+        assert!(
+            message.starts_with(&format!("`chat` renders {total} tokens (o200k_base)")),
+            "{message}"
+        );
+        assert!(
+            message.ends_with(&format!(
+                "(per message: system {}, message 0: user {}, message 1: assistant {}, \
+                 message 2: user {}; the history not counted)",
+                parts[0], parts[1], parts[2], parts[3]
+            )),
+            "{message}"
+        );
+        assert!(over(total as u64).is_empty(), "at its total it is within");
+    }
 
     #[test]
     fn a_budget_this_build_cannot_count_is_a_warning_at_its_key() {

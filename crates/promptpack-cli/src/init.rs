@@ -26,6 +26,12 @@ pub(crate) struct InitArgs {
     /// every prompt.
     #[arg(long, requires = "cargo")]
     snapshots: bool,
+    /// Also write a sample conversation, `templates/chat/` (system.md and
+    /// messages.md: role blocks, few-shot turns from a snippet under an
+    /// `{{#if}}`, a `kind: messages` history). Not with --cargo yet: the
+    /// typed code does not generate conversations so far.
+    #[arg(long, conflicts_with = "cargo")]
+    conversation: bool,
 }
 
 /// The prompt settings the scaffold starts with.
@@ -71,6 +77,40 @@ Explain your reasoning step by step, then give the answer.
 /// The sample snippet.
 const TONE: &str = "Be friendly and precise, and say so when you are not sure.\n";
 
+/// The sample conversation's system message (`--conversation`).
+const CHAT_SYSTEM: &str = "You are {{assistantName}}, a support assistant for a small team.
+
+{{snippet:tone}}
+";
+
+/// The sample conversation's turns: few-shot turns from a snippet when
+/// `examples` is on, the chat so far, the new question.
+const CHAT_MESSAGES: &str = "---
+vars:
+  history: { kind: messages, description: The chat so far (oldest message first) }
+---
+{{#if examples}}
+{{snippet:example-turns}}
+{{/if}}
+{{history}}
+{{#user}}
+{{question}}
+{{/user}}
+";
+
+/// The sample snippet of whole turns: a question, a tool call's result and
+/// the answer, shown to the model as an example.
+const EXAMPLE_TURNS: &str = "{{#user}}
+Is the build green?
+{{/user}}
+{{#tool ci_status}}
+main: passed, 2 minutes ago
+{{/tool}}
+{{#assistant}}
+Yes: the last build of main passed two minutes ago.
+{{/assistant}}
+";
+
 /// The build script `--cargo` writes when there is none.
 const BUILD_RS: &str = "fn main() {
     // Compiles templates/ and snippets/ into typed Rust; a template error
@@ -100,13 +140,20 @@ fn prompts() {
 ";
 
 /// The files of the scaffold, relative to the folder: with `snapshots`,
-/// the snapshot test too.
-fn scaffold(snapshots: bool) -> Vec<(&'static str, &'static str)> {
+/// the snapshot test too; with `conversation`, the sample conversation.
+fn scaffold(snapshots: bool, conversation: bool) -> Vec<(&'static str, &'static str)> {
     let mut files = vec![
         (CONFIG_FILE, CONFIG),
         ("templates/assistant/system.md", SYSTEM),
         ("snippets/tone.md", TONE),
     ];
+    if conversation {
+        files.extend([
+            ("templates/chat/system.md", CHAT_SYSTEM),
+            ("templates/chat/messages.md", CHAT_MESSAGES),
+            ("snippets/example-turns.md", EXAMPLE_TURNS),
+        ]);
+    }
     if snapshots {
         files.push(("tests/prompts.rs", SNAPSHOT_TEST));
     }
@@ -206,7 +253,7 @@ fn init(args: &InitArgs) -> Result<String, String> {
     // Refuse before writing anything.
     let mut keep = Vec::new();
     let mut differ = Vec::new();
-    for (rel, text) in scaffold(args.snapshots) {
+    for (rel, text) in scaffold(args.snapshots, args.conversation) {
         match std::fs::read(dir.join(rel)) {
             Ok(old) if old == text.as_bytes() => keep.push(rel),
             Ok(_) => differ.push(shown(dir, rel)),
@@ -224,7 +271,7 @@ fn init(args: &InitArgs) -> Result<String, String> {
     }
 
     let mut out = String::new();
-    for (rel, text) in scaffold(args.snapshots) {
+    for (rel, text) in scaffold(args.snapshots, args.conversation) {
         if keep.contains(&rel) {
             let _ = writeln!(out, "unchanged {}", shown(dir, rel));
             continue;
@@ -253,6 +300,13 @@ fn init(args: &InitArgs) -> Result<String, String> {
         out,
         "  {cd}promptpack render assistant --var assistantName=Ada --var concise=yes"
     );
+    if args.conversation {
+        // The history is a list of messages: JSON, through --vars.
+        let _ = writeln!(
+            out,
+            "  {cd}echo '{{\"assistantName\": \"Ada\", \"examples\": true, \"question\": \"Is main green?\", \"history\": [{{\"role\": \"user\", \"content\": \"Hi\"}}, {{\"role\": \"assistant\", \"content\": \"Hello!\"}}]}}' | promptpack render chat --vars -"
+        );
+    }
     if args.cargo {
         let _ = writeln!(
             out,

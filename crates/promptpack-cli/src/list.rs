@@ -5,6 +5,7 @@ use crate::tokens::{Counter, Encoding};
 use crate::{Folders, hex};
 use clap::Args;
 use promptpack::{Error, Library, Style};
+use promptpack_core::conversation::Turn;
 use promptpack_core::resolve::ResolvedPrompt;
 use serde_json::json;
 use std::fmt::Write as _;
@@ -65,7 +66,9 @@ pub(crate) fn run(args: &ListArgs, style: Style) -> ExitCode {
 }
 
 fn parts(prompt: &ResolvedPrompt) -> Vec<&'static str> {
-    if prompt.user.is_some() {
+    if prompt.conversation.is_some() {
+        vec!["system", "messages"]
+    } else if prompt.user.is_some() {
         vec!["system", "user"]
     } else {
         vec!["system"]
@@ -81,9 +84,28 @@ fn conditions(prompt: &ResolvedPrompt) -> Vec<&str> {
         .collect()
 }
 
-/// Bytes of static text of the resolved parts, snippets spliced in.
+/// Bytes of static text of the resolved parts (every message of a
+/// conversation, in every branch), snippets spliced in.
 fn size(prompt: &ResolvedPrompt) -> usize {
-    prompt.system.text.len() + prompt.user.as_ref().map_or(0, |u| u.text.len())
+    fn turns_size(turns: &[Turn]) -> usize {
+        turns
+            .iter()
+            .map(|turn| match turn {
+                Turn::Message { program, .. } => program.text.len(),
+                Turn::History(_) => 0,
+                Turn::Branch { arms, otherwise } => {
+                    arms.iter().map(|arm| turns_size(&arm.turns)).sum::<usize>()
+                        + turns_size(otherwise)
+                }
+            })
+            .sum()
+    }
+    prompt.system.text.len()
+        + prompt.user.as_ref().map_or(0, |u| u.text.len())
+        + prompt
+            .conversation
+            .as_ref()
+            .map_or(0, |c| turns_size(&c.turns))
 }
 
 /// The token line: `MIN–MAX (encoding)`, one number when they are equal;
@@ -156,6 +178,11 @@ fn to_text(prompt: &ResolvedPrompt, range: Option<&TokenRange>, encoding: Encodi
         None => NOT_COUNTED.to_string(),
     };
     let _ = writeln!(out, "  tokens:     {tokens}");
+    // A conversation's counts per message, of its longest combination:
+    // where the tokens of a total are.
+    if let (Some(range), Some(_)) = (range, &prompt.conversation) {
+        let _ = writeln!(out, "  longest:    {}", range.longest.describe_parts());
+    }
     let _ = writeln!(out, "  hash:       {}", hex(prompt.hash));
     out
 }
@@ -177,7 +204,29 @@ fn to_json(
             var
         })
         .collect();
-    json!({
+    let mut tokens = range.map(|range| {
+        json!({
+            "min": range.shortest.tokens,
+            "max": range.longest.tokens,
+            "exact": range.exact,
+            "tokenizer": encoding.name(),
+            "shortest": range.shortest.values,
+            "longest": range.longest.values,
+        })
+    });
+    // A conversation's counts per message of each extreme (a prompt of two
+    // files lists as it always did).
+    if let (Some(tokens), Some(range), Some(_)) = (&mut tokens, range, &prompt.conversation) {
+        let per_part = |parts: &[(String, usize)]| -> Vec<serde_json::Value> {
+            parts
+                .iter()
+                .map(|(part, n)| json!({"part": part, "tokens": n}))
+                .collect()
+        };
+        tokens["shortest_parts"] = json!(per_part(&range.shortest.parts));
+        tokens["longest_parts"] = json!(per_part(&range.longest.parts));
+    }
+    let mut listed = json!({
         "id": prompt.id,
         "parts": parts(prompt),
         "system_path": prompt.system_path,
@@ -189,15 +238,14 @@ fn to_json(
         "hash": hex(prompt.hash),
         "description": prompt.front_matter.description,
         "max_tokens": prompt.front_matter.max_tokens,
-        "tokens": range.map(|range| json!({
-            "min": range.shortest.tokens,
-            "max": range.longest.tokens,
-            "exact": range.exact,
-            "tokenizer": encoding.name(),
-            "shortest": range.shortest.values,
-            "longest": range.longest.values,
-        })),
-    })
+        "tokens": tokens,
+    });
+    // Only a conversation has the key: a prompt of two files lists as it
+    // always did.
+    if let Some(path) = &prompt.messages_path {
+        listed["messages_path"] = json!(path);
+    }
+    listed
 }
 
 #[cfg(test)]

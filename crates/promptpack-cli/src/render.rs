@@ -32,7 +32,8 @@ pub(crate) struct RenderArgs {
     /// Leave a token without a value in place instead of failing.
     #[arg(long)]
     pub(crate) lenient: bool,
-    /// Print `{"id", "system", "user", "hash"}` as JSON.
+    /// Print `{"id", "system", "user", "hash"}` as JSON; a conversation's
+    /// adds `messages`, `[{"role", "content", "name"?}]`.
     #[arg(long)]
     pub(crate) json: bool,
     #[command(flatten)]
@@ -243,7 +244,9 @@ fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<
 }
 
 /// Writes a rendered prompt as printed: text with a separator before the
-/// user part, or a JSON object (pretty, or on one line when not `pretty`).
+/// user part (`--- user ---`) or before each message of a conversation
+/// (`--- assistant ---`, `--- tool NAME ---`), or a JSON object (pretty, or
+/// on one line when not `pretty`) with a conversation's `messages`.
 /// Straight from the prompt's own text, which can be gigabytes: no copy of
 /// it is made on the way out.
 pub(crate) fn write_prompt(
@@ -259,12 +262,16 @@ pub(crate) fn write_prompt(
             id: &'a str,
             system: &'a str,
             user: Option<&'a str>,
+            // A prompt of two files prints as it always did.
+            #[serde(skip_serializing_if = "<[_]>::is_empty")]
+            messages: &'a [promptpack::Message],
             hash: String,
         }
         let shown = Shown {
             id: &prompt.id,
             system: &prompt.system,
             user: prompt.user.as_deref(),
+            messages: &prompt.messages,
             hash: prompt.hash.to_string(),
         };
         if pretty {
@@ -279,6 +286,15 @@ pub(crate) fn write_prompt(
     if let Some(user) = &prompt.user {
         out.write_all(b"--- user ---\n")?;
         out.write_all(user.as_bytes())?;
+        out.write_all(b"\n")?;
+    }
+    for message in &prompt.messages {
+        // The role as its tag names it: `user`, as a second part's line.
+        match &message.name {
+            Some(name) => writeln!(out, "--- {} {name} ---", message.role)?,
+            None => writeln!(out, "--- {} ---", message.role)?,
+        }
+        out.write_all(message.content.as_bytes())?;
         out.write_all(b"\n")?;
     }
     Ok(())

@@ -196,6 +196,63 @@ impl Finding {
     }
 }
 
+/// What the well-formed role tag `finding` (a [`FindingKind::RoleTag`])
+/// says, given the text that was scanned: `{{#tool lookup}}` opens a tool
+/// result of `lookup`, `{{/user}}` closes a user message. `None` for any
+/// other finding, and for a malformed role tag (`{{#tool}}`, `{{#user x}}`).
+///
+/// A free function, not a method of [`Finding`]: `promptpack::testing`
+/// re-exports `Finding`, and its API names no type of the compiler's.
+///
+/// ```
+/// use promptpack_core::message::Role;
+/// use promptpack_core::scan::{ParsedRoleTag, find_tokens, role_tag};
+/// use promptpack_core::syntax::Delimiters;
+/// let text = "{{#tool lookup}}\n4\n{{/tool}} {{#user x}}";
+/// let tags: Vec<_> = find_tokens(text, &Delimiters::default())
+///     .iter()
+///     .map(|f| role_tag(f, text))
+///     .collect();
+/// assert_eq!(
+///     tags,
+///     [
+///         Some(ParsedRoleTag { opens: true, role: Role::Tool, name: Some("lookup") }),
+///         Some(ParsedRoleTag { opens: false, role: Role::Tool, name: None }),
+///         None,
+///     ]
+/// );
+/// ```
+pub fn role_tag<'t>(finding: &Finding, text: &'t str) -> Option<ParsedRoleTag<'t>> {
+    if finding.kind != FindingKind::RoleTag {
+        return None;
+    }
+    // The one definition of the token forms says what the tag is.
+    match classify(text.get(finding.inner.start..finding.inner.end)?)? {
+        Token::OpenMessage(role, name) => Some(ParsedRoleTag {
+            opens: true,
+            role,
+            name,
+        }),
+        Token::CloseMessage(role) => Some(ParsedRoleTag {
+            opens: false,
+            role,
+            name: None,
+        }),
+        _ => None,
+    }
+}
+
+/// A well-formed role tag, as [`role_tag`] reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParsedRoleTag<'t> {
+    /// `{{#role}}` (true) or `{{/role}}` (false).
+    pub opens: bool,
+    /// The role it opens or closes.
+    pub role: crate::message::Role,
+    /// For `{{#tool name}}`, the tool's name.
+    pub name: Option<&'t str>,
+}
+
 /// Every token and near-miss in `text`, in order, written with `delims`.
 ///
 /// Tokens are recognised exactly as the parser does: the opening delimiter,

@@ -3,7 +3,7 @@
 //! is used. Everything here reads text in memory; nothing is parsed into a
 //! program, so a buffer that does not load yet still answers.
 
-use crate::workspace::Role;
+use crate::workspace::{Role, TemplateFile};
 use promptpack_core::front_matter::FrontMatter;
 use promptpack_core::front_matter::{FileRole, read_front_matter};
 use promptpack_core::scan::{Finding, FindingKind, find_tokens};
@@ -103,23 +103,21 @@ impl<'s> Tree<'s> {
     /// The file shown as `shown`, and what it is.
     pub(crate) fn place(&self, shown: &str) -> Option<Place<'s>> {
         for t in &self.sources.templates {
-            if t.system.path() == shown {
-                return Some(Place {
-                    file: &t.system,
-                    role: Role::Template {
-                        id: t.id.clone(),
-                        user: false,
-                    },
-                });
-            }
-            if let Some(user) = t.user.as_ref().filter(|u| u.path() == shown) {
-                return Some(Place {
-                    file: user,
-                    role: Role::Template {
-                        id: t.id.clone(),
-                        user: true,
-                    },
-                });
+            let files = [
+                (Some(&t.system), TemplateFile::System),
+                (t.user.as_ref(), TemplateFile::User),
+                (t.messages.as_ref(), TemplateFile::Messages),
+            ];
+            for (file, part) in files {
+                if let Some(file) = file.filter(|f| f.path() == shown) {
+                    return Some(Place {
+                        file,
+                        role: Role::Template {
+                            id: t.id.clone(),
+                            file: part,
+                        },
+                    });
+                }
             }
         }
         self.sources
@@ -148,19 +146,19 @@ impl<'s> Tree<'s> {
             .map(|s| &s.file)
     }
 
-    /// The files a name used in `place` belongs with: a template's two
-    /// files, or the snippet alone.
+    /// The files a name used in `place` belongs with: a template's files
+    /// (`system.md` with `user.md` or `messages.md`), or the snippet alone.
     pub(crate) fn scope(&self, place: &Place<'s>) -> Vec<&'s SourceFile> {
         match &place.role {
             Role::Template { id, .. } => self
                 .template(id)
-                .map(|t| std::iter::once(&t.system).chain(t.user.as_ref()).collect())
+                .map(|t| template_files(t).collect())
                 .unwrap_or_default(),
             Role::Snippet { .. } => vec![place.file],
         }
     }
 
-    /// The front matter of the files of `scope` together (a template's two
+    /// The front matter of the files of `scope` together (a template's
     /// files merge; a conflict between them is the check's to report).
     pub(crate) fn front_matter(&self, scope: &[&SourceFile], role: &Role) -> FrontMatter {
         let file_role = match role {
@@ -183,7 +181,7 @@ impl<'s> Tree<'s> {
         self.sources
             .templates
             .iter()
-            .flat_map(|t| std::iter::once(&t.system).chain(t.user.as_ref()))
+            .flat_map(template_files)
             .chain(self.sources.snippets.iter().map(|s| &s.file))
     }
 
@@ -218,6 +216,14 @@ impl<'s> Tree<'s> {
         }
         found
     }
+}
+
+/// The files of a template folder: `system.md`, then `user.md` or
+/// `messages.md`.
+pub(crate) fn template_files(t: &TemplateSource) -> impl Iterator<Item = &SourceFile> {
+    std::iter::once(&t.system)
+        .chain(t.user.as_ref())
+        .chain(t.messages.as_ref())
 }
 
 /// The byte offset where the heading line of a section starts: the line

@@ -3,15 +3,16 @@
 
 use crate::analysis::{Place, Token, Tree, heading_line_start, in_front_matter, token_at, tokens};
 use crate::position::{location_range, offset, position, range};
-use crate::workspace::Role;
+use crate::workspace::{Role, TemplateFile};
 use lsp_types::{
     CodeAction, CodeActionKind, CompletionItem, CompletionItemKind, Diagnostic, Hover,
     HoverContents, Location, MarkupContent, MarkupKind, NumberOrString, Position, Range, TextEdit,
     Uri, WorkspaceEdit,
 };
 use promptpack_core::front_matter::{DeclaredVar, FrontMatter};
+use promptpack_core::message::Role as MessageRole;
 use promptpack_core::program::VarKind;
-use promptpack_core::scan::FindingKind;
+use promptpack_core::scan::{FindingKind, ParsedRoleTag, find_tokens, role_tag};
 use promptpack_core::sections::Headings;
 use promptpack_core::similar::edit_distance;
 use promptpack_core::source_file::{SourceFile, Span};
@@ -52,6 +53,29 @@ impl<'s> At<'s, '_> {
         token_at(&tokens(self.text(), self.tree.delims), self.offset).cloned()
     }
 
+    /// The well-formed role tag under the cursor (`{{#user}}`,
+    /// `{{/assistant}}`, `{{#tool name}}`), wherever it is written.
+    fn role_tag(&self) -> Option<ParsedRoleTag<'s>> {
+        let text = self.text();
+        find_tokens(text, self.tree.delims)
+            .iter()
+            .filter(|f| f.span.start <= self.offset && self.offset <= f.span.end)
+            .find_map(|f| role_tag(f, text))
+    }
+
+    /// Whether role tags are blocks in this file: `messages.md`, and a
+    /// snippet (one of whole turns is read as a conversation). In
+    /// `system.md` and `user.md` they are literal text.
+    fn role_tags_are_blocks(&self) -> bool {
+        matches!(
+            self.place.role,
+            Role::Template {
+                file: TemplateFile::Messages,
+                ..
+            } | Role::Snippet { .. }
+        )
+    }
+
     fn location(&self, file: &SourceFile, span: Span) -> Option<Location> {
         let uri = (self.uri_of)(file.path())?;
         Some(Location::new(uri, range(file.text(), span.start, span.end)))
@@ -85,8 +109,9 @@ impl<'s> At<'s, '_> {
     }
 }
 
-/// Hover: a variable's declaration and uses, a snippet's or section's
-/// text, a choice's values, a template's token range on its first line.
+/// Hover: a variable's declaration and uses (a history's too), a snippet's
+/// or section's text, a choice's values, what a role tag is, a template's
+/// token range on its first line.
 pub(crate) fn hover(
     at: &At<'_, '_>,
     token_range: &dyn Fn(&str) -> Option<String>,
@@ -123,6 +148,9 @@ pub(crate) fn hover(
             fence_safe(body)
         )));
     }
+    if let Some(tag) = at.role_tag() {
+        return Some(markdown(describe_role_tag(at, tag)));
+    }
     if let Some((name, _)) = at.var_name() {
         return Some(markdown(describe_var(at, &name)));
     }
@@ -133,6 +161,51 @@ pub(crate) fn hover(
         return Some(markdown(format!("**prompt `{id}`**: {counted}")));
     }
     None
+}
+
+/// What a message of `role` is, in a line.
+fn role_meaning(role: MessageRole, name: Option<&str>) -> String {
+    match (role, name) {
+        (MessageRole::User, _) => "a **user** message: what the person (or the program) asking says".into(),
+        (MessageRole::Assistant, _) => {
+            "an **assistant** message: the model's answer, here an example of one (a few-shot turn)"
+                .into()
+        }
+        (MessageRole::System, _) => {
+            "a **system** message: instructions to the model, within the conversation (`system.md` is the first)"
+                .into()
+        }
+        (MessageRole::Tool, Some(name)) => format!(
+            "a **tool** result: what tool `{name}` returned to the assistant's call, shown as an example"
+        ),
+        (_, _) => "a **tool** result: what a tool returned, shown as an example".into(),
+    }
+}
+
+/// A role tag's hover: the role, and whether the tag is a block here.
+fn describe_role_tag(at: &At<'_, '_>, tag: ParsedRoleTag<'_>) -> String {
+    let (open, close) = (at.tree.delims.open(), at.tree.delims.close());
+    let written = match (tag.opens, tag.name) {
+        (true, Some(name)) => format!("{open}#{} {name}{close}", tag.role),
+        (true, None) => format!("{open}#{}{close}", tag.role),
+        (false, _) => format!("{open}/{}{close}", tag.role),
+    };
+    let meaning = role_meaning(tag.role, tag.name);
+    if !at.role_tags_are_blocks() {
+        return format!(
+            "**`{written}`** is literal text here: role tags are blocks only in `messages.md` \
+             (and the snippets of whole turns it includes), where it would open {meaning}"
+        );
+    }
+    if tag.opens {
+        format!(
+            "**`{written}`** opens {meaning}.\n\nIts content is the lines up to \
+             `{open}/{}{close}`; the tags' own lines are not part of it.",
+            tag.role
+        )
+    } else {
+        format!("**`{written}`** closes {meaning}.")
+    }
 }
 
 /// A variable's hover: kind, description, example, choice values, uses.
@@ -148,6 +221,13 @@ fn describe_var(at: &At<'_, '_>, name: &str) -> String {
             out.push_str(&format!(": {kind}"));
             if let Some(description) = &var.description {
                 out.push_str(&format!("\n\n{description}"));
+            }
+            if var.kind == Some(VarKind::Messages) {
+                out.push_str(
+                    "\n\nthe history: a list of messages (role and content) given with the \
+                     values, sent where it stands between the messages of `messages.md`, \
+                     each as given",
+                );
             }
             if let Some(values) = &var.values {
                 let listed: Vec<String> = values.iter().map(|v| format!("`{v}`")).collect();
@@ -185,8 +265,21 @@ fn fence_safe(text: &str) -> String {
 }
 
 /// Go to definition: a snippet include → the snippet file, or its heading
-/// line for a section; a variable → its declaration in front matter.
+/// line for a section; a variable → its declaration in front matter (a
+/// history too); a role block's closing tag → its opening tag.
 pub(crate) fn definition(at: &At<'_, '_>) -> Option<Location> {
+    if at.role_tags_are_blocks()
+        && let Some(tag) = at.role_tag().filter(|t| !t.opens)
+    {
+        // The opening tag the message began with: the last one before the
+        // cursor (a message holds no other, so no nesting to count).
+        let text = at.text();
+        let opened = find_tokens(text, at.tree.delims)
+            .into_iter()
+            .filter(|f| f.span.start < at.offset)
+            .rfind(|f| role_tag(f, text).is_some_and(|t| t.opens && t.role == tag.role))?;
+        return at.location(at.place.file, opened.span);
+    }
     if let Some(token) = at
         .token()
         .filter(|t| t.finding.kind == FindingKind::Snippet)
@@ -275,7 +368,10 @@ const TOP_KEYS: [(&str, &str); 7] = [
 
 /// The keys of one declared variable.
 const VAR_KEYS: [(&str, &str); 4] = [
-    ("kind", "text, flag, optional, choice or optional_choice"),
+    (
+        "kind",
+        "text, flag, optional, choice, optional_choice or messages",
+    ),
     ("description", "the field's rustdoc"),
     ("example", "a value to render examples with"),
     ("values", "every value a choice takes"),
@@ -376,19 +472,67 @@ pub(crate) fn completion(at: &At<'_, '_>) -> Vec<CompletionItem> {
                 detail.to_string(),
             ));
         }
+        if at.role_tags_are_blocks() {
+            let (close, open) = role_tag_items(at, line_start + start);
+            // The message open here is what most likely closes next: its
+            // closing tag leads the list.
+            items.splice(0..0, close);
+            items.extend(open);
+        }
     }
     items
 }
 
-/// The variables to offer: the declared ones, else those the scope uses.
-fn variables(at: &At<'_, '_>, front_matter: &FrontMatter) -> Vec<(String, String)> {
-    if let Some(vars) = &front_matter.vars {
-        return vars
-            .iter()
-            .map(|v| (v.name.clone(), kind_detail(v)))
-            .collect();
+/// The role tags to offer in a conversation's file: the closing tag of the
+/// message open at `before` (the byte where the tag being typed starts),
+/// if one is, and each role's opening tag.
+fn role_tag_items(at: &At<'_, '_>, before: usize) -> (Option<CompletionItem>, Vec<CompletionItem>) {
+    let text = at.text().get(..before).unwrap_or("");
+    let mut open: Option<MessageRole> = None;
+    for finding in find_tokens(text, at.tree.delims) {
+        if let Some(tag) = role_tag(&finding, text) {
+            open = tag.opens.then_some(tag.role);
+        }
     }
-    let mut names: Vec<String> = Vec::new();
+    let close = open.map(|role| CompletionItem {
+        label: format!("/{role}"),
+        kind: Some(CompletionItemKind::KEYWORD),
+        detail: Some(format!("closes the {role} message")),
+        // Sorted first by editors that sort, as it is listed first.
+        sort_text: Some("0".to_string()),
+        ..CompletionItem::default()
+    });
+    let mut items = Vec::new();
+    for role in MessageRole::ALL {
+        let label = if role.takes_name() {
+            format!("#{role} ")
+        } else {
+            format!("#{role}")
+        };
+        let meaning = role_meaning(role, None).replace("**", "");
+        items.push(CompletionItem {
+            label,
+            kind: Some(CompletionItemKind::KEYWORD),
+            detail: Some(format!("opens {meaning}")),
+            ..CompletionItem::default()
+        });
+    }
+    (close, items)
+}
+
+/// The variables to offer: the declared ones, else those the scope uses
+/// (and those too when only a history is declared, which makes no contract
+/// of the other variables).
+fn variables(at: &At<'_, '_>, front_matter: &FrontMatter) -> Vec<(String, String)> {
+    let mut offered: Vec<(String, String)> = Vec::new();
+    if let Some(vars) = &front_matter.vars {
+        offered.extend(vars.iter().map(|v| (v.name.clone(), kind_detail(v))));
+        if vars.iter().any(|v| v.kind != Some(VarKind::Messages)) {
+            return offered;
+        }
+    }
+    let mut names: Vec<String> = offered.iter().map(|(n, _)| n.clone()).collect();
+    let declared = names.len();
     for file in at.tree.scope(&at.place) {
         for token in tokens(file.text(), at.tree.delims) {
             if let Some(name) = token.name(file.text()).filter(|_| token.is_var())
@@ -398,10 +542,13 @@ fn variables(at: &At<'_, '_>, front_matter: &FrontMatter) -> Vec<(String, String
             }
         }
     }
-    names
-        .into_iter()
-        .map(|n| (n, "used in this prompt".to_string()))
-        .collect()
+    offered.extend(
+        names
+            .into_iter()
+            .skip(declared)
+            .map(|n| (n, "used in this prompt".to_string())),
+    );
+    offered
 }
 
 fn kind_detail(var: &DeclaredVar) -> String {
@@ -423,14 +570,21 @@ fn front_matter_completion(before: &str) -> Vec<CompletionItem> {
     let trimmed = before.trim_start();
     if let Some(after) = trimmed.strip_prefix("kind:") {
         let _ = after;
-        return ["text", "flag", "optional", "choice", "optional_choice"]
-            .iter()
-            .map(|k| CompletionItem {
-                label: (*k).to_string(),
-                kind: Some(CompletionItemKind::ENUM_MEMBER),
-                ..CompletionItem::default()
-            })
-            .collect();
+        return [
+            "text",
+            "flag",
+            "optional",
+            "choice",
+            "optional_choice",
+            "messages",
+        ]
+        .iter()
+        .map(|k| CompletionItem {
+            label: (*k).to_string(),
+            kind: Some(CompletionItemKind::ENUM_MEMBER),
+            ..CompletionItem::default()
+        })
+        .collect();
     }
     if trimmed.contains(':') {
         return Vec::new();

@@ -250,7 +250,9 @@ fn same_template(a: &TemplateSource, b: &TemplateSource) -> bool {
     fn text(f: &SourceFile) -> (&str, &str) {
         (f.path(), f.text())
     }
-    text(&a.system) == text(&b.system) && a.user.as_ref().map(text) == b.user.as_ref().map(text)
+    text(&a.system) == text(&b.system)
+        && a.user.as_ref().map(text) == b.user.as_ref().map(text)
+        && a.messages.as_ref().map(text) == b.messages.as_ref().map(text)
 }
 
 /// Prompt `template` checked alone with every snippet: what it found in
@@ -269,8 +271,7 @@ fn part(
         unreadable_snippets: sources.unreadable_snippets.clone(),
     };
     let reach = reach(template, &sources.snippets, config.delimiters());
-    let mut own: HashSet<&str> = std::iter::once(&template.system)
-        .chain(template.user.as_ref())
+    let mut own: HashSet<&str> = crate::analysis::template_files(template)
         .map(SourceFile::path)
         .collect();
     own.extend(
@@ -319,8 +320,7 @@ fn reach(
             .collect()
     };
     let mut reached = HashSet::new();
-    let mut stack: Vec<String> = std::iter::once(&template.system)
-        .chain(template.user.as_ref())
+    let mut stack: Vec<String> = crate::analysis::template_files(template)
         .flat_map(|f| includes(f.text()))
         .collect();
     while let Some(name) = stack.pop() {

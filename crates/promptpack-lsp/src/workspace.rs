@@ -14,10 +14,33 @@ use std::path::{Component, Path, PathBuf};
 /// What a file is to the prompt tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Role {
-    /// `templates/<id>/system.md` (`user` false) or `user.md`.
-    Template { id: String, user: bool },
+    /// `templates/<id>/system.md`, `user.md` or `messages.md`.
+    Template { id: String, file: TemplateFile },
     /// `snippets/…/<name>.md`.
     Snippet { name: String },
+}
+
+/// Which file of a template folder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TemplateFile {
+    /// `system.md`.
+    System,
+    /// `user.md`.
+    User,
+    /// `messages.md`: a conversation's turns, where role tags are blocks.
+    Messages,
+}
+
+impl TemplateFile {
+    /// The file of a template folder named `name`, if it is one.
+    fn named(name: &str) -> Option<TemplateFile> {
+        match name {
+            "system.md" => Some(TemplateFile::System),
+            "user.md" => Some(TemplateFile::User),
+            "messages.md" => Some(TemplateFile::Messages),
+            _ => None,
+        }
+    }
 }
 
 /// The tree as the editor sees it.
@@ -109,12 +132,10 @@ impl Workspace {
                 })
                 .collect();
             return match parts.as_slice() {
-                [id, file]
-                    if is_snippet_name(id) && (*file == "system.md" || *file == "user.md") =>
-                {
-                    Some(Role::Template {
+                [id, file] if is_snippet_name(id) => {
+                    TemplateFile::named(file).map(|file| Role::Template {
                         id: (*id).to_string(),
-                        user: *file == "user.md",
+                        file,
                     })
                 }
                 _ => None,
@@ -185,15 +206,16 @@ impl Workspace {
 /// one (a buffer not saved yet).
 fn lay_over(sources: &mut Sources, role: Role, file: SourceFile) {
     match role {
-        Role::Template { id, user } => {
-            match sources.templates.iter_mut().find(|t| t.id == id) {
-                Some(template) if user => template.user = Some(file),
-                Some(template) => template.system = file,
-                // A `user.md` alone is no prompt: the folder needs its
-                // `system.md` first (as on disk, where a folder without
-                // one is `missing_system`).
-                None if user => {}
-                None => sources.templates.push(TemplateSource {
+        Role::Template { id, file: part } => {
+            match (sources.templates.iter_mut().find(|t| t.id == id), part) {
+                (Some(template), TemplateFile::User) => template.user = Some(file),
+                (Some(template), TemplateFile::Messages) => template.messages = Some(file),
+                (Some(template), TemplateFile::System) => template.system = file,
+                // A `user.md` or `messages.md` alone is no prompt: the
+                // folder needs its `system.md` first (as on disk, where a
+                // folder without one is `missing_system`).
+                (None, TemplateFile::User | TemplateFile::Messages) => {}
+                (None, TemplateFile::System) => sources.templates.push(TemplateSource {
                     id,
                     system: file,
                     user: None,

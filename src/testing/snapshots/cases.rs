@@ -129,6 +129,11 @@ pub struct Case<Id> {
     pub system: String,
     /// The rendered `user.md`, when the prompt has one.
     pub user: Option<String>,
+    /// For a conversation (`messages.md`), its rendered messages after the
+    /// system message, the history among them, in order (as
+    /// [`Prompt::messages`](crate::Prompt#structfield.messages)); empty for a
+    /// prompt of `system.md` and `user.md`.
+    pub messages: Vec<Message>,
     /// The names of the other combinations whose render is identical to
     /// this one's (a condition nested in one that is off changes nothing):
     /// [`SnapshotRun::cases`] folds them into the first, which is
@@ -152,23 +157,41 @@ impl<Id> Case<Id> {
             from_example: Vec::new(),
             system: system.into(),
             user: None,
+            messages: Vec::new(),
             covers: Vec::new(),
         }
     }
 
     /// The text to snapshot: each part under a `--- system.md ---` or
-    /// `--- user.md ---` line.
+    /// `--- user.md ---` line; for a conversation, each message after the
+    /// system message under a `--- message N: role ---` line (`N` its index
+    /// in [`Case::messages`], a tool result's line naming the tool too:
+    /// `--- message 2: tool calculator ---`).
     ///
     /// ```
+    /// use promptpack::{Message, Role};
     /// let mut case = promptpack::testing::Case::new((), "greet", "Hi ‹name›.");
     /// case.user = Some("Go.".into());
     /// assert_eq!(case.snapshot(), "--- system.md ---\nHi ‹name›.\n\n--- user.md ---\nGo.\n");
+    ///
+    /// let mut case = promptpack::testing::Case::new((), "ask", "Be brief.");
+    /// case.messages = vec![Message::new(Role::User, "2 + 2?"), Message::tool("calc", "4")];
+    /// assert_eq!(
+    ///     case.snapshot(),
+    ///     "--- system.md ---\nBe brief.\n\n--- message 0: user ---\n2 + 2?\n\n\
+    ///      --- message 1: tool calc ---\n4\n"
+    /// );
     /// ```
     pub fn snapshot(&self) -> String {
         let mut out = format!("--- system.md ---\n{}\n", self.system);
         if let Some(user) = &self.user {
             out.push_str("\n--- user.md ---\n");
             out.push_str(user);
+            out.push('\n');
+        }
+        for (index, message) in self.messages.iter().enumerate() {
+            out.push_str(&format!("\n--- {} ---\n", message_part(index, message)));
+            out.push_str(&message.content);
             out.push('\n');
         }
         out
@@ -237,19 +260,14 @@ impl<Id> Case<Id> {
         out
     }
 
-    /// Runs both parts through `survivors`; a report is labelled with the
-    /// case and the part.
+    /// Runs both parts, or the system message and each message of a
+    /// conversation, through `survivors`; a report is labelled with the case
+    /// and the part (`greet, system.md`, `greet, message 2: assistant`).
     pub fn check_survivors(&self, survivors: &Survivors) -> Result<(), Vec<SurvivorReport>> {
         let mut reports = Vec::new();
-        let parts = [
-            ("system.md", Some(&self.system)),
-            ("user.md", self.user.as_ref()),
-        ];
-        for (part, text) in parts {
-            if let Some(text) = text
-                && let Err(report) = survivors.check(text)
-            {
-                reports.push(report.labelled(format!("{}, {part}", self.name)));
+        for (part, text) in self.parts() {
+            if let Err(report) = survivors.check(text) {
+                reports.push(report.labelled(format!("{}, {}", self.name, part.label())));
             }
         }
         if reports.is_empty() {
@@ -257,6 +275,53 @@ impl<Id> Case<Id> {
         } else {
             Err(reports)
         }
+    }
+
+    /// Every rendered text of the case with the part it is: `system.md`,
+    /// `user.md` when there is one, then each message of a conversation.
+    pub(in crate::testing) fn parts(&self) -> Vec<(Part, &str)> {
+        let mut parts = vec![(Part::System, self.system.as_str())];
+        parts.extend(self.user.as_deref().map(|user| (Part::User, user)));
+        parts.extend(self.messages.iter().enumerate().map(|(index, message)| {
+            (
+                Part::Message(message_part(index, message)),
+                message.content.as_str(),
+            )
+        }));
+        parts
+    }
+}
+
+/// A rendered text of a case: what a survivor report names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(in crate::testing) enum Part {
+    /// `system.md`.
+    System,
+    /// `user.md`.
+    User,
+    /// A message of a conversation, as `message N: role` (see
+    /// [`message_part`]).
+    Message(String),
+}
+
+impl Part {
+    /// How a report and a snapshot name the part.
+    pub(in crate::testing) fn label(&self) -> &str {
+        match self {
+            Part::System => "system.md",
+            Part::User => "user.md",
+            Part::Message(label) => label,
+        }
+    }
+}
+
+/// `message N: role` (a tool result's with the tool's name: `message 2:
+/// tool calculator`): the index is the message's in [`Case::messages`], as
+/// the fixture harness numbers them, so a report and the snapshot agree.
+pub(in crate::testing) fn message_part(index: usize, message: &Message) -> String {
+    match &message.name {
+        Some(name) => format!("message {index}: {} {name}", message.role),
+        None => format!("message {index}: {}", message.role),
     }
 }
 
@@ -394,6 +459,7 @@ impl Snapshots {
                     from_example,
                     system: rendered.system,
                     user: rendered.user,
+                    messages: rendered.messages,
                     covers: Vec::new(),
                 });
             }
@@ -450,13 +516,23 @@ pub(in crate::testing) fn case_name(prompt: &str, on: &[&str]) -> String {
     format!("{prompt}@{}-on-{hash:016x}", on.len())
 }
 
-/// Folds each case whose rendered text (both parts) is that of an earlier
-/// case of the same prompt into the earlier one's [`Case::covers`].
+/// The rendered texts a case is folded by: its prompt, both parts and its
+/// messages.
+type FoldKey = (&'static str, String, Option<String>, Vec<Message>);
+
+/// Folds each case whose rendered text (both parts, or every message) is
+/// that of an earlier case of the same prompt into the earlier one's
+/// [`Case::covers`].
 pub(in crate::testing) fn fold_identical<Id>(cases: Vec<Case<Id>>) -> Vec<Case<Id>> {
     let mut kept: Vec<Case<Id>> = Vec::with_capacity(cases.len());
-    let mut first: BTreeMap<(&'static str, String, Option<String>), usize> = BTreeMap::new();
+    let mut first: std::collections::HashMap<FoldKey, usize> = std::collections::HashMap::new();
     for case in cases {
-        let key = (case.prompt, case.system.clone(), case.user.clone());
+        let key = (
+            case.prompt,
+            case.system.clone(),
+            case.user.clone(),
+            case.messages.clone(),
+        );
         match first.get(&key) {
             Some(&i) => kept[i].covers.push(case.name),
             None => {

@@ -100,7 +100,8 @@ pub(in crate::testing) enum Problem {
     Case(String),
     /// The same survivors in one part of a prompt, in one case or more.
     Survivors {
-        part: &'static str,
+        /// `system.md`, `user.md` or `message N: role`.
+        part: String,
         key: (&'static str, Vec<String>),
         /// The first case's report, with its rendered positions.
         report: SurvivorReport,
@@ -293,23 +294,25 @@ impl SnapshotRun {
         }
     }
 
-    /// Records the survivors of both parts of `case`, with where their text
+    /// Records the survivors of both parts of `case` (or of its system
+    /// message and each message of a conversation), with where their text
     /// comes from; `true` when there were any.
     pub(in crate::testing) fn record_survivors<Id>(&mut self, case: &Case<Id>) -> bool {
         let mut found = false;
-        let parts = [
-            ("system.md", Some(&case.system)),
-            ("user.md", case.user.as_ref()),
-        ];
-        for (part, text) in parts {
-            let Some(text) = text else { continue };
+        for (part, text) in case.parts() {
             let Err(mut report) = self.survivors.check(text) else {
                 continue;
             };
             found = true;
-            report.origins =
-                self.files
-                    .origins(case.prompt, part == "user.md", text, &report.findings);
+            let file = match part {
+                Part::System => FilePart::System,
+                Part::User => FilePart::User,
+                Part::Message(_) => FilePart::Messages,
+            };
+            report.origins = self
+                .files
+                .origins(case.prompt, file, text, &report.findings);
+            let part = part.label().to_string();
             let key = (case.prompt, report.key());
             let same = self.problems.iter_mut().find_map(|p| match p {
                 Problem::Survivors {

@@ -1278,3 +1278,166 @@ fn watch_warns_about_values_once() {
         seen.join("\n")
     );
 }
+
+// --- conversations (system.md + messages.md) ---
+
+// Each message under its role, a tool result under its tool's name too;
+// the history from the values file, each message as given (a token in one
+// stays text).
+case!(
+    render_conversation,
+    [
+        "render",
+        "support",
+        "--vars",
+        "tests/cli/conversation/vars.json",
+        "--root",
+        "tests/cli/conversation",
+    ]
+);
+case!(
+    render_conversation_json,
+    [
+        "render",
+        "support",
+        "--json",
+        "--vars",
+        "tests/cli/conversation/vars.json",
+        "--root",
+        "tests/cli/conversation",
+    ]
+);
+// A history message whose role is none: `invalid_vars`, naming it.
+case!(
+    render_conversation_wrong_role,
+    [
+        "render",
+        "support",
+        "--vars",
+        "tests/cli/conversation/vars-wrong-role.json",
+        "--root",
+        "tests/cli/conversation",
+    ]
+);
+// Token counts per message of the longest combination, and in total.
+case!(
+    list_conversation,
+    ["list", "--root", "tests/cli/conversation"]
+);
+case!(
+    list_conversation_json,
+    ["list", "--json", "--root", "tests/cli/conversation"]
+);
+
+/// The `--json` form holds every message with its role (and a tool's name),
+/// after the system message, and a prompt of two files none.
+#[test]
+fn render_json_gives_a_conversations_messages() {
+    let json_of = |out: &str| -> serde_json::Value {
+        let stdout = out
+            .split("----- stdout -----\n")
+            .nth(1)
+            .and_then(|rest| rest.split("----- stderr -----").next())
+            .unwrap_or("");
+        serde_json::from_str(stdout).unwrap_or_else(|e| panic!("{e}: {out}"))
+    };
+    let out = run(&[
+        "render",
+        "support",
+        "--json",
+        "--vars",
+        "tests/cli/conversation/vars.json",
+        "--root",
+        "tests/cli/conversation",
+    ]);
+    let shown = json_of(&out);
+    let messages = shown["messages"].as_array().expect("messages");
+    let roles: Vec<(&str, Option<&str>)> = messages
+        .iter()
+        .map(|m| (m["role"].as_str().unwrap_or(""), m["name"].as_str()))
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            ("user", None),
+            ("tool", Some("orders")),
+            ("assistant", None),
+            ("user", None),
+            ("assistant", None),
+            ("user", None),
+        ]
+    );
+    assert_eq!(messages[3]["content"], "Hi, {{product}} support?");
+    assert_eq!(messages[5]["content"], "And my order 18?");
+    assert!(
+        messages
+            .iter()
+            .all(|m| m.as_object().is_some_and(|o| o.len() <= 3)),
+        "{out}"
+    );
+    assert_eq!(shown["user"], serde_json::Value::Null);
+    let two_files = json_of(&run(&[
+        "render",
+        "greet",
+        "--json",
+        "--root",
+        "tests/cli/clean",
+        "--var",
+        "agentName=Ada",
+        "--var",
+        "userName=Bo",
+    ]));
+    assert!(two_files.get("messages").is_none(), "{two_files}");
+    assert_eq!(two_files["user"], "Say hello to Bo.");
+}
+
+/// `check` reads role tags in messages.md and in a snippet of turns as
+/// tokens (no `near_miss`), and lints a conversation: an empty message, a
+/// conversation that ends with the assistant's turn.
+#[test]
+fn check_reads_role_tags_as_tokens_and_lints_conversations() {
+    let out = run(&["check", "--root", "tests/cli/conversation"]);
+    assert!(!out.contains("near_miss"), "{out}");
+    for (code, at) in [
+        ("empty_message", "templates/draft/messages.md:1:1"),
+        ("ends_with_assistant", "templates/draft/messages.md:6:1"),
+    ] {
+        let line = out
+            .lines()
+            .position(|l| l.contains(&format!("[{code}]")))
+            .unwrap_or_else(|| panic!("{code} in {out}"));
+        let place = out.lines().nth(line + 1).unwrap_or("");
+        assert!(place.contains(at), "{code} at {at}: {out}");
+    }
+    // `support` is not linted: its turns end with the user's question.
+    assert!(!out.contains("templates/support/messages.md:"), "{out}");
+    // The root crate's sample conversation (the one `templates/` gets once
+    // the typed code generates conversations) has nothing to warn about.
+    let sample = run(&["check", "--root", "../../tests/conversation-sample"]);
+    assert!(!sample.contains("warning["), "{sample}");
+    assert!(sample.contains("checked 1 prompt, 1 snippet: "), "{sample}");
+}
+
+/// `init --conversation` adds a sample conversation that renders, with the
+/// history from JSON on standard input; with `--cargo` it is refused until
+/// the typed code generates conversations.
+#[test]
+fn init_conversation_writes_a_sample_that_renders() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().join("prompts");
+    let init = run_in(dir.path(), &["init", "prompts", "--conversation"], None);
+    let values = r#"{"assistantName": "Ada", "examples": true, "question": "Is main green?",
+        "history": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}]}"#;
+    let render = run_in(&root, &["render", "chat", "--vars", "-"], Some(values));
+    assert!(render.contains("exit code: 0"), "{render}");
+    // Nothing to warn about (the typed code's refusal of a conversation
+    // aside, an error until it generates them).
+    let check = run_in(&root, &["check"], None);
+    assert!(!check.contains("warning["), "{check}");
+    let with_cargo = run_in(dir.path(), &["init", "--cargo", "--conversation"], None);
+    assert!(with_cargo.contains("exit code: 2"), "{with_cargo}");
+    snapshot(
+        "init_conversation_writes_a_sample_that_renders",
+        &(init + &render),
+    );
+}

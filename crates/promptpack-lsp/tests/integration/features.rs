@@ -429,7 +429,14 @@ fn completion_offers_variables_snippets_sections_values_keywords_and_keys() {
     );
     assert_eq!(
         complete(&mut editor, 4, "    kind: "),
-        ["text", "flag", "optional", "choice", "optional_choice"]
+        [
+            "text",
+            "flag",
+            "optional",
+            "choice",
+            "optional_choice",
+            "messages"
+        ]
     );
     // Outside a token: nothing.
     assert!(complete(&mut editor, 16, "Start from").is_empty());

@@ -3,5 +3,6 @@
 
 mod support;
 
+mod conversations;
 mod edits;
 mod features;
