@@ -50,6 +50,8 @@ fn every_combination_of_conditions_is_a_case() {
             "code-review@strictMode",
             "director",
             "director@allowEnding",
+            "support-chat",
+            "support-chat@showExamples",
             "support_triage",
             "support_triage@is_priority_customer",
         ]
@@ -143,7 +145,7 @@ fn the_bound_keeps_none_each_alone_and_all() {
     let cases = Snapshots::new().max_combinations(1).cases(&prompts());
     // With at most one combination, a prompt with two conditions gets four
     // cases anyway (none, each alone, all), a prompt with one gets two.
-    assert_eq!(cases.len(), 13);
+    assert_eq!(cases.len(), 15);
     let cases = Snapshots::new().max_combinations(2).cases(&prompts());
     assert_eq!(
         names(&cases)[..4],
@@ -171,13 +173,13 @@ fn a_run_reports_every_failure_at_the_end() {
     }
     // The four agent-system cases hold the survivor: they are reported and
     // not snapshotted.
-    assert_eq!(seen.len(), 9);
+    assert_eq!(seen.len(), 11);
     assert!(!seen.iter().any(|name| name.starts_with("agent-system")));
     let message = failure(run);
     // The same survivor in the four cases is one problem, said once, where
     // its text comes from first.
     assert!(
-        message.starts_with("promptpack snapshots: 3 problems in 13 cases:\n"),
+        message.starts_with("promptpack snapshots: 3 problems in 15 cases:\n"),
         "{message}"
     );
     assert!(
@@ -378,7 +380,7 @@ fn identical_renders_collapse_into_the_first_combination() {
     );
     // The sample prompts have no two identical renders.
     let samples = Snapshots::new().start(env!("CARGO_MANIFEST_DIR"));
-    assert_eq!(samples.cases(&prompts()).len(), 13);
+    assert_eq!(samples.cases(&prompts()).len(), 15);
 }
 
 /// A survivor is reported where its text comes from (the template or the
@@ -535,7 +537,7 @@ fn committed(name: &str) -> String {
     std::fs::read_to_string(path).expect("a committed snapshot")
 }
 
-const SAMPLE_CASES: [&str; 13] = [
+const SAMPLE_CASES: [&str; 15] = [
     "agent-system",
     "agent-system@hasTools",
     "agent-system@memory",
@@ -547,6 +549,8 @@ const SAMPLE_CASES: [&str; 13] = [
     "code-review@strictMode",
     "director",
     "director@allowEnding",
+    "support-chat",
+    "support-chat@showExamples",
     "support_triage",
     "support_triage@is_priority_customer",
 ];
@@ -566,7 +570,7 @@ fn a_first_run_prints_one_summary() {
         "{printed}"
     );
     assert!(
-        printed.contains("promptpack snapshots: 13 problems in 13 cases:\n"),
+        printed.contains("promptpack snapshots: 15 problems in 15 cases:\n"),
         "{printed}"
     );
     for name in SAMPLE_CASES {
@@ -588,7 +592,7 @@ fn a_first_run_prints_one_summary() {
         .skip_while(|l| !l.starts_with("promptpack snapshots:"))
         .take_while(|l| !l.is_empty())
         .count();
-    assert_eq!(summary, 15, "{printed}");
+    assert_eq!(summary, 17, "{printed}");
     let lines = printed.lines().count();
     assert!(lines <= 30, "{lines} lines:\n{printed}");
 
@@ -667,7 +671,7 @@ fn accepting_leaves_no_pending_files_and_no_survivors() {
     );
     assert!(!passed, "the survivor fails the run: {printed}");
     assert!(
-        printed.contains("promptpack snapshots: 1 problem in 13 cases:\n"),
+        printed.contains("promptpack snapshots: 1 problem in 15 cases:\n"),
         "{printed}"
     );
     assert!(
@@ -675,11 +679,11 @@ fn accepting_leaves_no_pending_files_and_no_survivors() {
         "{printed}"
     );
     assert!(
-        printed.contains("Accepted 9 snapshots (INSTA_UPDATE=always)."),
+        printed.contains("Accepted 11 snapshots (INSTA_UPDATE=always)."),
         "{printed}"
     );
     assert!(
-        printed.contains("Removed 13 leftover .snap.new files."),
+        printed.contains("Removed 15 leftover .snap.new files."),
         "{printed}"
     );
     let accepted: Vec<&str> = SAMPLE_CASES

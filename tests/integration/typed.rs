@@ -186,7 +186,10 @@ fn generated_and_interpreted_renderers_agree() {
     }
     assert!(cases >= 10, "only {cases} cases");
     assert!(choice_cases >= 3, "only {choice_cases} cases with choices");
-    assert!(conversations >= 2, "only {conversations} conversation cases");
+    assert!(
+        conversations >= 2,
+        "only {conversations} conversation cases"
+    );
 }
 
 fn support_chat_vars(history: &[Message], show_examples: bool) -> SupportChatVars<'_> {
@@ -221,7 +224,11 @@ fn a_conversation_renders_from_typed_vars() {
     let sent: Vec<(Role, &str)> = prompt.messages().map(|m| (m.role, m.content)).collect();
     assert_eq!(sent.len(), 8, "{sent:#?}");
     assert_eq!(sent[0].0, Role::System);
-    assert!(sent[0].1.starts_with("You are the support agent for Acme Cloud."));
+    assert!(
+        sent[0]
+            .1
+            .starts_with("You are the support agent for Acme Cloud.")
+    );
     assert_eq!(
         sent[1..].iter().map(|(role, _)| *role).collect::<Vec<_>>(),
         [

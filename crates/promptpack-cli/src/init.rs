@@ -28,9 +28,9 @@ pub(crate) struct InitArgs {
     snapshots: bool,
     /// Also write a sample conversation, `templates/chat/` (system.md and
     /// messages.md: role blocks, few-shot turns from a snippet under an
-    /// `{{#if}}`, a `kind: messages` history). Not with --cargo yet: the
-    /// typed code does not generate conversations so far.
-    #[arg(long, conflicts_with = "cargo")]
+    /// `{{#if}}`, a `kind: messages` history); with --cargo, its typed vars
+    /// struct takes the history as a slice of messages.
+    #[arg(long)]
     conversation: bool,
 }
 
@@ -312,6 +312,12 @@ fn init(args: &InitArgs) -> Result<String, String> {
             out,
             "  in your crate: promptpack::include_prompts!(); then\n  build_prompt(PromptId::Assistant, AssistantVars {{ assistant_name: \"Ada\", concise: true }})"
         );
+        if args.conversation {
+            let _ = writeln!(
+                out,
+                "  build_prompt(PromptId::Chat, ChatVars {{ assistant_name: \"Ada\", examples: true, history: &history, question: \"Is main green?\" }})\n  (history: a slice of promptpack::Message; prompt.messages() yields what to send)"
+            );
+        }
         if args.snapshots {
             let _ = writeln!(
                 out,

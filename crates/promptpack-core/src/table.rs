@@ -132,9 +132,7 @@ fn push_turns<'c>(turns: &'c [Turn], vars: &[VarInfo], table: &mut TurnTable<'c>
                 name,
                 program,
             } => {
-                table
-                    .steps
-                    .push(TurnStep::M(small(table.messages.len())));
+                table.steps.push(TurnStep::M(small(table.messages.len())));
                 table.messages.push(TableMessage {
                     role: *role,
                     name: name.as_deref(),

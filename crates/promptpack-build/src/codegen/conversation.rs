@@ -151,7 +151,10 @@ fn turns_code<'c>(
             }
             Turn::History(var) => {
                 if let Some(field) = fields.get(*var) {
-                    out.line(format!("__p::history(&mut m, self.{}, bound)?;", field.ident));
+                    out.line(format!(
+                        "__p::history(&mut m, self.{}, bound)?;",
+                        field.ident
+                    ));
                 }
             }
             Turn::Branch { arms, otherwise } => {

@@ -38,9 +38,12 @@ pub(super) fn prompt_items(
     }
     let name = format!("{variant}Vars");
     let id = &prompt.id;
-    let borrows = fields
-        .iter()
-        .any(|f| matches!(f.kind, VarKind::Text | VarKind::Optional | VarKind::Messages));
+    let borrows = fields.iter().any(|f| {
+        matches!(
+            f.kind,
+            VarKind::Text | VarKind::Optional | VarKind::Messages
+        )
+    });
     let (generics, anon) = if borrows { ("<'a>", "<'_>") } else { ("", "") };
 
     if let Some(description) = &prompt.front_matter.description {

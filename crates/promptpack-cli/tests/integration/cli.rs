@@ -1411,16 +1411,15 @@ fn check_reads_role_tags_as_tokens_and_lints_conversations() {
     }
     // `support` is not linted: its turns end with the user's question.
     assert!(!out.contains("templates/support/messages.md:"), "{out}");
-    // The root crate's sample conversation (the one `templates/` gets once
-    // the typed code generates conversations) has nothing to warn about.
+    // The snapshot tests' sample conversation has nothing to warn about.
     let sample = run(&["check", "--root", "../../tests/conversation-sample"]);
     assert!(!sample.contains("warning["), "{sample}");
     assert!(sample.contains("checked 1 prompt, 1 snippet: "), "{sample}");
 }
 
 /// `init --conversation` adds a sample conversation that renders, with the
-/// history from JSON on standard input; with `--cargo` it is refused until
-/// the typed code generates conversations.
+/// history from JSON on standard input, and that `check` (the typed code's
+/// generator included) passes without a warning; with `--cargo` too.
 #[test]
 fn init_conversation_writes_a_sample_that_renders() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -1430,12 +1429,19 @@ fn init_conversation_writes_a_sample_that_renders() {
         "history": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}]}"#;
     let render = run_in(&root, &["render", "chat", "--vars", "-"], Some(values));
     assert!(render.contains("exit code: 0"), "{render}");
-    // Nothing to warn about (the typed code's refusal of a conversation
-    // aside, an error until it generates them).
     let check = run_in(&root, &["check"], None);
+    assert!(check.contains("exit code: 0"), "{check}");
     assert!(!check.contains("warning["), "{check}");
-    let with_cargo = run_in(dir.path(), &["init", "--cargo", "--conversation"], None);
-    assert!(with_cargo.contains("exit code: 2"), "{with_cargo}");
+    let crate_dir = dir.path().join("app");
+    std::fs::create_dir_all(&crate_dir).expect("crate dir");
+    std::fs::write(
+        crate_dir.join("Cargo.toml"),
+        "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2024\"\n",
+    )
+    .expect("write Cargo.toml");
+    let with_cargo = run_in(&crate_dir, &["init", "--cargo", "--conversation"], None);
+    assert!(with_cargo.contains("exit code: 0"), "{with_cargo}");
+    assert!(with_cargo.contains("ChatVars {"), "{with_cargo}");
     snapshot(
         "init_conversation_writes_a_sample_that_renders",
         &(init + &render),

@@ -9,26 +9,11 @@
 use crate::support;
 
 use serde_json::{Value, json};
-use support::{Editor, Shown, check_on_disk};
+use support::{Editor, check_on_disk};
 
 const MESSAGES: &str = "templates/support/messages.md";
 const SYSTEM: &str = "templates/support/system.md";
 const TURNS: &str = "snippets/refund.md";
-
-/// What the server shows, without the generator's refusal of a
-/// conversation (the typed code does not generate conversations yet, so
-/// `check` and the server both report it at messages.md): the tests look
-/// at what the language itself says.
-fn shown(editor: &mut Editor) -> Vec<Shown> {
-    without_generator(editor.shown())
-}
-
-fn without_generator(shown: Vec<Shown>) -> Vec<Shown> {
-    shown
-        .into_iter()
-        .filter(|d| !d.4.contains("not generated yet"))
-        .collect()
-}
 
 fn hover_text(editor: &mut Editor, file: &str, line: u32, character: u32) -> String {
     let answer = editor
@@ -209,7 +194,7 @@ fn role_tags_are_completed_in_messages_md_and_the_open_one_closed() {
 #[test]
 fn messages_md_shows_its_errors_and_lints_where_they_are() {
     let mut editor = Editor::start("conversation");
-    assert_eq!(shown(&mut editor), vec![], "the fixture is clean");
+    assert_eq!(editor.shown(), vec![], "the fixture is clean");
     let original = std::fs::read_to_string(editor.root.join(MESSAGES)).expect("the fixture");
     editor.open(MESSAGES);
     let body = "{{history}}\n{{#user}}\n{{question}}\n{{/user}}\n";
@@ -245,7 +230,7 @@ fn messages_md_shows_its_errors_and_lints_where_they_are() {
     ];
     for (what, text, code, at) in cases {
         editor.replace(MESSAGES, text);
-        let found = shown(&mut editor);
+        let found = editor.shown();
         assert!(
             found
                 .iter()
@@ -255,11 +240,11 @@ fn messages_md_shows_its_errors_and_lints_where_they_are() {
         // What the server shows is what `check` says of the file saved.
         let path = editor.root.join(MESSAGES);
         std::fs::write(&path, text).expect("the buffer written");
-        let on_disk = without_generator(check_on_disk(&editor.root));
+        let on_disk = check_on_disk(&editor.root);
         std::fs::write(&path, &original).expect("the file put back");
         assert_eq!(found, on_disk, "{what}: the server shows what `check` says");
         editor.replace(MESSAGES, &original);
-        assert_eq!(shown(&mut editor), vec![], "{what}: fixed, cleared");
+        assert_eq!(editor.shown(), vec![], "{what}: fixed, cleared");
     }
     editor.shutdown();
 }
