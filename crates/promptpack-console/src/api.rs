@@ -242,6 +242,7 @@ async fn publish(
             let draft = Draft {
                 system,
                 user: user_part,
+                messages: None,
                 message,
                 syntax,
             };

@@ -246,7 +246,11 @@ pub fn check(
     let help = wording.help(compiled);
     let mut found: Vec<Diagnostic> = shape_problems(prompt, compiled, &wording)
         .into_iter()
-        .map(|(message, at)| Diagnostic::new(code, message).at(at).with_help(help.clone()))
+        .map(|(message, at)| {
+            Diagnostic::new(code, message)
+                .at(at)
+                .with_help(help.clone())
+        })
         .collect();
     found.extend(prompt.vars.iter().filter_map(|var| {
         let (message, at) = problem(&prompt.id, var, compiled, &wording)?;

@@ -206,6 +206,7 @@ pub(crate) async fn submit(
     let draft_of = move |syntax| Draft {
         system,
         user: Some(user_text).filter(|u| !u.trim().is_empty()),
+        messages: None,
         message: form.message,
         syntax,
     };

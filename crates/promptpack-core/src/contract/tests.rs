@@ -415,8 +415,10 @@ fn conversation(system: &str, messages: &str) -> ResolvedPrompt {
     prompts.remove(0)
 }
 
-const HISTORY: &str = "---\nvars:\n  history: { kind: messages }\n---\n{{history}}\n{{#user}}\n{{q}}\n{{/user}}";
-const CHAT_LOG: &str = "---\nvars:\n  chat_log: { kind: messages }\n---\n{{chat_log}}\n{{#user}}\n{{q}}\n{{/user}}";
+const HISTORY: &str =
+    "---\nvars:\n  history: { kind: messages }\n---\n{{history}}\n{{#user}}\n{{q}}\n{{/user}}";
+const CHAT_LOG: &str =
+    "---\nvars:\n  chat_log: { kind: messages }\n---\n{{chat_log}}\n{{#user}}\n{{q}}\n{{/user}}";
 const NO_HISTORY: &str = "{{#user}}\n{{q}}\n{{/user}}";
 
 #[test]
@@ -429,7 +431,14 @@ fn a_conversations_contract_says_its_shape_and_its_history() {
     );
     assert_eq!(super::of_prompt(&prompt("S {{q}}")).shape, Shape::Files);
     let history = contract.clone();
-    assert!(check(&conversation("T", HISTORY), &history, ErrorCode::ContractViolation).is_empty());
+    assert!(
+        check(
+            &conversation("T", HISTORY),
+            &history,
+            ErrorCode::ContractViolation
+        )
+        .is_empty()
+    );
 }
 
 /// Every way a version leaves a conversation's contract (or a two-file
@@ -507,7 +516,9 @@ fn a_history_re_kinded_is_a_violation() {
     let said: Vec<&str> = found.iter().map(|d| d.message.as_str()).collect();
     assert_eq!(
         said,
-        ["prompt `p` uses `history` as text (`&str`), but the program's vars struct has it as a history (`&[Message]`)"]
+        [
+            "prompt `p` uses `history` as text (`&str`), but the program's vars struct has it as a history (`&[Message]`)"
+        ]
     );
 }
 
@@ -540,5 +551,8 @@ fn a_contract_without_shape_reads_as_two_files_and_a_conversation_writes_it() {
     let json = chat.to_json();
     assert!(json.contains("\"shape\": \"conversation\""), "{json}");
     assert!(json.contains("\"kind\": \"messages\""), "{json}");
-    assert_eq!(Contract::from_json("chat.json", &json).expect("reads"), chat);
+    assert_eq!(
+        Contract::from_json("chat.json", &json).expect("reads"),
+        chat
+    );
 }
