@@ -2060,6 +2060,65 @@ fn a_conversation_is_published_read_judged_rendered_and_diffed(store: &TestStore
         assert!(diff.contains(line), "the diff holds {line:?}: {diff}");
     }
 
+    // The binary's contract of v1 (a conversation with its history): a
+    // version that drops the history, or a prompt of two files, is refused
+    // by the judge live handles use, and by a publish checked against it.
+    let contract = Contract::from_json(
+        "contract.json",
+        r#"{"format": 1, "prompts": {"chat": {"shape": "conversation", "variables": [
+            {"name": "name", "kind": "text"}, {"name": "examples", "kind": "flag"},
+            {"name": "history", "kind": "messages"}, {"name": "question", "kind": "text"}]}}}"#,
+    )
+    .expect("a contract");
+    let compiled = &contract.prompts["chat"];
+    for number in [1, 2] {
+        let verdict = catalog
+            .judge("chat", number, Some(compiled))
+            .expect("judged");
+        assert!(
+            verdict.refusal().is_none(),
+            "v{number}: {:?}",
+            verdict.refusal()
+        );
+    }
+    let dropped = Draft {
+        messages: Some(CONVERSATION.replace("{{history}}\n", "")),
+        message: "no history".into(),
+        ..one.clone()
+    };
+    let files = Draft {
+        messages: None,
+        user: Some("{{question}}".into()),
+        message: "two files".into(),
+        ..one.clone()
+    };
+    for (draft, says) in [
+        (&dropped, "no longer places history `history`"),
+        (
+            &files,
+            "is two files (`system.md`, `user.md`), but the program's vars struct is of a conversation",
+        ),
+    ] {
+        let refused = catalog
+            .publish("chat", draft, Some(&contract))
+            .expect_err("the contract refuses it");
+        assert_eq!(refused.code(), ErrorCode::ContractViolation, "{refused}");
+        assert!(refused.to_string().contains(says), "{refused}");
+        let number = catalog
+            .publish("chat", draft, None)
+            .expect("published")
+            .version;
+        let verdict = catalog
+            .judge("chat", number, Some(compiled))
+            .expect("judged");
+        let refusal = verdict.refusal().unwrap_or_default();
+        assert!(
+            refusal.starts_with("contract_violation: ") && refusal.contains(says),
+            "v{number}: {refusal}"
+        );
+    }
+    catalog.publish("chat", &two, None).expect("v5: v2 again");
+
     // One prompt, one shape: user.md beside messages.md is refused and
     // writes nothing.
     let both = Draft {
@@ -2075,7 +2134,7 @@ fn a_conversation_is_published_read_judged_rendered_and_diffed(store: &TestStore
             .get("chat", &Selector::Latest)
             .expect("latest")
             .version,
-        2
+        5
     );
 
     // Export gives the files back; a tree holding them imports as they are.
