@@ -1848,22 +1848,14 @@ fn a_relative_config_through_a_link_sees_edits() {
 fn a_conversations_edits_are_served() {
     let dir = folder(&[
         ("templates/chat/system.md", "S"),
-        (
-            "templates/chat/messages.md",
-            "{{#user}}\nU1\n{{/user}}\n{{snippet:shot}}\n",
-        ),
+        ("templates/chat/messages.md", "{{#user}}\nU1\n{{/user}}\n{{snippet:shot}}\n"),
         ("snippets/shot.md", "{{#assistant}}\nA1\n{{/assistant}}\n"),
     ]);
     let root = dir.path();
     let watched = Library::watch(root).expect("watch");
     let sent = || -> Option<Vec<String>> {
         let prompt = watched.build_prompt("chat", &json!({})).ok()?;
-        Some(
-            prompt
-                .messages()
-                .map(|m| format!("{}:{}", m.role, m.content))
-                .collect(),
-        )
+        Some(prompt.messages().map(|m| format!("{}:{}", m.role, m.content)).collect())
     };
     let served = |expected: &[&str]| {
         until(&format!("`chat` sends {expected:?}"), || {
@@ -1871,17 +1863,9 @@ fn a_conversations_edits_are_served() {
         });
     };
     served(&["system:S", "user:U1", "assistant:A1"]);
-    write(
-        root,
-        "templates/chat/messages.md",
-        "{{#user}}\nU2\n{{/user}}\n{{snippet:shot}}\n",
-    );
+    write(root, "templates/chat/messages.md", "{{#user}}\nU2\n{{/user}}\n{{snippet:shot}}\n");
     served(&["system:S", "user:U2", "assistant:A1"]);
-    write(
-        root,
-        "snippets/shot.md",
-        "{{#assistant}}\nA2\n{{/assistant}}\n",
-    );
+    write(root, "snippets/shot.md", "{{#assistant}}\nA2\n{{/assistant}}\n");
     served(&["system:S", "user:U2", "assistant:A2"]);
     let events = watched.subscribe();
     write(root, "templates/chat/messages.md", "{{#user}}\nU3\n");
