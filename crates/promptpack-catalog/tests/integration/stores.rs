@@ -2172,6 +2172,32 @@ fn a_conversation_is_published_read_judged_rendered_and_diffed(store: &TestStore
     let talk = catalog.get("talk", &Selector::Latest).expect("talk");
     assert_eq!(talk.messages.as_deref(), Some(CONVERSATION));
     assert_eq!(talk.content_hash, v1.content_hash);
+
+    // The schema itself holds a version to one shape, whoever writes it:
+    // the row with messages.md alone is taken (and rolled back), the same
+    // row with user.md too, or with both resolved texts, is refused.
+    let insert = |user: &str, messages: &str, resolved_user: &str, resolved_messages: &str| {
+        format!(
+            "BEGIN; INSERT INTO prompt_versions (prompt_id, version, system_text, user_text, \
+             messages_text, front_matter, delimiter_open, delimiter_close, standalone_tags, \
+             resolved_system, resolved_user, resolved_messages, content_hash, author, message, \
+             created_at) VALUES ('chat', 99, 's', {user}, {messages}, '{{}}', '{{{{', '}}}}', 0, \
+             's', {resolved_user}, {resolved_messages}, 'h', 'a', 'm', 0); ROLLBACK;"
+        )
+    };
+    store
+        .raw(&insert("NULL", "'m'", "NULL", "'m'"))
+        .expect("a conversation's row");
+    for sql in [
+        insert("'u'", "'m'", "NULL", "'m'"),
+        insert("NULL", "'m'", "'u'", "'m'"),
+    ] {
+        let refused = store.raw(&sql).expect_err(&sql);
+        assert!(
+            refused.to_lowercase().contains("check constraint"),
+            "{sql}: {refused}"
+        );
+    }
 }
 
 fn conversation_library(sources: promptpack::machinery::core::Sources) -> promptpack::Library {
