@@ -35,12 +35,16 @@ def text(fragment):
     fragment = re.sub(r"<div class=\"code-attribute\">(.*?)</div>", r"\1\n", fragment)
     return html.unescape(re.sub(r"<[^>]+>", "", fragment)).strip()
 
-def unlinked(fragment):
+def unlinked(fragment, enum=False):
     """The type names in a fragment that rustdoc could not link: types of
-    crates not documented here (no --no-deps docs), such as the compiler's."""
+    crates not documented here (no --no-deps docs), such as the compiler's.
+    An enum's variant names, each at the start of its line, are not types
+    (`Shape::Conversation` is no `Conversation`)."""
     fragment = re.sub(r"<a [^>]*>.*?</a>", "", fragment, flags=re.S)
     fragment = re.sub(r"<summary[^>]*>.*?</summary>", "", fragment, flags=re.S)
     code = html.unescape(re.sub(r"<[^>]+>", "", fragment))
+    if enum:
+        code = re.sub(r"(?m)^\s*[A-Z][A-Za-z0-9_]*(?=\s*[,({]|\s*$)", "", code)
     # `Iterator<Item = T>`: an associated type's name, not a type.
     code = re.sub(r"\b[A-Z][A-Za-z0-9_]*\s*=", "", code)
     return set(re.findall(r"\b[A-Z][A-Za-z0-9_]*\b", code))
@@ -66,7 +70,7 @@ for href, name in re.findall(r'<li><a href="([^"]+)">([^<]+)</a></li>', text_all
         for line in text(decl.group(1)).splitlines():
             print("    " + line.rstrip())
         if unlinked_out:
-            for word in unlinked(decl.group(1)):
+            for word in unlinked(decl.group(1), kind == "enum"):
                 print(name, word, file=unlinked_out)
     end = END.search(page)
     seen = set()

@@ -39,6 +39,7 @@ fn build_catalog(root: &Path, url: &str) -> Result<(), String> {
         message: "kinder".into(),
         syntax: newest.syntax.clone(),
         user: None,
+        messages: None,
     };
     catalog.publish(ID, &draft, None).map_err(err)?;
     catalog.set_label(ID, "production", 1).map_err(err)?;

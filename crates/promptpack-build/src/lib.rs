@@ -80,7 +80,7 @@ use codegen::{DevPaths, Generated, Renderers, generate_parts};
 // The contract's types, named here so that everything `Contract` shows is
 // API of this crate: `VarKind` with them (the compiler builds contracts
 // with `promptpack_core::contract::of`, which is not).
-pub use promptpack_core::contract::{Contract, PromptContract, VarContract};
+pub use promptpack_core::contract::{Contract, PromptContract, Shape, VarContract};
 use promptpack_core::diagnostics::{Style, render_error};
 pub use promptpack_core::error::{Diagnostic, Error, ErrorCode, Location, Result};
 pub use promptpack_core::program::VarKind;

@@ -10,7 +10,7 @@
 
 use promptpack_core::contract::{Contract, check_all};
 use promptpack_core::pipeline::{Stages, compile};
-use promptpack_core::print::template_text;
+use promptpack_core::print::{conversation_text, template_text};
 use promptpack_core::resolve::ResolvedPrompt;
 use promptpack_core::source_file::Span;
 use promptpack_core::{
@@ -18,7 +18,7 @@ use promptpack_core::{
     TemplateSource,
 };
 
-use crate::hash::content_hash;
+use crate::hash::version_hash;
 use crate::model::{Draft, Pin, Syntax};
 
 /// A snippet at one revision, as the catalog holds it.
@@ -35,6 +35,7 @@ pub(crate) struct Compiled {
     pub pins: Vec<Pin>,
     pub resolved_system: String,
     pub resolved_user: Option<String>,
+    pub resolved_messages: Option<String>,
     pub content_hash: String,
     pub front_matter: serde_json::Value,
     pub description: Option<String>,
@@ -50,6 +51,9 @@ pub(crate) struct Compiled {
 pub(crate) struct ResolvedText {
     pub system: String,
     pub user: Option<String>,
+    /// The conversation, as `messages.md` text in canonical form
+    /// ([`conversation_text`]), when the prompt is one.
+    pub messages: Option<String>,
     pub content_hash: String,
 }
 
@@ -63,10 +67,15 @@ impl ResolvedText {
             .user
             .as_ref()
             .map(|user| template_text(user, &prompt.vars, delimiters));
-        let content_hash = content_hash(&system, user.as_deref());
+        let messages = prompt
+            .conversation
+            .as_ref()
+            .map(|conversation| conversation_text(conversation, &prompt.vars, delimiters));
+        let content_hash = version_hash(&system, user.as_deref(), messages.as_deref());
         ResolvedText {
             system,
             user,
+            messages,
             content_hash,
         }
     }
@@ -107,8 +116,8 @@ pub(crate) fn compile_prompt(
     })
 }
 
-/// The most bytes one file of a version holds (`system.md`, `user.md`, a
-/// snippet), and the most static text a part of a version expands to,
+/// The most bytes one file of a version holds (`system.md`, `user.md`,
+/// `messages.md`, a snippet), and the most static text a part of a version expands to,
 /// snippets spliced in: 2 MiB, `promptpack_core::resolve::MAX_PROMPT_BYTES`,
 /// the one number behind the build's limit on the Rust code one prompt
 /// generates too. `promptpack check` refuses such a prompt as `too_large`,
@@ -180,23 +189,54 @@ pub(crate) fn user_path(id: &str) -> String {
     format!("templates/{id}/user.md")
 }
 
+pub(crate) fn messages_path(id: &str) -> String {
+    format!("templates/{id}/messages.md")
+}
+
 pub(crate) fn snippet_path(name: &str) -> String {
     format!("snippets/{name}.md")
 }
 
-/// The sources of prompt `id` with `system`/`user` and `snippets`.
-pub(crate) fn sources(
-    id: &str,
-    system: &str,
-    user: Option<&str>,
-    snippets: &[SnippetText],
-) -> Sources {
+/// The files of a version or a draft: `system.md`, and `user.md` or
+/// `messages.md` (never both: the compiler refuses that).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Files<'a> {
+    pub system: &'a str,
+    pub user: Option<&'a str>,
+    pub messages: Option<&'a str>,
+}
+
+impl<'a> Files<'a> {
+    pub(crate) fn of_draft(draft: &'a Draft) -> Files<'a> {
+        Files {
+            system: &draft.system,
+            user: draft.user.as_deref(),
+            messages: draft.messages.as_deref(),
+        }
+    }
+
+    pub(crate) fn of_version(version: &'a crate::model::Version) -> Files<'a> {
+        Files {
+            system: &version.system,
+            user: version.user.as_deref(),
+            messages: version.messages.as_deref(),
+        }
+    }
+}
+
+/// The sources of prompt `id` with its `files` and `snippets`.
+pub(crate) fn sources(id: &str, files: Files<'_>, snippets: &[SnippetText]) -> Sources {
+    let Files {
+        system,
+        user,
+        messages,
+    } = files;
     Sources {
         templates: vec![TemplateSource {
             id: id.to_string(),
             system: SourceFile::new(system_path(id), system),
             user: user.map(|text| SourceFile::new(user_path(id), text)),
-            messages: None,
+            messages: messages.map(|text| SourceFile::new(messages_path(id), text)),
         }],
         snippets: snippets
             .iter()
@@ -222,12 +262,18 @@ pub(crate) fn compile_draft(
     if let Some(user) = &draft.user {
         check_content(&user_path(id), user)?;
     }
-    let sources = sources(id, &draft.system, draft.user.as_deref(), snippets);
+    if let Some(messages) = &draft.messages {
+        check_content(&messages_path(id), messages)?;
+    }
+    let sources = sources(id, Files::of_draft(draft), snippets);
     let compiled = compile_prompt(id, &draft.syntax, sources)?;
     let prompt = &compiled.prompt;
-    // Snippets spliced in may expand a small file past what check accepts.
+    // Snippets spliced in may expand a small file past what check accepts:
+    // each message of a conversation is held to the limit of a part.
+    let messages = prompt.conversation.iter().flat_map(|c| c.programs());
     for (part, path) in std::iter::once((&prompt.system, system_path(id)))
         .chain(prompt.user.as_ref().map(|user| (user, user_path(id))))
+        .chain(messages.map(|message| (message, messages_path(id))))
     {
         if part.text.len() as u64 > MAX_FILE_BYTES {
             return Err(Diagnostic::new(
@@ -274,10 +320,44 @@ pub(crate) fn check_snippet(
         settings.delimiters.open(),
         settings.delimiters.close()
     );
-    let sources = sources("snippet-check", &include, None, &snippets);
-    compile(sources, Vec::new(), settings, Stages::default())
-        .into_result()
-        .map(|_| ())
+    let files = Files {
+        system: &include,
+        user: None,
+        messages: None,
+    };
+    let as_text = compile(
+        sources("snippet-check", files, &snippets),
+        Vec::new(),
+        settings,
+        Stages::default(),
+    )
+    .into_result();
+    let Err(error) = as_text else {
+        return Ok(());
+    };
+    // A snippet of whole turns (role blocks) is never spliced into a text:
+    // it is checked where it can only be, between the messages of a
+    // conversation.
+    if !error
+        .diagnostics()
+        .iter()
+        .all(|d| d.code == ErrorCode::InvalidMessage)
+    {
+        return Err(error);
+    }
+    let files = Files {
+        system: "",
+        user: None,
+        messages: Some(&include),
+    };
+    compile(
+        sources("snippet-check", files, &snippets),
+        Vec::new(),
+        settings,
+        Stages::default(),
+    )
+    .into_result()
+    .map(|_| ())
 }
 
 /// What a version stores of `compiled`: the snippet revisions of
@@ -298,6 +378,7 @@ fn describe(compiled: CompiledPrompt, snippets: &[SnippetText]) -> Compiled {
         pins: pins_of(&prompt, snippets),
         resolved_system: text.system,
         resolved_user: text.user,
+        resolved_messages: text.messages,
         content_hash: text.content_hash,
         front_matter,
         description: front.description.clone(),

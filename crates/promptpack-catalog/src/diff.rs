@@ -4,7 +4,9 @@ use crate::model::Version;
 use similar::TextDiff;
 
 /// The diff from `a` to `b`: `system.md`, then `user.md` when either has
-/// one; empty when both render the same text.
+/// one, then `messages.md` when either is a conversation (its resolved
+/// text: a message changed, added or dropped shows as the lines of its
+/// role block); empty when both render the same text.
 /// How long the line search of one file's diff may take before it settles
 /// for a less minimal diff.
 const DIFF_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
@@ -25,6 +27,14 @@ pub(crate) fn unified_diff(a: &Version, b: &Version) -> String {
             b.resolved_user.as_deref().unwrap_or(""),
             &part(a, "user.md"),
             &part(b, "user.md"),
+        ));
+    }
+    if a.resolved_messages.is_some() || b.resolved_messages.is_some() {
+        out.push_str(&file_diff(
+            a.resolved_messages.as_deref().unwrap_or(""),
+            b.resolved_messages.as_deref().unwrap_or(""),
+            &part(a, "messages.md"),
+            &part(b, "messages.md"),
         ));
     }
     out

@@ -106,6 +106,7 @@ impl Catalog {
                 let draft = Draft {
                     system: template.system.text().to_string(),
                     user: template.user.as_ref().map(|u| u.text().to_string()),
+                    messages: template.messages.as_ref().map(|m| m.text().to_string()),
                     message: message.to_string(),
                     syntax: syntax.clone(),
                 };
@@ -136,7 +137,8 @@ impl Catalog {
     }
 
     /// Writes a version of prompt `id` into the prompt tree at `dir`:
-    /// `templates/<id>/system.md`, `user.md` when it has one, and every
+    /// `templates/<id>/system.md`, `user.md` or `messages.md` when it has
+    /// one, and every
     /// snippet it pins at that revision in `snippets/`, byte for byte. A
     /// file there already must be a regular file of the same text, and is
     /// left as it is. All or nothing: every target is checked before the
@@ -198,6 +200,16 @@ impl Catalog {
                     "user.md".into(),
                 ],
                 user,
+            ));
+        }
+        if let Some(messages) = &version.messages {
+            files.push((
+                vec![
+                    "templates".into(),
+                    version.prompt_id.clone(),
+                    "messages.md".into(),
+                ],
+                messages,
             ));
         }
         for snippet in &snippets {

@@ -4,7 +4,7 @@
 //! version whose files do not render its hash. A leaf: the checks that
 //! find them (`verify`, `migrate`, the row readers) all read it.
 
-use crate::hash::{content_hash, text_hash};
+use crate::hash::{text_hash, version_hash};
 use crate::model::{SnippetRevision, Version};
 use promptpack_core::diagnostics::escape_controls;
 use promptpack_core::{Error, ErrorCode};
@@ -99,16 +99,19 @@ pub(crate) fn hash_finding(
     version: u32,
     resolved_system: &str,
     resolved_user: Option<&str>,
+    resolved_messages: Option<&str>,
     stored_hash: &str,
 ) -> Option<Finding> {
-    (content_hash(resolved_system, resolved_user) != stored_hash).then(|| Finding {
-        code: FindingCode::HashMismatch,
-        subject: version_subject(id, version),
-        message: format!(
-            "version {version} of `{}` does not match its content hash {}",
-            escape_controls(id),
-            short(stored_hash)
-        ),
+    (version_hash(resolved_system, resolved_user, resolved_messages) != stored_hash).then(|| {
+        Finding {
+            code: FindingCode::HashMismatch,
+            subject: version_subject(id, version),
+            message: format!(
+                "version {version} of `{}` does not match its content hash {}",
+                escape_controls(id),
+                short(stored_hash)
+            ),
+        }
     })
 }
 
@@ -161,6 +164,7 @@ pub(crate) fn checked(version: Version) -> Result<Version, Error> {
         version.version,
         &version.resolved_system,
         version.resolved_user.as_deref(),
+        version.resolved_messages.as_deref(),
         &version.content_hash,
     ) {
         Some(finding) => Err(finding.into_error()),

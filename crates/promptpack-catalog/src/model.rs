@@ -148,6 +148,10 @@ pub struct Version {
     pub system: String,
     /// `user.md`, verbatim, when the prompt has one.
     pub user: Option<String>,
+    /// `messages.md`, verbatim, when the prompt is a conversation (never
+    /// beside `user.md`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub messages: Option<String>,
     /// The front matter of both parts, merged, as JSON (`{}` when none).
     pub front_matter: serde_json::Value,
     /// The syntax it is written in.
@@ -160,8 +164,15 @@ pub struct Version {
     pub resolved_system: String,
     /// The same for the user part.
     pub resolved_user: Option<String>,
+    /// The conversation it sends after the system message, as the text of
+    /// a `messages.md` in canonical form (each message as its role block,
+    /// snippets of turns spliced in, branches and the history in place),
+    /// when it is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved_messages: Option<String>,
     /// SHA-256 of the resolved text, lowercase hex: see
-    /// [`content_hash`](crate::content_hash).
+    /// [`content_hash`](crate::content_hash) (a conversation hashes its
+    /// system text, two NUL bytes and its resolved conversation).
     pub content_hash: String,
     /// Who published it.
     pub author: String,
@@ -184,7 +195,12 @@ impl Version {
                     .resolved_user
                     .as_deref()
                     .map(|user| literal("user.md", user)),
-                messages: None,
+                // Read as it is: its front matter, when it has one, is the
+                // history's declaration that the resolved text carries.
+                messages: self
+                    .resolved_messages
+                    .as_deref()
+                    .map(|messages| SourceFile::new("messages.md", messages)),
             }],
             ..Sources::default()
         }
@@ -325,14 +341,17 @@ pub struct Page {
     pub next_cursor: Option<String>,
 }
 
-/// The text of a new version: `system.md` and the optional `user.md`,
-/// verbatim, and why it is published.
+/// The text of a new version: `system.md` and the optional `user.md`, or
+/// `messages.md` for a conversation, verbatim, and why it is published.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Draft {
     /// `system.md`.
     pub system: String,
     /// `user.md`, when there is one.
     pub user: Option<String>,
+    /// `messages.md`, when the prompt is a conversation (a draft with both
+    /// this and `user` is refused: `invalid_message`).
+    pub messages: Option<String>,
     /// The commit message of the version.
     pub message: String,
     /// The syntax it is written in (the tree's `promptpack.toml`).

@@ -28,7 +28,10 @@ const HIDDEN: &str = "***";
 /// );
 /// ```
 pub fn redact_url(url: &str) -> String {
-    let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
+    // A `://` after something that is no scheme (`password='a://b'`) is
+    // inside a value of a `key=value` string, not a URL's.
+    let scheme = url.find("://").filter(|&i| is_scheme(&url[..i]));
+    let Some(scheme_end) = scheme.map(|i| i + 3) else {
         return redact_keyword_value(url);
     };
     let (scheme, rest) = url.split_at(scheme_end);
@@ -50,6 +53,14 @@ pub fn redact_url(url: &str) -> String {
     }
     shown.push_str(&redact_parameters(after_user));
     shown
+}
+
+/// Whether `text` is a URL scheme: a letter, then letters, digits, `+`,
+/// `-` or `.` (RFC 3986).
+fn is_scheme(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
 }
 
 /// The user part of what follows `scheme://` (without its `@`), when there

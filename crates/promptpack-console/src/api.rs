@@ -198,9 +198,22 @@ async fn render_prompt(
             let version = catalog.get(&id, &selector)?;
             let library = library_of(catalog, &version, bound)?;
             let prompt = render(&library, &id, &vars)?;
+            // Every message to send, the system message first: `system`
+            // then `user` for two files, or a conversation's messages.
+            let messages: Vec<Value> = prompt
+                .messages()
+                .map(|m| {
+                    let mut message = json!({ "role": m.role, "content": m.content });
+                    if let Some(name) = m.name {
+                        message["name"] = json!(name);
+                    }
+                    message
+                })
+                .collect();
             Ok(json!({
                 "system": prompt.system,
                 "user": prompt.user,
+                "messages": messages,
                 "version": version.version,
                 "content_hash": version.content_hash,
             }))
@@ -214,6 +227,8 @@ async fn render_prompt(
 struct PublishBody {
     system: String,
     user: Option<String>,
+    /// `messages.md`, for a conversation (never beside `user`).
+    messages: Option<String>,
     message: String,
     /// A contract (`promptpack contract`'s JSON) the version must keep.
     contract: Option<Value>,
@@ -229,6 +244,7 @@ async fn publish(
     let PublishBody {
         system,
         user: user_part,
+        messages,
         message,
         contract,
     } = body(given)?;
@@ -242,6 +258,7 @@ async fn publish(
             let draft = Draft {
                 system,
                 user: user_part,
+                messages,
                 message,
                 syntax,
             };

@@ -57,6 +57,7 @@ pub(crate) fn check_against(
         let draft = Draft {
             system: version.system.clone(),
             user: version.user.clone(),
+            messages: version.messages.clone(),
             message: String::new(),
             syntax: version.syntax.clone(),
         };

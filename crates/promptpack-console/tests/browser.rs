@@ -406,6 +406,107 @@ async fn stored_script_never_runs(console: &Console, client: &Client) {
     shot(client, "11-escaped-script").await;
 }
 
+/// A conversation published through the API: its preview lists each
+/// message under its role (a tool result with its tool's name), the
+/// history given among them, markup in a message shown as text; its diff
+/// compares `messages.md`.
+async fn conversation_previews_as_messages(console: &Console, client: &Client) {
+    let messages = "---\nvars:\n  history: { kind: messages, description: The chat so far }\n---\n\
+        {{#if examples}}\n{{#user}}\nWhat is 2 + 2?\n{{/user}}\n{{#assistant}}\nLet me compute it.\n{{/assistant}}\n\
+        {{#tool calculator}}\n4\n{{/tool}}\n{{/if}}\n{{history}}\n{{#user}}\n{{question}}\n{{/user}}";
+    for (text, why) in [
+        (messages.to_string(), "a conversation"),
+        (
+            messages.replace("{{question}}", "Question: {{question}}"),
+            "reworded",
+        ),
+    ] {
+        let published = console.send(
+            "POST",
+            "/api/v1/prompts/chat/versions",
+            Auth::Bearer(&console.editor),
+            &json!({"system": "You are {{name}}, a careful tutor.", "messages": text, "message": why}),
+        );
+        assert!(
+            published.status == 200 || published.status == 201,
+            "{}",
+            published.body
+        );
+    }
+    let values = json!({
+        "name": "Ada",
+        "examples": true,
+        "history": [
+            {"role": "user", "content": "Hi, I am <b>Bo</b> <img src=x onerror=window.__pwned=4>"},
+            {"role": "assistant", "content": "Hello Bo. What shall we count?"},
+        ],
+        "question": "And 3 + 3?",
+    });
+    let query = format!(
+        "/prompts/chat/preview?version=1&from=json&json={}",
+        support::encode(&values.to_string())
+    );
+    client
+        .goto(&format!("{}{query}", console.base))
+        .await
+        .expect("the preview");
+    let listed = client
+        .find_all(Locator::Css("#conversation-values li.message"))
+        .await
+        .expect("the messages");
+    let mut roles = Vec::new();
+    for message in listed {
+        let class = message.attr("class").await.expect("its class");
+        roles.push(class.unwrap_or_default().replace("message role-", ""));
+    }
+    assert_eq!(
+        roles,
+        ["user", "assistant", "tool", "user", "assistant", "user"],
+        "each message under its role, in order"
+    );
+    assert_eq!(
+        text_of(client, "#conversation-values li.role-tool .tool-name").await,
+        "calculator"
+    );
+    assert_eq!(
+        text_of(client, "#system-values").await,
+        "You are Ada, a careful tutor."
+    );
+    let shown = text_of(client, "#conversation-values").await;
+    assert!(
+        shown.contains("Hi, I am <b>Bo</b> <img src=x onerror=window.__pwned=4>"),
+        "markup in a message is text: {shown}"
+    );
+    let pwned = client
+        .execute(
+            "return window.__pwned === undefined ? null : window.__pwned;",
+            vec![],
+        )
+        .await
+        .expect("a script of the test runs");
+    assert_eq!(pwned, serde_json::Value::Null, "the history's markup ran");
+    // The screenshot shows the conversation, not the values form above it.
+    client
+        .execute(
+            "document.getElementById('render-values').scrollIntoView();",
+            vec![],
+        )
+        .await
+        .expect("scrolled to the render");
+    shot(client, "19-conversation-preview").await;
+
+    client
+        .goto(&format!("{}/prompts/chat/diff?from=1&to=2", console.base))
+        .await
+        .expect("the diff");
+    let body = text_of(client, "main").await;
+    assert!(
+        body.contains("messages.md") && body.contains("Question: {{question}}"),
+        "{body}"
+    );
+    shot(client, "20-conversation-diff").await;
+}
+
 /// A site of another origin on loopback (another port: the same site for
 /// `SameSite` cookies, so only the console's headers keep it out): `path`
 /// → page, each answered whole.
@@ -526,6 +627,7 @@ fn main() {
         snippet::snippet_edit(&console, &client).await;
         builds_panel_says_what_each_build_serves(&console, &client).await;
         stored_script_never_runs(&console, &client).await;
+        conversation_previews_as_messages(&console, &client).await;
         another_site_neither_frames_nor_signs_in(&console, &client).await;
         client.close().await.expect("the browser closes");
     });

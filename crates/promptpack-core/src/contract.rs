@@ -44,12 +44,46 @@ pub struct Contract {
     pub prompts: BTreeMap<String, PromptContract>,
 }
 
-/// The vars struct of one prompt.
+/// The vars struct of one prompt, and the shape of what it renders.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PromptContract {
-    /// The struct's fields, in order of first use, as it declares them.
+    /// The struct's fields, in order of first use, as it declares them (a
+    /// conversation's history among them, of kind `messages`).
     pub variables: Vec<VarContract>,
+    /// Two files or a conversation: the code the program has to send it.
+    /// Written only for a conversation, so that the contract of a prompt
+    /// of two files is the bytes it always was, and a contract written
+    /// before conversations reads as two files.
+    #[serde(default, skip_serializing_if = "Shape::is_files")]
+    pub shape: Shape,
+}
+
+/// What a prompt renders: `system.md` and an optional `user.md`, or
+/// `system.md` and the messages of `messages.md`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Shape {
+    /// `system.md` and the optional `user.md`: a system and a user text.
+    #[default]
+    Files,
+    /// `system.md` and `messages.md`: a list of messages.
+    Conversation,
+}
+
+impl Shape {
+    /// Whether it is [`Shape::Files`] (what a contract leaves unwritten).
+    pub fn is_files(&self) -> bool {
+        *self == Shape::Files
+    }
+
+    /// The shape, as a diagnostic words it.
+    fn describe(self) -> &'static str {
+        match self {
+            Shape::Files => "two files (`system.md`, `user.md`)",
+            Shape::Conversation => "a conversation (`system.md`, `messages.md`)",
+        }
+    }
 }
 
 /// One field of a vars struct.
@@ -90,6 +124,17 @@ pub fn of_prompt(prompt: &ResolvedPrompt) -> PromptContract {
             .iter()
             .map(|var| VarContract::new(&var.name, var.kind(), var.choices.clone()))
             .collect(),
+        shape: shape_of(prompt),
+    }
+}
+
+#[cfg(feature = "contract-check")]
+/// The shape of `prompt`.
+fn shape_of(prompt: &ResolvedPrompt) -> Shape {
+    if prompt.conversation.is_some() {
+        Shape::Conversation
+    } else {
+        Shape::Files
     }
 }
 
@@ -143,9 +188,18 @@ impl Contract {
 }
 
 impl PromptContract {
-    /// A struct with these fields, in this order.
+    /// A struct with these fields, in this order, of a prompt of two files.
     pub fn new(variables: Vec<VarContract>) -> PromptContract {
-        PromptContract { variables }
+        PromptContract {
+            variables,
+            shape: Shape::Files,
+        }
+    }
+
+    /// The same, of a prompt of `shape`.
+    pub fn with_shape(mut self, shape: Shape) -> PromptContract {
+        self.shape = shape;
+        self
     }
 
     /// Field `name`, when the struct has one.
@@ -174,7 +228,11 @@ impl VarContract {
 /// text), or a value compared with that the struct's enum lacks (the struct
 /// could never hold it: the branch would be dead). Fields the prompt no
 /// longer uses, and values it no longer compares with, never block: the
-/// struct still supplies them and nothing renders differently.
+/// struct still supplies them and nothing renders differently. But the
+/// shape is the code's: a conversation where the program renders two files
+/// (or the reverse) is a violation, and so is a history the struct has that
+/// the prompt no longer places (the program's history would silently not
+/// be sent), located at the file that makes the shape.
 ///
 /// `code` is [`ErrorCode::StaleBuild`] for an edit on disk in dev, whose
 /// fix is a rebuild; any other code words the problem as a version the
@@ -186,15 +244,71 @@ pub fn check(
 ) -> Vec<Diagnostic> {
     let wording = Wording::for_code(code);
     let help = wording.help(compiled);
-    prompt
-        .vars
+    let mut found: Vec<Diagnostic> = shape_problems(prompt, compiled, &wording)
+        .into_iter()
+        .map(|(message, at)| {
+            Diagnostic::new(code, message)
+                .at(at)
+                .with_help(help.clone())
+        })
+        .collect();
+    found.extend(prompt.vars.iter().filter_map(|var| {
+        let (message, at) = problem(&prompt.id, var, compiled, &wording)?;
+        Some(
+            Diagnostic::new(code, message)
+                .at(at)
+                .with_help(help.clone()),
+        )
+    }));
+    found
+}
+
+#[cfg(feature = "contract-check")]
+/// Where `prompt`'s shape leaves `compiled`'s: another shape, at the file
+/// that makes it one (`messages.md`, else `user.md`, else `system.md`);
+/// each history of the struct the prompt does not place, at `messages.md`.
+fn shape_problems(
+    prompt: &ResolvedPrompt,
+    compiled: &PromptContract,
+    wording: &Wording,
+) -> Vec<(String, Location)> {
+    let Wording {
+        prompt: on_disk,
+        structure,
+        fix,
+        ..
+    } = wording;
+    let id = &prompt.id;
+    let file = prompt
+        .messages_path
+        .as_ref()
+        .or(prompt.user_path.as_ref())
+        .unwrap_or(&prompt.system_path);
+    let shape = shape_of(prompt);
+    if shape != compiled.shape {
+        // The variables are compared too, below: each says what else the
+        // struct lacks.
+        return vec![(
+            format!(
+                "prompt `{id}`{on_disk} is {}, but {structure} is of {}{fix}",
+                shape.describe(),
+                compiled.shape.describe()
+            ),
+            Location::file(file.clone()),
+        )];
+    }
+    compiled
+        .variables
         .iter()
-        .filter_map(|var| {
-            let (message, at) = problem(&prompt.id, var, compiled, &wording)?;
-            Some(
-                Diagnostic::new(code, message)
-                    .at(at)
-                    .with_help(help.clone()),
+        .filter(|field| field.kind == VarKind::Messages)
+        .filter(|field| !prompt.vars.iter().any(|var| var.name == field.name))
+        .map(|field| {
+            (
+                format!(
+                    "prompt `{id}`{on_disk} no longer places history `{}`, which {structure} has: the history it is given would not be sent{fix}",
+                    field.name
+                ),
+                Location::file(file.clone()),
             )
         })
         .collect()

@@ -51,6 +51,7 @@ migrations! {
     5 => "0005_registered_builds.sql",
     6 => "0006_console_user_audit.sql",
     7 => "0007_console_sessions.sql",
+    8 => "0008_conversations.sql",
 }
 
 /// The migrations of a store that speaks `dialect`, in order.
@@ -624,7 +625,7 @@ mod tests {
     #[test]
     fn the_embedded_migrations_keep_the_checksums_catalogs_recorded() {
         #[rustfmt::skip]
-        const RECORDED: [(Dialect, &str, &str); 14] = [
+        const RECORDED: [(Dialect, &str, &str); 16] = [
             (Dialect::Sqlite, "0001_catalog.sql", "2ee3a6be4d7b0ddfaf0d740e440985e1734aec894c3f4ac7e7c3f0478799c1cd"),
             (Dialect::Sqlite, "0002_label_arms.sql", "03003a4892182e5f2ea199c14dac448a69489256f4c9a664878f7d94724247be"),
             (Dialect::Sqlite, "0003_no_truncate.sql", "88decd4b6664b221894601f800261fab5d3e0ff034b1ed9c42cf3a7d0f472149"),
@@ -632,6 +633,7 @@ mod tests {
             (Dialect::Sqlite, "0005_registered_builds.sql", "a887420ad12887df3f918685d5ab12be8fd984530ed484be2a5172235930655d"),
             (Dialect::Sqlite, "0006_console_user_audit.sql", "44196a0c9aa07dfebf41fec42bf1a7c0a5ee417eb76db7dbe5159d56d17e0f3a"),
             (Dialect::Sqlite, "0007_console_sessions.sql", "5c95cbdb4f5beba910842b580d4c98d1bd7f9604c7277929d8239cc84d9552f6"),
+            (Dialect::Sqlite, "0008_conversations.sql", "98ea7971565abd0e56fb840ec3935482fdf8c1feed129c66dbbd5d4c3cbebda8"),
             (Dialect::Postgres, "0001_catalog.sql", "9bdc561aac81a9cad45c4cb47e671c3cd045e94dc9c0deeb1a946604b24794bd"),
             (Dialect::Postgres, "0002_label_arms.sql", "8bb767c98e33196dd4c92e21e126b895f0295c3574a5df58469090fbe61a0943"),
             (Dialect::Postgres, "0003_no_truncate.sql", "038efb6d08ce69c26e6d7c5d309eca611c71a24bc1e1821bbb3a34f6c84ba6e2"),
@@ -639,6 +641,7 @@ mod tests {
             (Dialect::Postgres, "0005_registered_builds.sql", "de4ef3a35c6690b20566d63e66c31cd96090d8e34bdc6742b6a53d2635f8b21c"),
             (Dialect::Postgres, "0006_console_user_audit.sql", "a736ed7c97d295b5856f7adc80f0922bdf142978fb8eb7733c483fd01c09ec34"),
             (Dialect::Postgres, "0007_console_sessions.sql", "510a8e66073d49b3803e1b2d8ede01bd4f35fc9ba8c39955fbedecc7b8185c6e"),
+            (Dialect::Postgres, "0008_conversations.sql", "087b0bea16f06d2ebc354fef45a2e0df7ea8e9cdd2a1abb9112cd81e26669f9a"),
         ];
         let embedded: Vec<(Dialect, &str, String)> = [Dialect::Sqlite, Dialect::Postgres]
             .into_iter()

@@ -11,7 +11,9 @@ mod snippet_uses;
 pub use snippet_uses::SnippetUse;
 pub(crate) mod verify;
 
-use crate::compile::{Compiled, SnippetText, check_record, check_snippet, compile_draft, sources};
+use crate::compile::{
+    Compiled, Files, SnippetText, check_record, check_snippet, compile_draft, sources,
+};
 use crate::diff::unified_diff;
 use crate::hash::text_hash;
 use crate::judge::{Verdict, judge_fetched};
@@ -684,6 +686,7 @@ impl Catalog {
             let mut draft = Draft {
                 system: current.system.clone(),
                 user: current.user.clone(),
+                messages: current.messages.clone(),
                 message: String::new(),
                 syntax: current.syntax.clone(),
             };
@@ -713,8 +716,7 @@ impl Catalog {
         let snippets = self.pinned_snippets(&version.pins)?;
         Ok(sources(
             &version.prompt_id,
-            &version.system,
-            version.user.as_deref(),
+            Files::of_version(version),
             &snippets,
         ))
     }
@@ -728,7 +730,7 @@ impl Catalog {
     /// Only the store's (`unavailable`).
     pub fn draft_sources(&mut self, id: &str, draft: &Draft) -> Result<Sources, Error> {
         let snippets = self.store.read(&mut |tx| rows::current_snippets(tx))?;
-        Ok(sources(id, &draft.system, draft.user.as_deref(), &snippets))
+        Ok(sources(id, Files::of_draft(draft), &snippets))
     }
 
     pub(crate) fn pinned_snippets(&mut self, pins: &[Pin]) -> Result<Vec<SnippetText>, Error> {
@@ -792,6 +794,7 @@ impl Catalog {
 pub(crate) fn unchanged(newest: &Version, draft: &Draft, compiled: &Compiled) -> bool {
     newest.system == draft.system
         && newest.user == draft.user
+        && newest.messages == draft.messages
         && newest.syntax == draft.syntax
         && newest.pins == compiled.pins
 }
@@ -821,12 +824,7 @@ pub type VersionSources = Result<(Version, Sources), Error>;
 /// `version` with the sources it renders from, its pinned snippets' texts
 /// being `snippets`.
 fn with_sources(version: Version, snippets: &[SnippetText]) -> (Version, Sources) {
-    let sources = sources(
-        &version.prompt_id,
-        &version.system,
-        version.user.as_deref(),
-        snippets,
-    );
+    let sources = sources(&version.prompt_id, Files::of_version(&version), snippets);
     (version, sources)
 }
 

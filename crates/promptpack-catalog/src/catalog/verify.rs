@@ -6,7 +6,7 @@
 use super::Catalog;
 use super::migrate;
 use super::rows::number;
-use crate::compile::{SnippetText, pins_of, sources};
+use crate::compile::{Files, SnippetText, pins_of, sources};
 use crate::finding::{
     Finding, FindingCode, hash_finding, resolved_finding, snippet_finding, version_subject,
 };
@@ -150,8 +150,9 @@ fn verify_versions(
     contract: Option<&Contract>,
     report: &mut VerifyReport,
 ) -> Result<(), Error> {
-    let sql = "SELECT prompt_id, version, system_text, user_text, delimiter_open, \
-               delimiter_close, standalone_tags, resolved_system, resolved_user, content_hash \
+    let sql = "SELECT prompt_id, version, system_text, user_text, messages_text, \
+               delimiter_open, delimiter_close, standalone_tags, resolved_system, resolved_user, \
+               resolved_messages, content_hash \
                FROM prompt_versions WHERE prompt_id > $1 OR (prompt_id = $1 AND version > $2) \
                ORDER BY prompt_id, version LIMIT $3";
     let mut after = (String::new(), 0i64);
@@ -171,6 +172,7 @@ fn verify_versions(
                 version: key.1,
                 system: row.text("system_text")?,
                 user: row.opt_text("user_text")?,
+                messages: row.opt_text("messages_text")?,
                 syntax: Syntax {
                     open: row.text("delimiter_open")?,
                     close: row.text("delimiter_close")?,
@@ -179,6 +181,7 @@ fn verify_versions(
                 pins: pinned.to_vec(),
                 resolved_system: row.text("resolved_system")?,
                 resolved_user: row.opt_text("resolved_user")?,
+                resolved_messages: row.opt_text("resolved_messages")?,
                 content_hash: row.text("content_hash")?,
                 // Not read: nothing below looks at them.
                 front_matter: serde_json::Value::Null,
@@ -212,6 +215,7 @@ fn version_findings(
         number,
         &stored.resolved_system,
         stored.resolved_user.as_deref(),
+        stored.resolved_messages.as_deref(),
         &stored.content_hash,
     );
     let mut findings: Vec<Finding> = hash_wrong.iter().cloned().collect();
@@ -235,7 +239,7 @@ fn version_findings(
         // It cannot compile without them: said once, above.
         return findings;
     }
-    let sources = sources(&id, &stored.system, stored.user.as_deref(), &pinned);
+    let sources = sources(&id, Files::of_version(&stored), &pinned);
     let pins = stored.pins.clone();
     let why = match judge(stored, sources, contract) {
         Verdict::Refuse(error) if error.code() == ErrorCode::ContractViolation => {

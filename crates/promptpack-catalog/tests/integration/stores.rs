@@ -40,6 +40,7 @@ every_store!(
     snippets_lists_the_newest_revision_of_each,
     labels_that_differ_only_by_case_collide,
     console_sessions_are_hashed_capped_expired_and_end_with_their_user,
+    a_conversation_is_published_read_judged_rendered_and_diffed,
 );
 
 fn versions_are_numbered_and_never_change(store: &TestStore) {
@@ -1020,7 +1021,8 @@ fn a_catalog_of_the_first_schema_is_migrated(store: &TestStore) {
     catalog.publish("p", &draft("one"), None).expect("publish");
     catalog.set_label("p", "production", 1).expect("label");
     store.roll_back_schema(
-        "DROP TABLE console_sessions; DROP TABLE console_user_audit; DROP TABLE console_users; DROP TABLE registered_builds; \
+        "ALTER TABLE prompt_versions DROP COLUMN messages_text; ALTER TABLE prompt_versions DROP COLUMN resolved_messages; \
+         DROP TABLE console_sessions; DROP TABLE console_user_audit; DROP TABLE console_users; DROP TABLE registered_builds; \
          DROP TABLE label_arms; ALTER TABLE audit DROP COLUMN arms; \
          DELETE FROM promptpack_schema WHERE version >= 2; \
          ALTER TABLE promptpack_schema DROP COLUMN checksum;",
@@ -1933,4 +1935,276 @@ fn console_sessions_are_hashed_capped_expired_and_end_with_their_user(store: &Te
     assert!(reader.close_session(&id("b4")).is_err());
     assert!(reader.close_sessions("bob").is_err());
     assert_eq!(store.footprint(), before);
+}
+
+/// A conversation's `messages.md`: a history declared and placed, few-shot
+/// turns from a snippet of whole turns under an `{{#if}}`, the new
+/// question.
+const CONVERSATION: &str = "---\nvars:\n  history: { kind: messages, description: The chat so far }\n---\n{{#if examples}}\n{{snippet:shot}}\n{{/if}}\n{{history}}\n{{#user}}\n{{question}}\n{{/user}}\n";
+
+/// The few-shot turns: a question, the assistant's call and the tool's answer.
+const SHOT: &str = "{{#user}}\nWhat is 2 + 2?\n{{/user}}\n{{#assistant}}\nLet me compute it.\n{{/assistant}}\n{{#tool calculator}}\n4\n{{/tool}}";
+
+fn a_conversation_is_published_read_judged_rendered_and_diffed(store: &TestStore) {
+    let mut catalog = store.open();
+    catalog
+        .publish_snippet("shot", SHOT, "few-shot turns")
+        .expect("a snippet of whole turns publishes");
+    catalog.create("chat", None, None).expect("create");
+    let one = Draft {
+        system: "You are {{name}}.".into(),
+        messages: Some(CONVERSATION.into()),
+        message: "v1".into(),
+        ..Draft::default()
+    };
+    let published = catalog.publish("chat", &one, None).expect("v1");
+
+    // Read back: the file verbatim, its resolved conversation canonical.
+    let v1 = catalog.get("chat", &Selector::Version(1)).expect("v1");
+    assert_eq!(v1, published);
+    assert_eq!(v1.messages.as_deref(), Some(CONVERSATION));
+    assert_eq!(v1.user, None);
+    assert_eq!(v1.resolved_user, None);
+    assert_eq!(
+        v1.resolved_messages.as_deref(),
+        Some(
+            "---\nvars:\n  \"history\": { kind: messages }\n---\n{{#if examples}}\n{{#user}}\nWhat is 2 + 2?\n{{/user}}\n{{#assistant}}\nLet me compute it.\n{{/assistant}}\n{{#tool calculator}}\n4\n{{/tool}}\n{{/if}}\n{{history}}\n{{#user}}\n{{question}}\n{{/user}}"
+        )
+    );
+    assert_eq!(
+        v1.pins
+            .iter()
+            .map(|p| p.snippet.as_str())
+            .collect::<Vec<_>>(),
+        ["shot"]
+    );
+
+    // Judged as a live handle judges it: its hash holds.
+    let verdict = catalog.judge("chat", 1, None).expect("judged");
+    assert!(verdict.refusal().is_none(), "{:?}", verdict.refusal());
+    assert!(catalog.verify().expect("verify").is_ok());
+
+    // Rendered from its files and pins, and from its resolved text alone:
+    // the same messages, each under its role.
+    let vars = serde_json::json!({
+        "name": "Ada",
+        "examples": true,
+        "history": [
+            {"role": "user", "content": "Hi {{name}}"},
+            {"role": "assistant", "content": "Hello."},
+        ],
+        "question": "And 3 + 3?",
+    });
+    let expected: Vec<(String, String, Option<String>)> = [
+        ("system", "You are Ada.", None),
+        ("user", "What is 2 + 2?", None),
+        ("assistant", "Let me compute it.", None),
+        ("tool", "4", Some("calculator")),
+        ("user", "Hi {{name}}", None),
+        ("assistant", "Hello.", None),
+        ("user", "And 3 + 3?", None),
+    ]
+    .into_iter()
+    .map(|(role, content, name)| {
+        (
+            role.to_string(),
+            content.to_string(),
+            name.map(String::from),
+        )
+    })
+    .collect();
+    let from_files = conversation_library(catalog.sources(&v1).expect("sources"));
+    let from_resolved = conversation_library(v1.resolved_sources());
+    for (how, library) in [("files", &from_files), ("resolved text", &from_resolved)] {
+        let prompt = library.build_prompt("chat", &vars).expect("renders");
+        let sent: Vec<(String, String, Option<String>)> = prompt
+            .messages()
+            .map(|m| {
+                (
+                    m.role.to_string(),
+                    m.content.to_string(),
+                    m.name.map(String::from),
+                )
+            })
+            .collect();
+        assert_eq!(sent, expected, "rendered from its {how}");
+    }
+
+    // A second version: one few-shot answer dropped, the question reworded.
+    let two = Draft {
+        messages: Some(
+            CONVERSATION
+                .replace("{{snippet:shot}}\n", "")
+                .replace("{{question}}", "Question: {{question}}"),
+        ),
+        message: "v2".into(),
+        ..one.clone()
+    };
+    catalog.publish("chat", &two, None).expect("v2");
+    let diff = catalog
+        .diff("chat", &Selector::Version(1), &Selector::Version(2))
+        .expect("diff");
+    assert!(
+        !diff.contains("system.md") && !diff.contains("user.md"),
+        "only messages.md changed: {diff}"
+    );
+    assert!(
+        diff.starts_with("--- a/chat@1/messages.md\n+++ b/chat@2/messages.md\n"),
+        "{diff}"
+    );
+    for line in [
+        "-{{#tool calculator}}\n",
+        "-{{question}}\n",
+        "+Question: {{question}}\n",
+    ] {
+        assert!(diff.contains(line), "the diff holds {line:?}: {diff}");
+    }
+
+    // The binary's contract of v1 (a conversation with its history): a
+    // version that drops the history, or a prompt of two files, is refused
+    // by the judge live handles use, and by a publish checked against it.
+    let contract = Contract::from_json(
+        "contract.json",
+        r#"{"format": 1, "prompts": {"chat": {"shape": "conversation", "variables": [
+            {"name": "name", "kind": "text"}, {"name": "examples", "kind": "flag"},
+            {"name": "history", "kind": "messages"}, {"name": "question", "kind": "text"}]}}}"#,
+    )
+    .expect("a contract");
+    let compiled = &contract.prompts["chat"];
+    for number in [1, 2] {
+        let verdict = catalog
+            .judge("chat", number, Some(compiled))
+            .expect("judged");
+        assert!(
+            verdict.refusal().is_none(),
+            "v{number}: {:?}",
+            verdict.refusal()
+        );
+    }
+    let dropped = Draft {
+        messages: Some(CONVERSATION.replace("{{history}}\n", "")),
+        message: "no history".into(),
+        ..one.clone()
+    };
+    let files = Draft {
+        messages: None,
+        user: Some("{{question}}".into()),
+        message: "two files".into(),
+        ..one.clone()
+    };
+    for (draft, says) in [
+        (&dropped, "no longer places history `history`"),
+        (
+            &files,
+            "is two files (`system.md`, `user.md`), but the program's vars struct is of a conversation",
+        ),
+    ] {
+        let refused = catalog
+            .publish("chat", draft, Some(&contract))
+            .expect_err("the contract refuses it");
+        assert_eq!(refused.code(), ErrorCode::ContractViolation, "{refused}");
+        assert!(refused.to_string().contains(says), "{refused}");
+        let number = catalog
+            .publish("chat", draft, None)
+            .expect("published")
+            .version;
+        let verdict = catalog
+            .judge("chat", number, Some(compiled))
+            .expect("judged");
+        let refusal = verdict.refusal().unwrap_or_default();
+        assert!(
+            refusal.starts_with("contract_violation: ") && refusal.contains(says),
+            "v{number}: {refusal}"
+        );
+    }
+    catalog.publish("chat", &two, None).expect("v5: v2 again");
+
+    // One prompt, one shape: user.md beside messages.md is refused and
+    // writes nothing.
+    let both = Draft {
+        user: Some("ask {{question}}".into()),
+        ..one.clone()
+    };
+    assert_eq!(
+        code(catalog.publish("chat", &both, None)),
+        ErrorCode::InvalidMessage
+    );
+    assert_eq!(
+        catalog
+            .get("chat", &Selector::Latest)
+            .expect("latest")
+            .version,
+        5
+    );
+
+    // Export gives the files back; a tree holding them imports as they are.
+    let out = tempfile::tempdir().expect("out");
+    let files = catalog
+        .export("chat", &Selector::Version(1), out.path())
+        .expect("export");
+    let names: Vec<String> = files
+        .iter()
+        .filter_map(|f| f.strip_prefix(out.path()).ok())
+        .map(|f| f.display().to_string())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "templates/chat/system.md",
+            "templates/chat/messages.md",
+            "snippets/shot.md"
+        ]
+    );
+    let read = |path: &str| std::fs::read_to_string(out.path().join(path)).expect("exported");
+    assert_eq!(read("templates/chat/messages.md"), CONVERSATION);
+    std::fs::rename(
+        out.path().join("templates/chat"),
+        out.path().join("templates/talk"),
+    )
+    .expect("renamed");
+    let report = catalog.import(out.path(), "import", None).expect("import");
+    let talk = report
+        .prompts
+        .iter()
+        .find(|p| p.name == "talk")
+        .expect("imported");
+    assert!(talk.written);
+    let talk = catalog.get("talk", &Selector::Latest).expect("talk");
+    assert_eq!(talk.messages.as_deref(), Some(CONVERSATION));
+    assert_eq!(talk.content_hash, v1.content_hash);
+
+    // The schema itself holds a version to one shape, whoever writes it:
+    // the row with messages.md alone is taken (and rolled back), the same
+    // row with user.md too, or with both resolved texts, is refused.
+    let insert = |user: &str, messages: &str, resolved_user: &str, resolved_messages: &str| {
+        format!(
+            "BEGIN; INSERT INTO prompt_versions (prompt_id, version, system_text, user_text, \
+             messages_text, front_matter, delimiter_open, delimiter_close, standalone_tags, \
+             resolved_system, resolved_user, resolved_messages, content_hash, author, message, \
+             created_at) VALUES ('chat', 99, 's', {user}, {messages}, '{{}}', '{{{{', '}}}}', 0, \
+             's', {resolved_user}, {resolved_messages}, 'h', 'a', 'm', 0); ROLLBACK;"
+        )
+    };
+    store
+        .raw(&insert("NULL", "'m'", "NULL", "'m'"))
+        .expect("a conversation's row");
+    for sql in [
+        insert("'u'", "'m'", "NULL", "'m'"),
+        insert("NULL", "'m'", "'u'", "'m'"),
+    ] {
+        let refused = store.raw(&sql).expect_err(&sql);
+        assert!(
+            refused.to_lowercase().contains("check constraint"),
+            "{sql}: {refused}"
+        );
+    }
+}
+
+fn conversation_library(sources: promptpack::machinery::core::Sources) -> promptpack::Library {
+    promptpack::Library::from_sources(
+        sources.templates,
+        sources.snippets,
+        &promptpack::Config::default(),
+    )
+    .unwrap_or_else(|e| panic!("a published conversation does not compile:\n{e}"))
 }

@@ -333,6 +333,7 @@ fn a_catalog_from_before_checksums_gets_them(store: &TestStore) {
     drop(catalog);
     store.roll_back_schema(
         "DELETE FROM promptpack_schema WHERE version >= 3; \
+         ALTER TABLE prompt_versions DROP COLUMN messages_text; ALTER TABLE prompt_versions DROP COLUMN resolved_messages; \
          DROP TABLE console_sessions; DROP TABLE console_user_audit; DROP TABLE console_users; DROP TABLE registered_builds; \
          ALTER TABLE promptpack_schema DROP COLUMN checksum;",
     );

@@ -5,7 +5,7 @@
 use promptpack_catalog::{Catalog, Draft, Error, ErrorCode};
 
 /// The schema version this promptpack's migrations bring a catalog to.
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 8;
 
 /// A fresh, empty catalog store.
 pub struct TestStore {

@@ -66,7 +66,8 @@ enum CatalogCommand {
     Import(TreeArgs),
     /// Publish one template of a tree as the next version of its prompt.
     ///
-    /// Reads ROOT/templates/ID/system.md and user.md verbatim, checks them
+    /// Reads ROOT/templates/ID/system.md and user.md (or messages.md, a
+    /// conversation) verbatim, checks them
     /// against the catalog's snippets (and the contract, when given), and
     /// creates prompt ID first when the catalog lacks it. Files that are
     /// the newest version already write nothing (`unchanged vN`), as
@@ -78,13 +79,17 @@ enum CatalogCommand {
     /// the newest revision's text. Published versions keep the revision
     /// they pin until `upgrade`.
     Snippet(SnippetArgs),
-    /// Print a version: a header, then system.md and user.md verbatim.
+    /// Print a version: a header, then system.md and user.md (or
+    /// messages.md) verbatim.
     #[command(disable_version_flag = true)]
     Get(GetArgs),
     /// Render a version with values, as `promptpack render` renders a tree.
     ///
     /// Renders the version's files with the snippet revisions it pins, in
-    /// its own syntax; stderr names the version and its content hash.
+    /// its own syntax; stderr names the version and its content hash. A
+    /// conversation prints each message after a line naming its role
+    /// (`--- assistant ---`, `--- tool NAME ---`); a history is given in
+    /// --vars as a JSON array of {"role", "content"} messages.
     #[command(disable_version_flag = true)]
     Render(render::RenderArgs),
     /// List the prompts: id, current version, hash and description.
@@ -118,7 +123,8 @@ enum CatalogCommand {
     Upgrade(UpgradeArgs),
     /// Write a version's files into a prompt tree at DIR.
     ///
-    /// templates/ID/system.md, user.md and the snippet revisions it pins,
+    /// templates/ID/system.md, user.md or messages.md and the snippet
+    /// revisions it pins,
     /// byte for byte. A file there already must hold the same text.
     #[command(disable_version_flag = true)]
     Export(ExportArgs),

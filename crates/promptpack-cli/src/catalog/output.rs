@@ -89,8 +89,8 @@ pub(super) fn snippet(revision: &SnippetRevision, written: bool) -> String {
     )
 }
 
-/// A header, then `system.md` and `user.md` verbatim, each after a line
-/// naming it.
+/// A header, then `system.md` and `user.md` (or a conversation's
+/// `messages.md`) verbatim, each after a line naming it.
 pub(super) fn version(version: &Version) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "prompt:   {}", version.prompt_id);
@@ -108,6 +108,13 @@ pub(super) fn version(version: &Version) -> String {
         }
         out.push_str("==> user.md <==\n");
         out.push_str(user);
+    }
+    if let Some(messages) = &version.messages {
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str("==> messages.md <==\n");
+        out.push_str(messages);
     }
     out
 }

@@ -13,7 +13,8 @@ fn read_sources(config: &Config) -> (promptpack_core::sources::Sources, Vec<Diag
     promptpack_load::read_sources(&config)
 }
 
-/// `templates/<id>/system.md` and `user.md` of the tree, verbatim, as a
+/// `templates/<id>/system.md` and `user.md` (or `messages.md`, a
+/// conversation) of the tree, verbatim, as a
 /// draft with `message`. An id the tree lacks is `unknown_prompt`, naming
 /// the folder; a folder that cannot be read, its read errors.
 pub(super) fn template(config: &Config, id: &str, message: &str) -> Result<Draft, Error> {
@@ -47,6 +48,7 @@ pub(super) fn template(config: &Config, id: &str, message: &str) -> Result<Draft
     Ok(Draft {
         system: template.system.text().to_string(),
         user: template.user.as_ref().map(|u| u.text().to_string()),
+        messages: template.messages.as_ref().map(|m| m.text().to_string()),
         message: message.to_string(),
         syntax: Syntax::of(config.settings()),
     })

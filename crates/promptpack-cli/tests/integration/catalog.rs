@@ -702,3 +702,56 @@ fn split_a_label() {
     ]);
     snapshot("split_a_label", &out);
 }
+
+/// A conversation's `messages.md`: a history declared and placed, few-shot
+/// turns from a snippet of whole turns under an `{{#if}}`, the question.
+const CHAT: &str = "---\nvars:\n  history: { kind: messages, description: The chat so far }\n---\n{{#if examples}}\n{{snippet:shot}}\n{{/if}}\n{{history}}\n{{#user}}\n{{question}}\n{{/user}}\n";
+
+/// A conversation published from a tree (its `messages.md`, and the
+/// snippet of whole turns it includes), read back verbatim, and rendered
+/// with a history from --vars: each message after a line naming its role;
+/// `--json` lists every message, the system message first.
+#[test]
+fn publish_and_render_a_conversation() {
+    let scene = Scene::new();
+    scene.write(
+        "tree/snippets/shot.md",
+        "{{#user}}\nWhat is 2 + 2?\n{{/user}}\n{{#tool calculator}}\n4\n{{/tool}}\n",
+    );
+    scene.write("tree/templates/chat/system.md", "You are {{agentName}}.\n");
+    scene.write("tree/templates/chat/messages.md", CHAT);
+    scene.write(
+        "vars.json",
+        r#"{"agentName": "Ada", "examples": true, "question": "And 3 + 3?",
+            "history": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello."}]}"#,
+    );
+    let out = scene.play(&[
+        Run(&["snippet", "shot", "--from", "TMP/tree"]),
+        Run(&[
+            "publish",
+            "chat",
+            "--from",
+            "TMP/tree",
+            "-m",
+            "a conversation",
+        ]),
+        Run(&["get", "chat"]),
+        Run(&["render", "chat", "--vars", "TMP/vars.json"]),
+    ]);
+    snapshot("publish_and_render_a_conversation", &out);
+    let rendered = scene.json(&["render", "chat", "--vars", "TMP/vars.json"]);
+    assert_eq!(
+        rendered["messages"],
+        serde_json::json!([
+            {"role": "system", "content": "You are Ada."},
+            {"role": "user", "content": "What is 2 + 2?"},
+            {"role": "tool", "content": "4", "name": "calculator"},
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": "Hello."},
+            {"role": "user", "content": "And 3 + 3?"},
+        ])
+    );
+    assert_eq!(rendered["user"], serde_json::Value::Null);
+    let read = scene.json(&["get", "chat"]);
+    assert_eq!(read["messages"], CHAT);
+}

@@ -140,7 +140,7 @@ fn verify_finds_what_was_changed_by_hand(dir: &Path, db: &str, drop_guard: &str,
     );
     assert_eq!(
         lines[3],
-        "checked 3 versions, 2 snippet revisions, 10 guards, 7 migrations"
+        "checked 3 versions, 2 snippet revisions, 10 guards, 8 migrations"
     );
     assert!(damaged.stderr.contains("damaged"), "{}", damaged.stderr);
     assert!(damaged.stderr.contains("3 findings"), "{}", damaged.stderr);

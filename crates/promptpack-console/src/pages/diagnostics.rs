@@ -107,8 +107,20 @@ pub(crate) struct RenderView {
     pub(crate) name: String,
     pub(crate) system: String,
     pub(crate) user: Option<String>,
+    /// A conversation's messages after the system message, each under its
+    /// role; empty for a prompt of two files.
+    pub(crate) messages: Vec<MessageView>,
     pub(crate) counts: String,
     pub(crate) error: Option<Refusal>,
+}
+
+/// One message of a rendered conversation, as the page lists it.
+pub(crate) struct MessageView {
+    /// `user`, `assistant`, `system` or `tool`: its heading and its class.
+    pub(crate) role: &'static str,
+    /// A tool result's tool.
+    pub(crate) name: Option<String>,
+    pub(crate) content: String,
 }
 
 impl RenderView {
@@ -119,12 +131,22 @@ impl RenderView {
                 counts: counts(state, prompt),
                 system: prompt.system.clone(),
                 user: prompt.user.clone(),
+                messages: prompt
+                    .messages
+                    .iter()
+                    .map(|m| MessageView {
+                        role: m.role.as_str(),
+                        name: m.name.clone(),
+                        content: m.content.clone(),
+                    })
+                    .collect(),
                 error: None,
             },
             Err(error) => RenderView {
                 name: name.to_string(),
                 system: String::new(),
                 user: None,
+                messages: Vec::new(),
                 counts: String::new(),
                 error: Some(Refusal::of(error)),
             },
@@ -134,11 +156,13 @@ impl RenderView {
 
 /// `1,234 characters, 321 tokens` (tokens when the console has a counter).
 fn counts(state: &AppState, prompt: &Prompt) -> String {
-    let texts = [Some(prompt.system.as_str()), prompt.user.as_deref()];
-    let chars: usize = texts.iter().flatten().map(|t| t.chars().count()).sum();
+    // Every message sent: the system text, then the user text or each
+    // message of a conversation.
+    let texts: Vec<&str> = prompt.messages().map(|m| m.content).collect();
+    let chars: usize = texts.iter().map(|t| t.chars().count()).sum();
     match &state.token_counter {
         Some(count) => {
-            let tokens: usize = texts.iter().flatten().map(|t| count(t)).sum();
+            let tokens: usize = texts.iter().map(|t| count(t)).sum();
             format!("{chars} characters, {tokens} tokens")
         }
         None => format!("{chars} characters"),

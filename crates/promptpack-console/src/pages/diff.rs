@@ -84,13 +84,28 @@ fn side(catalog: &mut Catalog, id: &str, number: u32, bound: usize) -> Result<Si
     Ok(Side { version, library })
 }
 
-/// A render as one text: the system part, then the user part.
+/// A render as one text: the system part, then the user part, or each
+/// message of a conversation under a line naming its role.
 pub(crate) fn as_text(rendered: &Result<Prompt, Error>) -> String {
     match rendered {
-        Ok(prompt) => match &prompt.user {
-            Some(user) => format!("{}\n--- user ---\n{user}", prompt.system),
-            None => prompt.system.clone(),
-        },
+        Ok(prompt) => {
+            let mut text = prompt.system.clone();
+            if let Some(user) = &prompt.user {
+                text.push_str(&format!("\n--- user ---\n{user}"));
+            }
+            for message in &prompt.messages {
+                let name = message
+                    .name
+                    .as_deref()
+                    .map(|name| format!(" {name}"))
+                    .unwrap_or_default();
+                text.push_str(&format!(
+                    "\n--- {}{name} ---\n{}",
+                    message.role, message.content
+                ));
+            }
+            text
+        }
         Err(error) => format!("(does not render: {error})"),
     }
 }
@@ -102,28 +117,49 @@ fn pretty(value: &serde_json::Value) -> String {
 /// The parts compared, in the page's order.
 fn parts(old: &Version, new: &Version, budget: &mut Budget) -> Result<Vec<Part>, Cancelled> {
     let optional = |text: &Option<String>| text.clone().unwrap_or_default();
-    [
-        ("system.md", old.system.clone(), new.system.clone()),
-        ("user.md", optional(&old.user), optional(&new.user)),
-        (
-            "front matter",
-            pretty(&old.front_matter),
-            pretty(&new.front_matter),
-        ),
-        (
-            "resolved system",
-            old.resolved_system.clone(),
-            new.resolved_system.clone(),
-        ),
-        (
+    // A conversation's files on either side: each message shows as the
+    // lines of its role block, so a message changed, added or dropped is
+    // read where it is.
+    let conversation = old.messages.is_some() || new.messages.is_some();
+    let mut parts = vec![("system.md", old.system.clone(), new.system.clone())];
+    if !conversation || old.user.is_some() || new.user.is_some() {
+        parts.push(("user.md", optional(&old.user), optional(&new.user)));
+    }
+    if conversation {
+        parts.push((
+            "messages.md",
+            optional(&old.messages),
+            optional(&new.messages),
+        ));
+    }
+    parts.push((
+        "front matter",
+        pretty(&old.front_matter),
+        pretty(&new.front_matter),
+    ));
+    parts.push((
+        "resolved system",
+        old.resolved_system.clone(),
+        new.resolved_system.clone(),
+    ));
+    if !conversation || old.resolved_user.is_some() || new.resolved_user.is_some() {
+        parts.push((
             "resolved user",
             optional(&old.resolved_user),
             optional(&new.resolved_user),
-        ),
-    ]
-    .into_iter()
-    .map(|(name, a, b)| Part::of(name, &a, &b, budget))
-    .collect()
+        ));
+    }
+    if conversation {
+        parts.push((
+            "resolved messages",
+            optional(&old.resolved_messages),
+            optional(&new.resolved_messages),
+        ));
+    }
+    parts
+        .into_iter()
+        .map(|(name, a, b)| Part::of(name, &a, &b, budget))
+        .collect()
 }
 
 /// Every example either side declares, rendered on both.

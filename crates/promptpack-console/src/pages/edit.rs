@@ -29,6 +29,8 @@ struct EditPage {
     from: Option<u32>,
     system: String,
     user: String,
+    /// `messages.md`: a conversation's turns (empty: none).
+    messages: String,
     message: String,
     notice: Option<String>,
     refusal: Option<Refusal>,
@@ -42,7 +44,8 @@ struct EditPage {
 /// A file of the draft as numbered lines, those a diagnostic points at
 /// marked: the textarea has no line numbers, and this needs no script.
 struct Listing {
-    /// `system` or `user`: the lines' ids are `line-{key}-{number}`.
+    /// `system`, `user` or `messages`: the lines' ids are
+    /// `line-{key}-{number}`.
     key: &'static str,
     name: &'static str,
     lines: Vec<ListedLine>,
@@ -61,6 +64,7 @@ impl EditPage {
         from: Option<u32>,
         system: String,
         user: String,
+        messages: String,
     ) -> EditPage {
         EditPage {
             csrf: chrome.csrf.clone(),
@@ -69,6 +73,7 @@ impl EditPage {
             from,
             system,
             user,
+            messages,
             message: String::new(),
             notice: None,
             refusal: None,
@@ -80,15 +85,17 @@ impl EditPage {
         }
     }
 
-    /// Links each diagnostic that points at a line of `system.md` or
-    /// `user.md` to that line, and lists each such file as numbered lines.
+    /// Links each diagnostic that points at a line of `system.md`,
+    /// `user.md` or `messages.md` to that line, and lists each such file as
+    /// numbered lines.
     fn number_lines(&mut self) {
-        let mut marked: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
+        let mut marked: [Vec<usize>; 3] = [Vec::new(), Vec::new(), Vec::new()];
         // The draft's own files, not a snippet's that happens to share a
         // name: `templates/{id}/system.md`.
         let own = [
             format!("{}/system.md", self.id),
             format!("{}/user.md", self.id),
+            format!("{}/messages.md", self.id),
         ];
         for d in self.errors.iter_mut().chain(self.warnings.iter_mut()) {
             let Some(index) = own
@@ -100,37 +107,45 @@ impl EditPage {
             if d.line == 0 {
                 continue;
             }
-            d.anchor = Some(format!("line-{}-{}", ["system", "user"][index], d.line));
+            d.anchor = Some(format!(
+                "line-{}-{}",
+                ["system", "user", "messages"][index],
+                d.line
+            ));
             marked[index].push(d.line);
         }
-        let texts = [&self.system, &self.user];
-        self.listings = [("system", "system.md"), ("user", "user.md")]
-            .into_iter()
-            .zip(texts)
-            .zip(&marked)
-            .filter(|(_, marked)| !marked.is_empty())
-            .map(|(((key, name), text), marked)| {
-                let mut lines: Vec<ListedLine> = text
-                    .split('\n')
-                    .enumerate()
-                    .map(|(at, line)| ListedLine {
-                        number: at + 1,
-                        text: line.to_string(),
-                        marked: marked.contains(&(at + 1)),
-                    })
-                    .collect();
-                // The text's final line break ends a line; it starts none,
-                // unless a diagnostic points there (the end of the file).
-                if lines.len() > 1
-                    && lines
-                        .last()
-                        .is_some_and(|last| last.text.is_empty() && !last.marked)
-                {
-                    lines.pop();
-                }
-                Listing { key, name, lines }
-            })
-            .collect();
+        let texts = [&self.system, &self.user, &self.messages];
+        self.listings = [
+            ("system", "system.md"),
+            ("user", "user.md"),
+            ("messages", "messages.md"),
+        ]
+        .into_iter()
+        .zip(texts)
+        .zip(&marked)
+        .filter(|(_, marked)| !marked.is_empty())
+        .map(|(((key, name), text), marked)| {
+            let mut lines: Vec<ListedLine> = text
+                .split('\n')
+                .enumerate()
+                .map(|(at, line)| ListedLine {
+                    number: at + 1,
+                    text: line.to_string(),
+                    marked: marked.contains(&(at + 1)),
+                })
+                .collect();
+            // The text's final line break ends a line; it starts none,
+            // unless a diagnostic points there (the end of the file).
+            if lines.len() > 1
+                && lines
+                    .last()
+                    .is_some_and(|last| last.text.is_empty() && !last.marked)
+            {
+                lines.pop();
+            }
+            Listing { key, name, lines }
+        })
+        .collect();
     }
 }
 
@@ -162,15 +177,18 @@ pub(crate) async fn form(
         })
         .await
         .or_page(&chrome)?;
-    let (from, system, user_text) = match start {
+    let (from, system, user_text, messages) = match start {
         Some(version) => (
             Some(version.version),
             version.system,
             version.user.unwrap_or_default(),
+            version.messages.unwrap_or_default(),
         ),
-        None => (None, String::new(), String::new()),
+        None => (None, String::new(), String::new(), String::new()),
     };
-    Ok(html(&EditPage::new(chrome, id, from, system, user_text)))
+    Ok(html(&EditPage::new(
+        chrome, id, from, system, user_text, messages,
+    )))
 }
 
 #[derive(Deserialize)]
@@ -181,6 +199,8 @@ pub(crate) struct Submitted {
     system: String,
     #[serde(default)]
     user: String,
+    #[serde(default)]
+    messages: String,
     #[serde(default)]
     message: String,
     action: String,
@@ -195,17 +215,22 @@ pub(crate) async fn submit(
     let chrome = may_send(&user, &form.csrf, Action::Publish)?;
     let from = form.from.as_deref().and_then(|f| f.parse().ok());
     let (system, user_text) = (form_text(&form.system), form_text(&form.user));
+    let messages = form_text(&form.messages);
     let mut page = EditPage::new(
         chrome.clone(),
         id.clone(),
         from,
         system.clone(),
         user_text.clone(),
+        messages.clone(),
     );
     page.message = form.message.clone();
     let draft_of = move |syntax| Draft {
         system,
         user: Some(user_text).filter(|u| !u.trim().is_empty()),
+        // Empty is none, as for user.md: both given is the compiler's to
+        // refuse (`invalid_message`), located at the file.
+        messages: Some(messages).filter(|m| !m.trim().is_empty()),
         message: form.message,
         syntax,
     };

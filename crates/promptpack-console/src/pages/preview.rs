@@ -108,6 +108,11 @@ fn form_values(library: &Library, id: &str, pairs: &[(String, String)]) -> Map<S
         let (_, optional) = kind_name(var.kind());
         let value = match (var.kind(), given) {
             (VarKind::Flag, given) => Some(Value::Bool(given.is_some())),
+            // A history is a JSON array of messages; text that is not JSON
+            // is given as it is, for the render to refuse with its reason.
+            (VarKind::Messages, Some(text)) if !text.trim().is_empty() => {
+                Some(serde_json::from_str(&text).unwrap_or(Value::String(text)))
+            }
             (_, Some(text)) if text.is_empty() && optional => None,
             (_, Some(text)) => Some(Value::String(text)),
             (_, None) => None,

@@ -165,3 +165,86 @@ fn the_document_is_served() {
     assert_eq!(served.status, 200);
     assert_eq!(served.json(), document());
 }
+
+/// The schema `path` documents for `method`'s answer of `status`.
+fn answer_schema(document: &Value, path: &str, method: &str, status: &str) -> Value {
+    document["paths"][path][method]["responses"][status]
+        .pointer("/content/application~1json/schema")
+        .cloned()
+        .unwrap_or_else(|| panic!("{method} {path} documents no {status} body"))
+}
+
+/// A conversation published through the API renders as its messages, each
+/// with its role (a tool result with its name), the history given among
+/// them, as the document says; a prompt of two files gives its system and
+/// user messages the same way.
+#[test]
+fn a_conversation_publishes_and_renders_as_documented() {
+    let document = document();
+    let console = Console::start(Store::Sqlite, "openapi_chat");
+    let published = console.send(
+        "POST",
+        "/api/v1/prompts/chat/versions",
+        Auth::Bearer(&console.editor),
+        &json!({
+            "system": "You are {{name}}.",
+            "messages": "---\nvars:\n  history: { kind: messages }\n---\n{{#user}}\nWhat is 2 + 2?\n{{/user}}\n{{#tool calculator}}\n4\n{{/tool}}\n{{history}}\n{{#user}}\n{{question}}\n{{/user}}",
+            "message": "a conversation",
+        }),
+    );
+    assert_eq!(published.status, 201, "{}", published.body);
+    check(
+        &document,
+        &answer_schema(&document, "/prompts/{id}/versions", "post", "201"),
+        &published.json(),
+        "the published conversation",
+    );
+    assert!(published.json()["resolved_messages"].is_string());
+
+    let rendered = console.send(
+        "POST",
+        "/api/v1/prompts/chat/render",
+        Auth::Bearer(&console.viewer),
+        &json!({"vars": {
+            "name": "Ada",
+            "history": [{"role": "assistant", "content": "<b>earlier</b>"}],
+            "question": "And 3 + 3?",
+        }}),
+    );
+    assert_eq!(rendered.status, 200, "{}", rendered.body);
+    let body = rendered.json();
+    check(
+        &document,
+        &answer_schema(&document, "/prompts/{id}/render", "post", "200"),
+        &body,
+        "a rendered conversation",
+    );
+    assert_eq!(body["system"], "You are Ada.");
+    assert_eq!(body["user"], Value::Null);
+    assert_eq!(
+        body["messages"],
+        json!([
+            {"role": "system", "content": "You are Ada."},
+            {"role": "user", "content": "What is 2 + 2?"},
+            {"role": "tool", "content": "4", "name": "calculator"},
+            {"role": "assistant", "content": "<b>earlier</b>"},
+            {"role": "user", "content": "And 3 + 3?"},
+        ])
+    );
+
+    let wrong = console.send(
+        "POST",
+        "/api/v1/prompts/chat/render",
+        Auth::Bearer(&console.viewer),
+        &json!({"vars": {"name": "Ada", "history": [{"role": "wizard", "content": "x"}], "question": "q"}}),
+    );
+    assert_eq!(wrong.status, 400, "{}", wrong.body);
+    assert!(!document["paths"]["/prompts/{id}/render"]["post"]["responses"]["400"].is_null());
+    check(
+        &document,
+        &json!({"$ref": "#/components/schemas/Error"}),
+        &wrong.json(),
+        "a history with a wrong role",
+    );
+    assert_eq!(wrong.code(), "invalid_vars");
+}

@@ -275,6 +275,65 @@ fn the_edit_page_checks_previews_and_keeps_a_refused_draft() {
     );
 }
 
+/// The edit page of a conversation holds its `messages.md`, escaped; an
+/// edit of it publishes a new version with the edited turns; user.md beside
+/// it is refused at the file, and the draft stays on screen.
+#[test]
+fn the_edit_page_edits_a_conversations_messages() {
+    let c = Console::start(Store::Sqlite, "pages_edit_chat");
+    let messages = "{{#user}}\n<b>Hi</b> {{name}}\n{{/user}}";
+    let published = c.send(
+        "POST",
+        "/api/v1/prompts/chat/versions",
+        Auth::Bearer(&c.editor),
+        &serde_json::json!({"system": "S", "messages": messages, "message": "v1"}),
+    );
+    assert_eq!(published.status, 201, "{}", published.body);
+    let cookie = c.sign_in(&c.editor);
+    let form = c.get("/prompts/chat/edit", Auth::Cookie(&cookie)).body;
+    assert!(
+        form.contains(
+            "id=\"messages\">{{#user}}\n&#60;b&#62;Hi&#60;/b&#62; {{name}}\n{{/user}}</textarea>"
+        ) && !form.contains("<b>Hi</b>"),
+        "messages.md is in its textarea, escaped: {form}"
+    );
+    let csrf = hidden(&form, "csrf");
+    let edited = "{{#user}}\nHello {{name}}\n{{/user}}\n{{#assistant}}\nHi.\n{{/assistant}}\n{{#user}}\nAgain\n{{/user}}";
+    let both = c.post_form(
+        "/prompts/chat/edit",
+        Auth::Cookie(&cookie),
+        &[
+            ("csrf", &csrf),
+            ("system", "S"),
+            ("user", "ask"),
+            ("messages", edited),
+            ("message", "both"),
+            ("action", "publish"),
+        ],
+    );
+    assert_eq!(both.status, 422, "{}", both.body);
+    assert!(both.body.contains("invalid_message"), "{}", both.body);
+    assert!(both.body.contains("Hello {{name}}"), "the draft is kept");
+    let published = c.post_form(
+        "/prompts/chat/edit",
+        Auth::Cookie(&cookie),
+        &[
+            ("csrf", &csrf),
+            ("system", "S"),
+            ("messages", edited),
+            ("message", "more turns"),
+            ("action", "publish"),
+        ],
+    );
+    assert_eq!(published.status, 303, "{}", published.body);
+    let latest = c
+        .get("/api/v1/prompts/chat", Auth::Bearer(&c.viewer))
+        .json();
+    assert_eq!(latest["version"], 2);
+    assert_eq!(latest["messages"], edited);
+    assert_eq!(latest["user"], serde_json::Value::Null);
+}
+
 #[test]
 fn diff_and_preview_show_examples_on_both_sides() {
     let c = Console::start(Store::Sqlite, "pages_diff");

@@ -37,6 +37,7 @@ fn compiled(fields: &[(&str, VarKind, &[&str])]) -> PromptContract {
                 values: values.iter().map(|v| v.to_string()).collect(),
             })
             .collect(),
+        shape: Shape::Files,
     }
 }
 
@@ -399,4 +400,159 @@ fn declared_values_fit_by_what_is_compared() {
         ErrorCode::ContractViolation,
     );
     assert!(dropped.is_empty(), "{dropped:?}");
+}
+
+/// Prompt `p` of `system` and, as a conversation, `messages`.
+fn conversation(system: &str, messages: &str) -> ResolvedPrompt {
+    let source = TemplateSource {
+        id: "p".into(),
+        system: SourceFile::new("templates/p/system.md", system),
+        user: None,
+        messages: Some(SourceFile::new("templates/p/messages.md", messages)),
+    };
+    let (mut prompts, errors) = resolve(&[source], &[], &Delimiters::default());
+    assert!(errors.is_empty(), "{errors:?}");
+    prompts.remove(0)
+}
+
+const HISTORY: &str =
+    "---\nvars:\n  history: { kind: messages }\n---\n{{history}}\n{{#user}}\n{{q}}\n{{/user}}";
+const CHAT_LOG: &str =
+    "---\nvars:\n  chat_log: { kind: messages }\n---\n{{chat_log}}\n{{#user}}\n{{q}}\n{{/user}}";
+const NO_HISTORY: &str = "{{#user}}\n{{q}}\n{{/user}}";
+
+#[test]
+fn a_conversations_contract_says_its_shape_and_its_history() {
+    let contract = super::of_prompt(&conversation("S", HISTORY));
+    assert_eq!(contract.shape, Shape::Conversation);
+    assert_eq!(
+        contract.variable("history").map(|v| v.kind),
+        Some(VarKind::Messages)
+    );
+    assert_eq!(super::of_prompt(&prompt("S {{q}}")).shape, Shape::Files);
+    let history = contract.clone();
+    assert!(
+        check(
+            &conversation("T", HISTORY),
+            &history,
+            ErrorCode::ContractViolation
+        )
+        .is_empty()
+    );
+}
+
+/// Every way a version leaves a conversation's contract (or a two-file
+/// prompt's), with what the first diagnostic says and where.
+#[test]
+fn a_changed_shape_or_history_is_a_violation_at_the_file() {
+    let history = super::of_prompt(&conversation("S", HISTORY));
+    let no_history = super::of_prompt(&conversation("S", NO_HISTORY));
+    let files = compiled(&[("q", VarKind::Text, &[])]);
+    let cases: [(&str, ResolvedPrompt, &PromptContract, &[&str], &str); 5] = [
+        (
+            "two files where the program sends a conversation",
+            prompt("S {{q}}"),
+            &history,
+            &[
+                "prompt `p` is two files (`system.md`, `user.md`), but the program's vars struct is of a conversation (`system.md`, `messages.md`)",
+            ],
+            "templates/p/system.md",
+        ),
+        (
+            "a conversation where the program has two files, with a new history",
+            conversation("S", HISTORY),
+            &files,
+            &[
+                "prompt `p` is a conversation (`system.md`, `messages.md`), but the program's vars struct is of two files (`system.md`, `user.md`)",
+                "prompt `p` needs variable `history`, which the program's vars struct lacks",
+            ],
+            "templates/p/messages.md",
+        ),
+        (
+            "the history dropped",
+            conversation("S", NO_HISTORY),
+            &history,
+            &[
+                "prompt `p` no longer places history `history`, which the program's vars struct has: the history it is given would not be sent",
+            ],
+            "templates/p/messages.md",
+        ),
+        (
+            "the history renamed",
+            conversation("S", CHAT_LOG),
+            &history,
+            &[
+                "prompt `p` no longer places history `history`, which the program's vars struct has: the history it is given would not be sent",
+                "prompt `p` needs variable `chat_log`, which the program's vars struct lacks",
+            ],
+            "templates/p/messages.md",
+        ),
+        (
+            "a history added",
+            conversation("S", HISTORY),
+            &no_history,
+            &["prompt `p` needs variable `history`, which the program's vars struct lacks"],
+            "templates/p/messages.md",
+        ),
+    ];
+    for (case, prompt, contract, messages, path) in cases {
+        let found = check(&prompt, contract, ErrorCode::ContractViolation);
+        let said: Vec<&str> = found.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(said, messages, "{case}");
+        assert!(found.iter().all(|d| d.code == ErrorCode::ContractViolation));
+        let at = found[0].location.as_ref().map(|l| l.path().to_string());
+        assert_eq!(at.as_deref(), Some(path), "{case}");
+    }
+}
+
+#[test]
+fn a_history_re_kinded_is_a_violation() {
+    let history = super::of_prompt(&conversation("S", HISTORY));
+    let found = check(
+        &conversation("S", "{{#user}}\n{{history}} {{q}}\n{{/user}}"),
+        &history,
+        ErrorCode::ContractViolation,
+    );
+    let said: Vec<&str> = found.iter().map(|d| d.message.as_str()).collect();
+    assert_eq!(
+        said,
+        [
+            "prompt `p` uses `history` as text (`&str`), but the program's vars struct has it as a history (`&[Message]`)"
+        ]
+    );
+}
+
+#[test]
+fn a_stale_conversation_is_worded_for_a_rebuild() {
+    let files = compiled(&[("q", VarKind::Text, &[])]);
+    let found = check(
+        &conversation("S", NO_HISTORY),
+        &files,
+        ErrorCode::StaleBuild,
+    );
+    assert_eq!(
+        found.first().map(|d| d.message.as_str()),
+        Some(
+            "prompt `p` on disk now is a conversation (`system.md`, `messages.md`), but the compiled vars struct is of two files (`system.md`, `user.md`): rebuild"
+        )
+    );
+}
+
+#[test]
+fn a_contract_without_shape_reads_as_two_files_and_a_conversation_writes_it() {
+    let old = r#"{"format":1,"prompts":{"p":{"variables":[{"name":"x","kind":"text"}]}}}"#;
+    let read = Contract::from_json("old.json", old).expect("an old contract reads");
+    assert_eq!(read.prompts["p"].shape, Shape::Files);
+    assert!(
+        !read.to_json().contains("shape"),
+        "two files are written as they always were"
+    );
+    let chat = super::of(&[conversation("S", HISTORY)]);
+    let json = chat.to_json();
+    assert!(json.contains("\"shape\": \"conversation\""), "{json}");
+    assert!(json.contains("\"kind\": \"messages\""), "{json}");
+    assert_eq!(
+        Contract::from_json("chat.json", &json).expect("reads"),
+        chat
+    );
 }

@@ -159,3 +159,75 @@ fn a_version_gets_one_verdict_from_a_handle_the_console_and_verify(store: Store)
         );
     }
 }
+
+every_store!(a_conversation_with_a_history_the_binary_lacks_is_refused);
+/// The binary renders `greeter` as two files (`system.md`, `user.md`) with
+/// a vars struct of `name` alone: a version that makes it a conversation
+/// placing a history is refused by the live handle, with each thing the
+/// program lacks said where it is, and the version before keeps serving.
+fn a_conversation_with_a_history_the_binary_lacks_is_refused(store: Store) {
+    let mut catalog = store.open();
+    let good = publish_labelled(&mut catalog, "greeter", "production", "Hi {{name}}.", None);
+    let mut builder = before::Prompts::connect(&store.url)
+        .label("production")
+        .poll_every(Duration::from_millis(50));
+    let events = builder.subscribe();
+    let prompts = builder.start().expect("starts");
+    wait_for(&events, "the good version", |e| serves(e, "greeter", good));
+
+    let conversation = promptpack_catalog::Draft {
+        system: "Hi {{name}}.".into(),
+        messages: Some(
+            "---\nvars:\n  history: { kind: messages }\n---\n{{history}}\n{{#user}}\nHello, {{name}}.\n{{/user}}"
+                .into(),
+        ),
+        message: "a conversation".into(),
+        ..promptpack_catalog::Draft::default()
+    };
+    let chat = catalog
+        .publish("greeter", &conversation, None)
+        .expect("the catalog takes it: only a binary's contract refuses it")
+        .version;
+    catalog
+        .set_label("greeter", "production", chat)
+        .expect("labels it");
+    let seen = wait_for(&events, "a verdict", |e| {
+        matches!(e, LiveEvent::Refused { .. }) || serves(e, "greeter", chat)
+    });
+    let Some(LiveEvent::Refused { version, error, .. }) = seen.last() else {
+        panic!("the handle served the conversation v{chat}: {seen:#?}")
+    };
+    assert_eq!(*version, chat);
+    let said: Vec<(String, String, Option<String>)> = error
+        .diagnostics()
+        .iter()
+        .map(|d| {
+            (
+                d.code.to_string(),
+                d.message.clone(),
+                d.location.as_ref().map(|l| l.path().to_string()),
+            )
+        })
+        .collect();
+    let messages = Some("templates/greeter/messages.md".to_string());
+    assert_eq!(
+        said,
+        [
+            (
+                "contract_violation".to_string(),
+                "prompt `greeter` is a conversation (`system.md`, `messages.md`), but the program's vars struct is of two files (`system.md`, `user.md`)".to_string(),
+                messages.clone(),
+            ),
+            (
+                "contract_violation".to_string(),
+                "prompt `greeter` needs variable `history`, which the program's vars struct lacks".to_string(),
+                messages,
+            ),
+        ],
+        "{error}"
+    );
+    // What it served before it still serves.
+    let prompt = support::greet_ada(&prompts);
+    assert_eq!(prompt.system, "Hi Ada.");
+    assert_eq!(support::version_of(&prompt.provenance), good);
+}

@@ -10,9 +10,9 @@ use promptpack_core::{Error, ErrorCode};
 use std::collections::HashMap;
 
 /// The columns of a version row, as [`version_row`] reads them.
-const VERSION_COLUMNS: &str = "system_text, user_text, front_matter, resolved_system, \
-     resolved_user, content_hash, author, message, created_at, \
-     delimiter_open, delimiter_close, standalone_tags";
+const VERSION_COLUMNS: &str = "system_text, user_text, messages_text, front_matter, \
+     resolved_system, resolved_user, resolved_messages, content_hash, author, message, \
+     created_at, delimiter_open, delimiter_close, standalone_tags";
 
 /// Version `version` of prompt `id`, with its pins.
 pub(crate) fn version(tx: &mut dyn Tx, id: &str, version: u32) -> Result<Option<Version>, Error> {
@@ -40,6 +40,7 @@ fn version_row(id: &str, version: u32, row: &Row, pins: Vec<Pin>) -> Result<Vers
         version,
         system: row.text("system_text")?,
         user: row.opt_text("user_text")?,
+        messages: row.opt_text("messages_text")?,
         front_matter,
         syntax: Syntax {
             open: row.text("delimiter_open")?,
@@ -49,6 +50,7 @@ fn version_row(id: &str, version: u32, row: &Row, pins: Vec<Pin>) -> Result<Vers
         pins,
         resolved_system: row.text("resolved_system")?,
         resolved_user: row.opt_text("resolved_user")?,
+        resolved_messages: row.opt_text("resolved_messages")?,
         content_hash: row.text("content_hash")?,
         author: row.text("author")?,
         message: row.text("message")?,
@@ -172,8 +174,8 @@ pub(crate) fn insert_version(
     tx.execute(
         "INSERT INTO prompt_versions (prompt_id, version, system_text, user_text, front_matter, \
          resolved_system, resolved_user, content_hash, author, message, created_at, \
-         delimiter_open, delimiter_close, standalone_tags) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+         delimiter_open, delimiter_close, standalone_tags, messages_text, resolved_messages) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
         &[
             Param::Text(id),
             Param::Int(version.into()),
@@ -189,6 +191,8 @@ pub(crate) fn insert_version(
             Param::Text(&draft.syntax.open),
             Param::Text(&draft.syntax.close),
             Param::Int(draft.syntax.standalone_tags.into()),
+            Param::OptText(draft.messages.as_deref()),
+            Param::OptText(compiled.resolved_messages.as_deref()),
         ],
     )?;
     for pin in &compiled.pins {
@@ -208,11 +212,13 @@ pub(crate) fn insert_version(
         version,
         system: draft.system.clone(),
         user: draft.user.clone(),
+        messages: draft.messages.clone(),
         front_matter: compiled.front_matter.clone(),
         syntax: draft.syntax.clone(),
         pins: compiled.pins.clone(),
         resolved_system: compiled.resolved_system.clone(),
         resolved_user: compiled.resolved_user.clone(),
+        resolved_messages: compiled.resolved_messages.clone(),
         content_hash: compiled.content_hash.clone(),
         author: author.to_string(),
         message: draft.message.clone(),
