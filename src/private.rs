@@ -4,7 +4,7 @@
 use crate::prompt::Prompt;
 pub use crate::prompt::PromptHash;
 use crate::provenance::Provenance;
-use promptpack_core::contract::{PromptContract, VarContract};
+use promptpack_core::contract::{PromptContract, Shape, VarContract};
 use promptpack_core::error::{Error, ErrorCode, Result};
 use promptpack_core::message::{Message, Role};
 use promptpack_core::value::ValueRef;
@@ -90,13 +90,16 @@ impl PromptInfo {
             .map_or(&[], |(_, values)| values)
     }
 
-    /// Whether `vars` (a prompt's variables on disk) are the struct's fields
-    /// in order, each of the same kind, comparing only with values its enum
-    /// has: the dev path's common case, told in one pass (before the full
-    /// [`check`](promptpack_core::contract::check), which builds a contract).
+    /// Whether `prompt` (as it is on disk) has the compiled shape and the
+    /// struct's fields in order, each of the same kind, comparing only with
+    /// values its enum has: the dev path's common case, told in one pass
+    /// (before the full [`check`](promptpack_core::contract::check), which
+    /// builds a contract).
     #[cfg(feature = "hot-reload")]
-    pub(crate) fn fits_in_order(&self, vars: &[promptpack_core::program::VarInfo]) -> bool {
-        vars.len() == self.variables.len()
+    pub(crate) fn fits_in_order(&self, prompt: &promptpack_core::resolve::ResolvedPrompt) -> bool {
+        let vars = &prompt.vars;
+        self.conversation == prompt.conversation.is_some()
+            && vars.len() == self.variables.len()
             && vars.iter().enumerate().all(|(i, var)| {
                 self.variables[i] == var.name
                     && self.kind(i) == var.kind()
@@ -110,6 +113,11 @@ impl PromptInfo {
     /// The contract of the compiled vars struct, for the checks that also
     /// judge text from elsewhere against a contract read from JSON.
     pub fn contract(&self) -> PromptContract {
+        let shape = if self.conversation {
+            Shape::Conversation
+        } else {
+            Shape::Files
+        };
         PromptContract::new(
             self.variables
                 .iter()
@@ -120,6 +128,7 @@ impl PromptInfo {
                 })
                 .collect(),
         )
+        .with_shape(shape)
     }
 }
 

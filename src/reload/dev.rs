@@ -42,7 +42,7 @@ pub(super) fn contract<'s>(source: &'s DevSource, id: &str) -> &'s PromptInfo {
 pub(super) fn stale_build(library: &Library, id: &str, contract: &PromptInfo) -> Option<Error> {
     let prompt = library.get(id)?;
     // The common case told in one pass, without building the contract.
-    if contract.fits_in_order(&prompt.vars) {
+    if contract.fits_in_order(prompt) {
         return None;
     }
     Error::from_diagnostics(check(prompt, &contract.contract(), ErrorCode::StaleBuild))

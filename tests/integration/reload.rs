@@ -1895,3 +1895,76 @@ fn a_conversations_edits_are_served() {
         ["system:S", "user:U2", "assistant:A2"]
     );
 }
+
+/// The dev path holds an edit on disk to the compiled shape too: a prompt
+/// compiled from two files whose `user.md` becomes a `messages.md` with the
+/// same variables, or a conversation whose `messages.md` becomes a
+/// `user.md`, is `stale_build` at the file that makes the shape: the
+/// generated code has no place for what the edit renders.
+#[test]
+fn dev_render_refuses_an_edit_to_another_shape() {
+    const QUESTION: &[DevVar] = &[DevVar {
+        name: "question",
+        kind: VarKind::Text,
+        values: &[],
+    }];
+    static ASK: [(&str, &str); 1] = [("question", "Why?")];
+    let stale = |source: &DevSource, what: &str| {
+        let render = || dev_render(source, "p", &ASK).expect("rendered from disk");
+        until(what, || {
+            render().is_err_and(|e| e.code() == ErrorCode::StaleBuild)
+        });
+        render().expect_err("stale")
+    };
+
+    // Two files compiled; the user part becomes a conversation.
+    let dir = folder(&[
+        ("templates/p/system.md", "S"),
+        ("templates/p/user.md", "{{question}}"),
+    ]);
+    let prompts: &'static [PromptInfo] = Box::leak(Box::new([contract("p", QUESTION)]));
+    let source = dev_source(dir.path(), prompts);
+    let first = dev_render(&source, "p", &ASK)
+        .expect("rendered from disk")
+        .expect("renders");
+    assert_eq!(first.user.as_deref(), Some("Why?"));
+    write(
+        dir.path(),
+        "templates/p/messages.md",
+        "{{#user}}\n{{question}}\n{{/user}}\n",
+    );
+    std::fs::remove_file(dir.path().join("templates/p/user.md")).expect("remove user.md");
+    let error = stale(
+        &source,
+        "a conversation where two files were compiled is stale",
+    );
+    let message = error.to_string();
+    assert!(message.contains("conversation"), "{message}");
+    let at = error.diagnostics()[0].location.as_ref().expect("located");
+    assert!(at.path().ends_with("messages.md"), "{message}");
+
+    // A conversation compiled; it becomes two files.
+    let dir = folder(&[
+        ("templates/p/system.md", "S"),
+        (
+            "templates/p/messages.md",
+            "{{#user}}\n{{question}}\n{{/user}}\n",
+        ),
+    ]);
+    let prompts: &'static [PromptInfo] = Box::leak(Box::new([PromptInfo {
+        conversation: true,
+        ..contract("p", QUESTION)
+    }]));
+    let source = dev_source(dir.path(), prompts);
+    let first = dev_render(&source, "p", &ASK)
+        .expect("rendered from disk")
+        .expect("renders");
+    assert_eq!(first.messages.len(), 1, "{first:?}");
+    write(dir.path(), "templates/p/user.md", "{{question}}");
+    std::fs::remove_file(dir.path().join("templates/p/messages.md")).expect("remove messages.md");
+    let error = stale(
+        &source,
+        "two files where a conversation was compiled is stale",
+    );
+    assert!(error.to_string().contains("two files"), "{error}");
+}
