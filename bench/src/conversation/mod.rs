@@ -267,10 +267,15 @@ pub fn section(mode: &Mode) -> String {
             State::Ready(_) => {
                 let min = c.samples.iter().copied().fold(f64::INFINITY, f64::min);
                 let med = median(&mut c.samples);
+                // No ratio when the lower bound failed its check.
+                let ratio = if lower.is_finite() {
+                    format!("{:.2}", med / lower)
+                } else {
+                    "–".to_owned()
+                };
                 format!(
-                    "| {} | {med:.0} | {:.2} | {min:.0} | {} | {} |",
+                    "| {} | {med:.0} | {ratio} | {min:.0} | {} | {} |",
                     c.name,
-                    med / lower,
                     allocs.map_or("–".to_owned(), |a| format!("{a:.0}")),
                     c.note
                 )
