@@ -8,7 +8,11 @@
 //! would, for the typed contender (`include_prompts!` in `src/render.rs`), and
 //! the bench's own `choice/` prompt (a three-way `{{#if role == "…"}}`
 //! choice) the same way, for the `choice` section
-//! (`OUT_DIR/choice_prompts.rs`, `cfg(promptpack_choice)`).
+//! (`OUT_DIR/choice_prompts.rs`, `cfg(promptpack_choice)`), and its
+//! `conversation/` prompt (`system.md` + `messages.md`: few-shot turns under an
+//! `{{#if}}`, a snippet of turns, a `kind: messages` history) for the
+//! `conversation` section (`OUT_DIR/conversation_prompts.rs`,
+//! `cfg(promptpack_conversation)`).
 //!
 //! For the `live` section it writes 1,000 small prompts (`src/live_tree.rs`)
 //! as a template tree in `OUT_DIR/live_many/` and generates their typed code
@@ -35,6 +39,7 @@ fn main() {
     println!("cargo:rerun-if-env-changed=PROMPTPACK_BENCH_WORKLOAD");
     println!("cargo::rustc-check-cfg=cfg(promptpack_typed)");
     println!("cargo::rustc-check-cfg=cfg(promptpack_choice)");
+    println!("cargo::rustc-check-cfg=cfg(promptpack_conversation)");
     println!("cargo::rustc-check-cfg=cfg(promptpack_live_many)");
     let dir = translate::workload_dir();
     println!("cargo:rerun-if-changed={}", dir.display());
@@ -54,6 +59,19 @@ fn main() {
         }) {
         Ok(()) => println!("cargo::rustc-cfg=promptpack_choice"),
         Err(e) => println!("cargo::warning=choice section not built: {e}"),
+    }
+
+    // The conversation section: the bench's own `conversation/` prompt, the
+    // same way (moved before the workload's code takes the default name).
+    let conversation = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("conversation");
+    match promptpack_build::compile_config(&promptpack_build::Config::new(&conversation))
+        .map_err(|e| e.to_string())
+        .and_then(|()| {
+            std::fs::rename(&written, out_dir.join("conversation_prompts.rs"))
+                .map_err(|e| format!("moving {}: {e}", written.display()))
+        }) {
+        Ok(()) => println!("cargo::rustc-cfg=promptpack_conversation"),
+        Err(e) => println!("cargo::warning=conversation section not built: {e}"),
     }
 
     // The typed contender: promptpack's generated code for the workload,

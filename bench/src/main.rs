@@ -13,7 +13,8 @@
 //! Markdown tables: median ns per render and the ratio to a lower bound
 //! measured in the same run; the typed render of the bench's own prompt with
 //! a three-way `{{#if role == "…"}}` choice, per role, against its own lower
-//! bound; loading and rendering the conformance corpus
+//! bound; the bench's own conversation prompt (`messages.md`, a history) as messages,
+//! against a hand-written lower bound, minijinja and Prompty; loading and rendering the conformance corpus
 //! (`PROMPTPACK_CONFORMANCE_DIR`, default `../shared/conformance/openmaic`);
 //! the memory of loading 10,000 synthetic prompts; the build-script cost of
 //! 10, 100 and 1,000 of them; the latency of hot reload; the catalog's
@@ -30,6 +31,7 @@ mod catalog;
 mod choice;
 mod codegen;
 mod console;
+mod conversation;
 mod corpus;
 mod harness;
 mod live;
@@ -50,8 +52,8 @@ usage: promptpack-bench [--quick] [--only SECTION[,SECTION…]]
        promptpack-bench --profile CONTENDER [RENDERS]
 
   --quick      10 rounds of ~2 ms batches instead of 100 of ~20 ms, fewer samples elsewhere
-  --only       run only these sections: render, choice, corpus, memory, codegen, reload, catalog,
-               live, console, lsp
+  --only       run only these sections: render, choice, conversation, corpus, memory, codegen,
+               reload, catalog, live, console, lsp
   --profile    render the first contender whose name contains CONTENDER RENDERS times
                (default 10000) inside `profile_batch`, untimed, and exit; for
                valgrind --tool=callgrind --toggle-collect='*profile_batch*'
@@ -59,8 +61,17 @@ usage: promptpack-bench [--quick] [--only SECTION[,SECTION…]]
 Run it through cargo: cargo run --release --manifest-path bench/Cargo.toml -- [ARGS]";
 
 /// The sections of the report, in order.
-const SECTIONS: [&str; 10] = [
-    "render", "choice", "corpus", "memory", "codegen", "reload", "catalog", "live", "console",
+const SECTIONS: [&str; 11] = [
+    "render",
+    "choice",
+    "conversation",
+    "corpus",
+    "memory",
+    "codegen",
+    "reload",
+    "catalog",
+    "live",
+    "console",
     "lsp",
 ];
 
@@ -137,6 +148,9 @@ fn main() {
     if mode.wants("choice") {
         println!("{}", choice::section(&mode));
     }
+    if mode.wants("conversation") {
+        println!("{}", conversation::section(&mode));
+    }
     if mode.wants("corpus") {
         println!("{}", corpus::section(&mode));
     }
@@ -166,14 +180,15 @@ fn main() {
     }
 }
 
-/// `--profile`: renders the first contender (of the render, choice and live sections, in that
-/// order) whose name contains `name` `n` times inside [`profile_batch`], untimed, and exits.
+/// `--profile`: renders the first contender (of the render, choice, conversation and live
+/// sections, in that order) whose name contains `name` `n` times inside [`profile_batch`], untimed, and exits.
 fn profile(inputs: &Inputs, name: &str, n: u64) {
     let (workload, expected, values) = (&inputs.workload, &inputs.expected, &inputs.values);
     let json = values.json();
     let refs = values.value_refs();
     let mut list = render::contenders(workload, expected, values, &json, &refs);
     list.extend(choice::contenders());
+    list.extend(conversation::contenders());
     // The live rows (a catalog in a temporary folder, kept until the end).
     let _live = match live::profile_contenders(workload, expected, values) {
         Ok((dir, live)) => {

@@ -1,14 +1,26 @@
-//! Counting allocator: live bytes and their peak, counted only while enabled so that it costs
-//! the timed renders one relaxed load per allocation.
+//! Counting allocator: live bytes and their peak (and the number of allocator calls that
+//! returned memory), counted only while enabled so that it costs the timed renders one relaxed
+//! load per allocation.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicUsize, Ordering::Relaxed};
 
 struct Counting;
 
 static COUNTING: AtomicBool = AtomicBool::new(false);
 static LIVE: AtomicIsize = AtomicIsize::new(0);
 static PEAK: AtomicIsize = AtomicIsize::new(0);
+/// `alloc`, `alloc_zeroed` and `realloc` calls while counting.
+static CALLS: AtomicUsize = AtomicUsize::new(0);
+
+/// A call that returned memory (`alloc`, `alloc_zeroed`, `realloc`), and its change in bytes.
+fn count_call(delta: isize) {
+    if COUNTING.load(Relaxed) {
+        CALLS.fetch_add(1, Relaxed);
+        let now = LIVE.fetch_add(delta, Relaxed) + delta;
+        PEAK.fetch_max(now, Relaxed);
+    }
+}
 
 fn count(delta: isize) {
     if COUNTING.load(Relaxed) {
@@ -24,7 +36,7 @@ unsafe impl GlobalAlloc for Counting {
         // SAFETY: forwarded with the caller's guarantees.
         let p = unsafe { System.alloc(layout) };
         if !p.is_null() {
-            count(layout.size() as isize);
+            count_call(layout.size() as isize);
         }
         p
     }
@@ -32,7 +44,7 @@ unsafe impl GlobalAlloc for Counting {
         // SAFETY: forwarded with the caller's guarantees.
         let p = unsafe { System.alloc_zeroed(layout) };
         if !p.is_null() {
-            count(layout.size() as isize);
+            count_call(layout.size() as isize);
         }
         p
     }
@@ -45,7 +57,7 @@ unsafe impl GlobalAlloc for Counting {
         // SAFETY: forwarded with the caller's guarantees.
         let p = unsafe { System.realloc(ptr, layout, new_size) };
         if !p.is_null() {
-            count(new_size as isize - layout.size() as isize);
+            count_call(new_size as isize - layout.size() as isize);
         }
         p
     }
@@ -65,4 +77,12 @@ pub fn measure_memory<T>(f: impl FnOnce() -> T) -> (T, usize, usize) {
     let peak = PEAK.load(Relaxed).max(0) as usize;
     let live = LIVE.load(Relaxed).max(0) as usize;
     (out, peak, live)
+}
+
+/// Runs `f` with the counter on; returns its result and the number of allocator calls that
+/// returned memory during it (`alloc`, `alloc_zeroed` and `realloc`; frees are not counted).
+pub fn count_allocations<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    CALLS.store(0, Relaxed);
+    let (out, _, _) = measure_memory(f);
+    (out, CALLS.load(Relaxed))
 }

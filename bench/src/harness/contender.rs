@@ -15,7 +15,10 @@ pub enum State<'a> {
     /// It erred, differed or could not be set up: never timed.
     Failed(String),
     /// Not built (the typed contenders when `build.rs` could not compile their prompts).
-    #[cfg_attr(all(promptpack_typed, promptpack_choice), allow(dead_code))]
+    #[cfg_attr(
+        all(promptpack_typed, promptpack_choice, promptpack_conversation),
+        allow(dead_code)
+    )]
     Skipped(String),
 }
 
@@ -51,7 +54,10 @@ impl<'a> Contender<'a> {
 }
 
 /// For the typed contenders when they are not built.
-#[cfg_attr(all(promptpack_typed, promptpack_choice), allow(dead_code))]
+#[cfg_attr(
+    all(promptpack_typed, promptpack_choice, promptpack_conversation),
+    allow(dead_code)
+)]
 pub fn skipped<'a>(
     name: &'static str,
     note: &'static str,
@@ -116,4 +122,34 @@ pub fn lower_bound<E>(pieces: Vec<String>) -> impl FnMut() -> Result<String, E> 
         }
         Ok(out)
     }
+}
+
+/// A contender whose output is not one string (a conversation's messages, in the engine's own
+/// type): `check` compares its first output with the expected one (an `Err` says where they
+/// part: the contender is then `Failed` and never timed), and `size` gives the bytes an output
+/// holds (summed and kept while timed, so that nothing is optimized away).
+pub fn checked<'a, T: 'a, F>(
+    name: &'static str,
+    note: &'static str,
+    check: impl FnOnce(&T) -> Result<(), String>,
+    size: fn(&T) -> usize,
+    mut render: F,
+) -> Contender<'a>
+where
+    F: FnMut() -> Result<T, String> + 'a,
+{
+    let state = match render().and_then(|out| check(&out)) {
+        Err(e) => State::Failed(e),
+        Ok(()) => State::Ready(Box::new(move |n| {
+            let mut bytes = 0;
+            for _ in 0..n {
+                match render() {
+                    Ok(out) => bytes += size(black_box(&out)),
+                    Err(e) => panic!("{name} failed while timed: {e}"),
+                }
+            }
+            bytes
+        })),
+    };
+    Contender::new(name, note, state)
 }

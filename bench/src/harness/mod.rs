@@ -9,10 +9,13 @@ mod contender;
 mod report;
 mod timing;
 
-pub use alloc::measure_memory;
-#[cfg_attr(all(promptpack_typed, promptpack_choice), allow(unused_imports))]
+pub use alloc::{count_allocations, measure_memory};
+#[cfg_attr(
+    all(promptpack_typed, promptpack_choice, promptpack_conversation),
+    allow(unused_imports)
+)]
 pub use contender::skipped;
-pub use contender::{Contender, State, contender, lower_bound, try_contender};
+pub use contender::{Contender, State, checked, contender, lower_bound, try_contender};
 pub use report::{err, escape_cell, first_difference, table_row};
 pub use timing::{calibrate, median, profile_batch, summary, time_all, time_ms};
 
