@@ -408,6 +408,19 @@ impl Library {
             _ => 0,
         };
         let mut missing = Missing::default();
+        // Each value's printed length, once per render when a part must be
+        // measured (every message of a conversation is). A history is never
+        // printed in a text, and printing a JSON history to measure it was
+        // most of a conversation's render.
+        let lens: std::cell::OnceCell<Vec<usize>> = std::cell::OnceCell::new();
+        let lens_of_values = || -> Vec<usize> {
+            (0..prompt.vars.len())
+                .map(|i| match prompt.vars[i].kind() {
+                    VarKind::Messages => 0,
+                    _ => value_len(i),
+                })
+                .collect()
+        };
         // `uses` counts each variable's value tokens in `program`: without
         // it (a conversation's message), the length is measured.
         let mut render = |program: &Program, uses: Option<&[u32]>, part: PartName| {
@@ -432,7 +445,7 @@ impl Library {
                 // Each value's length once, not once per use: counting a
                 // JSON array's printed length at each of 20,000 uses would
                 // cost what the bound is there to refuse.
-                let lens: Vec<usize> = (0..prompt.vars.len()).map(&value_len).collect();
+                let lens = lens.get_or_init(lens_of_values);
                 measure_ops(program, values, &|i| {
                     lens.get(i).copied().unwrap_or_else(|| value_len(i))
                 })
@@ -455,27 +468,30 @@ impl Library {
             Some(user) => Some(render(user, Some(user_uses), PartName::User)?),
             None => None,
         };
-        let mut messages = Vec::new();
+        let sent = prompt
+            .conversation
+            .as_ref()
+            .map(|conversation| conversation.sent(values))
+            .unwrap_or_default();
+        let mut messages = Vec::with_capacity(sent.len());
         let mut missing_history = Vec::new();
-        if let Some(conversation) = &prompt.conversation {
-            for sent in conversation.sent(values) {
-                match sent {
-                    Sent::Message {
-                        role,
-                        name,
-                        program,
-                    } => messages.push(Message {
-                        role,
-                        content: render(program, None, PartName::Messages)?,
-                        name: name.map(str::to_string),
-                    }),
-                    Sent::History(var) => match values.get(var).copied().flatten() {
-                        Some(value) => {
-                            history_messages(prompt, var, value, bound, &mut messages)?;
-                        }
-                        None => missing_history.push(var),
-                    },
-                }
+        for turn in sent {
+            match turn {
+                Sent::Message {
+                    role,
+                    name,
+                    program,
+                } => messages.push(Message {
+                    role,
+                    content: render(program, None, PartName::Messages)?,
+                    name: name.map(str::to_string),
+                }),
+                Sent::History(var) => match values.get(var).copied().flatten() {
+                    Some(value) => {
+                        history_messages(prompt, var, value, bound, &mut messages)?;
+                    }
+                    None => missing_history.push(var),
+                },
             }
         }
         for var in missing_history {
@@ -529,7 +545,7 @@ fn history_messages(
         ValueRef::Json(serde_json::Value::Array(items)) => {
             messages.reserve(items.len());
             for (i, item) in items.iter().enumerate() {
-                let message = serde_json::from_value::<Message>(item.clone())
+                let message = <Message as serde::Deserialize>::deserialize(item)
                     .map_err(|e| invalid(format!("message {i} is not a message: {e}")))?;
                 messages.push(message);
             }

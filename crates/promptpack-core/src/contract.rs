@@ -78,6 +78,7 @@ impl Shape {
     }
 
     /// The shape, as a diagnostic words it.
+    #[cfg(feature = "contract-check")]
     fn describe(self) -> &'static str {
         match self {
             Shape::Files => "two files (`system.md`, `user.md`)",
