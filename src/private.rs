@@ -345,18 +345,23 @@ fn walk<'a>(part: &'a Part, slots: &[Slot<'a>], mut each: impl FnMut(&'a str)) {
             Step::T(start, end) => each(part.text.get(start as usize..end as usize).unwrap_or("")),
             Step::V(i) => each(slots.get(i as usize).map_or("", |slot| slot.text)),
             Step::I(i, equals, else_at) => {
-                let slot = slots.get(i as usize).copied().unwrap_or(NONE);
-                let holds = if equals == 0 {
-                    slot.truthy
-                } else {
-                    slot.choice == equals
-                };
-                if !holds {
+                if !holds(slots, i, equals) {
                     at = else_at as usize;
                 }
             }
             Step::E(end_at) => at = end_at as usize,
         }
+    }
+}
+
+/// Whether the test of step `I(i, equals, _)` holds: field `i`'s truth
+/// when `equals` is 0, else whether it holds the `equals`-th value.
+fn holds(slots: &[Slot<'_>], i: u32, equals: u32) -> bool {
+    let slot = slots.get(i as usize).copied().unwrap_or(NONE);
+    if equals == 0 {
+        slot.truthy
+    } else {
+        slot.choice == equals
     }
 }
 
@@ -474,13 +479,7 @@ pub fn render_turns(info: &PromptInfo, slots: &[Slot<'_>], bound: usize) -> Resu
                     .map_err(|len| too_large(info.id, PartName::Messages, len, bound))?;
             }
             TurnStep::I(i, equals, else_at) => {
-                let slot = slots.get(i as usize).copied().unwrap_or(NONE);
-                let holds = if equals == 0 {
-                    slot.truthy
-                } else {
-                    slot.choice == equals
-                };
-                if !holds {
+                if !holds(slots, i, equals) {
                     at = else_at as usize;
                 }
             }

@@ -1,7 +1,7 @@
 //! The `conversation` section: the bench's own conversation prompt (`bench/conversation/`:
 //! `system.md` with three variables, `messages.md` with four few-shot turns under
 //! `{{#if showExamples}}` (two of them from a snippet of turns), a `kind: messages` history,
-//! and a last user message with three variables), rendered with six history messages by:
+//! and a last user message with three variables), rendered with a history of twenty messages by:
 //!
 //! 1. a hand-written lower bound (`text::LowerBound`: one `String::with_capacity` per message,
 //!    its pieces pushed, the history cloned; no promptpack);
@@ -251,7 +251,7 @@ pub fn section(mode: &Mode) -> String {
         "## Conversation: `{}`, 11 messages\n\n\
          The bench's own conversation (`bench/conversation/`): a system message with three \
          variables, four few-shot turns under `{{{{#if showExamples}}}}` (two from a snippet \
-         of turns), a history of six messages (`kind: messages`), and a last user message \
+         of turns), a history of twenty messages (`kind: messages`), and a last user message \
          with three variables. {} rounds, interleaved; batches of about {:?}. Every \
          contender's messages (role and content, in order) were checked against \
          `Library::render`'s first. Allocations: allocator calls (`alloc`, `realloc`) per \

@@ -16,8 +16,7 @@ pub fn json_values() -> serde_json::Value {
     map.insert("showExamples".to_owned(), SHOW_EXAMPLES.into());
     map.insert(
         "history".to_owned(),
-        text::HISTORY
-            .iter()
+        text::history_texts()
             .map(|(role, content)| serde_json::json!({ "role": role.as_str(), "content": content }))
             .collect(),
     );

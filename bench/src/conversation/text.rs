@@ -43,7 +43,12 @@ pub fn text(name: &str) -> &'static str {
         .map_or("", |&(_, v)| v)
 }
 
-/// The chat so far: six messages, oldest first.
+/// How many messages the history holds: the workload, a chat of
+/// twenty messages so far ([`HISTORY`]'s six, again and again).
+pub const HISTORY_LEN: usize = 20;
+
+/// Six messages of a chat, oldest first: the history repeats them up to
+/// [`HISTORY_LEN`] (a user's and the assistant's turns alternate).
 pub const HISTORY: [(Role, &str); 6] = [
     (
         Role::User,
@@ -75,11 +80,16 @@ pub const HISTORY: [(Role, &str); 6] = [
     ),
 ];
 
-/// [`HISTORY`] as promptpack's messages.
+/// The history's messages, as role and text: [`HISTORY`] repeated up to
+/// [`HISTORY_LEN`].
+pub fn history_texts() -> impl Iterator<Item = (Role, &'static str)> {
+    HISTORY.iter().copied().cycle().take(HISTORY_LEN)
+}
+
+/// The history as promptpack's messages.
 pub fn history() -> Vec<Message> {
-    HISTORY
-        .iter()
-        .map(|&(role, content)| Message::new(role, content))
+    history_texts()
+        .map(|(role, content)| Message::new(role, content))
         .collect()
 }
 

@@ -33,7 +33,8 @@ pub(crate) struct RenderArgs {
     #[arg(long)]
     pub(crate) lenient: bool,
     /// Print `{"id", "system", "user", "hash"}` as JSON; a conversation's
-    /// adds `messages`, `[{"role", "content", "name"?}]`.
+    /// adds `messages`, every message to send (the system first), each
+    /// `{"role", "content", "name"?}`.
     #[arg(long)]
     pub(crate) json: bool,
     #[command(flatten)]
@@ -262,16 +263,23 @@ pub(crate) fn write_prompt(
             id: &'a str,
             system: &'a str,
             user: Option<&'a str>,
-            // A prompt of two files prints as it always did.
+            // Every message to send, the system message first, as the
+            // console's API gives them; a prompt of two files prints as it
+            // always did.
             #[serde(skip_serializing_if = "<[_]>::is_empty")]
-            messages: &'a [promptpack::Message],
+            messages: Vec<promptpack::MessageRef<'a>>,
             hash: String,
         }
+        let messages = if prompt.messages.is_empty() {
+            Vec::new()
+        } else {
+            prompt.messages().collect()
+        };
         let shown = Shown {
             id: &prompt.id,
             system: &prompt.system,
             user: prompt.user.as_deref(),
-            messages: &prompt.messages,
+            messages,
             hash: prompt.hash.to_string(),
         };
         if pretty {

@@ -3,13 +3,14 @@
 //! (`render_messages`, a renderer per message, the branches as `if`s), or
 //! as tables (`__TURNS`, `__MESSAGES`) that one loop of the runtime walks.
 
+use super::render::part_literal;
 use crate::names::Field;
 use crate::renderer::{condition_of, measured_fn};
-use crate::rust_source::{Source, lit, text_lit};
+use crate::rust_source::{Source, lit};
 use promptpack_core::conversation::{Conversation, Turn};
 use promptpack_core::message::Role;
 use promptpack_core::program::VarInfo;
-use promptpack_core::table::{Step, TurnStep, steps, turn_steps};
+use promptpack_core::table::{TurnStep, turn_steps};
 
 /// `{runtime}::Role::X` for `role`.
 fn role_path(role: Role, runtime: &str) -> String {
@@ -213,21 +214,11 @@ pub(super) fn table_consts(
     out.line("#[doc(hidden)]");
     out.open("pub const __MESSAGES: &'static [__p::MessagePart] = &[");
     for message in &table.messages {
-        let part_steps: Vec<String> = steps(message.program, vars)
-            .into_iter()
-            .map(|step| match step {
-                Step::T(start, end) => format!("T({start},{end})"),
-                Step::V(i) => format!("V({i})"),
-                Step::I(i, equals, else_at) => format!("I({i},{equals},{else_at})"),
-                Step::E(end_at) => format!("E({end_at})"),
-            })
-            .collect();
         out.line(format!(
-            "__p::MessagePart {{ role: {}, name: {}, part: __p::Part {{ text: {}, steps: &[{}] }} }},",
+            "__p::MessagePart {{ role: {}, name: {}, part: {} }},",
             role_path(message.role, runtime),
             name_lit(message.name),
-            text_lit(&message.program.text),
-            part_steps.join(",")
+            part_literal(message.program, vars)
         ));
     }
     out.close("];");

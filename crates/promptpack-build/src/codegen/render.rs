@@ -7,7 +7,7 @@ use super::conversation;
 use crate::names::Field;
 use crate::renderer::render_fn;
 use crate::rust_source::{Source, lit, text_lit};
-use promptpack_core::program::{Program, VarKind};
+use promptpack_core::program::{Program, VarInfo, VarKind};
 use promptpack_core::render::PartName;
 use promptpack_core::resolve::ResolvedPrompt;
 use promptpack_core::table::{Step, steps};
@@ -191,7 +191,17 @@ fn slots_fn(out: &mut Source, fields: &[Field]) {
 /// A part as a table (`__p::Part`): its text in one literal and its steps
 /// ([`steps`]).
 fn part_table(out: &mut Source, name: &str, program: &Program, prompt: &ResolvedPrompt) {
-    let steps: Vec<String> = steps(program, &prompt.vars)
+    out.line("#[doc(hidden)]");
+    out.line(format!(
+        "pub const {name}: __p::Part = {};",
+        part_literal(program, &prompt.vars)
+    ));
+}
+
+/// `__p::Part { text, steps }` of `program`, whose variables are numbered
+/// in `vars`: its text in one literal and its steps ([`steps`]).
+pub(super) fn part_literal(program: &Program, vars: &[VarInfo]) -> String {
+    let steps: Vec<String> = steps(program, vars)
         .into_iter()
         .map(|step| match step {
             Step::T(start, end) => format!("T({start},{end})"),
@@ -200,10 +210,9 @@ fn part_table(out: &mut Source, name: &str, program: &Program, prompt: &Resolved
             Step::E(end_at) => format!("E({end_at})"),
         })
         .collect();
-    out.line("#[doc(hidden)]");
-    out.line(format!(
-        "pub const {name}: __p::Part = __p::Part {{ text: {}, steps: &[{}] }};",
+    format!(
+        "__p::Part {{ text: {}, steps: &[{}] }}",
         text_lit(&program.text),
         steps.join(",")
-    ));
+    )
 }

@@ -65,72 +65,9 @@ pub(crate) fn execute(
         version.prompt_id, version.version, version.content_hash
     );
     let mut out = Vec::new();
-    let written = if prompt.messages.is_empty() {
-        write_prompt(&mut out, &prompt, json, true)
-    } else {
-        write_conversation(&mut out, &prompt, json)
-    };
-    written.map_err(|e| Error::new(promptpack::ErrorCode::Io, e.to_string()))?;
+    write_prompt(&mut out, &prompt, json, true)
+        .map_err(|e| Error::new(promptpack::ErrorCode::Io, e.to_string()))?;
     Ok(String::from_utf8_lossy(&out).into_owned())
-}
-
-/// Writes a rendered conversation: the system text, then each message
-/// after a line naming its role (`--- tool NAME ---` for a tool result),
-/// as `write_prompt` separates the user part; or a JSON object whose
-/// `messages` are every message to send, the system message first, each
-/// `{"role", "content"}` (and a tool result's `"name"`).
-fn write_conversation(
-    out: &mut Vec<u8>,
-    prompt: &promptpack::Prompt,
-    json: bool,
-) -> std::io::Result<()> {
-    use std::io::Write;
-    if json {
-        /// One message, borrowing the prompt's text.
-        #[derive(serde::Serialize)]
-        struct Message<'a> {
-            role: promptpack::Role,
-            content: &'a str,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            name: Option<&'a str>,
-        }
-        /// The JSON form: `promptpack render --json`'s, with the messages.
-        #[derive(serde::Serialize)]
-        struct Shown<'a> {
-            id: &'a str,
-            system: &'a str,
-            user: Option<&'a str>,
-            messages: Vec<Message<'a>>,
-            hash: String,
-        }
-        let shown = Shown {
-            id: &prompt.id,
-            system: &prompt.system,
-            user: prompt.user.as_deref(),
-            messages: prompt
-                .messages()
-                .map(|m| Message {
-                    role: m.role,
-                    content: m.content,
-                    name: m.name,
-                })
-                .collect(),
-            hash: prompt.hash.to_string(),
-        };
-        serde_json::to_writer_pretty(&mut *out, &shown)?;
-        return out.write_all(b"\n");
-    }
-    out.write_all(prompt.system.as_bytes())?;
-    out.write_all(b"\n")?;
-    for message in &prompt.messages {
-        match &message.name {
-            Some(name) => writeln!(out, "--- {} {name} ---", message.role)?,
-            None => writeln!(out, "--- {} ---", message.role)?,
-        }
-        out.write_all(message.content.as_bytes())?;
-        out.write_all(b"\n")?;
-    }
-    Ok(())
 }
 
 /// The version judged as a live handle judges it (compiled on its own from
