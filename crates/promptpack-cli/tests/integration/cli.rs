@@ -1359,6 +1359,7 @@ fn render_json_gives_a_conversations_messages() {
     assert_eq!(
         roles,
         [
+            ("system", None),
             ("user", None),
             ("tool", Some("orders")),
             ("assistant", None),
@@ -1367,8 +1368,9 @@ fn render_json_gives_a_conversations_messages() {
             ("user", None),
         ]
     );
-    assert_eq!(messages[3]["content"], "Hi, {{product}} support?");
-    assert_eq!(messages[5]["content"], "And my order 18?");
+    assert_eq!(messages[0]["content"], shown["system"]);
+    assert_eq!(messages[4]["content"], "Hi, {{product}} support?");
+    assert_eq!(messages[6]["content"], "And my order 18?");
     assert!(
         messages
             .iter()
