@@ -1,5 +1,5 @@
 //! The `conversation` section: the bench's own conversation prompt (`bench/conversation/`:
-//! `system.md` with three variables, `messages.md` with four few-shot turns under
+//! `system.md` with three variables, `messages.md` with four few-shot messages (two turns) under
 //! `{{#if showExamples}}` (two of them from a snippet of turns), a `kind: messages` history,
 //! and a last user message with three variables), rendered with a history of twenty messages by:
 //!
@@ -237,6 +237,9 @@ fn allocations(c: &mut Contender<'_>) -> Option<f64> {
     Some(calls as f64 / RENDERS as f64)
 }
 
+/// The few-shot messages `messages.md` sends when `showExamples` is on.
+const FEW_SHOT_MESSAGES: usize = 4;
+
 /// The section: every row timed together, each ratio to the lower bound of the same run.
 pub fn section(mode: &Mode) -> String {
     let mut list = contenders();
@@ -248,9 +251,9 @@ pub fn section(mode: &Mode) -> String {
         .map(|c| median(&mut c.samples.clone()))
         .unwrap_or(f64::NAN);
     let mut out = format!(
-        "## Conversation: `{}`, 11 messages\n\n\
+        "## Conversation: `{}`, {} messages after the system message\n\n\
          The bench's own conversation (`bench/conversation/`): a system message with three \
-         variables, four few-shot turns under `{{{{#if showExamples}}}}` (two from a snippet \
+         variables, four few-shot messages (two turns) under `{{{{#if showExamples}}}}` (two from a snippet \
          of turns), a history of twenty messages (`kind: messages`), and a last user message \
          with three variables. {} rounds, interleaved; batches of about {:?}. Every \
          contender's messages (role and content, in order) were checked against \
@@ -259,6 +262,7 @@ pub fn section(mode: &Mode) -> String {
          | contender | median ns/render | × lower bound | min ns/render | allocs/render | notes |\n\
          |---|---:|---:|---:|---:|---|\n",
         text::PROMPT_ID,
+        FEW_SHOT_MESSAGES + text::HISTORY_LEN + 1,
         mode.rounds,
         mode.batch_target
     );
