@@ -12,15 +12,10 @@ use promptpack_core::message::Role;
 use promptpack_core::program::VarInfo;
 use promptpack_core::table::{TurnStep, turn_steps};
 
-/// `{runtime}::Role::X` for `role`.
+/// `{runtime}::Role::X` for `role`: its derived `Debug` is the variant's
+/// name, so a role added to the enum needs nothing here.
 fn role_path(role: Role, runtime: &str) -> String {
-    let variant = match role {
-        Role::System => "System",
-        Role::User => "User",
-        Role::Assistant => "Assistant",
-        _ => "Tool",
-    };
-    format!("{runtime}::Role::{variant}")
+    format!("{runtime}::Role::{role:?}")
 }
 
 /// `Some("name")` or `None`, for a message's tool name.
