@@ -146,6 +146,21 @@ pub enum ErrorCode {
     /// Lint: a conversation that ends with the assistant's turn, so that
     /// the model would be asked to continue its own message.
     EndsWithAssistant,
+    /// A `response` or `tools` declaration in front matter that is not a
+    /// schema: an unknown type, an enum without values, a field name that
+    /// cannot become a Rust field, nesting past the strict mode's limit.
+    InvalidSchema,
+    /// Lint: a declared tool without a description, so that the model
+    /// sees a name and arguments but not when to call it.
+    UndescribedTool,
+    /// A model's answer with no JSON value in it, or one cut short or not
+    /// well formed: located in the answer's text.
+    AnswerNotJson,
+    /// A model's answer whose JSON the schema does not take: a field
+    /// missing or not declared, a value of another type, a value an enum
+    /// lacks. Located at the value in the answer's text, saying what the
+    /// schema wanted there.
+    AnswerMismatch,
 }
 
 impl ErrorCode {
@@ -203,6 +218,10 @@ impl ErrorCode {
             ErrorCode::TextOutsideMessage => "text_outside_message",
             ErrorCode::EmptyMessage => "empty_message",
             ErrorCode::EndsWithAssistant => "ends_with_assistant",
+            ErrorCode::InvalidSchema => "invalid_schema",
+            ErrorCode::UndescribedTool => "undescribed_tool",
+            ErrorCode::AnswerNotJson => "answer_not_json",
+            ErrorCode::AnswerMismatch => "answer_mismatch",
         }
     }
 }

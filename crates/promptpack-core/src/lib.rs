@@ -32,6 +32,7 @@ pub mod render;
 pub mod resolve;
 #[cfg(feature = "scan")]
 pub mod scan;
+pub mod schema;
 pub mod sections;
 pub mod settings;
 pub mod similar;

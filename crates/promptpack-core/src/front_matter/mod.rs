@@ -9,6 +9,8 @@
 
 mod declared;
 #[cfg(feature = "load")]
+mod notation;
+#[cfg(feature = "load")]
 mod read;
 #[cfg(feature = "load")]
 mod yaml;
@@ -19,6 +21,7 @@ pub use read::{FileRole, Read, read_front_matter};
 
 use crate::error::{Diagnostic, ErrorCode, Location};
 use crate::program::VarKind;
+use crate::schema::{Schema, Tool};
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::{Map, Value};
@@ -43,6 +46,10 @@ pub struct FrontMatter {
     pub metadata: Option<Value>,
     /// `max_tokens`: the budget of the rendered prompt, in tokens.
     pub max_tokens: Option<u64>,
+    /// `tools`: the tools the model may call, in the order declared.
+    pub tools: Vec<Tool>,
+    /// `response`: the shape of the answer the application reads.
+    pub response: Option<Schema>,
     /// The fields set, each where its key is, so that a prompt's two files
     /// can be merged and a field set twice reported.
     keys: Vec<(Field, Location)>,
@@ -111,8 +118,9 @@ impl Example {
 
 /// The fields set, as front matter writes them: `model`, `config`,
 /// `metadata`, `description`, `max_tokens`, `vars` (even empty: it makes a
-/// contract) and `examples` (when there are any); not where each is
-/// written. What a catalog version stores.
+/// contract) and `examples` (when there are any); `tools` and `response` as
+/// the JSON a request sends (each tool as a function, the response as its
+/// JSON Schema); not where each is written. What a catalog version stores.
 impl Serialize for FrontMatter {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
@@ -137,6 +145,13 @@ impl Serialize for FrontMatter {
         if !self.examples.is_empty() {
             map.serialize_entry("examples", &self.examples)?;
         }
+        if !self.tools.is_empty() {
+            let tools: Vec<Value> = self.tools.iter().map(Tool::json).collect();
+            map.serialize_entry("tools", &tools)?;
+        }
+        if let Some(response) = &self.response {
+            map.serialize_entry("response", &response.json_schema())?;
+        }
         map.end()
     }
 }
@@ -154,11 +169,13 @@ enum Field {
     Config,
     Metadata,
     MaxTokens,
+    Tools,
+    Response,
 }
 
 #[cfg_attr(not(feature = "load"), allow(dead_code))]
 impl Field {
-    const ALL: [Field; 7] = [
+    const ALL: [Field; 9] = [
         Field::Description,
         Field::Vars,
         Field::Examples,
@@ -166,6 +183,8 @@ impl Field {
         Field::Config,
         Field::Metadata,
         Field::MaxTokens,
+        Field::Tools,
+        Field::Response,
     ];
 
     fn key(self) -> &'static str {
@@ -177,6 +196,8 @@ impl Field {
             Field::Config => "config",
             Field::Metadata => "metadata",
             Field::MaxTokens => "max_tokens",
+            Field::Tools => "tools",
+            Field::Response => "response",
         }
     }
 
@@ -217,6 +238,8 @@ impl FrontMatter {
             config,
             metadata,
             max_tokens,
+            tools,
+            response,
             keys,
         } = other;
         if let Some(vars) = vars {
@@ -247,6 +270,10 @@ impl FrontMatter {
         self.config = self.config.take().or(config);
         self.metadata = self.metadata.take().or(metadata);
         self.max_tokens = self.max_tokens.or(max_tokens);
+        if self.tools.is_empty() {
+            self.tools = tools;
+        }
+        self.response = self.response.take().or(response);
         self.keys.extend(keys);
     }
 

@@ -68,14 +68,14 @@ pub fn read_front_matter(file: &SourceFile, role: FileRole) -> Read {
     read
 }
 
-struct Reader<'f> {
+pub(super) struct Reader<'f> {
     file: &'f SourceFile,
-    errors: Vec<Diagnostic>,
+    pub(super) errors: Vec<Diagnostic>,
     warnings: Vec<Diagnostic>,
 }
 
 impl Reader<'_> {
-    fn location(&self, node: &Node) -> Location {
+    pub(super) fn location(&self, node: &Node) -> Location {
         self.file.location(node.span)
     }
 
@@ -85,7 +85,7 @@ impl Reader<'_> {
             .push(Diagnostic::new(ErrorCode::InvalidFrontMatter, message).at(at));
     }
 
-    fn unknown_key(&mut self, key: &Node, name: &str, known: &[&str], of_what: &str) {
+    pub(super) fn unknown_key(&mut self, key: &Node, name: &str, known: &[&str], of_what: &str) {
         let near = nearest(name, known.iter().copied(), 1);
         let help = match near.first() {
             Some(near) => format!("did you mean `{near}`?"),
@@ -135,6 +135,8 @@ impl Reader<'_> {
                 Field::Config => front_matter.config = Some(value.value.to_json()),
                 Field::Metadata => front_matter.metadata = Some(value.value.to_json()),
                 Field::MaxTokens => front_matter.max_tokens = self.max_tokens(value),
+                Field::Tools => front_matter.tools = self.tools(value),
+                Field::Response => front_matter.response = self.response(value),
             }
         }
         front_matter
