@@ -228,6 +228,26 @@ impl Library {
         self.get(id).map(|p| p.front_matter.settings_json())
     }
 
+    /// The tools prompt `id` declares, as a chat request lists them: a JSON
+    /// array of `{"type": "function", "function": {name, description,
+    /// parameters, "strict": true}}` (empty when it declares none). `None`
+    /// for an unknown id.
+    pub fn tools(&self, id: &str) -> Option<serde_json::Value> {
+        let tools = &self.get(id)?.front_matter.tools;
+        Some(serde_json::Value::Array(
+            tools.iter().map(|tool| tool.json()).collect(),
+        ))
+    }
+
+    /// The response format of prompt `id` for a chat request: `{"type":
+    /// "json_schema", "json_schema": {"name": id, "strict": true, "schema"}}`.
+    /// `None` for an unknown id or a prompt that declares no `response`.
+    pub fn response_format(&self, id: &str) -> Option<serde_json::Value> {
+        let prompt = self.get(id)?;
+        let response = prompt.front_matter.response.as_ref()?;
+        Some(response.response_format(&prompt.id))
+    }
+
     /// Every prompt as the pipeline resolved it, sorted by id.
     #[cfg(feature = "unstable-machinery")]
     #[cfg_attr(docsrs, doc(cfg(feature = "unstable-machinery")))]

@@ -38,11 +38,12 @@ const MAX_RENDERS: usize = 4096;
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Extreme {
     /// Its tokens: the system part's and the user part's (or every
-    /// message's) together.
+    /// message's) together, with the declared tools and response format.
     pub(crate) tokens: usize,
     /// The tokens of each part, in order: `system`, then `user` or each
     /// message of a conversation as `message N: role` (a tool result's
-    /// `message N: tool NAME`), `N` its index after the system message.
+    /// `message N: tool NAME`), `N` its index after the system message;
+    /// then `tools` and `response format` when the prompt declares them.
     pub(crate) parts: Vec<(String, usize)>,
     /// Each condition variable's setting, in the prompt's order: `true` or
     /// `false`, the value set, or `null` for unset (or none of its values).
@@ -97,6 +98,30 @@ fn count_parts(
     Ok(parts)
 }
 
+/// What a request sends beside the messages, the same whatever the values:
+/// the declared tools and the response format, each counted as the JSON the
+/// request carries (providers bill them as part of the prompt; the text they
+/// turn the JSON into is theirs, so this is an estimate).
+fn request_parts(
+    prompt: &ResolvedPrompt,
+    count: &dyn Fn(&str) -> Result<usize, Error>,
+) -> Result<Vec<(String, usize)>, Error> {
+    let mut parts = Vec::new();
+    let front_matter = &prompt.front_matter;
+    if !front_matter.tools.is_empty() {
+        let tools: Vec<Value> = front_matter.tools.iter().map(|t| t.json()).collect();
+        parts.push((
+            "tools".to_string(),
+            count(&Value::Array(tools).to_string())?,
+        ));
+    }
+    if let Some(response) = &front_matter.response {
+        let format = response.response_format(&prompt.id).to_string();
+        parts.push(("response format".to_string(), count(&format)?));
+    }
+    Ok(parts)
+}
+
 /// The token range of a prompt.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct TokenRange {
@@ -145,6 +170,8 @@ pub(crate) fn token_range(
             (var.name.clone(), value)
         })
         .collect();
+    let request = request_parts(prompt, count)?;
+    let request_tokens: usize = request.iter().map(|(_, tokens)| tokens).sum();
     let axes = axes(prompt, &base);
     let sizes: Vec<usize> = axes.iter().map(|a| a.settings.len()).collect();
     let mut values = base;
@@ -176,9 +203,10 @@ pub(crate) fn token_range(
     // The two extremes rendered again for their counts per part: the search
     // keeps only totals, which is all it compares.
     let mut extreme = |(tokens, at): (usize, Vec<usize>)| -> Result<Extreme, Error> {
-        let parts = count_parts(&render(&at)?, count)?;
+        let mut parts = count_parts(&render(&at)?, count)?;
+        parts.extend(request.iter().cloned());
         Ok(Extreme {
-            tokens,
+            tokens: tokens + request_tokens,
             parts,
             values: axes
                 .iter()

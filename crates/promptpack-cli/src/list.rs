@@ -171,6 +171,23 @@ fn to_text(prompt: &ResolvedPrompt, range: Option<&TokenRange>, encoding: Encodi
     let _ = writeln!(out, "  variables:  {}", or_none(vars));
     let _ = writeln!(out, "  conditions: {}", or_none(conditions));
     let _ = writeln!(out, "  snippets:   {}", or_none(snippets));
+    // Only a prompt that declares them has the lines: the others list as
+    // they always did.
+    let front_matter = &prompt.front_matter;
+    if !front_matter.tools.is_empty() {
+        let tools: Vec<&str> = front_matter.tools.iter().map(|t| t.name.as_str()).collect();
+        let _ = writeln!(out, "  tools:      {}", tools.join(", "));
+    }
+    if let Some(fields) = front_matter.response.as_ref().and_then(|r| r.properties()) {
+        let fields: Vec<String> = fields
+            .iter()
+            .map(|p| {
+                let optional = if p.schema.nullable { "?" } else { "" };
+                format!("{}{optional}", p.name)
+            })
+            .collect();
+        let _ = writeln!(out, "  response:   {}", fields.join(", "));
+    }
     let _ = writeln!(out, "  size:       {} bytes", size(prompt));
     let budget = prompt.front_matter.max_tokens;
     let tokens = match range {
@@ -179,8 +196,10 @@ fn to_text(prompt: &ResolvedPrompt, range: Option<&TokenRange>, encoding: Encodi
     };
     let _ = writeln!(out, "  tokens:     {tokens}");
     // A conversation's counts per message, of its longest combination:
-    // where the tokens of a total are.
-    if let (Some(range), Some(_)) = (range, &prompt.conversation) {
+    // where the tokens of a total are (with the tools' and the response
+    // format's, for a prompt that declares them).
+    let declares_request = !front_matter.tools.is_empty() || front_matter.response.is_some();
+    if let (Some(range), true) = (range, prompt.conversation.is_some() || declares_request) {
         let _ = writeln!(out, "  longest:    {}", range.longest.describe_parts());
     }
     let _ = writeln!(out, "  hash:       {}", hex(prompt.hash));
@@ -216,7 +235,13 @@ fn to_json(
     });
     // A conversation's counts per message of each extreme (a prompt of two
     // files lists as it always did).
-    if let (Some(tokens), Some(range), Some(_)) = (&mut tokens, range, &prompt.conversation) {
+    let declares_request =
+        !prompt.front_matter.tools.is_empty() || prompt.front_matter.response.is_some();
+    if let (Some(tokens), Some(range), true) = (
+        &mut tokens,
+        range,
+        prompt.conversation.is_some() || declares_request,
+    ) {
         let per_part = |parts: &[(String, usize)]| -> Vec<serde_json::Value> {
             parts
                 .iter()
@@ -244,6 +269,15 @@ fn to_json(
     // always did.
     if let Some(path) = &prompt.messages_path {
         listed["messages_path"] = json!(path);
+    }
+    // Likewise tools and the response, for a prompt that declares them.
+    if !prompt.front_matter.tools.is_empty() {
+        let tools: Vec<serde_json::Value> =
+            prompt.front_matter.tools.iter().map(|t| t.json()).collect();
+        listed["tools"] = json!(tools);
+    }
+    if let Some(response) = &prompt.front_matter.response {
+        listed["response"] = response.json_schema();
     }
     listed
 }

@@ -2,7 +2,7 @@
 
 use crate::{Folders, usage_error};
 use clap::Args;
-use promptpack::{Diagnostic, Error, ErrorCode, Library, Prompt, SourceFile, Style};
+use promptpack::{Diagnostic, Error, ErrorCode, FrontMatter, Library, Prompt, SourceFile, Style};
 use promptpack_core::resolve::ResolvedPrompt;
 use promptpack_core::similar::nearest;
 use promptpack_core::source_file::{Span, invalid_utf8};
@@ -44,23 +44,20 @@ pub(crate) struct RenderArgs {
 /// Renders the prompt once and prints it, after any warnings about the
 /// values.
 pub(crate) fn run(args: &RenderArgs, style: Style) -> ExitCode {
-    let rendered = args
-        .folders
-        .config()
-        .and_then(|c| Library::load_config(&c))
-        .map(|l| render(&l, args, "render"));
-    let result = match rendered {
-        Ok(Rendered { warnings, result }) => {
-            for warning in &warnings {
-                crate::warn(warning, style);
-            }
-            result
-        }
-        Err(e) => Err(e),
+    let library = match args.folders.config().and_then(|c| Library::load_config(&c)) {
+        Ok(library) => library,
+        Err(e) => return crate::fail(&e, style),
     };
+    let Rendered { warnings, result } = render(&library, args, "render");
+    for warning in &warnings {
+        crate::warn(warning, style);
+    }
     match result {
         Ok(prompt) => crate::finish_out(
-            crate::write_out(|out| write_prompt(out, &prompt, args.json, true)),
+            crate::write_out(|out| {
+                let front_matter = library.front_matter(&prompt.id);
+                write_prompt(out, &prompt, front_matter, args.json, true)
+            }),
             style,
         ),
         Err(e) => crate::fail(&e, style),
@@ -253,9 +250,12 @@ fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<
 pub(crate) fn write_prompt(
     out: &mut (impl Write + ?Sized),
     prompt: &Prompt,
+    front_matter: Option<&FrontMatter>,
     json: bool,
     pretty: bool,
 ) -> std::io::Result<()> {
+    let tools = front_matter.map_or(&[][..], |f| &f.tools[..]);
+    let response = front_matter.and_then(|f| f.response.as_ref());
     if json {
         /// The JSON form, borrowing the prompt's text.
         #[derive(serde::Serialize)]
@@ -268,6 +268,12 @@ pub(crate) fn write_prompt(
             // always did.
             #[serde(skip_serializing_if = "<[_]>::is_empty")]
             messages: Vec<promptpack::MessageRef<'a>>,
+            // What the request sends beside the messages, as the chat
+            // API takes it.
+            #[serde(skip_serializing_if = "Vec::is_empty")]
+            tools: Vec<serde_json::Value>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            response_format: Option<serde_json::Value>,
             hash: String,
         }
         let messages = if prompt.messages.is_empty() {
@@ -280,6 +286,8 @@ pub(crate) fn write_prompt(
             system: &prompt.system,
             user: prompt.user.as_deref(),
             messages,
+            tools: tools.iter().map(|tool| tool.json()).collect(),
+            response_format: response.map(|r| r.response_format(&prompt.id)),
             hash: prompt.hash.to_string(),
         };
         if pretty {
@@ -303,6 +311,20 @@ pub(crate) fn write_prompt(
             None => writeln!(out, "--- {} ---", message.role)?,
         }
         out.write_all(message.content.as_bytes())?;
+        out.write_all(b"\n")?;
+    }
+    if !tools.is_empty() {
+        out.write_all(b"--- tools ---\n")?;
+        for tool in tools {
+            match &tool.description {
+                Some(description) => writeln!(out, "{}: {description}", tool.name)?,
+                None => writeln!(out, "{}", tool.name)?,
+            }
+        }
+    }
+    if let Some(response) = response {
+        out.write_all(b"--- response ---\n")?;
+        out.write_all(response.describe().as_bytes())?;
         out.write_all(b"\n")?;
     }
     Ok(())
@@ -478,14 +500,14 @@ mod tests {
         };
         let user = prompt.user.as_deref().unwrap_or_default();
         let mut text = Recorder::default();
-        write_prompt(&mut text, &prompt, false, true).expect("writes");
+        write_prompt(&mut text, &prompt, None, false, true).expect("writes");
         assert_eq!(written_in_place(&text, &prompt.system), prompt.system.len());
         assert_eq!(written_in_place(&text, user), user.len());
         let expected = format!("{}\n--- user ---\n{user}\n", prompt.system);
         assert_eq!(String::from_utf8_lossy(&text.text), expected);
         for pretty in [true, false] {
             let mut json = Recorder::default();
-            write_prompt(&mut json, &prompt, true, pretty).expect("writes");
+            write_prompt(&mut json, &prompt, None, true, pretty).expect("writes");
             assert_eq!(written_in_place(&json, &prompt.system), prompt.system.len());
             // All but the two quotes and the newline of each repeat.
             assert_eq!(written_in_place(&json, user), user.len() - 3000);

@@ -93,7 +93,7 @@ impl Updates<'_> {
                     if !json {
                         writeln!(out, "=== render {done} ===")?;
                     }
-                    write_prompt(out, &prompt, json, false)
+                    write_prompt(out, &prompt, library.front_matter(&prompt.id), json, false)
                 });
                 self.wrote(written);
             }

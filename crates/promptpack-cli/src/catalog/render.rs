@@ -65,8 +65,14 @@ pub(crate) fn execute(
         version.prompt_id, version.version, version.content_hash
     );
     let mut out = Vec::new();
-    write_prompt(&mut out, &prompt, json, true)
-        .map_err(|e| Error::new(promptpack::ErrorCode::Io, e.to_string()))?;
+    write_prompt(
+        &mut out,
+        &prompt,
+        library.front_matter(&prompt.id),
+        json,
+        true,
+    )
+    .map_err(|e| Error::new(promptpack::ErrorCode::Io, e.to_string()))?;
     Ok(String::from_utf8_lossy(&out).into_owned())
 }
 

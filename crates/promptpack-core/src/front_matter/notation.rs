@@ -18,6 +18,7 @@ use super::yaml::{Node, Yaml};
 use crate::error::{Diagnostic, ErrorCode};
 use crate::schema::{MAX_DEPTH, Property, Schema, SchemaKind, Tool};
 use crate::similar::nearest;
+use crate::source_file::Span;
 use crate::syntax::is_var_name;
 
 /// The words of the scalar types.
@@ -53,6 +54,25 @@ impl Reader<'_> {
                 .at(at)
                 .with_help(help),
         );
+    }
+
+    /// The part of a scalar `node` that writes `word`, when the file holds
+    /// it as written (a plain scalar); else the whole node.
+    fn narrowed(&self, node: &Node, word: &str) -> Node {
+        let written = self.file.text().get(node.span.start..node.span.end);
+        match written.and_then(|text| text.find(word)) {
+            Some(offset) if !word.is_empty() => {
+                let start = node.span.start + offset;
+                Node {
+                    value: Yaml::String(word.to_string()),
+                    span: Span {
+                        start,
+                        end: start + word.len(),
+                    },
+                }
+            }
+            _ => node.clone(),
+        }
     }
 
     /// `response:`: a map of the answer's fields.
@@ -115,13 +135,14 @@ impl Reader<'_> {
 
     fn tool(&mut self, name: String, key: &Node, value: &Node) -> Option<Tool> {
         let at = self.location(key);
-        let empty = || Schema::new(SchemaKind::Object(Vec::new()));
+        let mut description = None;
         let pairs = match &value.value {
-            Yaml::Null => return Some(Tool::new(name, None, empty(), at)),
+            Yaml::Null => &[],
             Yaml::String(text) => {
-                return Some(Tool::new(name, Some(text.trim().to_string()), empty(), at));
+                description = Some(text.trim().to_string());
+                &[]
             }
-            Yaml::Map(pairs) => pairs,
+            Yaml::Map(pairs) => pairs.as_slice(),
             other => {
                 let found = other.kind_name();
                 self.schema_error(
@@ -134,8 +155,7 @@ impl Reader<'_> {
                 return None;
             }
         };
-        let mut description = None;
-        let mut parameters = empty();
+        let mut parameters = Schema::new(SchemaKind::Object(Vec::new()));
         for (key, value) in pairs {
             let field = key.value.key_text();
             match field.as_str() {
@@ -168,6 +188,19 @@ impl Reader<'_> {
                     &format!("tool `{name}`"),
                 ),
             }
+        }
+        if description.as_deref().is_none_or(str::is_empty) {
+            self.warnings.push(
+                Diagnostic::new(
+                    ErrorCode::UndescribedTool,
+                    format!("tool `{name}` has no description"),
+                )
+                .at(at.clone())
+                .with_help(
+                    "the model reads the description to decide when to call the tool: \
+                     `description: Looks an order up by its number`",
+                ),
+            );
         }
         Some(Tool::new(name, description, parameters, at))
     }
@@ -378,8 +411,9 @@ impl Reader<'_> {
                             .to_string(),
                     },
                 };
+                let word = self.narrowed(node, other);
                 self.schema_error_with_help(
-                    node,
+                    &word,
                     format!("`{other}` is not a type (field `{field}`)"),
                     help,
                 );

@@ -69,9 +69,9 @@ pub fn read_front_matter(file: &SourceFile, role: FileRole) -> Read {
 }
 
 pub(super) struct Reader<'f> {
-    file: &'f SourceFile,
+    pub(super) file: &'f SourceFile,
     pub(super) errors: Vec<Diagnostic>,
-    warnings: Vec<Diagnostic>,
+    pub(super) warnings: Vec<Diagnostic>,
 }
 
 impl Reader<'_> {
