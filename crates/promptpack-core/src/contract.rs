@@ -15,6 +15,10 @@ use crate::program::VarInfo;
 use crate::program::VarKind;
 #[cfg(feature = "contract-check")]
 use crate::resolve::ResolvedPrompt;
+#[cfg(feature = "contract-check")]
+use crate::schema::compat::{self, ToolProblem};
+#[cfg(feature = "contract-check")]
+use crate::schema::{Schema, Tool};
 use serde::{Deserialize, Serialize};
 #[cfg(any(feature = "contract-check", feature = "contract-json"))]
 use std::collections::BTreeMap;
@@ -57,6 +61,16 @@ pub struct PromptContract {
     /// before conversations reads as two files.
     #[serde(default, skip_serializing_if = "Shape::is_files")]
     pub shape: Shape,
+    /// The JSON Schema of the response the program's generated type reads;
+    /// `None` when it has none. Written only when there is one, as are the
+    /// tools, so that a contract of prompts without them stays the bytes it
+    /// was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response: Option<serde_json::Value>,
+    /// The tools the program has argument types for, as a chat request
+    /// lists them (`{"type": "function", "function": {…}}`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<serde_json::Value>,
 }
 
 /// What a prompt renders: `system.md` and an optional `user.md`, or
@@ -126,6 +140,17 @@ pub fn of_prompt(prompt: &ResolvedPrompt) -> PromptContract {
             .map(|var| VarContract::new(&var.name, var.kind(), var.choices.clone()))
             .collect(),
         shape: shape_of(prompt),
+        response: prompt
+            .front_matter
+            .response
+            .as_ref()
+            .map(|response| response.json_schema()),
+        tools: prompt
+            .front_matter
+            .tools
+            .iter()
+            .map(|tool| tool.json())
+            .collect(),
     }
 }
 
@@ -194,12 +219,26 @@ impl PromptContract {
         PromptContract {
             variables,
             shape: Shape::Files,
+            response: None,
+            tools: Vec::new(),
         }
     }
 
     /// The same, of a prompt of `shape`.
     pub fn with_shape(mut self, shape: Shape) -> PromptContract {
         self.shape = shape;
+        self
+    }
+
+    /// The same, reading answers of the JSON Schema `response` and calls
+    /// to `tools` (each as a chat request lists it).
+    pub fn with_exchange(
+        mut self,
+        response: Option<serde_json::Value>,
+        tools: Vec<serde_json::Value>,
+    ) -> PromptContract {
+        self.response = response;
+        self.tools = tools;
         self
     }
 
@@ -253,6 +292,15 @@ pub fn check(
                 .with_help(help.clone())
         })
         .collect();
+    found.extend(
+        exchange_problems(prompt, compiled, &wording)
+            .into_iter()
+            .map(|(message, at)| {
+                Diagnostic::new(code, message)
+                    .at(at)
+                    .with_help(wording.exchange_help())
+            }),
+    );
     found.extend(prompt.vars.iter().filter_map(|var| {
         let (message, at) = problem(&prompt.id, var, compiled, &wording)?;
         Some(
@@ -313,6 +361,89 @@ fn shape_problems(
             )
         })
         .collect()
+}
+
+#[cfg(feature = "contract-check")]
+/// Where what `prompt` asks the model for leaves what the program's
+/// generated types read (the rules of [`crate::schema::compat`]): its
+/// response, and the arguments of each tool it offers.
+fn exchange_problems(
+    prompt: &ResolvedPrompt,
+    compiled: &PromptContract,
+    wording: &Wording,
+) -> Vec<(String, Location)> {
+    let Wording {
+        prompt: on_disk,
+        structure: _,
+        fix,
+        ..
+    } = wording;
+    let id = &prompt.id;
+    let origin = "contract.json";
+    let file = || Location::file(prompt.system_path.clone());
+    let mut found = Vec::new();
+    let program_response = compiled
+        .response
+        .as_ref()
+        .and_then(|json| Schema::from_json_schema(json, origin));
+    // A field gone from the top is at the `response` key.
+    let response_key = || {
+        prompt
+            .front_matter
+            .location_of("response")
+            .cloned()
+            .unwrap_or_else(file)
+    };
+    match (&prompt.front_matter.response, &program_response) {
+        (Some(response), Some(program)) => {
+            for problem in compat::unreadable(response, program) {
+                found.push((
+                    format!(
+                        "prompt `{id}`{on_disk} asks for a response the program could not read: \
+                         `{}` {}{fix}",
+                        problem.path, problem.message
+                    ),
+                    problem.at.unwrap_or_else(response_key),
+                ));
+            }
+        }
+        (None, Some(_)) => found.push((
+            format!(
+                "prompt `{id}`{on_disk} declares no `response`, but the program reads its \
+                 answer into a generated type{fix}"
+            ),
+            file(),
+        )),
+        // A program without a response type reads no answer by its shape.
+        (_, None) => {}
+    }
+    if !prompt.front_matter.tools.is_empty() {
+        let program_tools: Vec<Tool> = compiled
+            .tools
+            .iter()
+            .filter_map(|json| Tool::from_json(json, origin))
+            .collect();
+        for problem in compat::unreadable_tools(&prompt.front_matter.tools, &program_tools) {
+            found.push(match problem {
+                ToolProblem::Unknown { name, at } => (
+                    format!(
+                        "prompt `{id}`{on_disk} offers tool `{name}`, which the program has no \
+                         type for: it could not read a call to it{fix}"
+                    ),
+                    at,
+                ),
+                ToolProblem::Arguments { name, problem } => (
+                    format!(
+                        "prompt `{id}`{on_disk} offers tool `{name}` with arguments the program \
+                         could not read: `{}` {}{fix}",
+                        problem.path, problem.message
+                    ),
+                    problem.at.unwrap_or_else(file),
+                ),
+            });
+        }
+    }
+    found
 }
 
 #[cfg(feature = "contract-check")]
@@ -469,6 +600,16 @@ impl Wording {
                 remedy: "change the prompt to fit them, or rebuild the program from it",
             }
         }
+    }
+
+    /// The help of a response or tool the program could not read.
+    fn exchange_help(&self) -> String {
+        format!(
+            "a program reads answers into the types of its build: a version may add optional \
+             fields (`name?`), narrow an enum or reword descriptions, but not drop, retype or \
+             require fields; {}",
+            self.remedy
+        )
     }
 
     /// The help: the fields `compiled` has (the first few, then how many

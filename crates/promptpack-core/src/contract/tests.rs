@@ -38,6 +38,8 @@ fn compiled(fields: &[(&str, VarKind, &[&str])]) -> PromptContract {
             })
             .collect(),
         shape: Shape::Files,
+        response: None,
+        tools: Vec::new(),
     }
 }
 
@@ -555,4 +557,162 @@ fn a_contract_without_shape_reads_as_two_files_and_a_conversation_writes_it() {
         Contract::from_json("chat.json", &json).expect("reads"),
         chat
     );
+}
+
+/// The front matter of a prompt declaring `response` and `tools` (each a
+/// YAML block, indented under its key).
+fn exchange(response: &str, tools: &str) -> String {
+    let mut text = String::from("---\n");
+    if !response.is_empty() {
+        text.push_str("response:\n");
+        text.push_str(response);
+    }
+    if !tools.is_empty() {
+        text.push_str("tools:\n");
+        text.push_str(tools);
+    }
+    text.push_str("---\nAnswer.\n");
+    text
+}
+
+const RESPONSE: &str = "  reply: string
+  category: [billing, shipping]
+  order?: string
+  score: number
+  refund?:
+    amount: number
+  steps: string[]
+";
+
+const TOOLS: &str = "  order_status:
+    description: Looks an order up
+    parameters:
+      order: string
+  escalate: Hands the chat over
+";
+
+/// Every rule of `schema::compat`, one version each against the program
+/// built from [`RESPONSE`] and [`TOOLS`]: what passes, and what each refusal
+/// says and where.
+#[test]
+fn a_version_passes_when_the_program_reads_its_answers_and_calls() {
+    let program = of_prompt(&prompt(&exchange(RESPONSE, TOOLS)));
+    let cases: &[(&str, String)] = &[
+        ("the same", exchange(RESPONSE, TOOLS)),
+        (
+            "an optional field added",
+            exchange(&format!("{RESPONSE}  note?: string\n"), TOOLS),
+        ),
+        (
+            "a description reworded",
+            exchange(
+                &RESPONSE.replace("reply: string", "reply: string, what they read"),
+                TOOLS,
+            ),
+        ),
+        (
+            "an enum narrowed",
+            exchange(&RESPONSE.replace("[billing, shipping]", "[billing]"), TOOLS),
+        ),
+        (
+            "a nullable field made required",
+            exchange(&RESPONSE.replace("order?:", "order:"), TOOLS),
+        ),
+        (
+            "a tool dropped",
+            exchange(RESPONSE, "  escalate: Hands over\n"),
+        ),
+        (
+            "a required field added",
+            exchange(&format!("{RESPONSE}  mood: string\n"), TOOLS),
+        ),
+        (
+            "a field dropped",
+            exchange(&RESPONSE.replace("  score: number\n", ""), TOOLS),
+        ),
+        (
+            "a type changed",
+            exchange(&RESPONSE.replace("score: number", "score: string"), TOOLS),
+        ),
+        (
+            "an integer where a number was",
+            exchange(&RESPONSE.replace("score: number", "score: integer"), TOOLS),
+        ),
+        (
+            "an enum widened",
+            exchange(
+                &RESPONSE.replace("[billing, shipping]", "[billing, shipping, other]"),
+                TOOLS,
+            ),
+        ),
+        (
+            "a required field made nullable",
+            exchange(&RESPONSE.replace("reply:", "reply?:"), TOOLS),
+        ),
+        (
+            "a nested field retyped",
+            exchange(
+                &RESPONSE.replace("amount: number", "amount: boolean"),
+                TOOLS,
+            ),
+        ),
+        (
+            "a list's item retyped",
+            exchange(&RESPONSE.replace("string[]", "integer[]"), TOOLS),
+        ),
+        ("the response dropped", exchange("", TOOLS)),
+        (
+            "a tool added",
+            exchange(RESPONSE, &format!("{TOOLS}  refund: Refunds an order\n")),
+        ),
+        (
+            "a tool's argument retyped",
+            exchange(RESPONSE, &TOOLS.replace("order: string", "order: integer")),
+        ),
+    ];
+    let mut shown = String::new();
+    for (name, text) in cases {
+        let version = prompt(text);
+        let found = check(&version, &program, ErrorCode::ContractViolation);
+        shown.push_str(&format!("== {name}\n"));
+        if found.is_empty() {
+            shown.push_str("passes\n");
+        }
+        for diagnostic in found {
+            let at = diagnostic.location.as_ref().expect("located");
+            shown.push_str(&format!(
+                "{} {}:{}: {}\n",
+                diagnostic.code,
+                at.line(),
+                at.column(),
+                diagnostic.message
+            ));
+        }
+    }
+    insta::assert_snapshot!(shown);
+}
+
+#[test]
+fn a_program_without_a_response_type_takes_any_response() {
+    let program = of_prompt(&prompt("Answer."));
+    let version = prompt(&exchange(RESPONSE, ""));
+    assert!(check(&version, &program, ErrorCode::ContractViolation).is_empty());
+}
+
+#[test]
+fn the_contract_keeps_the_schemas_through_json() {
+    let prompts = prompts(&[("p", &exchange(RESPONSE, TOOLS)), ("q", "Plain.")]);
+    let contract = of(&prompts);
+    let read = Contract::from_json("contract.json", &contract.to_json()).expect("reads");
+    assert_eq!(read, contract);
+    // A prompt without either writes the bytes it always did.
+    assert!(
+        !contract
+            .to_json()
+            .contains("\"q\": {\n      \"variables\": [],\n      \"response\"")
+    );
+    let p = &read.prompts["p"];
+    let response = p.response.as_ref().expect("a response");
+    let schema = crate::schema::Schema::from_json_schema(response, "contract.json").expect("reads");
+    assert_eq!(&schema.json_schema(), response);
 }

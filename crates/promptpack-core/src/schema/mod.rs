@@ -10,7 +10,9 @@
 //! `{{schema:response}}` ([`Schema::describe`]) and the reading of a model's
 //! answer (`answer`).
 
+pub mod compat;
 mod describe;
+mod from_json;
 mod json_schema;
 
 use crate::error::Location;
@@ -130,7 +132,7 @@ impl Schema {
 }
 
 impl SchemaKind {
-    fn wanted(&self) -> String {
+    pub(crate) fn wanted(&self) -> String {
         match self {
             SchemaKind::String => "a string".into(),
             SchemaKind::Integer => "a whole number".into(),
