@@ -41,6 +41,7 @@ every_store!(
     labels_that_differ_only_by_case_collide,
     console_sessions_are_hashed_capped_expired_and_end_with_their_user,
     a_conversation_is_published_read_judged_rendered_and_diffed,
+    a_version_is_judged_by_whether_the_program_reads_its_answers_and_calls,
 );
 
 fn versions_are_numbered_and_never_change(store: &TestStore) {
@@ -2207,4 +2208,122 @@ fn conversation_library(sources: promptpack::machinery::core::Sources) -> prompt
         &promptpack::Config::default(),
     )
     .unwrap_or_else(|e| panic!("a published conversation does not compile:\n{e}"))
+}
+
+/// The contract of a program whose `triage` reads a response of a category
+/// (`bug` or `billing`) and a summary, and calls to `lookup(order)`.
+const TRIAGE_CONTRACT: &str = r#"{"format": 1, "prompts": {"triage": {"variables": [],
+    "response": {"type": "object", "properties": {
+        "category": {"type": "string", "enum": ["bug", "billing"]},
+        "summary": {"type": "string"}},
+        "required": ["category", "summary"], "additionalProperties": false},
+    "tools": [{"type": "function", "function": {"name": "lookup", "parameters": {
+        "type": "object", "properties": {"order": {"type": "string"}},
+        "required": ["order"], "additionalProperties": false}, "strict": true}}]}}}"#;
+
+/// A `triage` version declaring `response` (under the key) and `tools`.
+fn triage(response: &str, tools: &str) -> Draft {
+    draft(&format!(
+        "---\nresponse:\n{response}tools:\n{tools}---\nTriage the ticket."
+    ))
+}
+
+fn a_version_is_judged_by_whether_the_program_reads_its_answers_and_calls(store: &TestStore) {
+    let mut catalog = store.open();
+    catalog.create("triage", None, None).expect("create");
+    let contract = Contract::from_json("contract.json", TRIAGE_CONTRACT).expect("contract");
+    let response = "  category: [bug, billing]\n  summary: string\n";
+    let tools =
+        "  lookup:\n    description: Finds an order\n    parameters:\n      order: string\n";
+    catalog
+        .publish("triage", &triage(response, tools), Some(&contract))
+        .expect("the program's own shape");
+    let added_optional = format!("{response}  order?: string, the order named\n");
+    let v2 = catalog
+        .publish("triage", &triage(&added_optional, tools), Some(&contract))
+        .expect("an optional field added passes");
+    // The version keeps what it declares: read back, it sends the new field.
+    let library = conversation_library(catalog.sources(&v2).expect("sources"));
+    let format = library.response_format("triage").expect("a response");
+    assert_eq!(
+        format["json_schema"]["schema"]["required"],
+        serde_json::json!(["category", "summary", "order"])
+    );
+    assert_eq!(
+        library.tools("triage").expect("tools")[0]["function"]["name"],
+        "lookup"
+    );
+
+    let before = store.footprint();
+    let refused = [
+        (
+            format!("{response}  mood: string\n"),
+            tools.to_string(),
+            "$.mood",
+            5,
+        ),
+        (
+            response.replace("[bug, billing]", "[bug, billing, other]"),
+            tools.to_string(),
+            "$.category",
+            3,
+        ),
+        (
+            "  category: [bug, billing]\n".to_string(),
+            tools.to_string(),
+            "$.summary",
+            2,
+        ),
+        (
+            response.to_string(),
+            tools.replace("order: string", "order: integer"),
+            "lookup",
+            9,
+        ),
+        (
+            response.to_string(),
+            format!("{tools}  refund: Refunds an order\n"),
+            "refund",
+            10,
+        ),
+    ];
+    for (response, tools, named, line) in refused {
+        let error = catalog
+            .publish("triage", &triage(&response, &tools), Some(&contract))
+            .expect_err("the program could not read it");
+        let first = &error.diagnostics()[0];
+        assert_eq!(first.code, ErrorCode::ContractViolation, "{first}");
+        assert!(first.message.contains(named), "{named}: {}", first.message);
+        let at = first.location.as_ref().expect("located");
+        assert_eq!(
+            (at.path(), at.line()),
+            ("templates/triage/system.md", line),
+            "{first}"
+        );
+    }
+    assert_eq!(
+        store.footprint(),
+        before,
+        "a refused version writes nothing"
+    );
+
+    // Judged when read, as a live handle judges what a label points at.
+    let compiled = contract.prompts.get("triage");
+    let verdict = catalog.judge("triage", 2, compiled).expect("judged");
+    assert!(verdict.refusal().is_none(), "{:?}", verdict.refusal());
+    catalog
+        .publish(
+            "triage",
+            &triage(&format!("{response}  mood: string\n"), tools),
+            None,
+        )
+        .expect("without a contract, anything that compiles publishes");
+    let verdict = catalog.judge("triage", 3, compiled).expect("judged");
+    let refusal = verdict
+        .refusal()
+        .expect("the program could not read v3's answers");
+    assert!(
+        refusal.contains("contract_violation") && refusal.contains("mood"),
+        "{refusal}"
+    );
 }
