@@ -148,6 +148,20 @@ pub(super) fn resolve_template(
     if errors.len() > errors_before {
         return (None, steps);
     }
+    // What the request sends beside the text is part of what a hash names
+    // (a log line's hash says which tools and answer shape were asked
+    // for); written only when declared, so that every other prompt hashes
+    // as it always did.
+    if !front_matter.tools.is_empty() {
+        hasher.write(b"\0tools\0");
+        for tool in &front_matter.tools {
+            hasher.write(tool.json().to_string().as_bytes());
+        }
+    }
+    if let Some(response) = &front_matter.response {
+        hasher.write(b"\0response\0");
+        hasher.write(response.json_schema().to_string().as_bytes());
+    }
     let prompt = ResolvedPrompt {
         id: t.id.clone(),
         system,
