@@ -2,6 +2,7 @@
 //! definition, find references, completion, rename and quick fixes.
 
 use crate::analysis::{Place, Token, Tree, heading_line_start, in_front_matter, token_at, tokens};
+use crate::declarations;
 use crate::position::{location_range, offset, position, range};
 use crate::workspace::{Role, TemplateFile};
 use lsp_types::{
@@ -153,6 +154,13 @@ pub(crate) fn hover(
     }
     if let Some((name, _)) = at.var_name() {
         return Some(markdown(describe_var(at, &name)));
+    }
+    if in_front_matter(at.place.file, at.offset) {
+        let here = position(at.text(), at.offset);
+        let declared = declarations::hover(&at.front_matter(), at.place.file.path(), here);
+        if let Some(text) = declared {
+            return Some(markdown(text));
+        }
     }
     if let Role::Template { id, .. } = &at.place.role
         && position(at.text(), at.offset).line == 0
