@@ -57,22 +57,20 @@ fn is_json_whitespace_or_other(c: char) -> bool {
 }
 
 /// The first code fence whose content starts with `{` or `[`.
+///
+/// Fence lines are found by searching for their marks (```` ``` ````,
+/// `~~~`), not by reading the text line by line: the JSON between the
+/// fences is most of the text, and is searched at memchr speed.
 fn in_fence(text: &str) -> Option<Found> {
-    let mut lines = Lines { text, at: 0 };
-    while let Some((line_start, line)) = lines.next() {
-        let Some((mark, width)) = fence_open(line) else {
-            continue;
-        };
-        let content_start = line_start + line.len();
+    let mut from = 0;
+    while let Some((open_start, open, (mark, width))) = fence_line(text, from, fence_open) {
+        let content_start = open_start + open.len();
         // The content runs to the closing line, or to the end of the text
         // when the fence is never closed (an answer cut short).
-        let mut content_end = text.len();
-        for (close_start, close) in lines.by_ref() {
-            if fence_closes(close, mark, width) {
-                content_end = close_start;
-                break;
-            }
-        }
+        let close = fence_line(text, content_start, |line| {
+            fence_closes(line, mark, width).then_some(())
+        });
+        let content_end = close.map_or(text.len(), |(start, _, ())| start);
         let content = &text[content_start..content_end];
         let trimmed = content.trim_start_matches(is_json_whitespace_or_other);
         if trimmed.starts_with(['{', '[']) {
@@ -81,25 +79,65 @@ fn in_fence(text: &str) -> Option<Found> {
                 end: content_end,
             });
         }
+        from = close.map_or(text.len(), |(start, line, ())| start + line.len());
     }
     None
 }
 
-/// The lines of a text with their byte offsets, line endings included.
-struct Lines<'t> {
-    text: &'t str,
-    at: usize,
+/// The first line starting at or after `from` (a line start) that holds
+/// three backticks or tildes and that `accept` takes: its start, the line
+/// (its line ending included) and what `accept` made of it.
+fn fence_line<T>(
+    text: &str,
+    from: usize,
+    accept: impl Fn(&str) -> Option<T>,
+) -> Option<(usize, &str, T)> {
+    let mut search = from;
+    let mut ticks = Next::new("```");
+    let mut tildes = Next::new("~~~");
+    loop {
+        let at = match (ticks.at(text, search), tildes.at(text, search)) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) | (None, Some(a)) => a,
+            (None, None) => return None,
+        };
+        let line_start = text[..at].rfind('\n').map_or(0, |n| n + 1).max(from);
+        let line_end = text[at..].find('\n').map_or(text.len(), |n| at + n + 1);
+        let line = &text[line_start..line_end];
+        if text[line_start..at].bytes().all(|b| b == b' ')
+            && let Some(made) = accept(line)
+        {
+            return Some((line_start, line, made));
+        }
+        search = line_end;
+    }
 }
 
-impl<'t> Iterator for Lines<'t> {
-    type Item = (usize, &'t str);
+/// The next place of a mark, remembered: a text with many backticks and
+/// no tilde is searched for tildes once, not once per backtick.
+struct Next {
+    mark: &'static str,
+    /// `None` before the first search; `Some(None)` when the mark is not
+    /// in the rest of the text.
+    found: Option<Option<usize>>,
+}
 
-    fn next(&mut self) -> Option<(usize, &'t str)> {
-        let rest = self.text.get(self.at..).filter(|r| !r.is_empty())?;
-        let len = rest.find('\n').map_or(rest.len(), |i| i + 1);
-        let start = self.at;
-        self.at += len;
-        Some((start, &rest[..len]))
+impl Next {
+    fn new(mark: &'static str) -> Next {
+        Next { mark, found: None }
+    }
+
+    /// The first place of the mark at or after `from`.
+    fn at(&mut self, text: &str, from: usize) -> Option<usize> {
+        match self.found {
+            Some(None) => None,
+            Some(Some(at)) if at >= from => Some(at),
+            _ => {
+                let found = text.get(from..)?.find(self.mark).map(|i| from + i);
+                self.found = Some(found);
+                found
+            }
+        }
     }
 }
 
@@ -171,5 +209,14 @@ mod tests {
             Some("{}\n```"),
             "indented code is no fence"
         );
+        assert_eq!(
+            start("a ``` b\n~~~\n{}\n~~~"),
+            Some("{}\n"),
+            "a mark inside a line is no fence"
+        );
+        // Many marks inside lines and no fence: one search per kind of
+        // mark, not one per mark, or this would take minutes.
+        let many = format!("{}{{}}", "x ```\n".repeat(200_000));
+        assert_eq!(find(&many).map(|f| f.start), Some(many.len() - 2));
     }
 }

@@ -1,6 +1,6 @@
 //! Reading a model's answer against the [`Schema`] a prompt declares: the
-//! JSON found in what the model sent ([`find`](self) tolerates a code fence,
-//! prose before and after), read with the place of every value, and checked
+//! JSON found in what the model sent (a code fence, prose before and after
+//! are tolerated), read with the place of every value, and checked
 //! with the semantics of the JSON Schema the provider was sent. What does
 //! not fit is an [`Error`] located in the answer's text, rendered with a
 //! caret like every diagnostic of the house:
