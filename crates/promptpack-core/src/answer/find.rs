@@ -63,11 +63,13 @@ fn is_json_whitespace_or_other(c: char) -> bool {
 /// fences is most of the text, and is searched at memchr speed.
 fn in_fence(text: &str) -> Option<Found> {
     let mut from = 0;
-    while let Some((open_start, open, (mark, width))) = fence_line(text, from, fence_open) {
+    while let Some((open_start, open, (mark, width))) =
+        fence_line(text, from, &['`', '~'], fence_open)
+    {
         let content_start = open_start + open.len();
         // The content runs to the closing line, or to the end of the text
         // when the fence is never closed (an answer cut short).
-        let close = fence_line(text, content_start, |line| {
+        let close = fence_line(text, content_start, &[mark], |line| {
             fence_closes(line, mark, width).then_some(())
         });
         let content_end = close.map_or(text.len(), |(start, _, ())| start);
@@ -85,16 +87,17 @@ fn in_fence(text: &str) -> Option<Found> {
 }
 
 /// The first line starting at or after `from` (a line start) that holds
-/// three backticks or tildes and that `accept` takes: its start, the line
-/// (its line ending included) and what `accept` made of it.
-fn fence_line<T>(
-    text: &str,
+/// three of one of `marks` in a row and that `accept` takes: its start,
+/// the line (its line ending included) and what `accept` made of it.
+fn fence_line<'t, T>(
+    text: &'t str,
     from: usize,
+    marks: &[char],
     accept: impl Fn(&str) -> Option<T>,
-) -> Option<(usize, &str, T)> {
+) -> Option<(usize, &'t str, T)> {
     let mut search = from;
-    let mut ticks = Next::new("```");
-    let mut tildes = Next::new("~~~");
+    let mut ticks = Next::new('`', marks);
+    let mut tildes = Next::new('~', marks);
     loop {
         let at = match (ticks.at(text, search), tildes.at(text, search)) {
             (Some(a), Some(b)) => a.min(b),
@@ -113,31 +116,51 @@ fn fence_line<T>(
     }
 }
 
-/// The next place of a mark, remembered: a text with many backticks and
-/// no tilde is searched for tildes once, not once per backtick.
+/// The next run of three of a mark, remembered: a text with many
+/// backticks and no tilde is searched for tildes once, not once per
+/// backtick. The search is for the character (memchr), then its two
+/// neighbours: a substring search costs several times as much per byte.
 struct Next {
-    mark: &'static str,
-    /// `None` before the first search; `Some(None)` when the mark is not
-    /// in the rest of the text.
+    mark: char,
+    /// `None` before the first search; `Some(None)` when the run is not in
+    /// the rest of the text (or this mark is not searched for).
     found: Option<Option<usize>>,
 }
 
 impl Next {
-    fn new(mark: &'static str) -> Next {
-        Next { mark, found: None }
+    fn new(mark: char, searched: &[char]) -> Next {
+        let found = if searched.contains(&mark) {
+            None
+        } else {
+            Some(None)
+        };
+        Next { mark, found }
     }
 
-    /// The first place of the mark at or after `from`.
+    /// The first run of three of the mark at or after `from`.
     fn at(&mut self, text: &str, from: usize) -> Option<usize> {
         match self.found {
             Some(None) => None,
             Some(Some(at)) if at >= from => Some(at),
             _ => {
-                let found = text.get(from..)?.find(self.mark).map(|i| from + i);
+                let found = run_of_three(text, from, self.mark);
                 self.found = Some(found);
                 found
             }
         }
+    }
+}
+
+/// The first place at or after `from` where `mark` (an ASCII character)
+/// is written three times in a row.
+fn run_of_three(text: &str, mut from: usize, mark: char) -> Option<usize> {
+    let three = [mark as u8; 3];
+    loop {
+        let at = from + text.get(from..)?.find(mark)?;
+        if text.as_bytes()[at..].starts_with(&three) {
+            return Some(at);
+        }
+        from = at + 1;
     }
 }
 
