@@ -248,6 +248,75 @@ impl Library {
         Some(response.response_format(&prompt.id))
     }
 
+    /// Reads a model's answer to prompt `id` against the `response` it
+    /// declares: the JSON found in `text` (the whole text, a Markdown
+    /// fence's content, or what follows a sentence before it; text after
+    /// it is ignored), held to the schema exactly. A refusal is
+    /// `answer_not_json` or `answer_mismatch`, located at the line and
+    /// column of `text` where it is, saying what the schema wanted there.
+    ///
+    /// ```
+    /// # use promptpack::{Config, Library, SourceFile, TemplateSource};
+    /// let system = "---\nresponse:\n  reply: string\n  urgent: boolean\n---\nTriage.";
+    /// let template = TemplateSource {
+    ///     id: "triage".into(),
+    ///     system: SourceFile::new("templates/triage/system.md", system),
+    ///     user: None,
+    ///     messages: None,
+    /// };
+    /// let library = Library::from_sources(vec![template], vec![], &Config::default())?;
+    /// let answer = "Here it is:\n```json\n{\"reply\": \"On it.\", \"urgent\": true}\n```";
+    /// let value = library.parse_response("triage", answer)?;
+    /// assert_eq!(value["urgent"], true);
+    /// let refused = library.parse_response("triage", "{\"reply\": 3, \"urgent\": true}").unwrap_err();
+    /// assert_eq!(refused.code().as_str(), "answer_mismatch");
+    /// # Ok::<(), promptpack::Error>(())
+    /// ```
+    pub fn parse_response(&self, id: &str, text: &str) -> Result<serde_json::Value> {
+        let prompt = self.get(id).ok_or_else(|| self.unknown_prompt(id))?;
+        let response = prompt.front_matter.response.as_ref().ok_or_else(|| {
+            Error::from(
+                Diagnostic::new(
+                    ErrorCode::InvalidSchema,
+                    format!("prompt `{id}` declares no `response` to read an answer with"),
+                )
+                .with_help("declare the answer's fields in its front matter, under `response:`"),
+            )
+        })?;
+        promptpack_core::answer::read_answer(text, response)
+    }
+
+    /// Reads the arguments of a call to tool `tool` of prompt `id` (the
+    /// JSON text a chat API returns as the call's `arguments`) against the
+    /// tool's parameters, with the located errors of
+    /// [`Library::parse_response`]. A tool the prompt does not declare is
+    /// an `invalid_schema` error naming the tools it has.
+    pub fn parse_tool_call(
+        &self,
+        id: &str,
+        tool: &str,
+        arguments: &str,
+    ) -> Result<serde_json::Value> {
+        let prompt = self.get(id).ok_or_else(|| self.unknown_prompt(id))?;
+        let declared = &prompt.front_matter.tools;
+        let found = declared.iter().find(|t| t.name == tool).ok_or_else(|| {
+            let names: Vec<&str> = declared.iter().map(|t| t.name.as_str()).collect();
+            let help = if names.is_empty() {
+                "it declares no tools".to_string()
+            } else {
+                format!("its tools: {}", names.join(", "))
+            };
+            Error::from(
+                Diagnostic::new(
+                    ErrorCode::InvalidSchema,
+                    format!("prompt `{id}` declares no tool `{tool}`"),
+                )
+                .with_help(help),
+            )
+        })?;
+        promptpack_core::answer::read_arguments(arguments, found)
+    }
+
     /// Every prompt as the pipeline resolved it, sorted by id.
     #[cfg(feature = "unstable-machinery")]
     #[cfg_attr(docsrs, doc(cfg(feature = "unstable-machinery")))]

@@ -21,6 +21,8 @@ mod conformance;
 #[cfg(feature = "testing")]
 mod conversation_snapshots;
 #[cfg(feature = "library")]
+mod exchange;
+#[cfg(feature = "library")]
 mod fixtures;
 mod fuzz_regressions;
 #[cfg(feature = "unstable-machinery")]

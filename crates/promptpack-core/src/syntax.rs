@@ -401,6 +401,7 @@ pub(crate) fn token_at<'t>(
 
 /// Whether some token (by [`token_at`]) stands in `text`: text that holds
 /// one cannot be printed back into a template as literal text.
+#[cfg(feature = "load")]
 pub(crate) fn holds_token(text: &str, delims: &Delimiters) -> bool {
     text.match_indices(delims.open())
         .any(|(at, _)| token_at(text, at, text.len(), delims).is_some())
