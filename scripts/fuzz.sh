@@ -7,7 +7,7 @@
 #
 # Environment:
 #   FUZZ_SECONDS    seconds per target (default 60)
-#   FUZZ_TARGETS    targets to run (default: parse resolve_render codegen snippet_fanout)
+#   FUZZ_TARGETS    targets to run (default: parse resolve_render codegen snippet_fanout answer)
 #   FUZZ_SANITIZER  cargo fuzz --sanitizer (default none: the crate has no
 #                   unsafe code, and the address sanitizer halves the speed)
 #   FUZZ_MAX_LEN    -max_len for libFuzzer (default 4096)
@@ -26,7 +26,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds="${FUZZ_SECONDS:-60}"
-targets="${FUZZ_TARGETS:-parse resolve_render codegen snippet_fanout}"
+targets="${FUZZ_TARGETS:-parse resolve_render codegen snippet_fanout answer}"
 sanitizer="${FUZZ_SANITIZER:-none}"
 max_len="${FUZZ_MAX_LEN:-4096}"
 

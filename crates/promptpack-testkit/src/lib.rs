@@ -35,6 +35,6 @@ pub use reference::{
     Node, Reference, SnippetTrees, evaluate, evaluate_prompt, snippet_trees, tree,
 };
 pub use targets::{
-    TARGETS, Target, fanout_case, fixed_dev_paths, fuzz_codegen, fuzz_parse, fuzz_resolve_render,
-    fuzz_snippet_fanout, target,
+    TARGETS, Target, fanout_case, fixed_dev_paths, fuzz_answer, fuzz_codegen, fuzz_parse,
+    fuzz_resolve_render, fuzz_snippet_fanout, target,
 };

@@ -30,6 +30,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("resolve_render", fuzz_resolve_render),
     ("codegen", fuzz_codegen),
     ("snippet_fanout", fuzz_snippet_fanout),
+    ("answer", fuzz_answer),
 ];
 
 /// The target called `name` in [`TARGETS`].
@@ -298,5 +299,96 @@ pub fn fixed_dev_paths(delimiters: &Delimiters) -> DevPaths {
         close: delimiters.close().into(),
         standalone_tags: false,
         max_render_bytes: promptpack_core::render::DEFAULT_MAX_RENDER_BYTES,
+    }
+}
+
+/// The response an [`fuzz_answer`] input is read against when it declares
+/// none: every kind of the notation, nested, optional and listed.
+const ANSWER_RESPONSE: &str = "---
+response:
+  reply: string, what the customer reads
+  category: [billing, shipping, other]
+  urgent: boolean
+  score: number
+  count?: integer
+  steps: string[]
+  refund?(object, when one is due):
+    amount: number
+    lines(array):
+      sku: string
+      quantity: integer
+---
+";
+
+/// Target `answer`: a model's answer (any text; not UTF-8: skipped), read
+/// against [`ANSWER_RESPONSE`], or against the `response` an input that
+/// starts with a front matter block declares (the text after the block is
+/// the answer). Reading never panics; a refusal is located in the answer's
+/// text and renders; what it accepts, written back as JSON, reads again to
+/// the same value.
+pub fn fuzz_answer(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let (declaration, answer) = match text
+        .strip_prefix("---\n")
+        .and_then(|rest| rest.split_once("\n---\n"))
+    {
+        Some((block, answer)) => (format!("---\n{block}\n---\n"), answer),
+        None => (ANSWER_RESPONSE.to_string(), text),
+    };
+    let file = SourceFile::new("templates/p/system.md", &declaration);
+    let read = read_front_matter(&file, FileRole::Template);
+    let Some(response) = read.front_matter.response else {
+        return;
+    };
+    let files = HashMap::from([("answer".to_string(), answer.to_string())]);
+    match promptpack_core::answer::read_answer(answer, &response) {
+        Ok(value) => {
+            let again = promptpack_core::answer::read_answer(&value.to_string(), &response)
+                .unwrap_or_else(|e| panic!("{value} was read, but not when written back: {e}"));
+            assert_eq!(again, value, "read back differently");
+        }
+        Err(error) => {
+            assert!(!error.diagnostics().is_empty(), "a refusal says why");
+            for d in error.diagnostics() {
+                check_location(d, &files);
+                let _ = render_diagnostic(d, Severity::Error, Style::Plain);
+            }
+        }
+    }
+    for tool_arguments in [answer, "{}"] {
+        let tool = promptpack_core::schema::Tool::new(
+            "t",
+            None,
+            response.clone(),
+            promptpack_core::Location::file("t"),
+        );
+        let _ = promptpack_core::answer::read_arguments(tool_arguments, &tool);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fuzz_answer;
+
+    /// The target's checks hold on answers it accepts and refuses, against
+    /// its own response and one an input declares.
+    #[test]
+    fn the_answer_target_reads_accepted_and_refused_answers() {
+        let accepted = r#"Here: ```json
+{"reply": "ok", "category": "other", "urgent": false, "score": 1.5, "count": 2.0,
+ "steps": ["a"], "refund": {"amount": 3, "lines": [{"sku": "x", "quantity": 1}]}}
+```"#;
+        for input in [
+            accepted,
+            "{\"reply\": 3",
+            "not json at all",
+            "---\nresponse:\n  a: [x, y]\n---\n{\"a\": \"x\"}",
+            "---\nresponse:\n  a: strng\n---\n{}",
+            "\u{feff}\n\n   {\"reply\": \"é\"",
+        ] {
+            fuzz_answer(input.as_bytes());
+        }
     }
 }
