@@ -210,13 +210,22 @@ async fn render_prompt(
                     message
                 })
                 .collect();
-            Ok(json!({
+            let mut rendered = json!({
                 "system": prompt.system,
                 "user": prompt.user,
                 "messages": messages,
+                // What the request sends beside the messages, as the chat
+                // API takes it (`promptpack render --json` gives the same):
+                // the tools the model may call (none: empty), and the
+                // response format when the version declares a response.
+                "tools": library.tools(&id).unwrap_or_else(|| json!([])),
                 "version": version.version,
                 "content_hash": version.content_hash,
-            }))
+            });
+            if let Some(format) = library.response_format(&id) {
+                rendered["response_format"] = format;
+            }
+            Ok(rendered)
         })
         .await?;
     ok(rendered)

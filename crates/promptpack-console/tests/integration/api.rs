@@ -67,6 +67,39 @@ on_every_store! {
         assert_eq!((not_json.status / 100, not_json.code().as_str()), (4, "invalid_request"));
     };
 
+    render_gives_the_tools_and_the_response_format => |c: Console| {
+        c.publish_triage(support::TRIAGE_V1, "tools and a response");
+        let answer = c.send("POST", "/api/v1/prompts/triage/render", Auth::Bearer(&c.viewer), &json!({"vars": {"ticket": "My invoice is wrong"}}));
+        assert_eq!(answer.status, 200, "{}", answer.body);
+        let body = answer.json();
+        assert_eq!(body["system"], "Triage the ticket: My invoice is wrong");
+        // Each tool as a chat request lists it, in the order declared; the
+        // description is the catalog's text, as it is.
+        assert_eq!(body["tools"], json!([
+            {"type": "function", "function": {
+                "name": "lookup",
+                "description": "Finds an order <img src=x onerror=window.__pwned=6>",
+                "parameters": {"type": "object", "properties": {"order": {"type": "string", "description": "the order number"}}, "required": ["order"], "additionalProperties": false},
+                "strict": true}},
+            {"type": "function", "function": {
+                "name": "escalate",
+                "description": "Hands the ticket to a person",
+                "parameters": {"type": "object", "properties": {}, "required": [], "additionalProperties": false},
+                "strict": true}},
+        ]), "{}", answer.body);
+        let format = &body["response_format"];
+        assert_eq!((format["type"].clone(), format["json_schema"]["name"].clone(), format["json_schema"]["strict"].clone()), (json!("json_schema"), json!("triage"), json!(true)), "{format}");
+        let schema = &format["json_schema"]["schema"];
+        assert_eq!(schema["required"], json!(["category", "summary", "order"]), "{schema}");
+        assert_eq!(schema["properties"]["category"]["enum"], json!(["bug", "billing"]));
+        assert_eq!(schema["properties"]["order"]["type"], json!(["string", "null"]), "an optional field is nullable");
+        assert_eq!(schema["additionalProperties"], json!(false));
+        // A version of a prompt that declares neither: no tools, no format.
+        let greet = c.send("POST", "/api/v1/prompts/greet/render", Auth::Bearer(&c.viewer), &json!({"vars": {"name": "Ada"}, "version": 1})).json();
+        assert_eq!(greet["tools"], json!([]));
+        assert!(greet.get("response_format").is_none(), "{greet}");
+    };
+
     a_render_past_the_bound_is_refused_and_the_console_lives_on => |c: Console| {
         // 20,000 uses of one variable: publishable (the source is 100 KB),
         // and a 1 MiB value would render 20 GiB, which used to abort the

@@ -248,3 +248,28 @@ fn a_conversation_publishes_and_renders_as_documented() {
     );
     assert_eq!(wrong.code(), "invalid_vars");
 }
+
+/// A version that declares tools and a response renders them beside its
+/// messages, as the document says.
+#[test]
+fn tools_and_a_response_render_as_documented() {
+    let document = document();
+    let console = Console::start(Store::Sqlite, "openapi_tools");
+    console.publish_triage(support::TRIAGE_V1, "tools and a response");
+    let rendered = console.send(
+        "POST",
+        "/api/v1/prompts/triage/render",
+        Auth::Bearer(&console.viewer),
+        &json!({"vars": {"ticket": "Where is my order?"}}),
+    );
+    assert_eq!(rendered.status, 200, "{}", rendered.body);
+    let body = rendered.json();
+    check(
+        &document,
+        &answer_schema(&document, "/prompts/{id}/render", "post", "200"),
+        &body,
+        "a render with tools and a response",
+    );
+    assert_eq!(body["tools"].as_array().map(Vec::len), Some(2));
+    assert_eq!(body["response_format"]["json_schema"]["name"], "triage");
+}
