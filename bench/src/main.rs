@@ -14,7 +14,8 @@
 //! measured in the same run; the typed render of the bench's own prompt with
 //! a three-way `{{#if role == "…"}}` choice, per role, against its own lower
 //! bound; the bench's own conversation prompt (`messages.md`, a history) as messages,
-//! against a hand-written lower bound, minijinja and Prompty; loading and rendering the conformance corpus
+//! against a hand-written lower bound, minijinja and Prompty; a model's answer read against its
+//! response schema (`promptpack_core::answer`) against serde_json; loading and rendering the conformance corpus
 //! (`PROMPTPACK_CONFORMANCE_DIR`, default `../shared/conformance/openmaic`);
 //! the memory of loading 10,000 synthetic prompts; the build-script cost of
 //! 10, 100 and 1,000 of them; the latency of hot reload; the catalog's
@@ -27,6 +28,7 @@
 //! `workload.rs` the inputs read in place; `synthetic.rs` the generated trees; every other
 //! file is one section (or, for `translate.rs` and `live_tree.rs`, shared with `build.rs`).
 
+mod answer;
 mod catalog;
 mod choice;
 mod codegen;
@@ -52,8 +54,8 @@ usage: promptpack-bench [--quick] [--only SECTION[,SECTION…]]
        promptpack-bench --profile CONTENDER [RENDERS]
 
   --quick      10 rounds of ~2 ms batches instead of 100 of ~20 ms, fewer samples elsewhere
-  --only       run only these sections: render, choice, conversation, corpus, memory, codegen,
-               reload, catalog, live, console, lsp
+  --only       run only these sections: render, choice, conversation, answer, corpus, memory,
+               codegen, reload, catalog, live, console, lsp
   --profile    render the first contender whose name contains CONTENDER RENDERS times
                (default 10000) inside `profile_batch`, untimed, and exit; for
                valgrind --tool=callgrind --toggle-collect='*profile_batch*'
@@ -61,10 +63,11 @@ usage: promptpack-bench [--quick] [--only SECTION[,SECTION…]]
 Run it through cargo: cargo run --release --manifest-path bench/Cargo.toml -- [ARGS]";
 
 /// The sections of the report, in order.
-const SECTIONS: [&str; 11] = [
+const SECTIONS: [&str; 12] = [
     "render",
     "choice",
     "conversation",
+    "answer",
     "corpus",
     "memory",
     "codegen",
@@ -151,6 +154,9 @@ fn main() {
     if mode.wants("conversation") {
         println!("{}", conversation::section(&mode));
     }
+    if mode.wants("answer") {
+        println!("{}", answer::section(&mode));
+    }
     if mode.wants("corpus") {
         println!("{}", corpus::section(&mode));
     }
@@ -180,7 +186,7 @@ fn main() {
     }
 }
 
-/// `--profile`: renders the first contender (of the render, choice, conversation and live
+/// `--profile`: renders the first contender (of the render, choice, conversation, answer and live
 /// sections, in that order) whose name contains `name` `n` times inside [`profile_batch`], untimed, and exits.
 fn profile(inputs: &Inputs, name: &str, n: u64) {
     let (workload, expected, values) = (&inputs.workload, &inputs.expected, &inputs.values);
@@ -189,6 +195,7 @@ fn profile(inputs: &Inputs, name: &str, n: u64) {
     let mut list = render::contenders(workload, expected, values, &json, &refs);
     list.extend(choice::contenders());
     list.extend(conversation::contenders());
+    list.extend(answer::contenders());
     // The live rows (a catalog in a temporary folder, kept until the end).
     let _live = match live::profile_contenders(workload, expected, values) {
         Ok((dir, live)) => {

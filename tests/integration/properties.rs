@@ -136,7 +136,11 @@ fn check_parse(text: &str, delims: &Delimiters) -> Result<(), TestCaseError> {
             let mut at = body.start;
             for item in &parsed.items {
                 let span = match item {
-                    Item::Text(s) | Item::Else(s) | Item::EndIf(s) | Item::CloseMessage(_, s) => *s,
+                    Item::Text(s)
+                    | Item::Else(s)
+                    | Item::EndIf(s)
+                    | Item::CloseMessage(_, s)
+                    | Item::Schema(s) => *s,
                     Item::Var(n) | Item::Snippet(Include { name: n, .. }) => n.span,
                     Item::If(c) | Item::ElseIf(c) => c.name.span,
                     Item::OpenMessage(tag) => tag.span,

@@ -9,6 +9,7 @@
 //! promptpack's `unstable-machinery` feature.
 #![warn(missing_docs)]
 
+pub mod answer;
 pub mod contract;
 pub mod conversation;
 pub mod diagnostics;

@@ -352,6 +352,12 @@ fn near_misses(
                     ),
                 }),
             ),
+            FindingKind::SchemaSyntax => (
+                format!("`{shown}` is not a schema token and {literally}"),
+                Some(format!(
+                    "write `{open}schema:response{close}`, which prints the shape of the answer the prompt's front matter declares under `response:`"
+                )),
+            ),
             FindingKind::UnknownBlock => (
                 format!("`{shown}` is not a block promptpack knows, and {literally}"),
                 Some(
@@ -840,6 +846,40 @@ mod tests {
             lints[0].message.contains("role tag"),
             "{}",
             lints[0].message
+        );
+    }
+
+    /// `{{schema:response}}` is a token, no near miss; a near form of it
+    /// (spaced, without its colon) stays text and is warned of, with the
+    /// token it was meant to be.
+    #[test]
+    fn the_schema_token_is_no_near_miss_but_its_near_forms_are() {
+        let text = "---\nresponse:\n  a: string\n---\n{{schema:response}}\n{{ schema:response }}\n{{schema response}}\n";
+        let sources = Sources {
+            templates: vec![template("t", text)],
+            ..Sources::default()
+        };
+        let lints = lint_sources(&sources, &Settings::default());
+        let found: Vec<(ErrorCode, &str, Option<&str>)> = lints
+            .iter()
+            .map(|l| (l.code, l.message.as_str(), l.help.as_deref()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (
+                    ErrorCode::NearMiss,
+                    "`{{ schema:response }}` is not a token and reaches the model literally",
+                    Some("write `{{schema:response}}`: no spaces inside the delimiters")
+                ),
+                (
+                    ErrorCode::NearMiss,
+                    "`{{schema response}}` is not a schema token and reaches the model literally",
+                    Some(
+                        "write `{{schema:response}}`, which prints the shape of the answer the prompt's front matter declares under `response:`"
+                    )
+                ),
+            ]
         );
     }
 

@@ -217,6 +217,24 @@ mod tests {
             "front matter is not rendered text"
         );
     }
+
+    #[test]
+    fn a_printed_response_schema_is_literal_text_that_reads_back_the_same() {
+        let source = "---\nresponse:\n  reply: string, what the user reads\n  \
+                      refund?(object, when one is due):\n    amount: number\n    \
+                      tags(array): [a, b]\n  empty(object):\n    inner(object):\n      \
+                      x: integer\n---\nAnswer {{x}} as:\n{{schema:response}}\n{{#if y}}Y{{/if}}";
+        let once = printed(source, &[]);
+        assert!(
+            once.contains("\"reply\": string, // what the user reads"),
+            "{once}"
+        );
+        assert!(!once.contains("schema:"), "{once}");
+        // Nested objects close on lines of their own: no `}}` a reader
+        // would take for a delimiter.
+        assert!(!once.contains("}}}"), "{once}");
+        assert_eq!(printed(&once, &[]), once);
+    }
 }
 
 #[cfg(test)]

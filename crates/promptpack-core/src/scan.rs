@@ -2,7 +2,7 @@
 //! snippet or a rendered prompt. Pure: it knows no files.
 //!
 //! [`find_tokens`] reports every token the parser accepts (`{{name}}`,
-//! `{{snippet:x}}`, `{{#if x}}`, `{{else}}`, `{{/if}}`) and every piece of
+//! `{{snippet:x}}`, `{{#if x}}`, `{{else}}`, `{{/if}}`, `{{schema:response}}`) and every piece of
 //! brace syntax that looks meant as a token but is not one, and so reaches the
 //! model literally (`{{ name }}`, `{{#each x}}`, `{{snippet: x}}`,
 //! `{{next-agent}}`, an unmatched `{{` or `}}`). `promptpack check` warns
@@ -40,6 +40,12 @@ pub enum FindingKind {
     Else,
     /// `{{/if}}`.
     EndIf,
+    /// `{{schema:response}}`: the prompt's response schema, printed.
+    Schema,
+    /// `{{schema:tools}}`, `{{schema: response}}`: `schema:` followed by
+    /// anything but `response`. Not literal text: the parser rejects it as
+    /// `invalid_schema`.
+    InvalidSchema,
     /// `{{snippet:../x}}`: a snippet name with path characters. Not literal
     /// text: the parser rejects it as `invalid_snippet_name`.
     InvalidSnippetPath,
@@ -56,6 +62,10 @@ pub enum FindingKind {
     /// A snippet include that is not well formed: `{{snippet: x}}`,
     /// `{{snippet:}}`, `{{snippet x}}`.
     SnippetSyntax,
+    /// A schema token that is not well formed and stays text:
+    /// `{{schema response}}`, `{{schema :response}}`, `{{ schema:tools }}`.
+    /// The suggestion is `{{schema:response}}`.
+    SchemaSyntax,
     /// A block the language does not have, or a malformed `#if`:
     /// `{{#each x}}`, `{{/each}}`, `{{#unless x}}`, `{{#if}}`.
     UnknownBlock,
@@ -88,6 +98,7 @@ impl FindingKind {
                 | FindingKind::ElseIf
                 | FindingKind::Else
                 | FindingKind::EndIf
+                | FindingKind::Schema
         )
     }
 
@@ -101,6 +112,7 @@ impl FindingKind {
                 FindingKind::InvalidSnippetPath
                     | FindingKind::InvalidSection
                     | FindingKind::InvalidCondition
+                    | FindingKind::InvalidSchema
             )
     }
 
@@ -114,6 +126,9 @@ impl FindingKind {
             FindingKind::InvalidCondition => "malformed condition",
             FindingKind::Else => "else token",
             FindingKind::EndIf => "/if token",
+            FindingKind::Schema => "schema token",
+            FindingKind::InvalidSchema => "schema token naming no schema",
+            FindingKind::SchemaSyntax => "near-miss: malformed schema token",
             FindingKind::InvalidSnippetPath => "snippet token with a path",
             FindingKind::InvalidSection => "snippet token with a malformed section",
             FindingKind::Spaced => "near-miss: spaces inside the delimiters",
@@ -137,6 +152,9 @@ impl FindingKind {
             FindingKind::InvalidCondition => "invalid_condition",
             FindingKind::Else => "else",
             FindingKind::EndIf => "end_if",
+            FindingKind::Schema => "schema",
+            FindingKind::InvalidSchema => "invalid_schema",
+            FindingKind::SchemaSyntax => "schema_syntax",
             FindingKind::InvalidSnippetPath => "invalid_snippet_path",
             FindingKind::InvalidSection => "invalid_section",
             FindingKind::Spaced => "spaced",
@@ -454,6 +472,11 @@ impl<'a> Scanner<'a> {
         {
             return (FindingKind::Spaced, suggest(trimmed));
         }
+        if let Some(rest) = trimmed.strip_prefix("schema")
+            && (rest.is_empty() || rest.starts_with([':', ' ', '\t']))
+        {
+            return (FindingKind::SchemaSyntax, suggest("schema:response"));
+        }
         if let Some(rest) = trimmed.strip_prefix("snippet") {
             let name = rest.trim_start().strip_prefix(':').unwrap_or(rest).trim();
             let fix = is_snippet_name(name)
@@ -510,6 +533,8 @@ fn token_kind(token: Token<'_>) -> FindingKind {
         Token::OpenMessage(..) | Token::CloseMessage(_) | Token::BadMessage(_) => {
             FindingKind::RoleTag
         }
+        Token::Schema => FindingKind::Schema,
+        Token::BadSchema(_) => FindingKind::InvalidSchema,
     }
 }
 
@@ -587,6 +612,28 @@ mod tests {
             ("{{snippet: x}}", SnippetSyntax, Some("{{snippet:x}}")),
             ("{{snippet x}}", SnippetSyntax, Some("{{snippet:x}}")),
             ("{{snippet:}}", SnippetSyntax, None),
+            ("{{schema:response}}", Schema, None),
+            ("{{ schema:response }}", Spaced, Some("{{schema:response}}")),
+            ("{{schema:response }}", InvalidSchema, None),
+            ("{{schema:tools}}", InvalidSchema, None),
+            ("{{schema: response}}", InvalidSchema, None),
+            ("{{schema:respons}}", InvalidSchema, None),
+            (
+                "{{schema response}}",
+                SchemaSyntax,
+                Some("{{schema:response}}"),
+            ),
+            (
+                "{{schema :response}}",
+                SchemaSyntax,
+                Some("{{schema:response}}"),
+            ),
+            (
+                "{{ schema:tools }}",
+                SchemaSyntax,
+                Some("{{schema:response}}"),
+            ),
+            ("{{schema}}", Var, None),
             ("{{#each items}}", UnknownBlock, None),
             ("{{/each}}", UnknownBlock, None),
             ("{{#if}}", UnknownBlock, None),

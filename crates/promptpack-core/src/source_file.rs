@@ -249,6 +249,28 @@ impl SourceFile {
         }
     }
 
+    /// A text that is not a prompt file (a model's answer, a tool call's
+    /// arguments), named `path` in diagnostics: no front matter block is
+    /// looked for, so that it needs no Markdown parser and is there without
+    /// the `load` feature (the runtime of a typed app, which reads answers
+    /// but loads no template). Its body is the whole text, trimmed.
+    pub fn plain(path: impl Into<String>, text: impl Into<String>) -> SourceFile {
+        let text = text.into();
+        let trimmed_start = text.trim_start_matches(is_js_whitespace);
+        let body_start = text.len() - trimmed_start.len();
+        let body_end = body_start + trimmed_start.trim_end_matches(is_js_whitespace).len();
+        SourceFile {
+            shared: Arc::new(Shared {
+                path: path.into().into_boxed_str(),
+                text: text.into_boxed_str(),
+                index: OnceLock::new(),
+            }),
+            body_start,
+            body_end,
+            front_matter: None,
+        }
+    }
+
     /// The span of the YAML of the file's front matter block (between the
     /// `---` lines), when it has one.
     pub fn front_matter(&self) -> Option<Span> {

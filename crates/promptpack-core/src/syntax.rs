@@ -126,6 +126,12 @@ pub enum Item {
     OpenMessage(MessageTag),
     /// A role block's closing tag, `{{/user}}` (only in `messages.md`).
     CloseMessage(Role, Span),
+    /// `{{schema:response}}`: the compact description of the prompt's
+    /// declared `response` ([`Schema::describe`](crate::schema::Schema::describe)),
+    /// spliced in as literal text when the prompt resolves (in a snippet,
+    /// the response of the prompt that includes it). The span is the whole
+    /// token's.
+    Schema(Span),
 }
 
 /// A file's items in order. When parsing succeeded, every `If` has exactly one
@@ -198,6 +204,27 @@ pub(crate) enum Token<'a> {
     /// A role's tag with something wrong with it (`#tool` without a name,
     /// `#user x`): what is wrong.
     BadMessage(&'static str),
+    /// `schema:response`: the prompt's response schema, printed.
+    Schema,
+    /// `schema:` followed by anything but `response` (`schema:tools`,
+    /// `schema: response`): what follows the colon.
+    BadSchema(&'a str),
+}
+
+/// What follows `schema:` in the one schema token a prompt prints.
+pub(crate) const SCHEMA_RESPONSE: &str = "response";
+
+/// The schema token whose inside is `inner`, or `None` when it is none.
+/// Only `schema:` exactly claims a token: no template of the original
+/// loader held one, so whatever follows the colon is this language's, and a
+/// mistake is an error rather than text passed through.
+fn schema_token(inner: &str) -> Option<Token<'_>> {
+    let target = inner.strip_prefix("schema:")?;
+    Some(if target == SCHEMA_RESPONSE {
+        Token::Schema
+    } else {
+        Token::BadSchema(target)
+    })
 }
 
 /// The role tag whose inside is `inner` (`#user`, `#tool lookup`,
@@ -274,6 +301,9 @@ pub(crate) fn classify(inner: &str) -> Option<Token<'_>> {
     }
     if let Some(target) = inner.strip_prefix("snippet:") {
         return snippet_token(target);
+    }
+    if let Some(token) = schema_token(inner) {
+        return Some(token);
     }
     // Before sections no token held such a letter: any but a section
     // include that does stays text, as it was.
@@ -367,6 +397,13 @@ pub(crate) fn token_at<'t>(
         inner_end,
         end: inner_end + delims.close().len(),
     })
+}
+
+/// Whether some token (by [`token_at`]) stands in `text`: text that holds
+/// one cannot be printed back into a template as literal text.
+pub(crate) fn holds_token(text: &str, delims: &Delimiters) -> bool {
+    text.match_indices(delims.open())
+        .any(|(at, _)| token_at(text, at, text.len(), delims).is_some())
 }
 
 /// Removes each line that holds a block tag (`{{#if …}}`, `{{else if …}}`,
@@ -483,6 +520,35 @@ fn bad_section(
     )
     .at(file.location(span))
     .with_help(help)
+}
+
+/// `invalid_schema` for `{{schema:…}}` naming anything but `response`:
+/// what it says, and the one token it may have meant.
+fn bad_schema(file: &SourceFile, span: Span, target: &str, delims: &Delimiters) -> Diagnostic {
+    let token = format!(
+        "{}schema:{SCHEMA_RESPONSE}{}",
+        delims.open(),
+        delims.close()
+    );
+    let trimmed = target.trim();
+    let why = if trimmed == SCHEMA_RESPONSE {
+        "no spaces inside the token".to_string()
+    } else if trimmed == "tools" || trimmed == "tool" {
+        "a prompt's tools are sent to the model with the request, not printed into its text"
+            .to_string()
+    } else if trimmed.is_empty() {
+        "it names no schema".to_string()
+    } else {
+        format!("`{trimmed}` is no schema a prompt prints")
+    };
+    Diagnostic::new(
+        ErrorCode::InvalidSchema,
+        format!("{} is not a schema token: {why}", file.slice(span)),
+    )
+    .at(file.location(span))
+    .with_help(format!(
+        "write `{token}`, which prints the shape of the answer the prompt's front matter declares under `response:`"
+    ))
 }
 
 /// Parses the trimmed body of `file` into items, checking that blocks balance.
@@ -678,6 +744,8 @@ fn parse_in(
                 .at(file.location(span))
                 .with_help(why),
             ),
+            Token::Schema => items.push(Item::Schema(span)),
+            Token::BadSchema(target) => errors.push(bad_schema(file, span, target, delims)),
             Token::EndIf => {
                 if open_blocks.pop().is_some() {
                     items.push(Item::EndIf(span));
@@ -715,5 +783,110 @@ fn parse_in(
         Ok(Parsed { items })
     } else {
         Err(errors)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn items(text: &str, delims: &Delimiters) -> Result<Vec<Item>, Vec<Diagnostic>> {
+        parse(&SourceFile::new("templates/t/system.md", text), delims).map(|p| p.items)
+    }
+
+    #[test]
+    fn the_schema_token_is_an_item_of_its_own() {
+        let parsed = items("A {{schema:response}} B", &Delimiters::default());
+        assert_eq!(
+            parsed,
+            Ok(vec![
+                Item::Text(Span { start: 0, end: 2 }),
+                Item::Schema(Span { start: 2, end: 21 }),
+                Item::Text(Span { start: 21, end: 23 }),
+            ])
+        );
+        let angle = Delimiters::new("<<", ">>").unwrap_or_default();
+        let parsed = items("<<schema:response>> {{schema:response}}", &angle);
+        assert_eq!(
+            parsed,
+            Ok(vec![
+                Item::Schema(Span { start: 0, end: 19 }),
+                Item::Text(Span { start: 19, end: 39 }),
+            ])
+        );
+    }
+
+    #[test]
+    fn schema_followed_by_anything_else_is_an_error_that_names_the_token() {
+        for (text, why) in [
+            ("{{schema:tools}}", "sent to the model with the request"),
+            ("{{schema: response}}", "no spaces inside the token"),
+            ("{{schema:response }}", "no spaces inside the token"),
+            ("{{schema:respons}}", "`respons` is no schema"),
+            ("{{schema:}}", "it names no schema"),
+            ("{{schema:response#x}}", "`response#x` is no schema"),
+        ] {
+            let errors = items(text, &Delimiters::default()).expect_err(text);
+            assert_eq!(errors.len(), 1, "{text}: {errors:?}");
+            let error = &errors[0];
+            assert_eq!(error.code, ErrorCode::InvalidSchema, "{text}");
+            assert!(error.message.starts_with(text), "{text}: {}", error.message);
+            assert!(error.message.contains(why), "{text}: {}", error.message);
+            assert!(
+                error
+                    .help
+                    .as_deref()
+                    .is_some_and(|h| h.contains("`{{schema:response}}`")),
+                "{text}: {:?}",
+                error.help
+            );
+        }
+        let angle = Delimiters::new("<<", ">>").unwrap_or_default();
+        let errors = items("<<schema:tools>>", &angle).expect_err("an error");
+        assert!(
+            errors[0]
+                .help
+                .as_deref()
+                .is_some_and(|h| h.contains("`<<schema:response>>`")),
+            "{errors:?}"
+        );
+    }
+
+    #[test]
+    fn only_the_exact_schema_prefix_is_claimed() {
+        // Spaced, capitalised or colon-less forms stay literal text, as
+        // every unknown token always was (the scanner warns of them).
+        for text in [
+            "{{ schema:response }}",
+            "{{Schema:response}}",
+            "{{schema response}}",
+            "{{schema :response}}",
+        ] {
+            let parsed = items(text, &Delimiters::default()).expect(text);
+            assert_eq!(
+                parsed,
+                vec![Item::Text(Span {
+                    start: 0,
+                    end: text.len()
+                })],
+                "{text}"
+            );
+        }
+        // `schema` alone is a variable's name, as it always was.
+        let parsed = items("{{schema}}", &Delimiters::default()).expect("a variable");
+        assert!(matches!(&parsed[..], [Item::Var(n)] if n.name == "schema"));
+    }
+
+    #[test]
+    fn a_described_schema_holds_a_token_only_when_a_delimiter_opens_one() {
+        let d = Delimiters::default();
+        assert!(!holds_token("{\n  \"a\": {}\n}", &d));
+        assert!(holds_token("{\n  \"a\": string // use {{name}}\n}", &d));
+        let single = Delimiters::new("{", "}").unwrap_or_default();
+        assert!(!holds_token(
+            "{\n  \"a\": {\n    \"b\": string\n  }\n}",
+            &single
+        ));
+        assert!(holds_token("\"a\": string // {x}", &single));
     }
 }

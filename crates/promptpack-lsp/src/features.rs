@@ -2,6 +2,7 @@
 //! definition, find references, completion, rename and quick fixes.
 
 use crate::analysis::{Place, Token, Tree, heading_line_start, in_front_matter, token_at, tokens};
+use crate::declarations;
 use crate::position::{location_range, offset, position, range};
 use crate::workspace::{Role, TemplateFile};
 use lsp_types::{
@@ -110,7 +111,7 @@ impl<'s> At<'s, '_> {
 }
 
 /// Hover: a variable's declaration and uses (a history's too), a snippet's
-/// or section's text, a choice's values, what a role tag is, a template's
+/// or section's text, the response `{{schema:response}}` prints, a choice's values, what a role tag is, a template's
 /// token range on its first line.
 pub(crate) fn hover(
     at: &At<'_, '_>,
@@ -148,11 +149,23 @@ pub(crate) fn hover(
             fence_safe(body)
         )));
     }
+    if let Some(token) = at.token()
+        && token.finding.kind == FindingKind::Schema
+    {
+        return Some(markdown(describe_schema_token(at)));
+    }
     if let Some(tag) = at.role_tag() {
         return Some(markdown(describe_role_tag(at, tag)));
     }
     if let Some((name, _)) = at.var_name() {
         return Some(markdown(describe_var(at, &name)));
+    }
+    if in_front_matter(at.place.file, at.offset) {
+        let here = position(at.text(), at.offset);
+        let declared = declarations::hover(&at.front_matter(), at.place.file.path(), here);
+        if let Some(text) = declared {
+            return Some(markdown(text));
+        }
     }
     if let Role::Template { id, .. } = &at.place.role
         && position(at.text(), at.offset).line == 0
@@ -161,6 +174,27 @@ pub(crate) fn hover(
         return Some(markdown(format!("**prompt `{id}`**: {counted}")));
     }
     None
+}
+
+/// What `{{schema:response}}` prints here: the prompt's response, as the
+/// model will read it; in a snippet, the response of each prompt that
+/// includes it.
+fn describe_schema_token(at: &At<'_, '_>) -> String {
+    let title = "**the prompt's response schema**, printed here as text";
+    match &at.place.role {
+        Role::Template { id, .. } => match at.front_matter().response {
+            Some(response) => format!(
+                "{title}:\n\n```ts\n{}\n```",
+                fence_safe(&response.describe())
+            ),
+            None => {
+                format!("{title}, but prompt `{id}` declares no `response:` in its front matter")
+            }
+        },
+        Role::Snippet { .. } => {
+            format!("{title}: the `response:` of each prompt that includes this snippet")
+        }
+    }
 }
 
 /// What a message of `role` is, in a line.
@@ -404,6 +438,13 @@ pub(crate) fn completion(at: &At<'_, '_>) -> Vec<CompletionItem> {
         detail: Some(detail),
         ..CompletionItem::default()
     };
+    if typed.starts_with("schema:") {
+        return vec![item(
+            "response",
+            CompletionItemKind::KEYWORD,
+            "prints the response schema the front matter declares".to_string(),
+        )];
+    }
     if let Some(target) = typed.strip_prefix("snippet:") {
         if let Some((name, _)) = target.split_once('#') {
             let Some(file) = at.tree.snippet(name) else {
@@ -465,6 +506,10 @@ pub(crate) fn completion(at: &At<'_, '_>) -> Vec<CompletionItem> {
             ("else if ", "another condition"),
             ("/if", "closes the block"),
             ("snippet:", "includes a snippet"),
+            (
+                "schema:response",
+                "prints the response schema the front matter declares",
+            ),
         ] {
             items.push(item(
                 keyword,

@@ -24,6 +24,7 @@
 
 mod analysis;
 mod checker;
+mod declarations;
 mod diagnostics;
 mod documents;
 mod features;

@@ -58,7 +58,11 @@ pub fn check_parsed(file: &SourceFile, parsed: &Parsed) {
     let mut depth = 0usize;
     for item in &parsed.items {
         let span = match item {
-            Item::Text(s) | Item::Else(s) | Item::EndIf(s) | Item::CloseMessage(_, s) => *s,
+            Item::Text(s)
+            | Item::Else(s)
+            | Item::EndIf(s)
+            | Item::CloseMessage(_, s)
+            | Item::Schema(s) => *s,
             Item::Var(n) | Item::Snippet(Include { name: n, .. }) => n.span,
             Item::If(c) | Item::ElseIf(c) => c.name.span,
             Item::OpenMessage(tag) => tag.span,
@@ -77,6 +81,11 @@ pub fn check_parsed(file: &SourceFile, parsed: &Parsed) {
                     assert!(is_section_name(section), "bad section {section:?}");
                 }
             }
+            Item::Schema(s) => assert!(
+                file.slice(*s).contains("schema:response"),
+                "a schema token that is not `schema:response`: {:?}",
+                file.slice(*s)
+            ),
             Item::Text(_) => {}
             Item::OpenMessage(_) | Item::CloseMessage(..) => {
                 panic!("a part's parse read a role tag, which is text there")

@@ -31,7 +31,9 @@ pub use checks::{
     check_generated_code, check_location, check_parsed, check_splice_work, is_bidi_control,
 };
 pub use corpus::{GOLDEN_COUNT, Golden, corpus_dir, first_difference, goldens};
-pub use reference::{Node, Reference, SnippetTrees, evaluate, snippet_trees, tree};
+pub use reference::{
+    Node, Reference, SnippetTrees, evaluate, evaluate_prompt, snippet_trees, tree,
+};
 pub use targets::{
     TARGETS, Target, fanout_case, fixed_dev_paths, fuzz_codegen, fuzz_parse, fuzz_resolve_render,
     fuzz_snippet_fanout, target,

@@ -18,7 +18,10 @@
 //! first branch when the value is there and renders as exactly `value`;
 //! `else if` is an `else` holding a block; a snippet token splices the
 //! snippet's tree in, a section include (`{{snippet:name#heading}}`) the
-//! tree of the section (found by the library's `sections`, tested apart).
+//! tree of the section (found by the library's `sections`, tested apart);
+//! a schema token (`{{schema:response}}`, in a snippet too) writes the
+//! prompt's response as `Schema::describe` prints it (tested apart, by its
+//! snapshot).
 //! Only what is reached counts: a variable in a branch
 //! not taken is never missing.
 
@@ -53,6 +56,8 @@ pub enum Node {
         /// The `else` branch, when the block has one.
         otherwise: Option<Vec<Node>>,
     },
+    /// `{{schema:response}}`: the prompt's response schema, described.
+    Schema,
 }
 
 /// The snippets a tree may include, by name, and their sections, by
@@ -80,18 +85,47 @@ pub fn evaluate(
     vars: &Map<String, Value>,
     delims: &Delimiters,
 ) -> Reference {
-    let mut out = Reference::default();
-    evaluate_into(nodes, snippets, vars, delims, &mut out);
-    out
+    evaluate_prompt(nodes, snippets, vars, delims, None)
 }
 
-fn evaluate_into(
+/// [`evaluate`] for a prompt whose response, described, is `response`
+/// (what a [`Node::Schema`] writes).
+///
+/// Panics when a schema token is reached and `response` is `None`: the
+/// library must have refused such a prompt.
+pub fn evaluate_prompt(
     nodes: &[Node],
     snippets: &SnippetTrees,
     vars: &Map<String, Value>,
     delims: &Delimiters,
-    out: &mut Reference,
-) {
+    response: Option<&str>,
+) -> Reference {
+    let mut out = Reference::default();
+    let context = Context {
+        snippets,
+        vars,
+        delims,
+        response,
+    };
+    evaluate_into(nodes, &context, &mut out);
+    out
+}
+
+/// What an evaluation reads besides the nodes.
+struct Context<'c> {
+    snippets: &'c SnippetTrees,
+    vars: &'c Map<String, Value>,
+    delims: &'c Delimiters,
+    response: Option<&'c str>,
+}
+
+fn evaluate_into(nodes: &[Node], context: &Context<'_>, out: &mut Reference) {
+    let Context {
+        snippets,
+        vars,
+        delims,
+        response,
+    } = *context;
     for node in nodes {
         match node {
             Node::Text(text) => out.text.push_str(text),
@@ -108,7 +142,7 @@ fn evaluate_into(
                 let snippet = snippets
                     .get(name)
                     .unwrap_or_else(|| panic!("snippet {name} was accepted but is missing"));
-                evaluate_into(snippet, snippets, vars, delims, out);
+                evaluate_into(snippet, context, out);
             }
             Node::If {
                 name,
@@ -126,11 +160,14 @@ fn evaluate_into(
                     }
                 };
                 if holds {
-                    evaluate_into(then, snippets, vars, delims, out);
+                    evaluate_into(then, context, out);
                 } else if let Some(otherwise) = otherwise {
-                    evaluate_into(otherwise, snippets, vars, delims, out);
+                    evaluate_into(otherwise, context, out);
                 }
             }
+            Node::Schema => out.text.push_str(
+                response.expect("a schema token of a prompt without a response was accepted"),
+            ),
         }
     }
 }
@@ -212,6 +249,7 @@ pub fn tree(file: &SourceFile, delims: &Delimiters) -> Option<Vec<Node>> {
                     otherwise: block.otherwise,
                 }
             }
+            Item::Schema(_) => Node::Schema,
             Item::OpenMessage(_) | Item::CloseMessage(..) => {
                 panic!("a part's parse read a role tag, which is text there")
             }
@@ -320,5 +358,38 @@ mod tests {
         let got = evaluate(&nodes, &snippets, vars, &delims);
         assert_eq!(got.text, "[\n  1\n] F <{{y}}|Z|{{y}}>");
         assert_eq!(got.missing, vec!["y".to_string()]);
+    }
+
+    /// A schema token writes the prompt's described response, in a
+    /// snippet too; every target runs a case that uses it.
+    #[test]
+    fn a_schema_token_writes_the_prompts_response() {
+        let delims = Delimiters::default();
+        let snippets = snippet_trees(
+            &[SnippetSource {
+                name: "s".into(),
+                file: SourceFile::new("snippets/s.md", "({{schema:response}})"),
+            }],
+            &delims,
+        );
+        let file = SourceFile::new("t.md", "{{schema:response}} {{snippet:s}}");
+        let nodes = tree(&file, &delims).expect("parses");
+        assert_eq!(nodes[0], Node::Schema);
+        let vars = Map::new();
+        let got = evaluate_prompt(&nodes, &snippets, &vars, &delims, Some("{ }"));
+        assert_eq!(got.text, "{ } ({ })");
+        let case = "--- templates/t/system.md\n---\nresponse:\n  a: string, an A\n  b?: [x, y]\n---\n\
+                    {{#if f}}{{schema:response}}{{/if}} {{snippet:s}} {{v}}\n\
+                    --- snippets/s.md\n[{{schema:response}}]\n\
+                    --- vars\n{\"f\": true}\n";
+        // A prompt without a response is refused, at its token.
+        let refused = format!("{case}--- templates/u/system.md\n{{{{schema:response}}}}\n");
+        for case in [case.to_string(), refused] {
+            for (name, target) in crate::TARGETS {
+                if *name != "snippet_fanout" {
+                    target(case.as_bytes());
+                }
+            }
+        }
     }
 }

@@ -7,10 +7,11 @@ use crate::case::{expanded_size, parse_case};
 use crate::checks::{
     check_generated_code, check_location, check_parsed, check_splice_work, refused_by_codegen,
 };
-use crate::reference::{evaluate, snippet_trees, tree};
+use crate::reference::{evaluate_prompt, snippet_trees, tree};
 use promptpack::Library;
 use promptpack_build::codegen::{DevPaths, generate};
 use promptpack_core::diagnostics::{Severity, Style, render_diagnostic};
+use promptpack_core::front_matter::{FileRole, read_front_matter};
 use promptpack_core::lint::lint_sources;
 use promptpack_core::resolve::resolve;
 use promptpack_core::scan::find_tokens;
@@ -127,11 +128,27 @@ pub fn fuzz_resolve_render(data: &[u8]) {
     let snippets = snippet_trees(&case.snippets, &case.delimiters);
     for t in &case.templates {
         let mut want_missing: Vec<String> = Vec::new();
+        // What `{{schema:response}}` writes: the response either part
+        // declares (the library refused a prompt that declares it twice).
+        let response = std::iter::once(&t.system)
+            .chain(&t.user)
+            .find_map(|file| {
+                read_front_matter(file, FileRole::Template)
+                    .front_matter
+                    .response
+            })
+            .map(|response| response.describe());
         let mut render_part = |file: &SourceFile| {
             let nodes = tree(file, &case.delimiters).unwrap_or_else(|| {
                 panic!("the library accepted {} but it does not parse", file.path())
             });
-            let r = evaluate(&nodes, &snippets, &case.vars, &case.delimiters);
+            let r = evaluate_prompt(
+                &nodes,
+                &snippets,
+                &case.vars,
+                &case.delimiters,
+                response.as_deref(),
+            );
             for m in r.missing {
                 if !want_missing.contains(&m) {
                     want_missing.push(m);

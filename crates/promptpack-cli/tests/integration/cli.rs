@@ -122,6 +122,35 @@ case!(list_clean, ["list", "--root", "tests/cli/clean"]);
 // token counts of their shortest and longest combinations.
 case!(list_sample_prompts, ["list", "--root", "../.."]);
 case!(contract_sample_prompts, ["contract", "--root", "../.."]);
+// What a request sends beside the text: the response format of the sample
+// that declares one, in the JSON and at the end of the text form.
+case!(
+    render_sample_response_json,
+    [
+        "render",
+        "support_triage",
+        "--json",
+        "--root",
+        "../..",
+        "--var",
+        "product_name=Acme",
+        "--var",
+        "customer_name=Ada",
+        "--var",
+        "ticket_body=My invoice is wrong.",
+    ]
+);
+case!(
+    render_sample_tools,
+    [
+        "render",
+        "support-chat",
+        "--root",
+        "../..",
+        "--vars",
+        "tests/cli/sample-values/support-chat.json",
+    ]
+);
 case!(contract_broken, ["contract", "--root", "tests/cli/broken"]);
 case!(
     list_sample_prompts_json,

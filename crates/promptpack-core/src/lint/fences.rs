@@ -163,7 +163,7 @@ impl Flat {
             at.push(text.len());
             match item {
                 Item::Text(span) => text.push_str(file.slice(*span)),
-                Item::Var(_) | Item::Snippet(_) => text.push_str(PLACEHOLDER),
+                Item::Var(_) | Item::Snippet(_) | Item::Schema(_) => text.push_str(PLACEHOLDER),
                 Item::If(_)
                 | Item::ElseIf(_)
                 | Item::Else(_)
@@ -233,6 +233,7 @@ fn blocks(items: &[Item]) -> Vec<Block> {
             Item::Text(_)
             | Item::Var(_)
             | Item::Snippet(_)
+            | Item::Schema(_)
             | Item::OpenMessage(_)
             | Item::CloseMessage(..) => {}
         }
@@ -355,7 +356,7 @@ fn render_items(items: &[Item], flat: &Flat, range: Range<usize>, out: &mut Stri
                     skipping -= 1;
                 }
             }
-            Item::Text(_) | Item::Var(_) | Item::Snippet(_) => {
+            Item::Text(_) | Item::Var(_) | Item::Snippet(_) | Item::Schema(_) => {
                 if skipping == 0 {
                     out.push_str(flat.item(i));
                 }
@@ -368,9 +369,11 @@ fn render_items(items: &[Item], flat: &Flat, range: Range<usize>, out: &mut Stri
 /// Where an item starts in the file.
 fn item_start(item: &Item) -> usize {
     match item {
-        Item::Text(span) | Item::Else(span) | Item::EndIf(span) | Item::CloseMessage(_, span) => {
-            span.start
-        }
+        Item::Text(span)
+        | Item::Else(span)
+        | Item::EndIf(span)
+        | Item::CloseMessage(_, span)
+        | Item::Schema(span) => span.start,
         Item::OpenMessage(tag) => tag.span.start,
         Item::Var(name) => name.span.start,
         Item::Snippet(include) => include.name.span.start,

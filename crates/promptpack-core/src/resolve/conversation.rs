@@ -126,7 +126,7 @@ impl Walker<'_, '_, '_> {
                         ));
                     }
                 },
-                Item::Text(_) | Item::Var(_) | Item::Snippet(_) => {}
+                Item::Text(_) | Item::Var(_) | Item::Snippet(_) | Item::Schema(_) => {}
             }
         }
         match open.into_iter().find_map(|o| match o {
@@ -203,6 +203,19 @@ impl Walker<'_, '_, '_> {
                 Item::Snippet(include) => {
                     turns.extend(self.snippet_turns(include)?);
                     at += 1;
+                }
+                Item::Schema(span) => {
+                    return Err(Box::new(
+                        Diagnostic::new(
+                            ErrorCode::TextOutsideMessage,
+                            format!(
+                                "{} stands between messages: the response it prints would belong to no message",
+                                self.file.slice(*span)
+                            ),
+                        )
+                        .at(self.file.location(*span))
+                        .with_help("put it inside the role block of the message that asks for the answer, `{{#user}}…{{/user}}`"),
+                    ));
                 }
                 Item::CloseMessage(role, span) => {
                     return Err(self.invalid(
@@ -417,9 +430,11 @@ impl Walker<'_, '_, '_> {
 /// Where an item stands in its file.
 fn item_span(item: &Item) -> Span {
     match item {
-        Item::Text(span) | Item::Else(span) | Item::EndIf(span) | Item::CloseMessage(_, span) => {
-            *span
-        }
+        Item::Text(span)
+        | Item::Else(span)
+        | Item::EndIf(span)
+        | Item::CloseMessage(_, span)
+        | Item::Schema(span) => *span,
         Item::Var(name) => name.span,
         Item::Snippet(include) => include.name.span,
         Item::If(condition) | Item::ElseIf(condition) => condition.name.span,

@@ -6,9 +6,9 @@ use super::graph::{SnippetGraph, Target};
 use super::limits::{past_limits, too_large, too_large_file};
 use super::splice::{Fragment, OpenIf, close_block, push_text, splice_again, start_else};
 use super::vars::{Chain, Usage, VarTable, chain_test};
-use crate::error::Diagnostic;
+use crate::error::{Diagnostic, ErrorCode};
 use crate::program::{Op, Program};
-use crate::source_file::SourceFile;
+use crate::source_file::{SourceFile, Span};
 use crate::syntax::{Item, Parsed};
 use std::collections::{BTreeSet, HashMap};
 
@@ -21,6 +21,14 @@ pub(super) struct PromptBuilder {
     pub(super) snippets: BTreeSet<String>,
     /// [`Counted::steps`](super::Counted::steps) so far.
     pub(super) steps: u64,
+    /// The prompt's id, for what a `{{schema:response}}` without a
+    /// response says.
+    pub(super) prompt: String,
+    /// The text `{{schema:response}}` becomes: the compact description of
+    /// the prompt's declared response, when it declares one; `Err` when
+    /// that text would hold a token (a description written with the
+    /// delimiters), which printed literally would be read back as one.
+    pub(super) response: Option<Result<String, ()>>,
 }
 
 /// A file being walked while a part is spliced: the items left, and for a
@@ -125,12 +133,26 @@ impl PromptBuilder {
                 // A conversation hands the resolver each message's body
                 // alone, and parts have no role tags: none reaches here.
                 Item::OpenMessage(_) | Item::CloseMessage(..) => {}
+                Item::Schema(span) => {
+                    let described = match &self.response {
+                        Some(Ok(described)) => described,
+                        Some(Err(())) => {
+                            return Err(Box::new(response_holds_token(file, *span, &self.prompt)));
+                        }
+                        None => return Err(Box::new(no_response(file, *span, &self.prompt))),
+                    };
+                    let adds_text = program.text.len().saturating_add(described.len());
+                    if past_limits(adds_text, program.ops.len()) {
+                        return Err(Box::new(too_large(file, *span)));
+                    }
+                    push_text(&mut program, described);
+                }
                 Item::Snippet(include) => {
                     let name = &include.name;
                     // Snippets that include others more than once multiply:
                     // a short chain can expand past any memory. Stop there.
                     if past_limits(program.text.len(), program.ops.len()) {
-                        return Err(Box::new(too_large(file, name)));
+                        return Err(Box::new(too_large(file, name.span)));
                     }
                     let Some(target) = snippets.find(include) else {
                         continue;
@@ -155,7 +177,7 @@ impl PromptBuilder {
                         let adds_text = program.text.len().saturating_add(fragment.text.len());
                         let adds_ops = program.ops.len().saturating_add(fragment.ops.len());
                         if past_limits(adds_text, adds_ops) {
-                            return Err(Box::new(too_large(file, name)));
+                            return Err(Box::new(too_large(file, name.span)));
                         }
                         self.steps += fragment.ops.len() as u64;
                         splice_again(&mut program, fragment);
@@ -180,4 +202,39 @@ impl PromptBuilder {
         program.literals.shrink_to_fit();
         Ok(program)
     }
+}
+
+/// `invalid_schema` at a `{{schema:response}}` of a prompt that declares no
+/// response: there is nothing to print. The prompt is named, since in a
+/// snippet the token prints the response of each prompt that includes it.
+fn no_response(file: &SourceFile, span: Span, prompt: &str) -> Diagnostic {
+    Diagnostic::new(
+        ErrorCode::InvalidSchema,
+        format!(
+            "{} prints the response of prompt `{prompt}`, but it declares none",
+            file.slice(span)
+        ),
+    )
+    .at(file.location(span))
+    .with_help(
+        "declare the answer's shape in the prompt's front matter, one field a line under `response:` \
+         (`response:`, then `  reply: string, what the user reads`), or remove the token",
+    )
+}
+
+/// `invalid_schema` at a `{{schema:response}}` whose response's description
+/// would hold a token: printed literally into the prompt, it would be read
+/// as one wherever the prompt's text is read again.
+fn response_holds_token(file: &SourceFile, span: Span, prompt: &str) -> Diagnostic {
+    Diagnostic::new(
+        ErrorCode::InvalidSchema,
+        format!(
+            "{} would print a token: a description or enum value in the response of prompt `{prompt}` holds one",
+            file.slice(span)
+        ),
+    )
+    .at(file.location(span))
+    .with_help(
+        "the response is printed as literal text: write its descriptions and values without the template's delimiters",
+    )
 }

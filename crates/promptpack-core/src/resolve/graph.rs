@@ -106,6 +106,11 @@ impl<'s, 'a> SnippetGraph<'s, 'a> {
     }
 
     /// Whether snippet `name` holds whole turns (role blocks).
+    /// The delimiters the snippets are read with.
+    pub(super) fn delims(&self) -> &Delimiters {
+        self.delims
+    }
+
     pub(super) fn holds_turns(&self, name: &str) -> bool {
         self.turns.contains(name)
     }

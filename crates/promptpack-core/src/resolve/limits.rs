@@ -3,8 +3,7 @@
 //! multiply, and a short chain could otherwise expand past any memory.
 
 use crate::error::{Diagnostic, ErrorCode, Location};
-use crate::source_file::SourceFile;
-use crate::syntax::Name;
+use crate::source_file::{SourceFile, Span};
 
 /// The most static text one template part may expand to, snippets spliced
 /// in: far beyond any real prompt, well below exhausting memory.
@@ -22,19 +21,19 @@ pub const MAX_EXPANDED_OPS: usize = 4 << 20;
 /// `promptpack check` accepts.
 pub const MAX_PROMPT_BYTES: usize = 2 << 20;
 
-/// `too_large` at the include that takes a part past the limits: the
-/// include is what the author can change.
-pub(super) fn too_large(file: &SourceFile, include: &Name) -> Diagnostic {
+/// `too_large` at the include (or the `{{schema:response}}`) that takes a
+/// part past the limits: the token is what the author can change.
+pub(super) fn too_large(file: &SourceFile, include: Span) -> Diagnostic {
     Diagnostic::new(
         ErrorCode::TooLarge,
         format!(
             "{} expands the template past {} MiB of text or {} tokens",
-            file.slice(include.span),
+            file.slice(include),
             MAX_EXPANDED_TEXT >> 20,
             MAX_EXPANDED_OPS
         ),
     )
-    .at(file.location(include.span))
+    .at(file.location(include))
     .with_help("a snippet included several times, by snippets that are themselves included several times, multiplies")
 }
 

@@ -13,6 +13,7 @@ use crate::front_matter::{DeclaredVar, FileRole, FrontMatter, apply_contract, re
 use crate::program::VarKind;
 use crate::program::{StableHasher, hash_program};
 use crate::sources::TemplateSource;
+use crate::syntax::holds_token;
 
 /// How a template's files are parsed: its parts, and a conversation's
 /// `messages.md`, whose role tags are tokens.
@@ -52,6 +53,10 @@ pub(super) fn resolve_template(
         return (None, 0);
     }
     let parse = parsers.part;
+    // Every file's front matter is read before any part is spliced: a
+    // `{{schema:response}}` in system.md prints a response user.md may
+    // declare.
+    let mut read_files = Vec::new();
     for file in std::iter::once(&t.system)
         .chain(t.user.as_ref())
         .chain(t.messages.as_ref())
@@ -82,7 +87,24 @@ pub(super) fn resolve_template(
                 ok = false;
             }
         }
-        if ok && is_conversation {
+        read_files.push((file, parsed, is_conversation));
+    }
+    builder.prompt = t.id.clone();
+    builder.response = front_matter.response.as_ref().map(|r| {
+        let described = r.describe();
+        // A description or enum value that holds a token would print one:
+        // text a catalog prints back into a template and reads again.
+        if holds_token(&described, graph.delims()) {
+            Err(())
+        } else {
+            Ok(described)
+        }
+    });
+    for (file, parsed, is_conversation) in &read_files {
+        if !ok {
+            break;
+        }
+        if *is_conversation {
             match resolve_turns(
                 file,
                 &parsed.items,
@@ -96,8 +118,8 @@ pub(super) fn resolve_template(
                     ok = false;
                 }
             }
-        } else if ok {
-            match builder.expand(file, &parsed, graph) {
+        } else {
+            match builder.expand(file, parsed, graph) {
                 Ok(program) => parts.push(program),
                 Err(e) => {
                     errors.push(*e);
@@ -147,6 +169,20 @@ pub(super) fn resolve_template(
     history_checks(&vars, errors);
     if errors.len() > errors_before {
         return (None, steps);
+    }
+    // What the request sends beside the text is part of what a hash names
+    // (a log line's hash says which tools and answer shape were asked
+    // for); written only when declared, so that every other prompt hashes
+    // as it always did.
+    if !front_matter.tools.is_empty() {
+        hasher.write(b"\0tools\0");
+        for tool in &front_matter.tools {
+            hasher.write(tool.json().to_string().as_bytes());
+        }
+    }
+    if let Some(response) = &front_matter.response {
+        hasher.write(b"\0response\0");
+        hasher.write(response.json_schema().to_string().as_bytes());
     }
     let prompt = ResolvedPrompt {
         id: t.id.clone(),

@@ -495,3 +495,128 @@ fn a_snippet_of_turns_is_never_spliced_into_a_text() {
         counted.errors[0].message
     );
 }
+
+const RESPONSE: &str =
+    "---\nresponse:\n  reply: string, what the user reads\n  mood: [calm, upset]\n---\n";
+
+/// `{{schema:response}}` becomes the response's description as literal
+/// text, wherever the prompt writes it: system.md (the response declared
+/// in user.md, read before any part is spliced), user.md and a snippet,
+/// spliced once or again.
+#[test]
+fn the_schema_token_prints_the_prompts_response() {
+    let described =
+        "{\n  \"reply\": string, // what the user reads\n  \"mood\": \"calm\" | \"upset\"\n}";
+    let user = format!("{RESPONSE}Q {{{{schema:response}}}}");
+    let counted = resolve_bounded(
+        &[template(
+            "A {{schema:response}} B {{snippet:s}}{{snippet:s}}",
+            Some(&user),
+        )],
+        &[snippet("s", "[{{schema:response}}]")],
+    );
+    assert!(counted.errors.is_empty(), "{:?}", counted.errors);
+    let prompt = &counted.prompts[0];
+    assert_eq!(
+        rendered(prompt),
+        format!("A {described} B [{described}][{described}]")
+    );
+    let user = prompt.user.as_ref().expect("a user part");
+    assert_eq!(user.text, format!("Q {described}"));
+    // Literal text: no op but text.
+    assert!(
+        prompt
+            .system
+            .ops
+            .iter()
+            .all(|op| matches!(op, crate::program::Op::Text { .. }))
+    );
+}
+
+/// Without a response, the token is an error where it is written (in a
+/// snippet too, naming the prompt); a description that holds a token is
+/// refused, as printing it would write one.
+#[test]
+fn the_schema_token_needs_a_response_whose_text_holds_no_token() {
+    let counted = resolve_bounded(
+        &[template("A {{schema:response}} {{snippet:s}}", None)],
+        &[snippet("s", "{{schema:response}}")],
+    );
+    assert_eq!(
+        codes(&counted),
+        [(
+            "invalid_schema",
+            "{{schema:response}} prints the response of prompt `t`, but it declares none"
+                .to_string()
+        )]
+    );
+    assert_eq!(
+        counted.errors[0].location.as_ref().map(|l| l.path()),
+        Some("templates/t/system.md")
+    );
+    let counted = resolve_bounded(
+        &[template("{{snippet:s}}", None)],
+        &[snippet("s", "x {{schema:response}}")],
+    );
+    assert_eq!(
+        counted.errors[0].location.as_ref().map(|l| l.path()),
+        Some("snippets/s.md")
+    );
+    let holding = "---\nresponse:\n  reply: string, say {{name}} first\n---\n{{schema:response}}";
+    let counted = resolve_bounded(&[template(holding, None)], &[]);
+    assert_eq!(codes(&counted).len(), 1, "{:?}", counted.errors);
+    assert!(
+        codes(&counted)[0].1.contains("would print a token"),
+        "{:?}",
+        counted.errors
+    );
+    // With other delimiters, the same description is plain text.
+    let angle = Settings {
+        delimiters: Delimiters::new("<<", ">>").unwrap_or_default(),
+        ..Settings::default()
+    };
+    let holding = holding.replace("{{schema:response}}", "<<schema:response>>");
+    let counted = resolve_with(&[template(&holding, None)], &[], &[], &angle);
+    assert!(counted.errors.is_empty(), "{:?}", counted.errors);
+    assert!(rendered(&counted.prompts[0]).contains("say {{name}} first"));
+}
+
+/// In a conversation, the token prints inside a message, and is refused
+/// between messages, where its text would belong to no message.
+#[test]
+fn the_schema_token_goes_inside_a_message() {
+    let template = |messages: &str| TemplateSource {
+        id: "t".to_string(),
+        system: SourceFile::new("templates/t/system.md", format!("{RESPONSE}You help.")),
+        user: None,
+        messages: Some(SourceFile::new("templates/t/messages.md", messages)),
+    };
+    let counted = resolve_bounded(
+        &[template(
+            "{{#user}}\nAnswer as {{schema:response}}\n{{/user}}",
+        )],
+        &[],
+    );
+    assert!(counted.errors.is_empty(), "{:?}", counted.errors);
+    let turns = &counted.prompts[0]
+        .conversation
+        .as_ref()
+        .expect("a conversation")
+        .turns;
+    let crate::conversation::Turn::Message { program, .. } = &turns[0] else {
+        panic!("a message: {turns:?}");
+    };
+    assert!(
+        program.text.starts_with("Answer as {\n  \"reply\""),
+        "{}",
+        program.text
+    );
+    let counted = resolve_bounded(
+        &[template("{{schema:response}}\n{{#user}}\nQ\n{{/user}}")],
+        &[],
+    );
+    assert_eq!(
+        codes(&counted).first().map(|c| c.0),
+        Some("text_outside_message")
+    );
+}

@@ -47,3 +47,30 @@ fn the_json_schema_is_strict_closed_and_every_property_required() {
     let tools: Vec<_> = front_matter.tools.iter().map(|t| t.json()).collect();
     insta::assert_snapshot!(serde_json::to_string_pretty(&tools).expect("json"));
 }
+
+#[test]
+fn a_prompt_hash_names_its_tools_and_response_and_no_more() {
+    use crate::TemplateSource;
+    use crate::resolve::resolve;
+    use crate::syntax::Delimiters;
+    let hash = |system: &str| {
+        let template = TemplateSource {
+            id: "p".to_string(),
+            system: SourceFile::new("templates/p/system.md", system),
+            user: None,
+            messages: None,
+        };
+        let (prompts, errors) = resolve(&[template], &[], &Delimiters::default());
+        assert!(errors.is_empty(), "{errors:?}");
+        prompts[0].hash
+    };
+    let plain = hash("Answer.");
+    let answered = hash("---\nresponse:\n  reply: string\n---\nAnswer.");
+    let retyped = hash("---\nresponse:\n  reply: integer\n---\nAnswer.");
+    let tooled = hash("---\ntools:\n  lookup: Finds\n---\nAnswer.");
+    let described = hash("---\ndescription: Answers.\n---\nAnswer.");
+    assert_eq!(plain, described, "a description is no part of what is sent");
+    assert_ne!(plain, answered);
+    assert_ne!(answered, retyped);
+    assert_ne!(plain, tooled);
+}

@@ -769,3 +769,50 @@ fn an_edit_rechecks_only_the_prompts_it_can_change() {
     );
     editor.shutdown();
 }
+
+/// `{{schema:response}}`: hovered, it shows the response it prints (or
+/// says the prompt declares none); completed after `schema:` and offered
+/// among the keywords; a prompt without a response shows `invalid_schema`
+/// at the token, as `check` does.
+#[test]
+fn the_schema_token_is_hovered_completed_and_checked() {
+    let mut editor = Editor::start("tree");
+    editor.open(GREET);
+    let with_response = "---\nresponse:\n  reply: string, what the user reads\n---\nHello {{name}}.\n{{schema:response}}\n{{snippet:outer}}\n";
+    editor.replace(GREET, with_response);
+    let shown = hover_text(&mut editor, GREET, 5, 4);
+    assert!(
+        shown.contains("```ts\n{\n  \"reply\": string // what the user reads\n}\n```"),
+        "{shown}"
+    );
+    assert_same_as_check(&mut editor, GREET, with_response);
+    let complete = |editor: &mut Editor, typed: &str| {
+        editor.replace(GREET, &with_line(with_response, 5, typed));
+        let character = typed.chars().map(char::len_utf16).sum::<usize>() as u32;
+        labels(
+            &editor
+                .at("textDocument/completion", GREET, 5, character, json!({}))
+                .expect("items"),
+        )
+    };
+    assert_eq!(complete(&mut editor, "{{schema:"), ["response"]);
+    assert!(
+        complete(&mut editor, "{{").contains(&"schema:response".to_string()),
+        "offered among the keywords"
+    );
+    let without = "Hello {{name}}.\n{{schema:response}}\n{{snippet:outer}}\n";
+    editor.replace(GREET, without);
+    let shown = hover_text(&mut editor, GREET, 1, 4);
+    assert!(
+        shown.contains("prompt `greet` declares no `response:`"),
+        "{shown}"
+    );
+    assert_same_as_check(&mut editor, GREET, without);
+    let codes: Vec<(u32, String)> = editor
+        .shown()
+        .into_iter()
+        .map(|(_, line, _, code, _)| (line, code))
+        .collect();
+    assert_eq!(codes, [(2, "invalid_schema".to_string())]);
+    editor.shutdown();
+}

@@ -5,4 +5,5 @@ mod support;
 
 mod conversations;
 mod edits;
+mod exchange;
 mod features;
