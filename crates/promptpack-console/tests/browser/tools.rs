@@ -2,11 +2,13 @@
 //! page lists both (markup in a description shown as text, never run), at
 //! a desk's width and a phone's; an edit with a mistake in the response's
 //! notation is shown at its line, then a changed response is published
-//! through the edit page, and the diff shows the response's change.
+//! through the edit page, and the diff shows the response's change; the
+//! API reads a model's answer as that version declares it.
 
-use super::support::{Console, TRIAGE_V1};
+use super::support::{Auth, Console, TRIAGE_V1};
 use super::{click_to, path, set_text, shot, text_of};
 use fantoccini::{Client, Locator};
+use serde_json::json;
 
 /// A phone's width (and height), in CSS pixels.
 const PHONE: (u32, u32) = (390, 844);
@@ -163,4 +165,26 @@ pub(crate) async fn tools_and_response(console: &Console, client: &Client) {
         "a description ran"
     );
     shots(client, "part-response", "23-diff-response").await;
+
+    // The API reads a model's answer as the published version declares it.
+    let answer = r#"{"category": "bug", "summary": "s", "urgent": "yes", "order": null}"#;
+    let refused = console.send(
+        "POST",
+        "/api/v1/prompts/triage/parse",
+        Auth::Bearer(&console.viewer),
+        &json!({ "answer": answer }),
+    );
+    assert_eq!(
+        (refused.status, refused.code().as_str()),
+        (422, "answer_mismatch"),
+        "{}",
+        refused.body
+    );
+    let read = console.send(
+        "POST",
+        "/api/v1/prompts/triage/parse",
+        Auth::Bearer(&console.viewer),
+        &json!({ "answer": answer.replace(r#""yes""#, "true") }),
+    );
+    assert_eq!(read.json()["value"]["urgent"], json!(true), "{}", read.body);
 }
