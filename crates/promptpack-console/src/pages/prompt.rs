@@ -67,6 +67,8 @@ struct PromptPage {
     /// The newest version's tools and response (none for a prompt without
     /// versions, or deleted).
     exchange: Option<Exchange>,
+    /// What declares them: `v3`.
+    exchange_of: String,
     /// Why the newest version could not be compiled to show them.
     exchange_refused: Option<String>,
 }
@@ -251,6 +253,7 @@ pub(crate) async fn page(
         moves,
         builds,
         exchange: exchange.filter(|e| !e.is_empty()),
+        exchange_of: format!("v{latest}"),
         exchange_refused,
         id,
     }))

@@ -117,6 +117,11 @@ pub(crate) async fn tools_and_response(console: &Console, client: &Client) {
     );
     set_text(client, "system", &changed).await;
     click_to(client, "#check", "#check-ok").await;
+    assert!(
+        text_of(client, "#response-fields").await.contains("urgent"),
+        "the checked draft's response, as it was read"
+    );
+    shots(client, "exchange", "23-edit-checked-response").await;
     client
         .find(Locator::Id("message"))
         .await
@@ -164,7 +169,7 @@ pub(crate) async fn tools_and_response(console: &Console, client: &Client) {
         serde_json::Value::Null,
         "a description ran"
     );
-    shots(client, "part-response", "23-diff-response").await;
+    shots(client, "part-response", "24-diff-response").await;
 
     // The API reads a model's answer as the published version declares it.
     let answer = r#"{"category": "bug", "summary": "s", "urgent": "yes", "order": null}"#;

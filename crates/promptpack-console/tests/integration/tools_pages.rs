@@ -175,6 +175,48 @@ fn an_edit_with_a_bad_schema_is_shown_at_its_line() {
         1,
         "nothing was published"
     );
+    // Fixed and checked: the draft's response as it was read, before it is
+    // published.
+    let fixed = TRIAGE_V1.replace(
+        "  summary: string, the ticket in one line\n",
+        "  summary: string, the ticket in one line\n  urgent?: boolean, whether it <b>blocks</b>\n",
+    );
+    let checked = c.post_form(
+        "/prompts/triage/edit",
+        Auth::Cookie(&cookie),
+        &[
+            ("csrf", &csrf),
+            ("system", &fixed),
+            ("message", "urgent"),
+            ("action", "check"),
+        ],
+    );
+    assert!(checked.body.contains("No errors"), "{}", checked.body);
+    let fields = between(&checked.body, "id=\"response-fields\"", "</table>");
+    assert!(
+        fields.contains("<code>urgent</code>")
+            && fields.contains("<code>boolean</code>")
+            && fields.contains("whether it &#60;b&#62;blocks&#60;/b&#62;"),
+        "{}",
+        checked.body
+    );
+    assert!(checked.body.contains("in the draft"), "{}", checked.body);
+    // A draft without errors that declares neither shows neither.
+    let plain = c.post_form(
+        "/prompts/triage/edit",
+        Auth::Cookie(&cookie),
+        &[
+            ("csrf", &csrf),
+            ("system", "Triage the ticket.\n"),
+            ("message", "m"),
+            ("action", "check"),
+        ],
+    );
+    assert!(
+        plain.body.contains("No errors") && !plain.body.contains("id=\"exchange\""),
+        "{}",
+        plain.body
+    );
 }
 
 /// A build whose binary reads `triage`'s answers as v1 declares them: an
