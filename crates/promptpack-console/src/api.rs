@@ -31,6 +31,7 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
         .route("/prompts/{id}/history", get(history))
         .route("/prompts/{id}/diff", get(diff))
         .route("/prompts/{id}/render", post(render_prompt))
+        .route("/prompts/{id}/parse", post(parse_answer))
         .route("/prompts/{id}/versions", post(publish))
         .route("/prompts/{id}/labels/{label}", put(set_label))
         .route("/prompts/{id}/restore", post(restore))
@@ -210,16 +211,88 @@ async fn render_prompt(
                     message
                 })
                 .collect();
-            Ok(json!({
+            let mut rendered = json!({
                 "system": prompt.system,
                 "user": prompt.user,
                 "messages": messages,
+                // What the request sends beside the messages, as the chat
+                // API takes it (`promptpack render --json` gives the same):
+                // the tools the model may call (none: empty), and the
+                // response format when the version declares a response.
+                "tools": library.tools(&id).unwrap_or_else(|| json!([])),
                 "version": version.version,
                 "content_hash": version.content_hash,
-            }))
+            });
+            if let Some(format) = library.response_format(&id) {
+                rendered["response_format"] = format;
+            }
+            Ok(rendered)
         })
         .await?;
     ok(rendered)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ParseBody {
+    /// The model's answer, as it sent it.
+    answer: String,
+    version: Option<u32>,
+    label: Option<String>,
+}
+
+/// A model's answer read against the response a version declares, for a
+/// service in any language: the validated JSON, or the answer's error
+/// located in its text (`answer_not_json`, `answer_mismatch`). A read: any
+/// user may, and it is not audited.
+async fn parse_answer(
+    State(state): Shared,
+    ApiUser(user): ApiUser,
+    Path(id): Path<String>,
+    given: Result<Json<ParseBody>, JsonRejection>,
+) -> ApiResult {
+    let ParseBody {
+        answer,
+        version,
+        label,
+    } = body(given)?;
+    let selector = Which { version, label }.selector()?;
+    let bound = state.max_render_bytes;
+    let wanted = id.clone();
+    let (number, content_hash, response) = state
+        .catalog
+        .run(&user.name, move |catalog| {
+            let version = catalog.get(&wanted, &selector)?;
+            let library = library_of(catalog, &version, bound)?;
+            let response = library
+                .front_matter(&wanted)
+                .and_then(|f| f.response.clone());
+            Ok((version.version, version.content_hash, response))
+        })
+        .await?;
+    let Some(response) = response else {
+        return Err(Failure::new(
+            StatusCode::CONFLICT,
+            "no_response",
+            format!(
+                "v{number} of `{id}` declares no `response`: there is no shape to read its answers as"
+            ),
+        )
+        .into());
+    };
+    // Off the runtime's threads: an answer may be megabytes of JSON.
+    let value = tokio::task::spawn_blocking(move || {
+        promptpack_core::answer::read_answer(&answer, &response)
+    })
+    .await
+    .map_err(|e| {
+        Failure::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            format!("the answer could not be read: {e}"),
+        )
+    })??;
+    ok(json!({ "value": value, "version": number, "content_hash": content_hash }))
 }
 
 #[derive(Deserialize)]

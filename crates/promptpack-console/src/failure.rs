@@ -3,7 +3,9 @@
 //! `unauthenticated` (no user), `forbidden` (a user whose role may not),
 //! `csrf` (a form without its token, or a sign-in posted by another site),
 //! `request_timeout` (a request not sent and answered in time),
-//! `not_found` and `method_not_allowed` (no such route), and `internal`.
+//! `not_found` and `method_not_allowed` (no such route), `no_response` (an
+//! answer to read against a version that declares no `response`), and
+//! `internal`.
 
 use axum::Json;
 use axum::http::StatusCode;

@@ -3,7 +3,9 @@
 //! the list, a prompt, a diff, a preview, an edit with an error, fixed and
 //! published, `production` moved behind its confirmation and rolled back;
 //! a snippet edited, refused for the prompt it would break, published and
-//! its including prompt's pins upgraded;
+//! its including prompt's pins upgraded; a prompt's response and tools
+//! listed, a bad schema shown at its line, a changed response published
+//! and its change in the diff, at a desk's width and a phone's;
 //! the API answers the same; the builds panel says which version a
 //! registered build serves and which it refuses, and why; a stored
 //! `<script>` never runs; another site
@@ -17,6 +19,8 @@
 #[path = "browser/snippet.rs"]
 mod snippet;
 mod support;
+#[path = "browser/tools.rs"]
+mod tools;
 
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::json;
@@ -628,6 +632,7 @@ fn main() {
         builds_panel_says_what_each_build_serves(&console, &client).await;
         stored_script_never_runs(&console, &client).await;
         conversation_previews_as_messages(&console, &client).await;
+        tools::tools_and_response(&console, &client).await;
         another_site_neither_frames_nor_signs_in(&console, &client).await;
         client.close().await.expect("the browser closes");
     });

@@ -1,7 +1,9 @@
 //! `/prompts/{id}/diff?from=A&to=B`: two versions side by side — the files,
-//! the front matter, the resolved texts, what every declared example
-//! renders on each side, and what changed in the variables.
+//! the front matter, the tools and the response declared, the resolved
+//! texts, what every declared example renders on each side, and what
+//! changed in the variables.
 
+use super::exchange::{response_text, tools_text};
 use super::prose::Prose;
 use super::shared::{Chrome, OrPage, PageResult, html};
 use crate::auth::PageUser;
@@ -47,6 +49,11 @@ impl Part {
             rows,
             coarse,
         })
+    }
+
+    /// Its id on the page: `part-front-matter`, `part-response`.
+    pub(crate) fn anchor(&self) -> String {
+        format!("part-{}", self.name.replace(['.', ' '], "-"))
     }
 }
 
@@ -162,6 +169,28 @@ fn parts(old: &Version, new: &Version, budget: &mut Budget) -> Result<Vec<Part>,
         .collect()
 }
 
+/// The tools and the response of both sides, as the prompt page lists
+/// them (each tool with its arguments; the response as the prompt prints
+/// it), when either side declares them.
+fn exchange_parts(
+    id: &str,
+    old: &Library,
+    new: &Library,
+    budget: &mut Budget,
+) -> Result<Vec<Part>, Cancelled> {
+    let (old, new) = (old.front_matter(id), new.front_matter(id));
+    let mut parts = Vec::new();
+    let (old_tools, new_tools) = (tools_text(old), tools_text(new));
+    if !old_tools.is_empty() || !new_tools.is_empty() {
+        parts.push(Part::of("tools", &old_tools, &new_tools, budget)?);
+    }
+    let (old_response, new_response) = (response_text(old), response_text(new));
+    if !old_response.is_empty() || !new_response.is_empty() {
+        parts.push(Part::of("response", &old_response, &new_response, budget)?);
+    }
+    Ok(parts)
+}
+
 /// Every example either side declares, rendered on both.
 fn example_diffs(
     id: &str,
@@ -270,7 +299,15 @@ pub(crate) async fn page(
     let prompt = id.clone();
     let (parts, examples, variables) = cancellable(move |flag| {
         let mut budget = Budget::new(DEFAULT_STEPS, Some(flag));
-        let parts = parts(&old.version, &new.version, &mut budget)?;
+        let mut parts = parts(&old.version, &new.version, &mut budget)?;
+        // The declared exchange right after the files that declare it,
+        // before the front matter's JSON (which holds it as JSON Schema).
+        let exchange = exchange_parts(&prompt, &old.library, &new.library, &mut budget)?;
+        let at = parts
+            .iter()
+            .position(|p| p.name == "front matter")
+            .unwrap_or(parts.len());
+        parts.splice(at..at, exchange);
         let examples = example_diffs(&prompt, &old.library, &new.library, &mut budget)?;
         let variables = variable_changes(&prompt, &old.library, &new.library);
         Ok::<_, Cancelled>((parts, examples, variables))

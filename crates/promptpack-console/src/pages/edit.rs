@@ -4,6 +4,7 @@
 //! keeps the draft on screen.
 
 use super::diagnostics::{DiagnosticView, Refusal, RenderView};
+use super::exchange::Exchange;
 use super::shared::{Chrome, OrPage, PageResult, form_text, html, html_with_status, may, may_send};
 use crate::action::Action;
 use crate::auth::PageUser;
@@ -39,6 +40,10 @@ struct EditPage {
     warnings: Vec<DiagnosticView>,
     renders: Vec<RenderView>,
     listings: Vec<Listing>,
+    /// The tools and response of a checked draft without errors, as the
+    /// prompt page will list them once it is published.
+    exchange: Option<Exchange>,
+    exchange_of: String,
 }
 
 /// A file of the draft as numbered lines, those a diagnostic points at
@@ -82,6 +87,8 @@ impl EditPage {
             warnings: Vec::new(),
             renders: Vec::new(),
             listings: Vec::new(),
+            exchange: None,
+            exchange_of: "the draft".to_string(),
         }
     }
 
@@ -277,6 +284,11 @@ pub(crate) async fn submit(
             page.errors = DiagnosticView::all(&checked.errors, Severity::Error);
             page.warnings = DiagnosticView::all(&checked.warnings, Severity::Warning);
             page.number_lines();
+            page.exchange = checked
+                .library
+                .as_ref()
+                .map(|library| Exchange::of(library.front_matter(&id)))
+                .filter(|exchange| !exchange.is_empty());
             if preview && let Some(library) = &checked.library {
                 page.renders = examples(library, &id)
                     .iter()

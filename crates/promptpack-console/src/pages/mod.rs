@@ -9,6 +9,7 @@ mod diagnostics;
 mod diff;
 mod edit;
 pub(crate) mod error;
+mod exchange;
 mod labels;
 mod list;
 mod login;

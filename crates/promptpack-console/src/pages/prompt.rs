@@ -1,6 +1,7 @@
 //! `/prompts/{id}`: a prompt's versions, labels, label history and the
 //! builds that serve it; delete, restore and the snippet upgrade.
 
+use super::exchange::Exchange;
 use super::list::arms_text;
 use super::prose::Prose;
 use super::shared::{Chrome, CsrfForm, OrPage, PageResult, html, may_send, short_hash};
@@ -8,13 +9,14 @@ use super::when::When;
 use crate::action::Action;
 use crate::auth::PageUser;
 use crate::builds::{BuildView, builds_of};
+use crate::preview::library_of;
 use crate::state::AppState;
 use crate::verdicts::Verdicts;
 use askama::Template;
 use axum::Form;
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Redirect};
-use promptpack_catalog::{Catalog, Error, History, Selector};
+use promptpack_catalog::{Catalog, Error, ErrorCode, History, Selector};
 use serde::Deserialize;
 use std::sync::Arc;
 
@@ -62,6 +64,13 @@ struct PromptPage {
     labels: Vec<LabelRow>,
     moves: Vec<MoveRow>,
     builds: Vec<BuildView>,
+    /// The newest version's tools and response (none for a prompt without
+    /// versions, or deleted).
+    exchange: Option<Exchange>,
+    /// What declares them: `v3`.
+    exchange_of: String,
+    /// Why the newest version could not be compiled to show them.
+    exchange_refused: Option<String>,
 }
 
 /// What the page reads, in one call to the catalog.
@@ -71,9 +80,16 @@ struct Read {
     pins: String,
     behind: Option<String>,
     builds: Vec<BuildView>,
+    exchange: Option<Exchange>,
+    exchange_refused: Option<String>,
 }
 
-fn read(catalog: &mut Catalog, verdicts: &Verdicts, id: &str) -> Result<Read, Error> {
+fn read(
+    catalog: &mut Catalog,
+    verdicts: &Verdicts,
+    id: &str,
+    max_render_bytes: usize,
+) -> Result<Read, Error> {
     let history = catalog.history(id)?;
     let mut arms = Vec::new();
     for (label, version) in &history.labels {
@@ -92,6 +108,7 @@ fn read(catalog: &mut Catalog, verdicts: &Verdicts, id: &str) -> Result<Read, Er
         }
     }
     let (mut pins, mut behind, mut builds) = (String::new(), None, Vec::new());
+    let (mut exchange, mut exchange_refused) = (None, None);
     if !history.prompt.deleted && history.prompt.latest_version > 0 {
         let newest = catalog.get(id, &Selector::Latest)?;
         let current = catalog.snippets()?;
@@ -107,6 +124,17 @@ fn read(catalog: &mut Catalog, verdicts: &Verdicts, id: &str) -> Result<Read, Er
         behind = (!stale.is_empty()).then(|| stale.join(", "));
         pins = pin_text(&newest.pins);
         builds = builds_of(catalog, verdicts, id, &arms)?;
+        // What the newest version declares of its exchange with the
+        // model, from the version compiled as a live handle compiles it.
+        match library_of(catalog, &newest, max_render_bytes) {
+            Ok(library) => exchange = Some(Exchange::of(library.front_matter(id))),
+            // The store failing is the page's failure; a version that does
+            // not compile is said beside the rest.
+            Err(e) if matches!(e.code(), ErrorCode::Unavailable | ErrorCode::Io) => {
+                return Err(e);
+            }
+            Err(e) => exchange_refused = Some(format!("v{} does not compile: {e}", newest.version)),
+        }
     }
     Ok(Read {
         history,
@@ -114,6 +142,8 @@ fn read(catalog: &mut Catalog, verdicts: &Verdicts, id: &str) -> Result<Read, Er
         pins,
         behind,
         builds,
+        exchange,
+        exchange_refused,
     })
 }
 
@@ -140,10 +170,11 @@ pub(crate) async fn page(
     let chrome = Chrome::of(&user);
     let wanted = id.clone();
     let verdicts = Arc::clone(&state.verdicts);
+    let bound = state.max_render_bytes;
     let read = state
         .catalog
         .run(&user.user.name, move |catalog| {
-            read(catalog, &verdicts, &wanted)
+            read(catalog, &verdicts, &wanted, bound)
         })
         .await
         .or_page(&chrome)?;
@@ -153,6 +184,8 @@ pub(crate) async fn page(
         pins,
         behind,
         builds,
+        exchange,
+        exchange_refused,
     } = read;
     let latest = history.prompt.latest_version;
     let versions = history
@@ -219,6 +252,9 @@ pub(crate) async fn page(
         labels,
         moves,
         builds,
+        exchange: exchange.filter(|e| !e.is_empty()),
+        exchange_of: format!("v{latest}"),
+        exchange_refused,
         id,
     }))
 }

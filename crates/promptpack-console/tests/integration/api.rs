@@ -26,6 +26,11 @@ on_every_store! {
         assert_eq!(answer.status, 401);
         let answer = c.send("POST", "/api/v1/prompts/greet/render", Auth::None, &json!({"vars": {"name": "x"}}));
         assert_eq!(answer.status, 401);
+        // Reading an answer is a read too: it needs a user.
+        for auth in [Auth::None, Auth::Bearer("pp_not-a-token")] {
+            let answer = c.send("POST", "/api/v1/prompts/greet/parse", auth, &json!({"answer": "{}"}));
+            assert_eq!((answer.status, answer.code().as_str()), (401, "unauthenticated"), "{}", answer.body);
+        }
     };
 
     list_get_and_history => |c: Console| {
@@ -65,6 +70,93 @@ on_every_store! {
         assert_eq!((missing.status, missing.code().as_str()), (422, "missing_var"), "{}", missing.body);
         let not_json = c.send("POST", "/api/v1/prompts/greet/render", Auth::Bearer(&c.viewer), &json!("text"));
         assert_eq!((not_json.status / 100, not_json.code().as_str()), (4, "invalid_request"));
+    };
+
+    render_gives_the_tools_and_the_response_format => |c: Console| {
+        c.publish_triage(support::TRIAGE_V1, "tools and a response");
+        let answer = c.send("POST", "/api/v1/prompts/triage/render", Auth::Bearer(&c.viewer), &json!({"vars": {"ticket": "My invoice is wrong"}}));
+        assert_eq!(answer.status, 200, "{}", answer.body);
+        let body = answer.json();
+        assert_eq!(body["system"], "Triage the ticket: My invoice is wrong");
+        // Each tool as a chat request lists it, in the order declared; the
+        // description is the catalog's text, as it is.
+        assert_eq!(body["tools"], json!([
+            {"type": "function", "function": {
+                "name": "lookup",
+                "description": "Finds an order <img src=x onerror=window.__pwned=6>",
+                "parameters": {"type": "object", "properties": {"order": {"type": "string", "description": "the order number"}}, "required": ["order"], "additionalProperties": false},
+                "strict": true}},
+            {"type": "function", "function": {
+                "name": "escalate",
+                "description": "Hands the ticket to a person",
+                "parameters": {"type": "object", "properties": {}, "required": [], "additionalProperties": false},
+                "strict": true}},
+        ]), "{}", answer.body);
+        let format = &body["response_format"];
+        assert_eq!((format["type"].clone(), format["json_schema"]["name"].clone(), format["json_schema"]["strict"].clone()), (json!("json_schema"), json!("triage"), json!(true)), "{format}");
+        let schema = &format["json_schema"]["schema"];
+        assert_eq!(schema["required"], json!(["category", "summary", "order"]), "{schema}");
+        assert_eq!(schema["properties"]["category"]["enum"], json!(["bug", "billing"]));
+        assert_eq!(schema["properties"]["order"]["type"], json!(["string", "null"]), "an optional field is nullable");
+        assert_eq!(schema["additionalProperties"], json!(false));
+        // A version of a prompt that declares neither: no tools, no format.
+        let greet = c.send("POST", "/api/v1/prompts/greet/render", Auth::Bearer(&c.viewer), &json!({"vars": {"name": "Ada"}, "version": 1})).json();
+        assert_eq!(greet["tools"], json!([]));
+        assert!(greet.get("response_format").is_none(), "{greet}");
+    };
+
+    parse_reads_an_answer_against_the_versions_response => |c: Console| {
+        c.publish_triage(support::TRIAGE_V1, "a response");
+        let parse = |body: serde_json::Value| c.send("POST", "/api/v1/prompts/triage/parse", Auth::Bearer(&c.viewer), &body);
+        // The JSON of the answer, fenced and with prose around it, read.
+        let answer = "Here it is:\n```json\n{\"category\": \"bug\", \"summary\": \"It crashes <b>at once</b>\", \"order\": null}\n```\nAnything else?";
+        let read = parse(json!({"answer": answer}));
+        assert_eq!(read.status, 200, "{}", read.body);
+        assert_eq!(read.json()["value"], json!({"category": "bug", "summary": "It crashes <b>at once</b>", "order": null}));
+        assert_eq!(read.json()["version"], 1);
+        // Against a version chosen as the other endpoints choose it.
+        let second = support::TRIAGE_V1.replace("[bug, billing]", "[bug, billing, spam]");
+        assert_eq!(c.publish_triage(&second, "spam too"), 2);
+        c.catalog().set_label("triage", "production", 1).expect("a label");
+        let spam = "{\"category\": \"spam\", \"summary\": \"s\", \"order\": null}";
+        assert_eq!(parse(json!({"answer": spam})).status, 200, "the newest version takes `spam`");
+        assert_eq!(parse(json!({"answer": spam, "version": 2})).json()["version"], 2);
+        // One the schema does not take: located in the answer's text.
+        let refused = parse(json!({"answer": spam, "label": "production"}));
+        assert_eq!((refused.status, refused.code().as_str()), (422, "answer_mismatch"), "{}", refused.body);
+        let diagnostic = &refused.json()["error"]["diagnostics"][0];
+        assert_eq!((diagnostic["code"].clone(), diagnostic["path"].clone(), diagnostic["line"].clone(), diagnostic["column"].clone()), (json!("answer_mismatch"), json!("answer"), json!(1), json!(14)), "{diagnostic}");
+        assert!(diagnostic["message"].as_str().is_some_and(|m| m.contains("$.category")), "{diagnostic}");
+        // On the line it is on.
+        let lines = "{\n  \"category\": \"bug\",\n  \"summary\": 3,\n  \"order\": null\n}";
+        let refused = parse(json!({"answer": lines, "version": 1}));
+        assert_eq!((refused.status, refused.code().as_str()), (422, "answer_mismatch"), "{}", refused.body);
+        let diagnostic = &refused.json()["error"]["diagnostics"][0];
+        assert_eq!((diagnostic["line"].clone(), diagnostic["column"].clone()), (json!(3), json!(14)), "{diagnostic}");
+        // Text that holds no JSON, or JSON cut short.
+        let prose = parse(json!({"answer": "I cannot help with that."}));
+        assert_eq!((prose.status, prose.code().as_str()), (422, "answer_not_json"), "{}", prose.body);
+        let cut = parse(json!({"answer": "{\"category\": \"bug\",\n  \"summary\": \"s"}));
+        assert_eq!((cut.status, cut.code().as_str()), (422, "answer_not_json"), "{}", cut.body);
+        assert_eq!(cut.json()["error"]["diagnostics"][0]["path"], "answer", "{}", cut.body);
+        // A version without a response: nothing to read the answer as.
+        let none = c.send("POST", "/api/v1/prompts/greet/parse", Auth::Bearer(&c.viewer), &json!({"answer": "{}"}));
+        assert_eq!((none.status, none.code().as_str()), (409, "no_response"), "{}", none.body);
+        assert!(none.json()["error"]["message"].as_str().is_some_and(|m| m.contains("v2 of `greet`")), "{}", none.body);
+        // The request's own mistakes.
+        let missing = parse(json!({"version": 1}));
+        assert_eq!((missing.status, missing.code().as_str()), (422, "invalid_request"), "{}", missing.body);
+        let both = parse(json!({"answer": spam, "version": 1, "label": "production"}));
+        assert_eq!((both.status, both.code().as_str()), (400, "invalid_request"));
+        let unknown = c.send("POST", "/api/v1/prompts/nope/parse", Auth::Bearer(&c.viewer), &json!({"answer": "{}"}));
+        assert_eq!((unknown.status, unknown.code().as_str()), (404, "not_found"));
+        // A read: any signed-in user, and nothing is written to the audit.
+        let audit = c.get("/api/v1/prompts/triage/history", Auth::Bearer(&c.viewer)).json()["audit"].clone();
+        for token in [&c.viewer, &c.editor, &c.admin] {
+            let read = c.send("POST", "/api/v1/prompts/triage/parse", Auth::Bearer(token), &json!({"answer": spam}));
+            assert_eq!(read.status, 200, "{}", read.body);
+        }
+        assert_eq!(c.get("/api/v1/prompts/triage/history", Auth::Bearer(&c.viewer)).json()["audit"], audit, "a read is not audited");
     };
 
     a_render_past_the_bound_is_refused_and_the_console_lives_on => |c: Console| {

@@ -14,3 +14,4 @@ mod pages;
 mod pages_finish;
 mod roles;
 mod snippet_pages;
+mod tools_pages;

@@ -43,6 +43,8 @@ fn request(method: &str, template: &str) -> (String, Value) {
         ("delete", _) => "xss",
         (_, t) if t.ends_with("/restore") => "xss",
         (_, t) if t.ends_with("/upgrade") => "letter",
+        // The prompt the test publishes with a response to read answers as.
+        (_, t) if t.ends_with("/parse") => "triage",
         _ => "greet",
     };
     let path = template
@@ -56,6 +58,9 @@ fn request(method: &str, template: &str) -> (String, Value) {
     };
     let body = match (method, template) {
         ("post", t) if t.ends_with("/render") => json!({"vars": {"name": "Ada", "formal": true}}),
+        ("post", t) if t.ends_with("/parse") => {
+            json!({"answer": "{\"category\": \"bug\", \"summary\": \"It crashes\", \"order\": null}"})
+        }
         ("post", t) if t.ends_with("/versions") => {
             json!({"system": "New {{name}}.\n", "message": "from the OpenAPI test"})
         }
@@ -83,6 +88,7 @@ fn call(
 fn every_operation_answers_as_documented() {
     let document = document();
     let console = Console::start(Store::Sqlite, "openapi");
+    console.publish_triage(support::TRIAGE_V1, "a response to read answers as");
     let paths = document["paths"].as_object().expect("paths");
     let mut operations = 0;
     for (template, item) in paths {
@@ -247,4 +253,72 @@ fn a_conversation_publishes_and_renders_as_documented() {
         "a history with a wrong role",
     );
     assert_eq!(wrong.code(), "invalid_vars");
+}
+
+/// A version that declares tools and a response renders them beside its
+/// messages, as the document says.
+#[test]
+fn tools_and_a_response_render_as_documented() {
+    let document = document();
+    let console = Console::start(Store::Sqlite, "openapi_tools");
+    console.publish_triage(support::TRIAGE_V1, "tools and a response");
+    let rendered = console.send(
+        "POST",
+        "/api/v1/prompts/triage/render",
+        Auth::Bearer(&console.viewer),
+        &json!({"vars": {"ticket": "Where is my order?"}}),
+    );
+    assert_eq!(rendered.status, 200, "{}", rendered.body);
+    let body = rendered.json();
+    check(
+        &document,
+        &answer_schema(&document, "/prompts/{id}/render", "post", "200"),
+        &body,
+        "a render with tools and a response",
+    );
+    assert_eq!(body["tools"].as_array().map(Vec::len), Some(2));
+    assert_eq!(body["response_format"]["json_schema"]["name"], "triage");
+}
+
+/// A model's answer read against a version's response: the value, or the
+/// answer's error located in its text, or the version's lack of a response,
+/// each as the document says.
+#[test]
+fn answers_are_read_as_documented() {
+    let document = document();
+    let console = Console::start(Store::Sqlite, "openapi_parse");
+    console.publish_triage(support::TRIAGE_V1, "a response to read answers as");
+    let parse = |id: &str, body: Value| {
+        console.send(
+            "POST",
+            &format!("/api/v1/prompts/{id}/parse"),
+            Auth::Bearer(&console.viewer),
+            &body,
+        )
+    };
+    let read = parse(
+        "triage",
+        json!({"answer": "```json\n{\"category\": \"billing\", \"summary\": \"s\", \"order\": \"A-1\"}\n```"}),
+    );
+    assert_eq!(read.status, 200, "{}", read.body);
+    check(
+        &document,
+        &answer_schema(&document, "/prompts/{id}/parse", "post", "200"),
+        &read.json(),
+        "a read answer",
+    );
+    for (id, answer, status) in [
+        ("triage", "{\"category\": \"spam\"}", "422"),
+        ("triage", "no JSON here", "422"),
+        ("greet", "{}", "409"),
+    ] {
+        let refused = parse(id, json!({"answer": answer}));
+        assert_eq!(refused.status.to_string(), status, "{}", refused.body);
+        check(
+            &document,
+            &answer_schema(&document, "/prompts/{id}/parse", "post", status),
+            &refused.json(),
+            answer,
+        );
+    }
 }

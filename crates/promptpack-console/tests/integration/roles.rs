@@ -65,6 +65,11 @@ fn behind(c: &Console) {
         .expect("a revision");
 }
 
+/// `triage` published, with a response to read answers as.
+fn with_a_response(c: &Console) {
+    c.publish_triage(support::TRIAGE_V1, "a response");
+}
+
 /// Every action a user's role decides, and every route that takes it.
 /// The API writes one prompt and the pages another where an action
 /// cannot be taken twice (a delete, a restore, an upgrade).
@@ -182,6 +187,19 @@ const CASES: &[Case] = &[
                 "id=\"upgrade-letter\"",
             ),
         ],
+    },
+    // A read, as every read: any user, whatever the role.
+    Case {
+        action: "reading a model's answer",
+        needs: "viewer",
+        prepare: with_a_response,
+        api: &[(
+            "POST",
+            "/api/v1/prompts/triage/parse",
+            r#"{"answer": "{\"category\": \"bug\", \"summary\": \"s\", \"order\": null}"}"#,
+        )],
+        pages: &[],
+        offers: &[],
     },
     // The API writes no snippets: the pages alone take this one.
     Case {

@@ -33,6 +33,26 @@ pub const GREET_V1: &str = "Hello {{name}}.\n";
 pub const GREET_V2: &str = "---\ndescription: Greets a user\nvars:\n  name:\n    kind: text\n    example: Ada\n  formal:\n    kind: flag\n    example: true\nexamples:\n  casual:\n    name: Bo\n    formal: false\n---\n{{#if formal}}Good day, {{name}}.{{else}}Hi {{name}}!{{/if}}\n";
 pub const XSS: &str = "---\ndescription: <script>window.__pwned = 1</script>\n---\n<script>window.__pwned = 2</script> <b>bold</b> {{x}}\n";
 
+/// A prompt that declares what the model may call and what it must answer:
+/// a tool and a response, markup in their descriptions that must stay text.
+/// Tests publish it (`Console::publish_triage`); the consoles do not start
+/// with it.
+pub const TRIAGE_V1: &str = "---\ndescription: Triages a support ticket\nresponse:\n  category: [bug, billing]\n  summary: string, the ticket in one line\n  order?: string, the order <script>window.__pwned = 5</script> named\ntools:\n  lookup:\n    description: Finds an order <img src=x onerror=window.__pwned=6>\n    parameters:\n      order: string, the order number\n  escalate: Hands the ticket to a person\n---\nTriage the ticket: {{ticket}}\n";
+
+/// The contract of a program whose `triage` reads a category (`bug` or
+/// `billing`) and a summary, and calls `lookup(order)` and `escalate()`:
+/// [`TRIAGE_V1`] fits it.
+pub const TRIAGE_CONTRACT: &str = r#"{"format": 1, "prompts": {"triage": {"variables": [{"name": "ticket", "kind": "text"}],
+    "response": {"type": "object", "properties": {
+        "category": {"type": "string", "enum": ["bug", "billing"]},
+        "summary": {"type": "string"}},
+        "required": ["category", "summary"], "additionalProperties": false},
+    "tools": [{"type": "function", "function": {"name": "lookup", "parameters": {
+        "type": "object", "properties": {"order": {"type": "string"}},
+        "required": ["order"], "additionalProperties": false}, "strict": true}},
+        {"type": "function", "function": {"name": "escalate", "parameters": {
+        "type": "object", "properties": {}, "required": [], "additionalProperties": false}, "strict": true}}]}}}"#;
+
 impl Console {
     /// A console on a SQLite file or a new PostgreSQL database.
     pub fn start(store: Store, name: &str) -> Console {
@@ -156,6 +176,35 @@ impl Console {
             })
         })
         .expect("a registration");
+    }
+
+    /// Publishes `system` as the next version of `triage` (creating it),
+    /// as `setup`: its number.
+    pub fn publish_triage(&self, system: &str, message: &str) -> u32 {
+        let draft = Draft {
+            system: system.to_string(),
+            message: message.to_string(),
+            ..Draft::default()
+        };
+        let (version, _) = self
+            .catalog()
+            .publish_or_create("triage", &draft, None)
+            .expect("a version of triage");
+        version.version
+    }
+
+    /// Registers a build of `process` following `label` whose binary reads
+    /// `triage`'s answers and calls as [`TRIAGE_CONTRACT`] says.
+    pub fn register_triage_build(&self, process: &str, label: &str) {
+        let contract = promptpack_catalog::Contract::from_json("contract.json", TRIAGE_CONTRACT)
+            .expect("a contract");
+        self.catalog()
+            .register_build(&promptpack_catalog::BuildRegistration {
+                process: process.to_string(),
+                label: label.to_string(),
+                contract,
+            })
+            .expect("a registration");
     }
 
     /// Another console over this one's catalog, with its settings changed
