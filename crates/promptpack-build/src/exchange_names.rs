@@ -269,7 +269,13 @@ impl Planner<'_> {
                 format!("Vec<{}>", self.field_type(item, nested, parent, property)?)
             }
             SchemaKind::Object(properties) => {
-                let mut doc = format!("The `{}` field of [`{parent}`].", property.name);
+                // A list's item says so: `lines: Vec<XResponseLines>`.
+                let of = if matches!(property.schema.kind, SchemaKind::Array(_)) {
+                    "An item of the"
+                } else {
+                    "The"
+                };
+                let mut doc = format!("{of} `{}` field of [`{parent}`].", property.name);
                 if let Some(description) = &property.schema.description {
                     doc = format!("{description}\n\n{doc}");
                 }
