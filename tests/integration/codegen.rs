@@ -147,6 +147,17 @@ fn response_and_tools_become_types() {
         code.contains("LookupOrder(TicketLookupOrderArgs),"),
         "{code}"
     );
+    // Keywords: raw (serde reads `r#type` as `type`), or suffixed and renamed.
+    assert!(
+        code.contains("\t\tpub r#type: TicketLookupOrderArgsType,"),
+        "{code}"
+    );
+    assert!(
+        code.contains(
+            "#[serde(rename = \"self\")]\n\t\t#[serde(deserialize_with = \"::promptpack::__private::nullable\")]\n\t\tpub self_: Option<String>,"
+        ),
+        "{code}"
+    );
     insta::assert_snapshot!(code);
 }
 

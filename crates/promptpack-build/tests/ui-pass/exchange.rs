@@ -27,14 +27,19 @@ fn main() {
     assert_eq!(TicketResponse::parse(&text).as_ref(), Ok(&response));
     assert!(text.contains("\"orderId\":null"), "{text}");
 
-    let call = TicketTool::parse("lookup-order", r#"{"orderId": "O-1", "verbose": true}"#);
+    let call = TicketTool::parse("lookup-order", r#"{"orderId": "O-1", "verbose": true, "type": "order", "self": null}"#);
     assert_eq!(
         call.as_ref().map(TicketTool::name),
         Ok("lookup-order")
     );
     assert!(matches!(
         call,
-        Ok(TicketTool::LookupOrder(TicketLookupOrderArgs { verbose: Some(true), .. }))
+        Ok(TicketTool::LookupOrder(TicketLookupOrderArgs {
+            verbose: Some(true),
+            r#type: TicketLookupOrderArgsType::Order,
+            self_: None,
+            ..
+        }))
     ));
     assert_eq!(
         PromptId::Ticket.response_format().map(promptpack::RequestJson::as_str),

@@ -91,13 +91,15 @@ fn what_the_schema_does_not_take_is_refused() {
 
 #[test]
 fn tool_calls_read_by_name() {
-    let call = TicketTool::parse("lookup-order", r#"{"orderId": "O-17", "verbose": null}"#)
-        .expect("reads");
+    let arguments = r#"{"orderId": "O-17", "verbose": null, "type": "return", "self": "me"}"#;
+    let call = TicketTool::parse("lookup-order", arguments).expect("reads");
     assert_eq!(
         call,
         TicketTool::LookupOrder(TicketLookupOrderArgs {
             order_id: "O-17".into(),
-            verbose: None
+            verbose: None,
+            r#type: TicketLookupOrderArgsType::Return,
+            self_: Some("me".into()),
         })
     );
     assert_eq!(call.name(), "lookup-order");
@@ -106,7 +108,7 @@ fn tool_calls_read_by_name() {
     assert_eq!(escalate.name(), TicketEscalateArgs::NAME);
     assert_eq!(TicketTool::NAMES, ["lookup-order", "escalate"]);
 
-    let missing = TicketTool::parse("lookup-order", r#"{"orderId": "O-17"}"#)
+    let missing = TicketTool::parse("lookup-order", r#"{"orderId": "O-17", "type": "order", "self": null}"#)
         .expect_err("`verbose` absent");
     assert_eq!(missing.code().as_str(), "answer_mismatch");
     let unknown = TicketTool::parse("escalte", "{}").expect_err("no such tool");
