@@ -100,6 +100,8 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
+mod answer;
+mod exchange;
 #[cfg(feature = "library")]
 mod library;
 #[cfg(feature = "live")]
@@ -132,6 +134,7 @@ pub use promptpack_core::program::VarKind;
 /// [`VarKind`] of its generated field, one type, since the two named the
 /// same five kinds.
 pub type DeclaredKind = VarKind;
+pub use exchange::{RequestJson, Response};
 pub use promptpack_core::render::{DEFAULT_MAX_RENDER_BYTES, MissingVars};
 #[cfg(feature = "library")]
 #[cfg_attr(docsrs, doc(cfg(feature = "library")))]
@@ -257,11 +260,12 @@ macro_rules! __runtime_version {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __generated_code {
-    // Format 3: `Prompt`s with `messages`, conversations through
-    // `Message`, `Role` and the turn tables. Format 2 built `Prompt`s
-    // without messages, and format 1 with a `u64` hash: this runtime's
-    // `Prompt` holds neither shape.
-    (3, $built_by:literal, $($items:tt)*) => {
+    // Format 4: a prompt's `tools` and `response` as types (serde through
+    // `__private`, `nullable`, `parse_answer`, `Response`), their JSON in
+    // the prompt table (`PromptInfo::tools`, `response_format`). Format 3
+    // had no such fields in the table, format 2 built `Prompt`s without
+    // messages, and format 1 with a `u64` hash: this runtime reads none.
+    (4, $built_by:literal, $($items:tt)*) => {
         $($items)*
     };
     ($format:literal, $built_by:literal, $($items:tt)*) => {
@@ -271,7 +275,7 @@ macro_rules! __generated_code {
             $format,
             ", and the promptpack runtime ",
             $crate::__runtime_version!(),
-            " reads format 3: use promptpack and promptpack-build of the same version \
+            " reads format 4: use promptpack and promptpack-build of the same version \
              (`cargo tree -i promptpack` shows the promptpack in use)"
         ));
     };

@@ -1,12 +1,15 @@
 //! Items the generated code calls. Not a public API: names and signatures
 //! may change in any release.
 
+pub use crate::answer::{nullable, parse_answer, parse_arguments, property, tool, unknown_tool};
+use crate::exchange::RequestJson;
 use crate::prompt::Prompt;
 pub use crate::prompt::PromptHash;
 use crate::provenance::Provenance;
 use promptpack_core::contract::{PromptContract, Shape, VarContract};
 use promptpack_core::error::{Error, ErrorCode, Result};
 use promptpack_core::message::{Message, Role};
+pub use promptpack_core::schema::{Property, Schema, SchemaKind, Tool};
 use promptpack_core::value::ValueRef;
 use promptpack_core::vars::{VarNames, Vars};
 
@@ -74,6 +77,11 @@ pub struct PromptInfo {
     /// The printable values (text, numbers) of the front matter's first
     /// example, by variable name.
     pub example: &'static [(&'static str, &'static str)],
+    /// The front matter's `tools`, as a chat request lists them.
+    pub tools: Option<RequestJson>,
+    /// The front matter's `response`, as a chat request's
+    /// `response_format`.
+    pub response_format: Option<RequestJson>,
 }
 
 impl PromptInfo {
@@ -148,6 +156,8 @@ pub const NO_FIELDS: PromptInfo = PromptInfo {
     metadata: "{}",
     max_tokens: None,
     example: &[],
+    tools: None,
+    response_format: None,
 };
 
 /// A prompt with a contract and nothing else, for tests of the dev path:

@@ -125,3 +125,60 @@ fn front_matter_documents_and_types_the_prompt() {
     assert!(code.contains("pub formal: bool"), "{code}");
     insta::assert_snapshot!(code);
 }
+
+/// A prompt's `response` and `tools` as types: a serde struct per object
+/// (`TicketResponse`, `TicketResponseRefund`, `TicketResponseLines`), an
+/// enum per enum field, nullable fields required through the runtime's
+/// `nullable`, an args struct per tool and the enum of calls, the JSON
+/// a request sends in the prompt table.
+#[test]
+fn response_and_tools_become_types() {
+    let code = generate_case("exchange").expect("generates");
+    assert!(code.contains("pub struct TicketResponse {"), "{code}");
+    assert!(
+        code.contains("#[serde(rename = \"orderId\")]\n\t\t#[serde(deserialize_with = \"::promptpack::__private::nullable\")]\n\t\tpub order_id: Option<String>,"),
+        "{code}"
+    );
+    assert!(
+        code.contains("pub history: Option<Vec<TicketResponseHistory>>,"),
+        "{code}"
+    );
+    assert!(
+        code.contains("LookupOrder(TicketLookupOrderArgs),"),
+        "{code}"
+    );
+    // Keywords: raw (serde reads `r#type` as `type`), or suffixed and renamed.
+    assert!(
+        code.contains("\t\tpub r#type: TicketLookupOrderArgsType,"),
+        "{code}"
+    );
+    assert!(
+        code.contains(
+            "#[serde(rename = \"self\")]\n\t\t#[serde(deserialize_with = \"::promptpack::__private::nullable\")]\n\t\tpub self_: Option<String>,"
+        ),
+        "{code}"
+    );
+    insta::assert_snapshot!(code);
+}
+
+/// Names a response or tools cannot have: two fields of one Rust name, an
+/// enum value or a tool name with no Rust identifier, two values or tools
+/// of one variant, a nested type named as another generated type. Each an
+/// `invalid_schema` error at its declaration, all reported together.
+#[test]
+fn response_and_tool_names_that_collide_are_reported_together() {
+    let error = generate_case("exchange-collisions").expect_err("must not generate");
+    let lines: Vec<String> = error
+        .diagnostics()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert!(
+        error
+            .diagnostics()
+            .iter()
+            .all(|d| d.code.as_str() == "invalid_schema"),
+        "{lines:?}"
+    );
+    insta::assert_snapshot!(lines.join("\n"));
+}

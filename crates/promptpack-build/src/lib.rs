@@ -70,6 +70,7 @@
 pub mod codegen;
 #[cfg(not(feature = "unstable-machinery"))]
 mod codegen;
+mod exchange_names;
 mod names;
 mod record;
 mod renderer;

@@ -2,6 +2,7 @@
 //! choice enums and their variants, and every name that cannot be one or
 //! would be taken twice.
 
+use crate::exchange_names::{Exchange, exchange_of};
 use heck::ToUpperCamelCase;
 use promptpack_core::error::{Diagnostic, ErrorCode, Location};
 use promptpack_core::program::{VarInfo, VarKind};
@@ -15,15 +16,34 @@ pub(crate) fn rust_names(
     prompts: &[ResolvedPrompt],
     templates: &[TemplateSource],
     errors: &mut Vec<Diagnostic>,
-) -> (Vec<String>, Vec<Vec<Field>>) {
+) -> RustNames {
     let variants = variant_names(prompts, templates, errors);
     let fields: Vec<Vec<Field>> = prompts
         .iter()
         .zip(&variants)
         .map(|(p, v)| fields_of(p, v, errors))
         .collect();
-    type_collisions(prompts, &variants, &fields, errors);
-    (variants, fields)
+    let exchanges: Vec<Exchange> = prompts
+        .iter()
+        .zip(&variants)
+        .map(|(p, v)| exchange_of(p, v, errors))
+        .collect();
+    type_collisions(prompts, &variants, &fields, &exchanges, errors);
+    RustNames {
+        variants,
+        fields,
+        exchanges,
+    }
+}
+
+/// The Rust names of a set of prompts, each list in the prompts' order.
+pub(crate) struct RustNames {
+    /// Each prompt's `PromptId` variant.
+    pub(crate) variants: Vec<String>,
+    /// Each prompt's vars struct fields.
+    pub(crate) fields: Vec<Vec<Field>>,
+    /// Each prompt's response and tool types.
+    pub(crate) exchanges: Vec<Exchange>,
 }
 
 /// What the code generator knows of one variable: its Rust field.
@@ -119,11 +139,14 @@ fn choice_of(
 
 /// Two generated types with one name: a choice enum against `PromptId`, a
 /// vars struct or another choice enum (`agent` + `systemRole` and
-/// `agent-system` + `role` both make `AgentSystemRole`).
+/// `agent-system` + `role` both make `AgentSystemRole`); a response or
+/// tool type against any of those or another (`support` + `chatResponse`
+/// and `support-chat`'s response both make `SupportChatResponse`).
 fn type_collisions(
     prompts: &[ResolvedPrompt],
     variants: &[String],
     fields: &[Vec<Field>],
+    exchanges: &[Exchange],
     errors: &mut Vec<Diagnostic>,
 ) {
     let mut taken: HashMap<String, String> = HashMap::new();
@@ -152,6 +175,30 @@ fn type_collisions(
                 );
             } else {
                 taken.insert(name, what);
+            }
+        }
+    }
+    for (prompt, exchange) in prompts.iter().zip(exchanges) {
+        let tool_enum = exchange.tool_enum.iter().map(|ident| {
+            let at = Location::file(prompt.system_path.clone());
+            (ident, at, format!("the tool calls of `{}`", prompt.id))
+        });
+        let types = exchange
+            .types
+            .iter()
+            .map(|t| (&t.ident, t.at.clone(), t.what.clone()));
+        for (name, at, what) in tool_enum.chain(types) {
+            if let Some(other) = taken.get(name.as_str()) {
+                errors.push(
+                    Diagnostic::new(
+                        ErrorCode::InvalidSchema,
+                        format!("{what} would be `{name}`, the name of {other}"),
+                    )
+                    .at(at)
+                    .with_help("rename the field or the tool"),
+                );
+            } else {
+                taken.insert(name.clone(), what);
             }
         }
     }

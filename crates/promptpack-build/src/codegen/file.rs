@@ -22,8 +22,9 @@ const MODULE: &str = "promptpack_generated";
 /// the formats it reads. 2: `Display` and `FromStr` of `PromptId` and the
 /// choice enums through the runtime's `__names_enum!`. 3: `Prompt` holds
 /// `messages`, and conversations render through `Message`, `Role` and the
-/// runtime's turn tables.
-const FORMAT: u32 = 3;
+/// runtime's turn tables. 4: a prompt's `tools` and `response` as types
+/// and as the JSON of its table entry.
+const FORMAT: u32 = 4;
 
 /// The code generated for a set of prompts: the shared items, then each
 /// prompt's own.

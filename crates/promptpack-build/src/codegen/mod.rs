@@ -13,11 +13,13 @@
 //! items), `prompt_id` writes `PromptId`, `prompt_table` the table its
 //! methods read, `vars_struct` each prompt's vars struct, `render` how
 //! its parts render, `conversation` how a conversation's messages do,
-//! `choice_enum` the enum of a compared variable;
+//! `choice_enum` the enum of a compared variable, `exchange_types` the
+//! types of a prompt's `response` and `tools`;
 //! `limits` bounds the code and reports what passes them.
 
 mod choice_enum;
 mod conversation;
+mod exchange_types;
 mod file;
 mod limits;
 mod prompt_id;
@@ -118,10 +120,11 @@ pub fn generate_parts(
     runtime: &str,
 ) -> Result<Generated> {
     let mut errors = Vec::new();
-    let (variants, fields) = rust_names(prompts, templates, &mut errors);
+    let names = rust_names(prompts, templates, &mut errors);
     if let Some(error) = Error::from_diagnostics(errors) {
         return Err(error);
     }
+    let (variants, fields) = (&names.variants, &names.fields);
     let sources: HashMap<&str, &TemplateSource> =
         templates.iter().map(|t| (t.id.as_str(), t)).collect();
     let emit = Emit {
@@ -129,7 +132,7 @@ pub fn generate_parts(
         renderers,
         runtime,
     };
-    let shared = file::shared_items(prompts, &variants, &sources, emit);
+    let shared = file::shared_items(prompts, variants, &sources, emit);
     let mut total = shared.len();
     if total > MAX_CODE {
         return Err(too_large_shared(prompts.len(), total));
@@ -137,7 +140,12 @@ pub fn generate_parts(
     let mut errors = Vec::new();
     let mut large = 0;
     let mut items = Vec::with_capacity(prompts.len());
-    for ((prompt, variant), fields) in prompts.iter().zip(&variants).zip(&fields) {
+    let each = prompts
+        .iter()
+        .zip(variants)
+        .zip(fields)
+        .zip(&names.exchanges);
+    for (((prompt, variant), fields), exchange) in each {
         // Refused before generating when even a lower bound is too much:
         // the expanded template may be far larger than the limit.
         let least = least_code(prompt);
@@ -149,6 +157,7 @@ pub fn generate_parts(
             prompt,
             variant,
             fields,
+            exchange,
             sources.get(prompt.id.as_str()).copied(),
             emit,
         );

@@ -106,6 +106,18 @@ pub(super) fn prompt_id(
     );
     table_fn(
         out,
+        "The front matter's `tools`, as a chat request's `tools` lists\nthem (a JSON array of strict functions); `None` when the\nprompt declares none. The prompt's `…Tool::parse` reads a\ncall of one of them.",
+        &format!("tools(self) -> Option<{runtime}::RequestJson>"),
+        "tools",
+    );
+    table_fn(
+        out,
+        "The front matter's `response`, as a chat request's\n`response_format` (its strict JSON Schema); `None` when the\nprompt declares none. The prompt's `…Response::parse` reads\nthe answer.",
+        &format!("response_format(self) -> Option<{runtime}::RequestJson>"),
+        "response_format",
+    );
+    table_fn(
+        out,
         "The names of the variables the prompt tests with `#if`.",
         "conditions(self) -> &'static [&'static str]",
         "conditions",

@@ -1,8 +1,10 @@
 //! The prompt table: each prompt's `PromptInfo` (id, hash, variables,
-//! contract, front matter), defined with its vars struct, and the tables
+//! contract, front matter, the JSON of its tools and response), defined
+//! with its vars struct, and the tables
 //! indexed by `PromptId` that gather them.
 
 use super::Renderers;
+use crate::exchange_names::Exchange;
 use crate::names::{Choice, Field};
 use crate::rust_source::{Source, lit};
 use promptpack_core::program::VarKind;
@@ -38,7 +40,9 @@ pub(super) fn tables(out: &mut Source, variants: &[String], renderers: Renderers
 pub(super) fn prompt_info(
     prompt: &ResolvedPrompt,
     fields: &[Field],
+    exchange: &Exchange,
     renderers: Renderers,
+    runtime: &str,
 ) -> String {
     let list = |names: Vec<String>| names.join(", ");
     let variables = list(fields.iter().map(|f| lit(&f.name)).collect());
@@ -94,8 +98,17 @@ pub(super) fn prompt_info(
             })
             .collect(),
     );
+    // The JSON is written once, by the types; the table names it.
+    let tools = match &exchange.tool_enum {
+        Some(ident) => format!("Some({ident}::TOOLS)"),
+        None => "None".to_string(),
+    };
+    let response_format = match &exchange.response {
+        Some(ident) => format!("Some(<{ident} as {runtime}::Response>::FORMAT)"),
+        None => "None".to_string(),
+    };
     format!(
-        "__p::PromptInfo {{ id: {}, hash: Self::HASH, variables: &[{variables}], kinds: {}, conditions: &[{conditions}], choices: &[{choices}], parts: &[{parts}], conversation: {}, turns: {turns}, messages: {messages}, description: {description}, metadata: {}, max_tokens: {max_tokens}, example: &[{example}] }}",
+        "__p::PromptInfo {{ id: {}, hash: Self::HASH, variables: &[{variables}], kinds: {}, conditions: &[{conditions}], choices: &[{choices}], parts: &[{parts}], conversation: {}, turns: {turns}, messages: {messages}, description: {description}, metadata: {}, max_tokens: {max_tokens}, example: &[{example}], tools: {tools}, response_format: {response_format} }}",
         lit(&prompt.id),
         lit(&kinds),
         prompt.conversation.is_some(),

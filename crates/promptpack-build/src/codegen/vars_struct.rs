@@ -1,11 +1,14 @@
-//! Everything generated for one prompt: its choice enums, its vars struct
+//! Everything generated for one prompt: its choice enums, its response and
+//! tool types, its vars struct
 //! with its docs (the prompt's files, each field's first use and what front
 //! matter says of it), and the struct's impls.
 
 use super::choice_enum::choice_enum;
+use super::exchange_types::exchange_types;
 use super::prompt_table::prompt_info;
 use super::render::{straight_line_fns, table_consts};
 use super::{Emit, Renderers};
+use crate::exchange_names::Exchange;
 use crate::names::Field;
 use crate::rust_source::{Source, fence_for, lit};
 use promptpack_core::front_matter::DeclaredVar;
@@ -25,6 +28,7 @@ pub(super) fn prompt_items(
     prompt: &ResolvedPrompt,
     variant: &str,
     fields: &[Field],
+    exchange: &Exchange,
     source: Option<&TemplateSource>,
     emit: Emit,
 ) -> String {
@@ -36,6 +40,8 @@ pub(super) fn prompt_items(
             choice_enum(&mut out, prompt, field, choice, runtime);
         }
     }
+    // Rendering needs none of them: the same in every build.
+    exchange_types(&mut out, prompt, exchange, runtime);
     let name = format!("{variant}Vars");
     let id = &prompt.id;
     let borrows = fields.iter().any(|f| {
@@ -147,7 +153,7 @@ pub(super) fn prompt_items(
     out.line("#[doc(hidden)]");
     out.line(format!(
         "pub const __INFO: __p::PromptInfo = {};",
-        prompt_info(prompt, fields, renderers)
+        prompt_info(prompt, fields, exchange, renderers, runtime)
     ));
     if renderers == Renderers::Tables {
         table_consts(&mut out, prompt, fields, runtime);

@@ -47,6 +47,13 @@ fn prompt_mistakes_do_not_compile() {
     std::fs::write(root.join("target/promptpack-ui/declared.rs"), code)
         .expect("write generated code");
 
+    // A `response` and `tools`: their structs, enums and the enum of calls.
+    let exchange =
+        promptpack_build::Config::load(root.join("tests/codegen/exchange")).expect("config");
+    let code = promptpack_build::generate_code(&exchange).expect("exchange generates");
+    std::fs::write(root.join("target/promptpack-ui/exchange.rs"), code)
+        .expect("write generated code");
+
     // Through a crate path: the runtime re-exported as `crate::runtime`,
     // named nowhere else.
     let reexported = config

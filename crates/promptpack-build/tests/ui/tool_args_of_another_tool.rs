@@ -1,0 +1,5 @@
+include!("../../../../target/promptpack-ui/exchange.rs");
+
+fn main() {
+    let _ = TicketTool::LookupOrder(TicketEscalateArgs {});
+}
