@@ -6,43 +6,42 @@ use promptpack_core::error::{Diagnostic, Error, ErrorCode, Location, Result};
 use promptpack_core::schema::{Property, Schema, Tool};
 use serde::de::{Deserialize, DeserializeOwned, Deserializer};
 
-/// Reads a response of type `T` from a model's `text`; `schema` builds the
-/// response's schema, for the error's help only (no work on success).
-// MERGE: read_typed — `promptpack_core::answer::read_typed(text, schema)`,
-// which finds the JSON in the text (fenced, after prose) and locates each
-// mismatch, replaces the body below.
+/// Reads a response of type `T` from a model's `text` (the JSON found in
+/// it: the whole text, a Markdown fence's, or what follows a sentence);
+/// `schema` builds the response's schema, only when serde refuses the
+/// answer: for an error located in the text, or to read what serde refused
+/// and the schema takes (`1.0` for an integer).
 pub fn parse_answer<T: DeserializeOwned>(text: &str, schema: impl FnOnce() -> Schema) -> Result<T> {
-    serde_json::from_str(text).map_err(|e| not_read("the answer", &e, || schema().describe()))
+    promptpack_core::answer::read_typed(text, schema)
 }
 
 /// Reads the `arguments` of a call of a tool into its generated args type
-/// `T`; `tool` builds the tool, for the error's help only.
-// MERGE: read_typed — `promptpack_core::answer::read_arguments(arguments,
-// &tool())` then `serde_json::from_value`, or this on the error path only.
+/// `T`; `tool` builds the tool only when serde refuses them, for an error
+/// located in the arguments.
 pub fn parse_arguments<T: DeserializeOwned>(
     arguments: &str,
     tool: impl FnOnce() -> Tool,
 ) -> Result<T> {
-    serde_json::from_str(arguments).map_err(|e| {
-        let tool = tool();
-        let what = format!("the arguments of `{}`", tool.name);
-        not_read(&what, &e, || tool.parameters.describe())
+    if let Ok(read) = serde_json::from_str(arguments) {
+        return Ok(read);
+    }
+    let tool = tool();
+    let value = promptpack_core::answer::read_arguments(arguments, &tool)?;
+    // What the schema takes and the type does not: `1.0` for an integer
+    // (JSON Schema counts it one), or empty arguments of a tool that
+    // takes none, read as `{}`.
+    serde_json::from_value(value).map_err(|e| {
+        Error::from(
+            Diagnostic::new(
+                ErrorCode::AnswerMismatch,
+                format!(
+                    "the arguments of `{}` fit its schema, but not its generated type: {e}",
+                    tool.name
+                ),
+            )
+            .with_help("write whole numbers without a fraction (`2`, not `2.0`)"),
+        )
     })
-}
-
-/// The error of a text serde_json did not read as `T`: `answer_not_json`
-/// when it is no JSON, `answer_mismatch` when the JSON has another shape,
-/// the shape wanted as its help.
-fn not_read(what: &str, error: &serde_json::Error, shape: impl FnOnce() -> String) -> Error {
-    let code = match error.classify() {
-        serde_json::error::Category::Data => ErrorCode::AnswerMismatch,
-        _ => ErrorCode::AnswerNotJson,
-    };
-    let message = match code {
-        ErrorCode::AnswerMismatch => format!("{what} does not fit its schema: {error}"),
-        _ => format!("{what} is not JSON: {error}"),
-    };
-    Error::from(Diagnostic::new(code, message).with_help(format!("the shape wanted:\n{}", shape())))
 }
 
 /// The error of a tool call naming none of the prompt's tools.

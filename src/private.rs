@@ -107,6 +107,7 @@ impl PromptInfo {
     pub(crate) fn fits_in_order(&self, prompt: &promptpack_core::resolve::ResolvedPrompt) -> bool {
         let vars = &prompt.vars;
         self.conversation == prompt.conversation.is_some()
+            && self.asks_as(prompt)
             && vars.len() == self.variables.len()
             && vars.iter().enumerate().all(|(i, var)| {
                 self.variables[i] == var.name
@@ -116,6 +117,25 @@ impl PromptInfo {
                         .iter()
                         .all(|value| self.values_of(&var.name).contains(&value.as_str()))
             })
+    }
+
+    /// Whether `prompt` declares the very tools and response the compiled
+    /// types read (a prompt that declares neither, at once).
+    #[cfg(feature = "hot-reload")]
+    fn asks_as(&self, prompt: &promptpack_core::resolve::ResolvedPrompt) -> bool {
+        let declared = &prompt.front_matter;
+        let tools = if declared.tools.is_empty() {
+            None
+        } else {
+            let listed: Vec<serde_json::Value> = declared.tools.iter().map(|t| t.json()).collect();
+            Some(serde_json::Value::Array(listed).to_string())
+        };
+        let response = declared
+            .response
+            .as_ref()
+            .map(|r| r.response_format(&prompt.id).to_string());
+        tools.as_deref() == self.tools.map(RequestJson::as_str)
+            && response.as_deref() == self.response_format.map(RequestJson::as_str)
     }
 
     /// The contract of the compiled vars struct, for the checks that also
@@ -137,6 +157,14 @@ impl PromptInfo {
                 .collect(),
         )
         .with_shape(shape)
+        .with_exchange(
+            self.response_format
+                .map(|format| format.to_value()["json_schema"]["schema"].take()),
+            match self.tools.map(RequestJson::to_value) {
+                Some(serde_json::Value::Array(tools)) => tools,
+                _ => Vec::new(),
+            },
+        )
     }
 }
 

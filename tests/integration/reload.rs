@@ -1968,3 +1968,68 @@ fn dev_render_refuses_an_edit_to_another_shape() {
     );
     assert!(error.to_string().contains("two files"), "{error}");
 }
+
+/// The dev path holds an edit on disk to what the compiled types read: a
+/// response the generated struct could not read (a required field added)
+/// is `stale_build` at the field; an optional field added is read past, so
+/// the edit serves.
+#[test]
+fn dev_render_refuses_a_response_the_compiled_type_could_not_read() {
+    const NONE: &[DevVar] = &[];
+    static NO_VALUES: [(&str, &str); 0] = [];
+    let declared = |extra: &str, text: &str| {
+        format!("---\nresponse:\n  category: [bug, billing]\n  summary: string\n{extra}---\n{text}")
+    };
+    let compiled = Library::from_sources(
+        vec![promptpack::TemplateSource {
+            id: "p".into(),
+            system: promptpack::SourceFile::new("templates/p/system.md", declared("", "Triage.")),
+            user: None,
+            messages: None,
+        }],
+        vec![],
+        &promptpack::Config::default(),
+    )
+    .expect("loads");
+    let format: &'static str = Box::leak(
+        compiled
+            .response_format("p")
+            .expect("a response")
+            .to_string()
+            .into_boxed_str(),
+    );
+    let dir = folder(&[("templates/p/system.md", &declared("", "Triage."))]);
+    let prompts: &'static [PromptInfo] = Box::leak(Box::new([PromptInfo {
+        response_format: Some(promptpack::RequestJson::__new(format)),
+        ..contract("p", NONE)
+    }]));
+    let source = dev_source(dir.path(), prompts);
+    let render = || dev_render(&source, "p", &NO_VALUES).expect("rendered from disk");
+    assert!(render().is_ok(), "the compiled response");
+
+    write(
+        dir.path(),
+        "templates/p/system.md",
+        &declared("  note?: string\n", "Triage, v2."),
+    );
+    until("an optional field is read past", || {
+        render().is_ok_and(|p| p.system == "Triage, v2.")
+    });
+
+    write(
+        dir.path(),
+        "templates/p/system.md",
+        &declared("  mood: string\n", "Triage, v3."),
+    );
+    until("a required field added is stale", || {
+        render().is_err_and(|e| e.code() == ErrorCode::StaleBuild)
+    });
+    let error = render().expect_err("stale");
+    assert!(error.to_string().contains("$.mood"), "{error}");
+    let at = error.diagnostics()[0].location.as_ref().expect("located");
+    assert_eq!(
+        (at.path().ends_with("system.md"), at.line()),
+        (true, 5),
+        "{error}"
+    );
+}

@@ -50,9 +50,10 @@ fn serde_struct(out: &mut Source, rust_type: &RustType, fields: &[RustField], ru
     out.doc(&rust_type.doc);
     // `PartialEq` only: a number is an `f64`.
     serde_derives(out, "Debug, Clone, ::core::cmp::PartialEq", runtime);
-    out.line(format!(
-        "#[serde(crate = \"{runtime}::__private::serde\", deny_unknown_fields)]"
-    ));
+    // Not `deny_unknown_fields`: a newer version of the prompt may add an
+    // optional field (README, "What a live version may change"), which a
+    // program built before it reads past.
+    out.line(format!("#[serde(crate = \"{runtime}::__private::serde\")]"));
     out.open(format!("pub struct {} {{", rust_type.ident));
     for field in fields {
         match &field.description {
