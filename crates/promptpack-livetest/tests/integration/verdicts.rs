@@ -231,3 +231,85 @@ fn a_conversation_with_a_history_the_binary_lacks_is_refused(store: Store) {
     assert_eq!(prompt.system, "Hi Ada.");
     assert_eq!(support::version_of(&prompt.provenance), good);
 }
+
+every_store!(a_response_the_binary_could_not_read_is_refused);
+/// The binary reads `triage`'s answers into its generated type (a category
+/// of `bug` or `billing`, a summary) and calls to `lookup`: a version that
+/// adds an optional field serves, and its answers still read into the
+/// binary's type; one that adds a required field, or widens the enum, is
+/// refused by the live handle at the field, and the version before keeps
+/// serving.
+fn a_response_the_binary_could_not_read_is_refused(store: Store) {
+    let triage = |fields: &str| {
+        format!(
+            "---\ntools:\n  lookup:\n    description: Finds an order by its number\n    parameters:\n      order: string\nresponse:\n{fields}---\nTriage the ticket."
+        )
+    };
+    let compiled = "  category: [bug, billing]\n  summary: string, the ticket in one line\n";
+    let mut catalog = store.open();
+    let first = publish_labelled(
+        &mut catalog,
+        "triage",
+        "production",
+        &triage(compiled),
+        None,
+    );
+    let mut builder = before::Prompts::connect(&store.url)
+        .label("production")
+        .poll_every(Duration::from_millis(50));
+    let events = builder.subscribe();
+    let prompts = builder.start().expect("starts");
+    wait_for(&events, "the compiled shape", |e| {
+        serves(e, "triage", first)
+    });
+
+    let optional = publish(
+        &mut catalog,
+        "triage",
+        &triage(&format!("{compiled}  order?: string, the order named\n")),
+        None,
+    );
+    catalog
+        .set_label("triage", "production", optional)
+        .expect("labels it");
+    wait_for(&events, "an optional field added", |e| {
+        serves(e, "triage", optional)
+    });
+    // The version asks for `order`; the binary's type reads past it.
+    let answer = r#"{"category": "bug", "summary": "Crash on save", "order": "A-18"}"#;
+    let read = before::TriageResponse::parse(answer).expect("the binary reads the new answers");
+    assert_eq!(read.category, before::TriageResponseCategory::Bug);
+
+    for (fields, named) in [
+        (format!("{compiled}  mood: string\n"), "$.mood"),
+        (
+            compiled.replace("[bug, billing]", "[bug, billing, other]"),
+            "$.category",
+        ),
+    ] {
+        let refused = publish(&mut catalog, "triage", &triage(&fields), None);
+        catalog
+            .set_label("triage", "production", refused)
+            .expect("labels it");
+        let seen = wait_for(&events, "a verdict", |e| {
+            matches!(e, LiveEvent::Refused { .. }) || serves(e, "triage", refused)
+        });
+        let Some(LiveEvent::Refused { version, error, .. }) = seen.last() else {
+            panic!("the handle served v{refused}, whose answers it could not read: {seen:#?}")
+        };
+        assert_eq!(*version, refused);
+        let first = &error.diagnostics()[0];
+        assert_eq!(first.code.to_string(), "contract_violation", "{error}");
+        assert!(first.message.contains(named), "{named}: {error}");
+        assert_eq!(
+            first.location.as_ref().map(|l| l.path()),
+            Some("templates/triage/system.md"),
+            "{error}"
+        );
+        // What it served before it still serves.
+        assert_eq!(
+            support::version_of(&prompts.serving(before::PromptId::Triage)),
+            optional
+        );
+    }
+}
