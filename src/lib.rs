@@ -136,6 +136,9 @@ pub use promptpack_core::program::VarKind;
 pub type DeclaredKind = VarKind;
 pub use exchange::{RequestJson, Response};
 pub use promptpack_core::render::{DEFAULT_MAX_RENDER_BYTES, MissingVars};
+/// What front matter declares of the exchange with the model (`tools`,
+/// `response`), as [`FrontMatter`] holds it.
+pub use promptpack_core::schema::{Property, Schema, SchemaKind, Tool};
 #[cfg(feature = "library")]
 #[cfg_attr(docsrs, doc(cfg(feature = "library")))]
 pub use promptpack_core::source_file::SourceFile;

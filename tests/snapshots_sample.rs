@@ -27,6 +27,7 @@ fn prompts() -> PromptTable<PromptId> {
         PromptId::render_generated,
     )
     .with_choices(PromptId::choices)
+    .with_request(PromptId::tools, PromptId::response_format)
 }
 
 fn names<Id>(cases: &[Case<Id>]) -> Vec<&str> {

@@ -209,7 +209,8 @@ macro_rules! snapshot_prompts {
             <$id>::render_generated,
         )
         .with_choices(<$id>::choices)
-        .with_examples(<$id>::example);
+        .with_examples(<$id>::example)
+        .with_request(<$id>::tools, <$id>::response_format);
         let options: $crate::testing::Snapshots = $options;
         let (open, close) = <$id>::DELIMITERS;
         let mut run = options

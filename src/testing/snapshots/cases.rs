@@ -39,8 +39,14 @@ pub struct PromptTable<Id: 'static> {
     pub(in crate::testing) conditions: fn(Id) -> &'static [&'static str],
     pub(in crate::testing) choices: Option<ChoicesFn<Id>>,
     pub(in crate::testing) examples: Option<ExampleFn<Id>>,
+    pub(in crate::testing) tools: Option<RequestFn<Id>>,
+    pub(in crate::testing) response_format: Option<RequestFn<Id>>,
     pub(in crate::testing) render: RenderFn<Id>,
 }
+
+/// The JSON a request sends beside a prompt's messages, when it declares
+/// any: the generated `PromptId::tools` and `PromptId::response_format`.
+pub type RequestFn<Id> = fn(Id) -> Option<crate::RequestJson>;
 
 /// The values of a prompt's first front matter example, by variable name:
 /// the generated `PromptId::example`.
@@ -73,8 +79,24 @@ impl<Id: Copy + 'static> PromptTable<Id> {
             conditions,
             choices: None,
             examples: None,
+            tools: None,
+            response_format: None,
             render,
         }
+    }
+
+    /// The tools and response format each prompt declares (the generated
+    /// `PromptId::tools` and `PromptId::response_format`): part of each of
+    /// its snapshots, so that a change to what the model may call or must
+    /// answer is reviewed as a change of the prompt is.
+    pub fn with_request(
+        mut self,
+        tools: RequestFn<Id>,
+        response_format: RequestFn<Id>,
+    ) -> PromptTable<Id> {
+        self.tools = Some(tools);
+        self.response_format = Some(response_format);
+        self
     }
 
     /// The values of each prompt's first front matter example (the
@@ -134,6 +156,10 @@ pub struct Case<Id> {
     /// [`Prompt::messages`](crate::Prompt#structfield.messages)); empty for a
     /// prompt of `system.md` and `user.md`.
     pub messages: Vec<Message>,
+    /// The tools the prompt declares, as a request lists them.
+    pub tools: Option<crate::RequestJson>,
+    /// The response format the prompt declares.
+    pub response_format: Option<crate::RequestJson>,
     /// The names of the other combinations whose render is identical to
     /// this one's (a condition nested in one that is off changes nothing):
     /// [`SnapshotRun::cases`] folds them into the first, which is
@@ -158,6 +184,8 @@ impl<Id> Case<Id> {
             system: system.into(),
             user: None,
             messages: Vec::new(),
+            tools: None,
+            response_format: None,
             covers: Vec::new(),
         }
     }
@@ -193,6 +221,17 @@ impl<Id> Case<Id> {
             out.push_str(&format!("\n--- {} ---\n", message_part(index, message)));
             out.push_str(&message.content);
             out.push('\n');
+        }
+        for (part, json) in [
+            ("tools", self.tools),
+            ("response format", self.response_format),
+        ] {
+            if let Some(json) = json {
+                let value = json.to_value();
+                let pretty =
+                    serde_json::to_string_pretty(&value).unwrap_or_else(|_| json.to_string());
+                out.push_str(&format!("\n--- {part} ---\n{pretty}\n"));
+            }
         }
         out
     }
@@ -460,6 +499,8 @@ impl Snapshots {
                     system: rendered.system,
                     user: rendered.user,
                     messages: rendered.messages,
+                    tools: prompts.tools.and_then(|tools| tools(id)),
+                    response_format: prompts.response_format.and_then(|format| format(id)),
                     covers: Vec::new(),
                 });
             }
