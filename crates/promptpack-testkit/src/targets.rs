@@ -321,7 +321,8 @@ response:
 ";
 
 /// Target `answer`: a model's answer (any text; not UTF-8: skipped), read
-/// against [`ANSWER_RESPONSE`], or against the `response` an input that
+/// against a response of every kind of the notation, nested, optional and
+/// listed, or against the `response` an input that
 /// starts with a front matter block declares (the text after the block is
 /// the answer). Reading never panics; a refusal is located in the answer's
 /// text and renders; what it accepts, written back as JSON, reads again to
