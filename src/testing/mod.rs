@@ -186,6 +186,8 @@ const MAX_SHOWN_CHARS: usize = 40;
 /// #     fn conditions(self) -> &'static [&'static str] { &[] }
 /// #     fn choices(self) -> &'static [(&'static str, &'static [&'static str])] { &[] }
 /// #     fn example(self) -> &'static [(&'static str, &'static str)] { &[("name", "Ada")] }
+/// #     fn tools(self) -> Option<promptpack::RequestJson> { None }
+/// #     fn response_format(self) -> Option<promptpack::RequestJson> { None }
 /// #     fn render_generated(self, v: &dyn Fn(&str) -> Option<String>) -> promptpack::Prompt<PromptId> {
 /// #         let system = format!("Hi {}.", v("name").unwrap_or_default());
 /// #         promptpack::Prompt { id: self, system, user: None, messages: Vec::new(), hash: Default::default(), provenance: Default::default() }

@@ -229,10 +229,29 @@ impl SourceFile {
     #[cfg(feature = "load")]
     pub fn new(path: impl Into<String>, text: impl Into<String>) -> SourceFile {
         let text = text.into();
-        let (front_matter, after_block) = match front_matter_block(&text) {
-            Some((yaml, block_end)) => (Some(yaml), block_end),
-            None => (None, 0),
-        };
+        match front_matter_block(&text) {
+            Some((yaml, block_end)) => SourceFile::after_block(path, text, Some(yaml), block_end),
+            None => SourceFile::after_block(path, text, None, 0),
+        }
+    }
+
+    /// A text that is not a prompt file (a model's answer, a tool call's
+    /// arguments), named `path` in diagnostics: no front matter block is
+    /// looked for, so that it needs no Markdown parser and is there without
+    /// the `load` feature (the runtime of a typed app, which reads answers
+    /// but loads no template). Its body is the whole text, trimmed.
+    pub fn plain(path: impl Into<String>, text: impl Into<String>) -> SourceFile {
+        SourceFile::after_block(path, text.into(), None, 0)
+    }
+
+    /// `text` whose body starts after byte `after_block` (the end of its
+    /// front matter block, `front_matter`, when it has one), trimmed.
+    fn after_block(
+        path: impl Into<String>,
+        text: String,
+        front_matter: Option<Span>,
+        after_block: usize,
+    ) -> SourceFile {
         let rest = &text[after_block..];
         let trimmed_start = rest.trim_start_matches(is_js_whitespace);
         let body_start = text.len() - trimmed_start.len();
@@ -246,28 +265,6 @@ impl SourceFile {
             body_start,
             body_end,
             front_matter,
-        }
-    }
-
-    /// A text that is not a prompt file (a model's answer, a tool call's
-    /// arguments), named `path` in diagnostics: no front matter block is
-    /// looked for, so that it needs no Markdown parser and is there without
-    /// the `load` feature (the runtime of a typed app, which reads answers
-    /// but loads no template). Its body is the whole text, trimmed.
-    pub fn plain(path: impl Into<String>, text: impl Into<String>) -> SourceFile {
-        let text = text.into();
-        let trimmed_start = text.trim_start_matches(is_js_whitespace);
-        let body_start = text.len() - trimmed_start.len();
-        let body_end = body_start + trimmed_start.trim_end_matches(is_js_whitespace).len();
-        SourceFile {
-            shared: Arc::new(Shared {
-                path: path.into().into_boxed_str(),
-                text: text.into_boxed_str(),
-                index: OnceLock::new(),
-            }),
-            body_start,
-            body_end,
-            front_matter: None,
         }
     }
 

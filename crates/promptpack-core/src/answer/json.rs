@@ -229,6 +229,19 @@ impl Parser<'_> {
         ))
     }
 
+    /// The object or array that began at `start` and whose closing bracket
+    /// is at `self.at`, past it.
+    fn closed(&mut self, start: usize, value: NodeValue) -> Node {
+        self.at += 1;
+        Node {
+            span: Span {
+                start,
+                end: self.at,
+            },
+            value,
+        }
+    }
+
     /// `{` … `}`, at `self.at`.
     fn object(&mut self, depth: usize) -> Result<Node, Problem> {
         let start = self.at;
@@ -237,14 +250,7 @@ impl Parser<'_> {
         let mut members = Vec::new();
         self.skip_whitespace();
         if self.peek() == Some(b'}') {
-            self.at += 1;
-            return Ok(Node {
-                span: Span {
-                    start,
-                    end: self.at,
-                },
-                value: NodeValue::Object(members),
-            });
+            return Ok(self.closed(start, NodeValue::Object(members)));
         }
         loop {
             if self.peek() != Some(b'"') {
@@ -285,14 +291,7 @@ impl Parser<'_> {
                     self.skip_whitespace();
                 }
                 Some(b'}') => {
-                    self.at += 1;
-                    return Ok(Node {
-                        span: Span {
-                            start,
-                            end: self.at,
-                        },
-                        value: NodeValue::Object(members),
-                    });
+                    return Ok(self.closed(start, NodeValue::Object(members)));
                 }
                 _ => return Err(self.expected("`,` or `}` after a field", "inside an object")),
             }
@@ -307,14 +306,7 @@ impl Parser<'_> {
         let mut items = Vec::new();
         self.skip_whitespace();
         if self.peek() == Some(b']') {
-            self.at += 1;
-            return Ok(Node {
-                span: Span {
-                    start,
-                    end: self.at,
-                },
-                value: NodeValue::Array(items),
-            });
+            return Ok(self.closed(start, NodeValue::Array(items)));
         }
         loop {
             if self.peek().is_none() {
@@ -333,14 +325,7 @@ impl Parser<'_> {
                     self.skip_whitespace();
                 }
                 Some(b']') => {
-                    self.at += 1;
-                    return Ok(Node {
-                        span: Span {
-                            start,
-                            end: self.at,
-                        },
-                        value: NodeValue::Array(items),
-                    });
+                    return Ok(self.closed(start, NodeValue::Array(items)));
                 }
                 _ => return Err(self.expected("`,` or `]` after an item", "inside a list")),
             }

@@ -68,7 +68,12 @@ fn a_running_handle_registers_its_build(store: Store) {
     assert_eq!(found, expected);
     for build in &builds {
         let prompts: Vec<&String> = build.contract.prompts.keys().collect();
-        assert_eq!(prompts, ["greeter", "reviewer"], "{}", build.process);
+        assert_eq!(
+            prompts,
+            ["greeter", "reviewer", "triage"],
+            "{}",
+            build.process
+        );
         assert_eq!(build.contract_hash, contract_hash(&build.contract));
         assert!(build.first_seen <= build.last_seen);
         let wanted = if build.label == "production" {

@@ -9,21 +9,11 @@
 use crate::support;
 
 use serde_json::{Value, json};
-use support::{Editor, check_on_disk};
+use support::{Editor, check_on_disk, hover_text};
 
 const MESSAGES: &str = "templates/support/messages.md";
 const SYSTEM: &str = "templates/support/system.md";
 const TURNS: &str = "snippets/refund.md";
-
-fn hover_text(editor: &mut Editor, file: &str, line: u32, character: u32) -> String {
-    let answer = editor
-        .at("textDocument/hover", file, line, character, json!({}))
-        .expect("a hover");
-    answer["contents"]["value"]
-        .as_str()
-        .unwrap_or("")
-        .to_string()
-}
 
 #[test]
 fn hover_says_what_a_role_tag_is_where_it_is_one() {

@@ -5,8 +5,7 @@
 
 use crate::support;
 
-use serde_json::json;
-use support::Editor;
+use support::{Editor, hover_text};
 
 const SYSTEM: &str = "templates/support/system.md";
 
@@ -23,16 +22,6 @@ response:
 ---
 You answer customers of {{product}}.
 ";
-
-fn hover_text(editor: &mut Editor, line: u32, character: u32) -> String {
-    let answer = editor
-        .at("textDocument/hover", SYSTEM, line, character, json!({}))
-        .expect("a hover");
-    answer["contents"]["value"]
-        .as_str()
-        .unwrap_or("")
-        .to_string()
-}
 
 #[test]
 fn a_schema_mistake_is_shown_at_its_line_as_you_type() {
@@ -79,7 +68,7 @@ fn a_field_or_a_tool_hovers_with_what_the_model_is_sent() {
     editor.open(SYSTEM);
     editor.replace(SYSTEM, DECLARED);
     // `amount` on line 10 (0-based 9).
-    let amount = hover_text(&mut editor, 9, 5);
+    let amount = hover_text(&mut editor, SYSTEM, 9, 5);
     for part in [
         "**response field `refund.amount`**: a number",
         "in euros",
@@ -87,15 +76,15 @@ fn a_field_or_a_tool_hovers_with_what_the_model_is_sent() {
     ] {
         assert!(amount.contains(part), "{part} in {amount}");
     }
-    let refund = hover_text(&mut editor, 8, 3);
+    let refund = hover_text(&mut editor, SYSTEM, 8, 3);
     assert!(refund.contains("optional"), "{refund}");
     assert!(refund.contains("\"anyOf\""), "{refund}");
-    let tool = hover_text(&mut editor, 2, 4);
+    let tool = hover_text(&mut editor, SYSTEM, 2, 4);
     assert!(
         tool.starts_with("**tool `order_status`**: Looks an order up"),
         "{tool}"
     );
-    let argument = hover_text(&mut editor, 5, 7);
+    let argument = hover_text(&mut editor, SYSTEM, 5, 7);
     assert!(
         argument.starts_with("**order_status argument `order`**: a string"),
         "{argument}"

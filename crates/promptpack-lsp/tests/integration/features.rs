@@ -13,7 +13,7 @@ use crate::support;
 
 use promptpack_lsp::{BuildChecker, Checker, Findings};
 use serde_json::{Value, json};
-use support::{Editor, check_on_disk};
+use support::{Editor, check_on_disk, hover_text};
 
 const TUTOR: &str = "templates/tutor/system.md";
 const TUTOR_USER: &str = "templates/tutor/user.md";
@@ -181,16 +181,6 @@ impl Checker for Counting {
     ) -> Option<String> {
         Some(format!("{id} of {} prompts", sources.templates.len()))
     }
-}
-
-fn hover_text(editor: &mut Editor, file: &str, line: u32, character: u32) -> String {
-    let answer = editor
-        .at("textDocument/hover", file, line, character, json!({}))
-        .expect("a hover");
-    answer["contents"]["value"]
-        .as_str()
-        .unwrap_or("")
-        .to_string()
 }
 
 #[test]

@@ -344,3 +344,14 @@ fn show(d: &promptpack_build::Diagnostic, root: &Path) -> Shown {
         d.message.clone(),
     )
 }
+
+/// The text of the hover at a position of `file`, empty when there is none.
+pub fn hover_text(editor: &mut Editor, file: &str, line: u32, character: u32) -> String {
+    let answer = editor
+        .at("textDocument/hover", file, line, character, json!({}))
+        .expect("a hover");
+    answer["contents"]["value"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+}
