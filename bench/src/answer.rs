@@ -168,9 +168,13 @@ const VALUE_BASE: &str = "serde_json::from_str::<Value> (bare)";
 
 /// The rows, in order; each row's ratio is to the baseline of its group (the row named by
 /// `base`).
-const ROWS: [(&str, &str); 7] = [
+const ROWS: [(&str, &str); 8] = [
     (TYPED_BASE, TYPED_BASE),
     ("read_typed::<Answer> (bare)", TYPED_BASE),
+    (
+        "prompty 2.1 `structured::cast::<Answer>` (bare)",
+        TYPED_BASE,
+    ),
     (
         "read_typed::<Answer> (json fence, prose around)",
         TYPED_BASE,
@@ -241,15 +245,29 @@ pub fn contenders() -> Vec<Contender<'static>> {
         answer_bytes,
         || read_typed::<Answer>(black_box(ANSWER), self::schema).map_err(err),
     ));
+    // Prompty's reading of a structured output: the model's text as a JSON string value,
+    // `cast` copies it out and runs serde on it (no fence or prose tolerated, no schema,
+    // errors as serde's message).
+    let as_value: &'static Value = leak(Value::String(ANSWER.to_string()));
     list.push(checked(
         ROWS[2].0,
+        "the answer as a JSON string value, copied out, serde on it; no wrapping, no schema",
+        typed,
+        answer_bytes,
+        move || {
+            prompty::structured::cast::<Answer>(black_box(as_value), None)
+                .map_err(|e| e.to_string())
+        },
+    ));
+    list.push(checked(
+        ROWS[3].0,
         "the fence found (its marks searched for), then serde from its `{`; schema not built",
         typed,
         answer_bytes,
         move || read_typed::<Answer>(black_box(fenced), self::schema).map_err(err),
     ));
     list.push(checked(
-        ROWS[3].0,
+        ROWS[4].0,
         "serde refuses `2.0` for an `i64`; the schema built, the answer read and checked, \
          whole numbers made integers, serde from the `Value`",
         typed,
@@ -257,21 +275,21 @@ pub fn contenders() -> Vec<Contender<'static>> {
         move || read_typed::<Answer>(black_box(whole), self::schema).map_err(err),
     ));
     list.push(checked(
-        ROWS[4].0,
+        ROWS[5].0,
         "serde alone, no schema",
         value,
         value_bytes,
         || serde_json::from_str::<Value>(black_box(ANSWER)).map_err(err),
     ));
     list.push(checked(
-        ROWS[5].0,
+        ROWS[6].0,
         "located tree (a span per value and key), checked against the schema, made a `Value`",
         value,
         value_bytes,
         move || read_answer(black_box(ANSWER), schema).map_err(err),
     ));
     list.push(checked(
-        ROWS[6].0,
+        ROWS[7].0,
         "the same, after finding the fence",
         value,
         value_bytes,
