@@ -134,7 +134,7 @@ pub use promptpack_core::program::VarKind;
 /// [`VarKind`] of its generated field, one type, since the two named the
 /// same five kinds.
 pub type DeclaredKind = VarKind;
-pub use exchange::{RequestJson, Response};
+pub use exchange::{Exchange, RequestJson, Response, ToolCall};
 pub use promptpack_core::render::{DEFAULT_MAX_RENDER_BYTES, MissingVars};
 /// What front matter declares of the exchange with the model (`tools`,
 /// `response`), as [`FrontMatter`] holds it.

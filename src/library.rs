@@ -1,5 +1,6 @@
 //! A validated set of prompts, rendered by string id with dynamic values.
 
+use crate::exchange::Exchange;
 use crate::prompt::{Prompt, PromptHash};
 use crate::provenance::Provenance;
 #[cfg(feature = "hot-reload")]
@@ -67,6 +68,9 @@ struct RenderTables {
     /// Whether front matter declares a choice's values, which renders then
     /// check: most prompts skip that at no cost.
     declares_choices: bool,
+    /// The tools and response format the prompt declares, as the JSON a
+    /// request sends: written here once, not at every render.
+    exchange: Exchange,
 }
 
 impl RenderTables {
@@ -74,12 +78,26 @@ impl RenderTables {
         RenderTables {
             uses: value_uses(prompt),
             names: crate::name_index::NameIndex::new(&prompt.vars),
+            exchange: exchange_of(prompt),
             declares_choices: prompt
                 .vars
                 .iter()
                 .any(|v| matches!(v.declared, Some(VarKind::Choice | VarKind::OptionalChoice))),
         }
     }
+}
+
+/// What `prompt` declares of its request, as [`Library::tools`] and
+/// [`Library::response_format`] give it (no `tools` when it declares none).
+fn exchange_of(prompt: &ResolvedPrompt) -> Exchange {
+    let declared = &prompt.front_matter;
+    let tools = (!declared.tools.is_empty())
+        .then(|| serde_json::Value::Array(declared.tools.iter().map(|tool| tool.json()).collect()));
+    let response_format = declared
+        .response
+        .as_ref()
+        .map(|response| response.response_format(&prompt.id));
+    Exchange::loaded(tools.as_ref(), response_format.as_ref())
 }
 
 impl Library {
@@ -596,6 +614,7 @@ impl Library {
             messages,
             hash: PromptHash::from(prompt.hash),
             provenance: Provenance::Loaded,
+            exchange: self.tables[index].exchange.clone(),
         })
     }
 

@@ -2,7 +2,7 @@
 //! may change in any release.
 
 pub use crate::answer::{nullable, parse_answer, parse_arguments, property, tool, unknown_tool};
-use crate::exchange::RequestJson;
+use crate::exchange::{Exchange, RequestJson};
 use crate::prompt::Prompt;
 pub use crate::prompt::PromptHash;
 use crate::provenance::Provenance;
@@ -489,6 +489,7 @@ fn render_parts<Id>(
         messages: render_turns(info, slots, bound)?,
         hash: info.hash,
         provenance: Provenance::Embedded,
+        exchange: Exchange::__embedded(info.tools, info.response_format),
     })
 }
 
@@ -578,6 +579,7 @@ pub fn dev_build<Id>(
         messages: p.messages,
         hash: p.hash,
         provenance: p.provenance,
+        exchange: p.exchange,
     }))
 }
 

@@ -1,6 +1,7 @@
 //! A rendered prompt, whichever way it was rendered: by the generated code,
 //! a `Library` or a live catalog version.
 
+use crate::exchange::Exchange;
 use crate::provenance::Provenance;
 use promptpack_core::message::{Message, Role};
 use std::fmt;
@@ -30,6 +31,11 @@ pub struct Prompt<Id = String> {
     /// `Library`, or the dev hot reload) or `catalog agent-system v3
     /// label=production sha256:…` (a live catalog version).
     pub provenance: Provenance,
+    /// What the request sends besides the messages: the tools and the
+    /// response format the prompt's front matter declares (empty when it
+    /// declares neither), as the adapters of the LLM crates put them in a
+    /// request.
+    pub exchange: Exchange,
 }
 
 impl<Id> Prompt<Id> {

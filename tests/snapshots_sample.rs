@@ -327,6 +327,7 @@ mod lesson {
             messages: prompt.messages,
             hash: prompt.hash,
             provenance: prompt.provenance,
+            exchange: prompt.exchange,
         }
     }
 

@@ -188,6 +188,7 @@ impl<Id: GeneratedPrompts> Prompts<Id> {
             messages: rendered.messages,
             hash: rendered.hash,
             provenance: arm.provenance.clone(),
+            exchange: rendered.exchange,
         })
     }
 

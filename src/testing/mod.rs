@@ -190,7 +190,7 @@ const MAX_SHOWN_CHARS: usize = 40;
 /// #     fn response_format(self) -> Option<promptpack::RequestJson> { None }
 /// #     fn render_generated(self, v: &dyn Fn(&str) -> Option<String>) -> promptpack::Prompt<PromptId> {
 /// #         let system = format!("Hi {}.", v("name").unwrap_or_default());
-/// #         promptpack::Prompt { id: self, system, user: None, messages: Vec::new(), hash: Default::default(), provenance: Default::default() }
+/// #         promptpack::Prompt { id: self, system, user: None, messages: Vec::new(), hash: Default::default(), provenance: Default::default(), exchange: promptpack::Exchange::NONE }
 /// #     }
 /// # }
 /// promptpack::snapshot_prompts!(PromptId);

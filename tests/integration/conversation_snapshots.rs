@@ -57,6 +57,7 @@ fn render_from(
         messages: prompt.messages,
         hash: prompt.hash,
         provenance: prompt.provenance,
+        exchange: prompt.exchange,
     }
 }
 

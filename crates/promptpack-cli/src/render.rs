@@ -497,6 +497,7 @@ mod tests {
             messages: Vec::new(),
             hash: promptpack::PromptHash::new(7),
             provenance: promptpack::Provenance::Loaded,
+            exchange: promptpack::Exchange::NONE,
         };
         let user = prompt.user.as_deref().unwrap_or_default();
         let mut text = Recorder::default();

@@ -276,6 +276,22 @@ fn tool_enum(
     out.close("}");
     out.close("}");
     out.line("");
+    out.open(format!("impl {runtime}::ToolCall for {ident} {{"));
+    out.line(format!(
+        "const TOOLS: {runtime}::RequestJson = {ident}::TOOLS;"
+    ));
+    out.line("");
+    out.open(format!(
+        "fn parse(name: &str, arguments: &str) -> Result<Self, {runtime}::Error> {{"
+    ));
+    out.line(format!("{ident}::parse(name, arguments)"));
+    out.close("}");
+    out.line("");
+    out.open("fn name(&self) -> &'static str {");
+    out.line(format!("{ident}::name(self)"));
+    out.close("}");
+    out.close("}");
+    out.line("");
 }
 
 /// Code that builds `schema` again, as an expression over the lines it

@@ -67,7 +67,7 @@ pub(super) fn straight_line_fns(
     out.close("}");
     out.line("let v = self;");
     out.line(format!(
-        "Ok({runtime}::Prompt {{ id: PromptId::{variant}, system: v.render_system()?, user: {user}, messages: {messages}, hash: Self::HASH, provenance: {runtime}::Provenance::Embedded }})"
+        "Ok({runtime}::Prompt {{ id: PromptId::{variant}, system: v.render_system()?, user: {user}, messages: {messages}, hash: Self::HASH, provenance: {runtime}::Provenance::Embedded, exchange: {runtime}::Exchange::__embedded(PromptId::{variant}.tools(), PromptId::{variant}.response_format()) }})"
     ));
     out.close("}");
     out.line("");
@@ -158,7 +158,7 @@ fn generated_fn(
         "::std::vec::Vec::new()"
     };
     out.line(format!(
-        "{runtime}::Prompt {{ id: PromptId::{variant}, system: v.__render_system(usize::MAX).unwrap_or_default(), user: {user}, messages: {messages}, hash: Self::HASH, provenance: {runtime}::Provenance::Embedded }}"
+        "{runtime}::Prompt {{ id: PromptId::{variant}, system: v.__render_system(usize::MAX).unwrap_or_default(), user: {user}, messages: {messages}, hash: Self::HASH, provenance: {runtime}::Provenance::Embedded, exchange: {runtime}::Exchange::__embedded(PromptId::{variant}.tools(), PromptId::{variant}.response_format()) }}"
     ));
     out.close("}");
 }
