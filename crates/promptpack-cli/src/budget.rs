@@ -108,12 +108,8 @@ fn request_parts(
 ) -> Result<Vec<(String, usize)>, Error> {
     let mut parts = Vec::new();
     let front_matter = &prompt.front_matter;
-    if !front_matter.tools.is_empty() {
-        let tools: Vec<Value> = front_matter.tools.iter().map(|t| t.json()).collect();
-        parts.push((
-            "tools".to_string(),
-            count(&Value::Array(tools).to_string())?,
-        ));
+    if let Some(tools) = front_matter.tools_json() {
+        parts.push(("tools".to_string(), count(&tools.to_string())?));
     }
     if let Some(response) = &front_matter.response {
         let format = response.response_format(&prompt.id).to_string();

@@ -271,10 +271,8 @@ fn to_json(
         listed["messages_path"] = json!(path);
     }
     // Likewise tools and the response, for a prompt that declares them.
-    if !prompt.front_matter.tools.is_empty() {
-        let tools: Vec<serde_json::Value> =
-            prompt.front_matter.tools.iter().map(|t| t.json()).collect();
-        listed["tools"] = json!(tools);
+    if let Some(tools) = prompt.front_matter.tools_json() {
+        listed["tools"] = tools;
     }
     if let Some(response) = &prompt.front_matter.response {
         listed["response"] = response.json_schema();

@@ -236,7 +236,8 @@ fn tool_enum(
         "The tools as a chat request lists them: a JSON array of\n\
          `{\"type\": \"function\", \"function\": {…, \"strict\": true}}`.",
     );
-    let json = Value::Array(tools.iter().map(Tool::json).collect());
+    // The enum is written only for a prompt that declares tools.
+    let json = prompt.front_matter.tools_json().unwrap_or_default();
     out.line(format!(
         "pub const TOOLS: {runtime}::RequestJson = {runtime}::RequestJson::__new({});",
         json_lit(&json)

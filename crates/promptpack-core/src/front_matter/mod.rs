@@ -145,8 +145,7 @@ impl Serialize for FrontMatter {
         if !self.examples.is_empty() {
             map.serialize_entry("examples", &self.examples)?;
         }
-        if !self.tools.is_empty() {
-            let tools: Vec<Value> = self.tools.iter().map(Tool::json).collect();
+        if let Some(tools) = self.tools_json() {
             map.serialize_entry("tools", &tools)?;
         }
         if let Some(response) = &self.response {
@@ -288,6 +287,14 @@ impl FrontMatter {
     /// The declaration of `name`, if any.
     pub fn declared(&self, name: &str) -> Option<&DeclaredVar> {
         self.vars.as_ref()?.iter().find(|v| v.name == name)
+    }
+
+    /// The tools as a chat request lists them: a JSON array of
+    /// `{"type": "function", "function": {name, description, parameters,
+    /// "strict": true}}`; `None` when it declares none (a request then sends
+    /// no `tools`: APIs refuse an empty list).
+    pub fn tools_json(&self) -> Option<Value> {
+        (!self.tools.is_empty()).then(|| Value::Array(self.tools.iter().map(Tool::json).collect()))
     }
 
     /// `model`, `config` and `metadata`, those set, as one JSON object: what
