@@ -381,7 +381,7 @@ impl Snapshots {
     /// #         let name = v("name").unwrap_or_default();
     /// #         let formal = v("formal").is_some_and(|f| !f.is_empty());
     /// #         let system = if formal { format!("Dear {name}.") } else { format!("Hi {name}.") };
-    /// #         promptpack::Prompt { id: self, system, user: None, messages: Vec::new(), hash: Default::default(), provenance: Default::default() }
+    /// #         promptpack::Prompt { id: self, system, user: None, messages: Vec::new(), hash: Default::default(), provenance: Default::default(), exchange: promptpack::Exchange::NONE }
     /// #     }
     /// # }
     /// use promptpack::testing::{PromptTable, Snapshots};
