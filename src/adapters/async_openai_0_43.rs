@@ -36,22 +36,23 @@
 //! assert_eq!(body["messages"][1], serde_json::json!({"role": "user", "content": "The capital of France?"}));
 //! assert_eq!(body["response_format"]["json_schema"]["strict"], true);
 //!
-//! // The model's answer, read into a type (here a hand-written one; the
-//! // build script generates it for a typed prompt).
-//! #[derive(Debug, serde::Deserialize)]
-//! struct Capital { city: String }
-//! impl promptpack::Response for Capital {
-//!     const FORMAT: promptpack::RequestJson = promptpack::RequestJson::__new("{}");
-//!     fn parse(text: &str) -> promptpack::Result<Self> {
-//!         serde_json::from_str(text).map_err(|e| promptpack::Error::new(promptpack::ErrorCode::AnswerMismatch, e.to_string()))
-//!     }
-//! }
+//! // The model's answer, read into the prompt's response type: the build
+//! // script generates `CapitalResponse` for a typed prompt (this example,
+//! // on a `Library`, stands one in).
+//! # #[derive(Debug, serde::Deserialize)]
+//! # struct CapitalResponse { city: String }
+//! # impl promptpack::Response for CapitalResponse {
+//! #     const FORMAT: promptpack::RequestJson = promptpack::RequestJson::__new("{}");
+//! #     fn parse(text: &str) -> promptpack::Result<Self> {
+//! #         serde_json::from_str(text).map_err(|e| promptpack::Error::new(promptpack::ErrorCode::AnswerMismatch, e.to_string()))
+//! #     }
+//! # }
 //! let response: CreateChatCompletionResponse = serde_json::from_value(serde_json::json!({
 //!     "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "gpt-4o-mini",
 //!     "choices": [{"index": 0, "finish_reason": "stop",
 //!                  "message": {"role": "assistant", "content": "{\"city\": \"Paris\"}"}}]
 //! }))?;
-//! let answer: Capital = adapter::answer(&response)?;
+//! let answer: CapitalResponse = adapter::answer(&response)?;
 //! assert_eq!(answer.city, "Paris");
 //! # Ok(())
 //! # }
@@ -243,12 +244,13 @@ impl From<MessageRef<'_>> for ChatCompletionRequestMessage {
                     ..ChatCompletionRequestAssistantMessage::default()
                 })
             }
-            Turn::ToolResult {
-                call_id, content, ..
-            } => ChatCompletionRequestMessage::Tool(ChatCompletionRequestToolMessage {
-                content: ChatCompletionRequestToolMessageContent::Text(content.to_string()),
-                tool_call_id: call_id.to_string(),
-            }),
+            // The tool's name is the call's id (`few_shot_call_id`).
+            Turn::ToolResult { tool, content } => {
+                ChatCompletionRequestMessage::Tool(ChatCompletionRequestToolMessage {
+                    content: ChatCompletionRequestToolMessageContent::Text(content.to_string()),
+                    tool_call_id: tool.to_string(),
+                })
+            }
         }
     }
 }

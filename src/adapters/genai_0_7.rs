@@ -155,11 +155,10 @@ impl From<MessageRef<'_>> for ChatMessage {
             Turn::System(text) => ChatMessage::system(text),
             Turn::User(text) => ChatMessage::user(text),
             Turn::Assistant(text) => ChatMessage::assistant(text),
-            Turn::ToolResult {
-                call_id,
-                name,
-                content,
-            } => ChatMessage::from(ToolResponse::new(call_id, content).with_fn_name(name)),
+            // The tool's name is the call's id (`few_shot_call_id`).
+            Turn::ToolResult { tool, content } => {
+                ChatMessage::from(ToolResponse::new(tool, content).with_fn_name(tool))
+            }
         }
     }
 }
@@ -167,5 +166,11 @@ impl From<MessageRef<'_>> for ChatMessage {
 impl<Id> From<&Prompt<Id>> for ChatRequest {
     fn from(prompt: &Prompt<Id>) -> ChatRequest {
         request(prompt)
+    }
+}
+
+impl<Id> From<&Prompt<Id>> for Vec<ChatMessage> {
+    fn from(prompt: &Prompt<Id>) -> Vec<ChatMessage> {
+        messages(prompt)
     }
 }

@@ -14,8 +14,10 @@
 //! (each tool call read into the generated tool enum, its id kept so that
 //! the agent can answer it: a [`Call`]) and `answer::<R>(&response)` (the
 //! final answer read into the generated response struct). `From` impls
-//! turn a [`MessageRef`] into the crate's message and a `&Prompt` into
-//! its request where the crate's request needs nothing else.
+//! turn a [`MessageRef`] into the crate's message, a `&Prompt` into a
+//! `Vec` of them, and a `&Prompt` into the crate's request where that
+//! request needs nothing else (genai's and rig's: they take the model
+//! elsewhere).
 //!
 //! ## The mapping, the same for every crate
 //!
@@ -109,13 +111,9 @@ pub(crate) enum Turn<'a> {
     User(&'a str),
     /// An assistant message (a few-shot answer, or the history's).
     Assistant(&'a str),
-    /// A tool's result: the call it answers ([`few_shot_call_id`]), the
-    /// tool's name, and the result's text.
-    ToolResult {
-        call_id: &'a str,
-        name: &'a str,
-        content: &'a str,
-    },
+    /// A tool's result: the tool's name, which is also the id of the call
+    /// it answers ([`few_shot_call_id`]), and the result's text.
+    ToolResult { tool: &'a str, content: &'a str },
 }
 
 impl<'a> Turn<'a> {
@@ -125,15 +123,10 @@ impl<'a> Turn<'a> {
             Role::System => Turn::System(message.content),
             Role::User => Turn::User(message.content),
             Role::Assistant => Turn::Assistant(message.content),
-            Role::Tool => {
-                let call_id = few_shot_call_id(&message);
-                Turn::ToolResult {
-                    call_id,
-                    // The same text names the tool and the call.
-                    name: call_id,
-                    content: message.content,
-                }
-            }
+            Role::Tool => Turn::ToolResult {
+                tool: few_shot_call_id(&message),
+                content: message.content,
+            },
             // `Role` may gain a role in a later release; until the adapters
             // map it, its text reaches the model as a user's.
             _ => Turn::User(message.content),

@@ -169,13 +169,10 @@ impl From<MessageRef<'_>> for Message {
             Turn::System(text) => Message::system(text),
             Turn::User(text) => Message::user(text),
             Turn::Assistant(text) => Message::assistant(text),
-            Turn::ToolResult {
-                call_id,
-                name,
-                content,
-            } => {
-                let name = ToolName::new(name).unwrap_or_else(|_| fallback_name());
-                Message::tool_result(CallId::from_wire(call_id), name, content)
+            // The tool's name is the call's id (`few_shot_call_id`).
+            Turn::ToolResult { tool, content } => {
+                let name = ToolName::new(tool).unwrap_or_else(|_| fallback_name());
+                Message::tool_result(CallId::from_wire(tool), name, content)
             }
         }
     }
@@ -184,5 +181,11 @@ impl From<MessageRef<'_>> for Message {
 impl<Id> From<&Prompt<Id>> for CompletionRequest {
     fn from(prompt: &Prompt<Id>) -> CompletionRequest {
         request(prompt)
+    }
+}
+
+impl<Id> From<&Prompt<Id>> for Vec<Message> {
+    fn from(prompt: &Prompt<Id>) -> Vec<Message> {
+        messages(prompt)
     }
 }
