@@ -2,7 +2,7 @@
 //! puts on the wire for each prompt, held byte for byte to
 //! `tests/goldens/<crate>/<prompt>.json`.
 
-use crate::support::{Crate, bounded, check_golden, fixtures};
+use crate::support::{Crate, bounded, check_golden, fixtures, golden_path};
 use promptpack_wiretest::server::{Script, Server};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -32,4 +32,38 @@ async fn every_crate_sends_the_golden_request_of_every_prompt() {
         .unwrap_or_else(|e| panic!("the server: {e}"));
     assert_eq!(checked, 12, "4 prompts × 3 crates");
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// The goldens the round trips of `clients` hold their second request to.
+const ROUND_TRIP_GOLDENS: [&str; 1] = ["orders-tool-results"];
+
+#[test]
+fn every_golden_file_is_checked_by_a_test() {
+    // A golden no test compares (a prompt renamed, a crate dropped) would
+    // sit in the tree looking like a checked contract.
+    let mut stale = Vec::new();
+    for krate in Crate::ALL {
+        let mut names: Vec<String> = fixtures()
+            .iter()
+            .map(|(name, _)| name.to_string())
+            .collect();
+        names.extend(ROUND_TRIP_GOLDENS.map(String::from));
+        let expected: Vec<_> = names.iter().map(|name| golden_path(krate, name)).collect();
+        let Some(folder) = expected.first().and_then(|path| path.parent()) else {
+            continue;
+        };
+        let Ok(entries) = std::fs::read_dir(folder) else {
+            // Missing goldens are the other test's failure.
+            continue;
+        };
+        for entry in entries.flatten() {
+            if !expected.contains(&entry.path()) {
+                stale.push(entry.path().display().to_string());
+            }
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "goldens no test checks (delete them): {stale:?}"
+    );
 }
