@@ -94,12 +94,29 @@
 //! | `live-postgres` | `live` with PostgreSQL catalogs too, followed through `LISTEN`/`NOTIFY` |
 //! | `unstable-machinery` | `promptpack::machinery`: the language's internals, for tools, benches and fuzzers; no semver guarantee |
 //! | `house` | `promptpack::house`: the seam promptpack's own crates (CLI, console, language server) build on, which pin this exact version; not for other crates |
+//! | `async-openai-0_43` | [`adapters::async_openai_0_43`]: a rendered prompt as async-openai 0.43's chat request, its response read back into the generated types (async-openai's types only, no HTTP client) |
+//! | `genai-0_7` | [`adapters::genai_0_7`]: the same for genai 0.7 (`ChatRequest`, `ChatOptions`, `ChatResponse`) |
+//! | `rig-0_44` | [`adapters::rig_0_44`]: the same for rig-core 0.44 (`CompletionRequest`, `CompletionResponse`); needs rustc 1.95 |
 //! | `samples` | compiles this repository's own sample prompts in its build script, for its tests and examples; a crate depending on promptpack leaves it off |
 //!
 //! [README]: https://example.invalid/promptpack#readme
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
+#[cfg(any(
+    feature = "async-openai-0_43",
+    feature = "genai-0_7",
+    feature = "rig-0_44"
+))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(any(
+        feature = "async-openai-0_43",
+        feature = "genai-0_7",
+        feature = "rig-0_44"
+    )))
+)]
+pub mod adapters;
 mod answer;
 mod exchange;
 #[cfg(feature = "library")]
