@@ -20,9 +20,10 @@ pub fn parse_answer<T: DeserializeOwned>(
     text: &str,
     schema: impl FnOnce() -> Schema,
 ) -> Result<T> {
-    crate::trace::read(generated_read(prompt, hash, None), || {
-        promptpack_core::answer::read_typed(text, schema)
-    })
+    crate::trace::read(
+        || generated_read(prompt, hash, None),
+        || promptpack_core::answer::read_typed(text, schema),
+    )
 }
 
 /// What a generated `parse` reads, for its span: the prompt's id and hash,
@@ -47,9 +48,10 @@ pub fn parse_arguments<T: DeserializeOwned>(
     arguments: &str,
     tool: impl FnOnce() -> Tool,
 ) -> Result<T> {
-    crate::trace::read(generated_read(prompt, hash, Some(name)), || {
-        read_arguments(arguments, tool)
-    })
+    crate::trace::read(
+        || generated_read(prompt, hash, Some(name)),
+        || read_arguments(arguments, tool),
+    )
 }
 
 /// [`parse_arguments`] inside its span.
@@ -80,9 +82,10 @@ fn read_arguments<T: DeserializeOwned>(arguments: &str, tool: impl FnOnce() -> T
 /// `hash`) naming none of its tools: a failed read, in a span of its own
 /// with the `tracing` feature.
 pub fn unknown_tool(prompt: &str, hash: PromptHash, name: &str, known: &[&str]) -> Error {
-    let read = crate::trace::read(generated_read(prompt, hash, Some(name)), || {
-        Err::<(), Error>(tool_not_found(name, known))
-    });
+    let read = crate::trace::read(
+        || generated_read(prompt, hash, Some(name)),
+        || Err::<(), Error>(tool_not_found(name, known)),
+    );
     match read {
         Err(error) => error,
         Ok(()) => tool_not_found(name, known),

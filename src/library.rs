@@ -303,7 +303,7 @@ impl Library {
     /// # Ok::<(), promptpack::Error>(())
     /// ```
     pub fn parse_response(&self, id: &str, text: &str) -> Result<serde_json::Value> {
-        crate::trace::read(self.read_of(id, None), || self.read_response(id, text))
+        crate::trace::read(|| self.read_of(id, None), || self.read_response(id, text))
     }
 
     /// [`Library::parse_response`] inside its span.
@@ -332,9 +332,10 @@ impl Library {
         tool: &str,
         arguments: &str,
     ) -> Result<serde_json::Value> {
-        crate::trace::read(self.read_of(id, Some(tool)), || {
-            self.read_tool_call(id, tool, arguments)
-        })
+        crate::trace::read(
+            || self.read_of(id, Some(tool)),
+            || self.read_tool_call(id, tool, arguments),
+        )
     }
 
     /// What a read of prompt `id`'s answer (or of a call of `tool`) is of,

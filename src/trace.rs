@@ -181,12 +181,16 @@ pub(crate) fn render<Id>(
 
 /// Runs `read`, a read of an answer or a tool call's arguments, in a
 /// [`PARSE_SPAN`] that records what `of` says and the error's code. Without
-/// the feature, `read()` and nothing else.
+/// the feature, `read()` and nothing else: `of` is not even asked (a
+/// `Library` looks the prompt's hash up for it).
 #[inline(always)]
-pub(crate) fn read<T>(of: ReadOf<'_>, read: impl FnOnce() -> Result<T>) -> Result<T> {
+pub(crate) fn read<'a, T>(
+    of: impl FnOnce() -> ReadOf<'a>,
+    read: impl FnOnce() -> Result<T>,
+) -> Result<T> {
     #[cfg(feature = "tracing")]
     {
-        let span = on::read_span(&of);
+        let span = on::read_span(&of());
         let result = span.in_scope(read);
         if let Err(error) = &result
             && !span.is_disabled()
