@@ -5,7 +5,7 @@
 use crate::action::Action;
 use crate::auth::ApiUser;
 use crate::failure::{ApiFailure, Failure};
-use crate::preview::{library_of, render};
+use crate::preview::{library_chosen_by, render};
 use crate::reads::{snippet_revisions, syntax_of};
 use crate::state::AppState;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
@@ -197,7 +197,7 @@ async fn render_prompt(
         .catalog
         .run(&user.name, move |catalog| {
             let version = catalog.get(&id, &selector)?;
-            let library = library_of(catalog, &version, bound)?;
+            let library = library_chosen_by(catalog, &version, &selector, bound)?;
             let prompt = render(&library, &id, &vars)?;
             // Every message to send, the system message first: `system`
             // then `user` for two files, or a conversation's messages.
@@ -263,7 +263,7 @@ async fn parse_answer(
         .catalog
         .run(&user.name, move |catalog| {
             let version = catalog.get(&wanted, &selector)?;
-            let library = library_of(catalog, &version, bound)?;
+            let library = library_chosen_by(catalog, &version, &selector, bound)?;
             Ok((version.version, version.content_hash, library))
         })
         .await?;

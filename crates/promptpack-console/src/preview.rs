@@ -4,7 +4,7 @@
 //! `promptpack check`), never re-implemented here.
 
 use promptpack::{CatalogVersion, Diagnostic, Library, Prompt};
-use promptpack_catalog::{Catalog, CheckedPrompt, Draft, Error, Version};
+use promptpack_catalog::{Catalog, CheckedPrompt, Draft, Error, Selector, Version};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -26,17 +26,44 @@ pub(crate) fn library_of(
     Ok(checked_library(checked, max_render_bytes))
 }
 
+/// [`library_of`] `version`, which `selector` chose: a label that chose
+/// it is named in the library's provenance (and so in its spans).
+///
+/// # Errors
+/// As [`library_of`].
+pub(crate) fn library_chosen_by(
+    catalog: &mut Catalog,
+    version: &Version,
+    selector: &Selector,
+    max_render_bytes: usize,
+) -> Result<Library, Error> {
+    let checked = catalog
+        .judge(&version.prompt_id, version.version, None)?
+        .into_result()?;
+    let label = match selector {
+        Selector::Label(label) => Some(label.as_str()),
+        _ => None,
+    };
+    Ok(named_library(checked, label, max_render_bytes))
+}
+
 /// A library of one checked prompt, bounded by `max_render_bytes`, whose
 /// renders and reads name the version (their provenance, and their spans
 /// with promptpack's `tracing`).
 pub(crate) fn checked_library(checked: CheckedPrompt, max_render_bytes: usize) -> Library {
-    let version = catalog_version(&checked.version);
+    named_library(checked, None, max_render_bytes)
+}
+
+/// [`checked_library`], its provenance naming `label` when a label chose
+/// the version.
+fn named_library(checked: CheckedPrompt, label: Option<&str>, max_render_bytes: usize) -> Library {
+    let mut version = catalog_version(&checked.version);
+    version.label = label.map(Arc::from);
     promptpack::house::catalog_library(vec![checked.prompt], checked.settings.delimiters, version)
         .with_max_render_bytes(max_render_bytes)
 }
 
-/// `version` as a prompt's provenance names it: no label, since the
-/// console reads a version by number or label alike.
+/// `version` as a prompt's provenance names it, without a label.
 fn catalog_version(version: &Version) -> CatalogVersion {
     let mut named = CatalogVersion::new(
         version.prompt_id.as_str(),

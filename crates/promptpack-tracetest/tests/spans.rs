@@ -585,6 +585,8 @@ fn every_path_makes_its_span() {
                         (SOURCE, is("catalog")),
                         (CATALOG_VERSION, is(triage.version)),
                         (CATALOG_SHA256, is(triage.content_hash.as_str())),
+                        // Asked for by label: the label is named.
+                        (CATALOG_LABEL, is("production")),
                         (ERROR_TYPE, is("answer_mismatch")),
                     ])
                 }),
