@@ -96,7 +96,7 @@ case "${1:-}" in
 esac
 if [ -z "$doc" ]; then
   target="${CARGO_TARGET_DIR:-$PWD/target}"
-  cargo doc --quiet --no-deps -p promptpack -p promptpack-build --features promptpack/testing,promptpack/serde,promptpack/hot-reload,promptpack/live
+  cargo doc --quiet --no-deps -p promptpack -p promptpack-build --features promptpack/testing,promptpack/serde,promptpack/hot-reload,promptpack/live,promptpack/tracing
   doc="$target/doc"
 fi
 api() {

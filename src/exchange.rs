@@ -5,6 +5,7 @@
 
 use promptpack_core::error::Result;
 use std::fmt;
+#[cfg(feature = "library")]
 use std::sync::Arc;
 
 /// JSON text written by the build script, for a chat request: the tools a
@@ -98,6 +99,8 @@ pub struct Exchange {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum JsonText {
     Embedded(&'static str),
+    /// Made by a `Library`, which only the `library` feature has.
+    #[cfg(feature = "library")]
     Loaded(Arc<str>),
 }
 
@@ -105,6 +108,7 @@ impl JsonText {
     fn as_str(&self) -> &str {
         match self {
             JsonText::Embedded(text) => text,
+            #[cfg(feature = "library")]
             JsonText::Loaded(text) => text,
         }
     }
@@ -138,6 +142,7 @@ impl Exchange {
     /// The tools and response format of JSON values made at load time (a
     /// `tools` array, a `response_format` object): `None` for what the
     /// prompt does not declare.
+    #[cfg(feature = "library")]
     pub(crate) fn loaded(
         tools: Option<&serde_json::Value>,
         response_format: Option<&serde_json::Value>,

@@ -92,6 +92,7 @@
 //! | `testing` | [`testing`]: the survivor check and [`snapshot_prompts!`], insta snapshots of every prompt (turns on `library`) |
 //! | `live` | [`live`]: the generated typed prompts served from a label of a SQLite catalog, each version checked against the build's contract (turns on `library`) |
 //! | `live-postgres` | `live` with PostgreSQL catalogs too, followed through `LISTEN`/`NOTIFY` |
+//! | `tracing` | [`trace`]: a `tracing` span for every render and every read of an answer or a tool call, with the OpenTelemetry GenAI attributes (`gen_ai.prompt.name`) and promptpack's (hash, source, catalog version, label, arm, pins) |
 //! | `unstable-machinery` | `promptpack::machinery`: the language's internals, for tools, benches and fuzzers; no semver guarantee |
 //! | `house` | `promptpack::house`: the seam promptpack's own crates (CLI, console, language server) build on, which pin this exact version; not for other crates |
 //! | `async-openai-0_43` | [`adapters::async_openai_0_43`]: a rendered prompt as async-openai 0.43's chat request, its response read back into the generated types (async-openai's types only, no HTTP client) |
@@ -136,6 +137,12 @@ mod serde_vars;
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
+#[cfg(feature = "tracing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
+pub mod trace;
+// Without the feature, only the pass-throughs that renders call.
+#[cfg(not(feature = "tracing"))]
+mod trace;
 mod typed;
 
 #[cfg(feature = "library")]
@@ -205,6 +212,18 @@ pub mod house {
     /// delimiters they were parsed with: no reading, no parsing.
     pub fn library_of(prompts: Vec<ResolvedPrompt>, delimiters: Delimiters) -> Library {
         Library::from_resolved(prompts, delimiters)
+    }
+
+    /// A library of one catalog version's prompts (judged by
+    /// `promptpack_catalog`), whose renders and reads say they come from
+    /// `version`: their [`Provenance`](crate::Provenance) and their spans.
+    pub fn catalog_library(
+        prompts: Vec<ResolvedPrompt>,
+        delimiters: Delimiters,
+        version: crate::CatalogVersion,
+    ) -> Library {
+        Library::from_resolved(prompts, delimiters)
+            .with_provenance(crate::Provenance::Catalog(version))
     }
 
     /// Every prompt of `library` as the pipeline resolved it, sorted by id.
@@ -282,7 +301,8 @@ macro_rules! __runtime_version {
 macro_rules! __generated_code {
     // Format 4: a prompt's `tools` and `response` as types (serde through
     // `__private`, `nullable`, `parse_answer`, `Response`), their JSON in
-    // the prompt table (`PromptInfo::tools`, `response_format`). Format 3
+    // the prompt table (`PromptInfo::tools`, `response_format`); `build`
+    // through `traced_build`, the reads given the prompt's id and hash. Format 3
     // had no such fields in the table, format 2 built `Prompt`s without
     // messages, and format 1 with a `u64` hash: this runtime reads none.
     (4, $built_by:literal, $($items:tt)*) => {

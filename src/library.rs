@@ -54,6 +54,9 @@ pub struct Library {
     delimiters: Delimiters,
     /// The most bytes one part may render to ([`Library::max_render_bytes`]).
     max_render_bytes: usize,
+    /// What its renders say they came from: `Loaded`, or the catalog
+    /// version the library was made of (`house::catalog_library`).
+    provenance: Provenance,
 }
 
 /// What the renders of one prompt look up, derived from it once.
@@ -162,7 +165,16 @@ impl Library {
             tables,
             delimiters,
             max_render_bytes: DEFAULT_MAX_RENDER_BYTES,
+            provenance: Provenance::Loaded,
         }
+    }
+
+    /// The library with its renders saying `provenance` (a catalog version
+    /// it was made of) instead of `loaded`.
+    #[cfg(feature = "house")]
+    pub(crate) fn with_provenance(mut self, provenance: Provenance) -> Library {
+        self.provenance = provenance;
+        self
     }
 
     /// The library with its render bound set to `bytes`: a render whose
@@ -291,6 +303,11 @@ impl Library {
     /// # Ok::<(), promptpack::Error>(())
     /// ```
     pub fn parse_response(&self, id: &str, text: &str) -> Result<serde_json::Value> {
+        crate::trace::read(|| self.read_of(id, None), || self.read_response(id, text))
+    }
+
+    /// [`Library::parse_response`] inside its span.
+    fn read_response(&self, id: &str, text: &str) -> Result<serde_json::Value> {
         let prompt = self.get(id).ok_or_else(|| self.unknown_prompt(id))?;
         let response = prompt.front_matter.response.as_ref().ok_or_else(|| {
             Error::from(
@@ -315,6 +332,25 @@ impl Library {
         tool: &str,
         arguments: &str,
     ) -> Result<serde_json::Value> {
+        crate::trace::read(
+            || self.read_of(id, Some(tool)),
+            || self.read_tool_call(id, tool, arguments),
+        )
+    }
+
+    /// What a read of prompt `id`'s answer (or of a call of `tool`) is of,
+    /// for its span: the prompt's hash when the library has it.
+    fn read_of<'a>(&'a self, id: &'a str, tool: Option<&'a str>) -> crate::trace::ReadOf<'a> {
+        crate::trace::ReadOf {
+            prompt: id,
+            hash: self.hash(id),
+            provenance: Some(&self.provenance),
+            tool,
+        }
+    }
+
+    /// [`Library::parse_tool_call`] inside its span.
+    fn read_tool_call(&self, id: &str, tool: &str, arguments: &str) -> Result<serde_json::Value> {
         let prompt = self.get(id).ok_or_else(|| self.unknown_prompt(id))?;
         let declared = &prompt.front_matter.tools;
         let found = declared.iter().find(|t| t.name == tool).ok_or_else(|| {
@@ -402,6 +438,16 @@ impl Library {
         vars: &T,
         missing_vars: MissingVars,
     ) -> Result<Prompt> {
+        crate::trace::render(id, || self.collect_and_render(id, vars, missing_vars))
+    }
+
+    /// [`Library::build_prompt_with`] inside its span.
+    fn collect_and_render<T: serde::Serialize + ?Sized>(
+        &self,
+        id: &str,
+        vars: &T,
+        missing_vars: MissingVars,
+    ) -> Result<Prompt> {
         if let Some(index) = self.index_of(id) {
             let rendered = crate::serde_vars::collect(&self.tables[index].names, vars, |values| {
                 if self.tables[index].declares_choices {
@@ -425,7 +471,8 @@ impl Library {
         vars: &serde_json::Map<String, serde_json::Value>,
         missing_vars: MissingVars,
     ) -> Result<Prompt> {
-        self.render(id, vars, missing_vars)
+        // Not `render`: the caller's span covers this render.
+        self.render_checked(id, vars, missing_vars, true)
     }
 
     /// Renders prompt `id` with values from any [`Vars`], without converting
@@ -438,13 +485,14 @@ impl Library {
         vars: &(impl Vars + ?Sized),
         missing_vars: MissingVars,
     ) -> Result<Prompt> {
-        self.render_checked(id, vars, missing_vars, true)
+        crate::trace::render(id, || self.render_checked(id, vars, missing_vars, true))
     }
 
     /// [`Library::render`] of values that come from a generated vars struct
     /// (the live handle's): its enums are the program's declared values,
     /// which a catalog version may declare fewer of without being refused,
-    /// so they are not checked against the version's declaration.
+    /// so they are not checked against the version's declaration. No span
+    /// of its own: the live handle's or the generated `build`'s covers it.
     #[cfg(any(feature = "live", feature = "hot-reload"))]
     pub(crate) fn render_typed(
         &self,
@@ -613,7 +661,7 @@ impl Library {
             user,
             messages,
             hash: PromptHash::from(prompt.hash),
-            provenance: Provenance::Loaded,
+            provenance: self.provenance.clone(),
             exchange: self.tables[index].exchange.clone(),
         })
     }

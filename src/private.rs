@@ -634,10 +634,26 @@ pub fn build_from_tables<Id: Copy>(
     slots: &[Slot<'_>],
     vars: &dyn Vars,
 ) -> Result<Prompt<Id>> {
-    if let Some(rendered) = dev_build(enabled, source, id, info.id, vars) {
-        return rendered;
-    }
-    render_parts(id, info, slots, source.max_render_bytes)
+    crate::trace::render(info.id, || {
+        if let Some(rendered) = dev_build(enabled, source, id, info.id, vars) {
+            return rendered;
+        }
+        render_parts(id, info, slots, source.max_render_bytes)
+    })
+}
+
+/// `build()` of a vars struct rendered by straight-line code: `build`, the
+/// render of prompt `name` (from disk on the dev path, else the generated
+/// code), in a span with promptpack's `tracing` feature. Without it, a
+/// call of `build` and nothing else: the generated code cannot ask for the
+/// feature itself, since `cfg(feature)` in it would test the features of
+/// the user's crate.
+#[inline(always)]
+pub fn traced_build<Id>(
+    name: &str,
+    build: impl FnOnce() -> Result<Prompt<Id>>,
+) -> Result<Prompt<Id>> {
+    crate::trace::render(name, build)
 }
 
 /// What every vars struct rendered from tables has alike: `build`,

@@ -7,7 +7,9 @@ use std::sync::Arc;
 /// Where a [`Prompt`](crate::Prompt)'s text came from. Its `Display` is
 /// one token-free line for a log or a trace span: `embedded`, `loaded`, or
 /// `catalog agent-system v3 label=production sha256:9f2c…` (with
-/// `arm=10/100` after the label when the label is split).
+/// `arm=10/100` after the label when the label is split, and
+/// `pins=footer@3,tone@1` at the end when the version pins snippet
+/// revisions).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Provenance {
@@ -36,12 +38,17 @@ pub struct CatalogVersion {
     pub arm: Option<(u32, u32)>,
     /// The SHA-256 of the version's resolved text, lowercase hex.
     pub content_hash: Arc<str>,
+    /// The snippet revisions the version renders with, as the catalog
+    /// pinned them when it was published: each snippet's name and
+    /// revision, sorted by name; empty when it includes no snippet.
+    /// Shared, so that a prompt's provenance clones without copying them.
+    pub pins: Arc<[(Arc<str>, u32)]>,
 }
 
 impl CatalogVersion {
     /// Version `version` of prompt `prompt`, whose resolved text has the
-    /// SHA-256 `content_hash`; no label and no arm (set the fields for a
-    /// version a label chose).
+    /// SHA-256 `content_hash`; no label, no arm and no pins (set the
+    /// fields for a version a label chose, or that pins snippets).
     pub fn new(
         prompt: impl Into<Arc<str>>,
         version: u32,
@@ -53,7 +60,24 @@ impl CatalogVersion {
             label: None,
             arm: None,
             content_hash: content_hash.into(),
+            pins: Arc::from([]),
         }
+    }
+
+    /// The pins as one text, `name@revision` by name, comma-separated
+    /// (`footer@3,tone@1`), as `promptpack catalog` lists them; empty when
+    /// there are none.
+    pub fn pins_text(&self) -> String {
+        let mut text = String::new();
+        for (i, (snippet, revision)) in self.pins.iter().enumerate() {
+            if i > 0 {
+                text.push(',');
+            }
+            text.push_str(snippet);
+            text.push('@');
+            text.push_str(&revision.to_string());
+        }
+        text
     }
 }
 
@@ -70,7 +94,11 @@ impl fmt::Display for Provenance {
                 if let Some((weight, total)) = version.arm {
                     write!(f, " arm={weight}/{total}")?;
                 }
-                write!(f, " sha256:{}", version.content_hash)
+                write!(f, " sha256:{}", version.content_hash)?;
+                if !version.pins.is_empty() {
+                    write!(f, " pins={}", version.pins_text())?;
+                }
+                Ok(())
             }
         }
     }
@@ -90,6 +118,7 @@ mod tests {
             label: Some("production".into()),
             arm: None,
             content_hash: "9f2c".into(),
+            pins: Arc::from([]),
         });
         assert_eq!(
             catalog.to_string(),
@@ -101,10 +130,11 @@ mod tests {
             label: Some("production".into()),
             arm: Some((10, 100)),
             content_hash: "77aa".into(),
+            pins: Arc::from([(Arc::from("footer"), 3), (Arc::from("tone"), 1)]),
         });
         assert_eq!(
             arm.to_string(),
-            "catalog agent-system v4 label=production arm=10/100 sha256:77aa"
+            "catalog agent-system v4 label=production arm=10/100 sha256:77aa pins=footer@3,tone@1"
         );
     }
 }

@@ -148,8 +148,20 @@ fn served(checked: CheckedPrompt, max_render_bytes: usize, label: &str, weight: 
             label: Some(Arc::from(label)),
             arm: None,
             content_hash: Arc::from(version.content_hash.as_str()),
+            pins: pins_of(&version.pins),
         }),
     }
+}
+
+/// The snippet revisions a version pins, by name, as its provenance
+/// holds them.
+fn pins_of(pins: &[promptpack_catalog::Pin]) -> Arc<[(Arc<str>, u32)]> {
+    let mut pins: Vec<(Arc<str>, u32)> = pins
+        .iter()
+        .map(|pin| (Arc::from(pin.snippet.as_str()), pin.revision))
+        .collect();
+    pins.sort();
+    Arc::from(pins)
 }
 
 /// How many earlier versions of a label a start-up tries before it gives

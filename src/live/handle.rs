@@ -180,15 +180,19 @@ impl<Id: GeneratedPrompts> Prompts<Id> {
         let Some(arm) = prompt.arm(name, key) else {
             return vars.build();
         };
-        let rendered = arm.library.render_typed(name, vars, MissingVars::Error)?;
-        Ok(Prompt {
-            id,
-            system: rendered.system,
-            user: rendered.user,
-            messages: rendered.messages,
-            hash: rendered.hash,
-            provenance: arm.provenance.clone(),
-            exchange: rendered.exchange,
+        // A span of this render only on the catalog's path: the embedded
+        // one above is the generated `build`'s, which has its own.
+        crate::trace::render(name, || {
+            let rendered = arm.library.render_typed(name, vars, MissingVars::Error)?;
+            Ok(Prompt {
+                id,
+                system: rendered.system,
+                user: rendered.user,
+                messages: rendered.messages,
+                hash: rendered.hash,
+                provenance: arm.provenance.clone(),
+                exchange: rendered.exchange,
+            })
         })
     }
 

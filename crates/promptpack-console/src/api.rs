@@ -5,7 +5,7 @@
 use crate::action::Action;
 use crate::auth::ApiUser;
 use crate::failure::{ApiFailure, Failure};
-use crate::preview::{library_of, render};
+use crate::preview::{library_chosen_by, render};
 use crate::reads::{snippet_revisions, syntax_of};
 use crate::state::AppState;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
@@ -197,7 +197,7 @@ async fn render_prompt(
         .catalog
         .run(&user.name, move |catalog| {
             let version = catalog.get(&id, &selector)?;
-            let library = library_of(catalog, &version, bound)?;
+            let library = library_chosen_by(catalog, &version, &selector, bound)?;
             let prompt = render(&library, &id, &vars)?;
             // Every message to send, the system message first: `system`
             // then `user` for two files, or a conversation's messages.
@@ -259,18 +259,18 @@ async fn parse_answer(
     let selector = Which { version, label }.selector()?;
     let bound = state.max_render_bytes;
     let wanted = id.clone();
-    let (number, content_hash, response) = state
+    let (number, content_hash, library) = state
         .catalog
         .run(&user.name, move |catalog| {
             let version = catalog.get(&wanted, &selector)?;
-            let library = library_of(catalog, &version, bound)?;
-            let response = library
-                .front_matter(&wanted)
-                .and_then(|f| f.response.clone());
-            Ok((version.version, version.content_hash, response))
+            let library = library_chosen_by(catalog, &version, &selector, bound)?;
+            Ok((version.version, version.content_hash, library))
         })
         .await?;
-    let Some(response) = response else {
+    let declares_response = library
+        .front_matter(&id)
+        .is_some_and(|f| f.response.is_some());
+    if !declares_response {
         return Err(Failure::new(
             StatusCode::CONFLICT,
             "no_response",
@@ -280,18 +280,18 @@ async fn parse_answer(
         )
         .into());
     };
-    // Off the runtime's threads: an answer may be megabytes of JSON.
-    let value = tokio::task::spawn_blocking(move || {
-        promptpack_core::answer::read_answer(&answer, &response)
-    })
-    .await
-    .map_err(|e| {
-        Failure::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
-            format!("the answer could not be read: {e}"),
-        )
-    })??;
+    // Off the runtime's threads: an answer may be megabytes of JSON. Read
+    // through the version's library, as a service's `Library` reads it, so
+    // that the read has its span (promptpack's `tracing`).
+    let value = tokio::task::spawn_blocking(move || library.parse_response(&id, &answer))
+        .await
+        .map_err(|e| {
+            Failure::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                format!("the answer could not be read: {e}"),
+            )
+        })??;
     ok(json!({ "value": value, "version": number, "content_hash": content_hash }))
 }
 

@@ -3,9 +3,10 @@
 //! grammar and the checks are promptpack's own (the pipeline of
 //! `promptpack check`), never re-implemented here.
 
-use promptpack::{Diagnostic, Library, Prompt};
-use promptpack_catalog::{Catalog, CheckedPrompt, Draft, Error, Version};
+use promptpack::{CatalogVersion, Diagnostic, Library, Prompt};
+use promptpack_catalog::{Catalog, CheckedPrompt, Draft, Error, Selector, Version};
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 /// `version` judged as a live handle judges it (compiled on its own from
 /// its files and the snippet revisions it pins, under its syntax, its hash
@@ -25,10 +26,58 @@ pub(crate) fn library_of(
     Ok(checked_library(checked, max_render_bytes))
 }
 
-/// A library of one checked prompt, bounded by `max_render_bytes`.
+/// [`library_of`] `version`, which `selector` chose: a label that chose
+/// it is named in the library's provenance (and so in its spans).
+///
+/// # Errors
+/// As [`library_of`].
+pub(crate) fn library_chosen_by(
+    catalog: &mut Catalog,
+    version: &Version,
+    selector: &Selector,
+    max_render_bytes: usize,
+) -> Result<Library, Error> {
+    let checked = catalog
+        .judge(&version.prompt_id, version.version, None)?
+        .into_result()?;
+    let label = match selector {
+        Selector::Label(label) => Some(label.as_str()),
+        _ => None,
+    };
+    Ok(named_library(checked, label, max_render_bytes))
+}
+
+/// A library of one checked prompt, bounded by `max_render_bytes`, whose
+/// renders and reads name the version (their provenance, and their spans
+/// with promptpack's `tracing`).
 pub(crate) fn checked_library(checked: CheckedPrompt, max_render_bytes: usize) -> Library {
-    promptpack::house::library_of(vec![checked.prompt], checked.settings.delimiters)
+    named_library(checked, None, max_render_bytes)
+}
+
+/// [`checked_library`], its provenance naming `label` when a label chose
+/// the version.
+fn named_library(checked: CheckedPrompt, label: Option<&str>, max_render_bytes: usize) -> Library {
+    let mut version = catalog_version(&checked.version);
+    version.label = label.map(Arc::from);
+    promptpack::house::catalog_library(vec![checked.prompt], checked.settings.delimiters, version)
         .with_max_render_bytes(max_render_bytes)
+}
+
+/// `version` as a prompt's provenance names it, without a label.
+fn catalog_version(version: &Version) -> CatalogVersion {
+    let mut named = CatalogVersion::new(
+        version.prompt_id.as_str(),
+        version.version,
+        version.content_hash.as_str(),
+    );
+    let mut pins: Vec<(Arc<str>, u32)> = version
+        .pins
+        .iter()
+        .map(|pin| (Arc::from(pin.snippet.as_str()), pin.revision))
+        .collect();
+    pins.sort();
+    named.pins = Arc::from(pins);
+    named
 }
 
 /// Renders prompt `id` of `library` with `vars`, strictly: a variable

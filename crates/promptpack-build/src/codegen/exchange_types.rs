@@ -30,7 +30,7 @@ pub(super) fn exchange_types(
     if let Some(ident) = &exchange.tool_enum {
         let tools = &prompt.front_matter.tools;
         for (tool, names) in tools.iter().zip(&exchange.tools) {
-            args_impls(out, tool, &names.args, runtime);
+            args_impls(out, prompt, tool, &names.args, runtime);
         }
         tool_enum(out, prompt, ident, exchange, runtime);
     }
@@ -152,7 +152,11 @@ fn response_impls(
     out.open(format!(
         "fn parse(text: &str) -> Result<Self, {runtime}::Error> {{"
     ));
-    out.open("__p::parse_answer(text, || {");
+    out.open(format!(
+        "__p::parse_answer({}, {}, text, || {{",
+        lit(&prompt.id),
+        hash_expr(prompt)
+    ));
     schema_expr(out, response, "");
     out.close("})");
     out.close("}");
@@ -161,7 +165,7 @@ fn response_impls(
 }
 
 /// `NAME` and `parse` of a tool's args struct.
-fn args_impls(out: &mut Source, tool: &Tool, args: &str, runtime: &str) {
+fn args_impls(out: &mut Source, prompt: &ResolvedPrompt, tool: &Tool, args: &str, runtime: &str) {
     out.open(format!("impl {args} {{"));
     out.line("/// The tool's name, as the model calls it.");
     out.line(format!(
@@ -178,7 +182,11 @@ fn args_impls(out: &mut Source, tool: &Tool, args: &str, runtime: &str) {
     out.open(format!(
         "pub fn parse(arguments: &str) -> Result<Self, {runtime}::Error> {{"
     ));
-    out.open("__p::parse_arguments(arguments, || {");
+    out.open(format!(
+        "__p::parse_arguments({}, {}, Self::NAME, arguments, || {{",
+        lit(&prompt.id),
+        hash_expr(prompt)
+    ));
     let description = match &tool.description {
         Some(d) => format!("Some({})", lit(d)),
         None => "None".to_string(),
@@ -260,7 +268,11 @@ fn tool_enum(
             names.variant
         ));
     }
-    out.line("_ => Err(__p::unknown_tool(name, &Self::NAMES)),");
+    out.line(format!(
+        "_ => Err(__p::unknown_tool({}, {}, name, &Self::NAMES)),",
+        lit(&prompt.id),
+        hash_expr(prompt)
+    ));
     out.close("}");
     out.close("}");
     out.line("");
@@ -293,6 +305,12 @@ fn tool_enum(
     out.close("}");
     out.close("}");
     out.line("");
+}
+
+/// The prompt's content hash as an expression, for the spans of the reads
+/// of its answers (the vars struct's `HASH` is not in scope here).
+fn hash_expr(prompt: &ResolvedPrompt) -> String {
+    format!("__p::PromptHash::new({})", prompt.hash)
 }
 
 /// Code that builds `schema` again, as an expression over the lines it

@@ -23,7 +23,10 @@ const MODULE: &str = "promptpack_generated";
 /// choice enums through the runtime's `__names_enum!`. 3: `Prompt` holds
 /// `messages`, and conversations render through `Message`, `Role` and the
 /// runtime's turn tables. 4: a prompt's `tools` and `response` as types
-/// and as the JSON of its table entry.
+/// and as the JSON of its table entry; `build` through
+/// `__private::traced_build`, and the prompt's id and hash given to the
+/// reads of its answers (no release has read format 4 yet, so these joined
+/// it rather than a format 5).
 const FORMAT: u32 = 4;
 
 /// The code generated for a set of prompts: the shared items, then each

@@ -59,6 +59,9 @@ pub(super) fn straight_line_fns(
          at build time otherwise (never reading the disk).",
     );
     out.open("pub fn build(&self) -> __Built {");
+    // In the runtime's span of a render when its `tracing` feature is on
+    // (a `cfg` here would test the user's crate's features instead).
+    out.open(format!("__p::traced_build({}, || {{", lit(id)));
     out.open(format!(
         "if let Some(rendered) = __p::dev_build(cfg!(debug_assertions), &__DEV_SOURCE, PromptId::{variant}, {}, self) {{",
         lit(id)
@@ -69,6 +72,7 @@ pub(super) fn straight_line_fns(
     out.line(format!(
         "Ok({runtime}::Prompt {{ id: PromptId::{variant}, system: v.render_system()?, user: {user}, messages: {messages}, hash: Self::HASH, provenance: {runtime}::Provenance::Embedded, exchange: {runtime}::Exchange::__embedded(PromptId::{variant}.tools(), PromptId::{variant}.response_format()) }})"
     ));
+    out.close("})");
     out.close("}");
     out.line("");
     generated_fn(out, name, variant, fields, prompt, runtime);

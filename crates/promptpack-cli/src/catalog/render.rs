@@ -83,8 +83,22 @@ fn library(catalog: &mut Catalog, version: &Version) -> Result<Library, Error> {
     let checked = catalog
         .judge(&version.prompt_id, version.version, None)?
         .into_result()?;
-    Ok(promptpack::house::library_of(
+    let mut named = promptpack::CatalogVersion::new(
+        version.prompt_id.as_str(),
+        version.version,
+        version.content_hash.as_str(),
+    );
+    let mut pins: Vec<(std::sync::Arc<str>, u32)> = version
+        .pins
+        .iter()
+        .map(|pin| (std::sync::Arc::from(pin.snippet.as_str()), pin.revision))
+        .collect();
+    pins.sort();
+    named.pins = std::sync::Arc::from(pins);
+    // Its renders say they come from this version, not from files.
+    Ok(promptpack::house::catalog_library(
         vec![checked.prompt],
         checked.settings.delimiters,
+        named,
     ))
 }
