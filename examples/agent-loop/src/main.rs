@@ -45,12 +45,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let calls = openai::tool_calls::<OrderDeskTool>(&response)?;
         if calls.is_empty() {
             let answer: OrderDeskResponse = openai::answer(&response)?;
-            println!("answer: {} ({:?}, eta {:?})", answer.reply, answer.status, answer.eta);
+            println!(
+                "answer: {} ({:?}, eta {:?})",
+                answer.reply, answer.status, answer.eta
+            );
             return Ok(());
         }
         // The model's turn goes back into the chat, then each call's result.
         if let Some(choice) = response.choices.first() {
-            request.messages.push(openai::assistant_message(&choice.message));
+            request
+                .messages
+                .push(openai::assistant_message(&choice.message));
         }
         for call in &calls {
             let result = match &call.call {
