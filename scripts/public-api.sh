@@ -96,7 +96,7 @@ case "${1:-}" in
 esac
 if [ -z "$doc" ]; then
   target="${CARGO_TARGET_DIR:-$PWD/target}"
-  cargo doc --quiet --no-deps -p promptpack -p promptpack-build --features promptpack/testing,promptpack/serde,promptpack/hot-reload,promptpack/live,promptpack/tracing
+  cargo doc --quiet --no-deps -p promptpack -p promptpack-build --features promptpack/testing,promptpack/serde,promptpack/hot-reload,promptpack/live,promptpack/tracing,promptpack/async-openai-0_43,promptpack/genai-0_7,promptpack/rig-0_44
   doc="$target/doc"
 fi
 api() {
