@@ -14,7 +14,7 @@
 //! Every row's result is compared with its baseline's before anything is timed.
 
 use crate::harness::{
-    Contender, Mode, State, checked, count_allocations, err, escape_cell, median, time_all,
+    Contender, Mode, allocations, checked, err, rows_against_baselines, time_all,
 };
 use promptpack_core::Location;
 use promptpack_core::answer::{read_answer, read_typed};
@@ -298,28 +298,11 @@ pub fn contenders() -> Vec<Contender<'static>> {
     list
 }
 
-/// Allocator calls per read of a ready contender: 1,000 reads counted.
-fn allocations(c: &mut Contender<'_>) -> Option<f64> {
-    const READS: u64 = 1_000;
-    let State::Ready(run) = &mut c.state else {
-        return None;
-    };
-    let (_, calls) = count_allocations(|| black_box(run(READS)));
-    Some(calls as f64 / READS as f64)
-}
-
 /// The section: every row timed together, each ratio to its group's baseline of the same run.
 pub fn section(mode: &Mode) -> String {
     let mut list = contenders();
-    let allocs: Vec<Option<f64>> = list.iter_mut().map(allocations).collect();
+    let allocs: Vec<Option<f64>> = list.iter_mut().map(|c| allocations(c, 1_000)).collect();
     time_all(&mut list, mode);
-    let base = |name: &str, list: &[Contender<'_>]| {
-        list.iter()
-            .find(|c| c.name == name && matches!(c.state, State::Ready(_)))
-            .map_or(f64::NAN, |c| median(&mut c.samples.clone()))
-    };
-    let typed_base = base(TYPED_BASE, &list);
-    let value_base = base(VALUE_BASE, &list);
     let mut out = format!(
         "## Answer: a {}-byte model answer read against its response schema\n\n\
          A support answer (nested objects, a list of six objects, strings with escapes and \
@@ -336,34 +319,7 @@ pub fn section(mode: &Mode) -> String {
         mode.rounds,
         mode.batch_target
     );
-    for ((c, allocs), (_, base_name)) in list.iter_mut().zip(allocs).zip(ROWS) {
-        let lower = if base_name == TYPED_BASE {
-            typed_base
-        } else {
-            value_base
-        };
-        let row = match &c.state {
-            State::Ready(_) => {
-                let min = c.samples.iter().copied().fold(f64::INFINITY, f64::min);
-                let med = median(&mut c.samples);
-                let ratio = if lower.is_finite() {
-                    format!("{:.2}", med / lower)
-                } else {
-                    "–".to_owned()
-                };
-                format!(
-                    "| {} | {med:.0} | {ratio} | {min:.0} | {} | {} |",
-                    c.name,
-                    allocs.map_or("–".to_owned(), |a| format!("{a:.0}")),
-                    c.note
-                )
-            }
-            State::Failed(why) | State::Skipped(why) => {
-                format!("| {} | FAILED | – | – | – | {} |", c.name, escape_cell(why))
-            }
-        };
-        out.push_str(&row);
-        out.push('\n');
-    }
+    let bases: Vec<&str> = ROWS.iter().map(|&(_, base)| base).collect();
+    out.push_str(&rows_against_baselines(&mut list, &allocs, &bases));
     out
 }

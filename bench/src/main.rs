@@ -15,7 +15,8 @@
 //! a three-way `{{#if role == "…"}}` choice, per role, against its own lower
 //! bound; the bench's own conversation prompt (`messages.md`, a history) as messages,
 //! against a hand-written lower bound, minijinja and Prompty; a model's answer read against its
-//! response schema (`promptpack_core::answer`) against serde_json; loading and rendering the conformance corpus
+//! response schema (`promptpack_core::answer`) against serde_json; the conversation converted
+//! into async-openai's, genai's and rig's requests by the adapters, against building them by hand; loading and rendering the conformance corpus
 //! (`PROMPTPACK_CONFORMANCE_DIR`, default `../shared/conformance/openmaic`);
 //! the memory of loading 10,000 synthetic prompts; the build-script cost of
 //! 10, 100 and 1,000 of them; the latency of hot reload; the catalog's
@@ -28,6 +29,7 @@
 //! `workload.rs` the inputs read in place; `synthetic.rs` the generated trees; every other
 //! file is one section (or, for `translate.rs` and `live_tree.rs`, shared with `build.rs`).
 
+mod adapters;
 mod answer;
 mod catalog;
 mod choice;
@@ -54,8 +56,8 @@ usage: promptpack-bench [--quick] [--only SECTION[,SECTION…]]
        promptpack-bench --profile CONTENDER [RENDERS]
 
   --quick      10 rounds of ~2 ms batches instead of 100 of ~20 ms, fewer samples elsewhere
-  --only       run only these sections: render, choice, conversation, answer, corpus, memory,
-               codegen, reload, catalog, live, console, lsp
+  --only       run only these sections: render, choice, conversation, answer, adapters, corpus,
+               memory, codegen, reload, catalog, live, console, lsp
   --profile    render the first contender whose name contains CONTENDER RENDERS times
                (default 10000) inside `profile_batch`, untimed, and exit; for
                valgrind --tool=callgrind --toggle-collect='*profile_batch*'
@@ -63,11 +65,12 @@ usage: promptpack-bench [--quick] [--only SECTION[,SECTION…]]
 Run it through cargo: cargo run --release --manifest-path bench/Cargo.toml -- [ARGS]";
 
 /// The sections of the report, in order.
-const SECTIONS: [&str; 12] = [
+const SECTIONS: [&str; 13] = [
     "render",
     "choice",
     "conversation",
     "answer",
+    "adapters",
     "corpus",
     "memory",
     "codegen",
@@ -157,6 +160,9 @@ fn main() {
     if mode.wants("answer") {
         println!("{}", answer::section(&mode));
     }
+    if mode.wants("adapters") {
+        println!("{}", adapters::section(&mode));
+    }
     if mode.wants("corpus") {
         println!("{}", corpus::section(&mode));
     }
@@ -196,6 +202,7 @@ fn profile(inputs: &Inputs, name: &str, n: u64) {
     list.extend(choice::contenders());
     list.extend(conversation::contenders());
     list.extend(answer::contenders());
+    list.extend(adapters::contenders());
     // The live rows (a catalog in a temporary folder, kept until the end).
     let _live = match live::profile_contenders(workload, expected, values) {
         Ok((dir, live)) => {

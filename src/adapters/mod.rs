@@ -118,6 +118,7 @@ pub(crate) enum Turn<'a> {
 
 impl<'a> Turn<'a> {
     /// The turn of `message`, by its role.
+    #[inline]
     pub(crate) fn of(message: MessageRef<'a>) -> Turn<'a> {
         match message.role {
             Role::System => Turn::System(message.content),

@@ -115,10 +115,14 @@ pub fn request<Id>(prompt: &Prompt<Id>) -> CompletionRequest {
     let mut history = messages(prompt);
     // `messages()` always yields the system message: there is a last one.
     let last = history.pop().unwrap_or_else(|| Message::system(""));
-    CompletionRequest::new(last)
-        .messages(history)
-        .tools(tools(&prompt.exchange))
-        .output_schema(output_schema(&prompt.exchange))
+    let mut request = CompletionRequest::new(last).messages(history);
+    // Set in place rather than through the builder's `tools` and
+    // `output_schema`, which move the whole request through each call (and
+    // check `additional_params`, empty in a new request): 1.14x the
+    // hand-built request in the bench before, for a prompt with neither.
+    request.tools = tools(&prompt.exchange);
+    request.output_schema = output_schema(&prompt.exchange);
+    request
 }
 
 /// The tool calls of the response, each read into the generated enum `T`
@@ -164,6 +168,10 @@ fn fallback_name() -> ToolName {
 }
 
 impl From<MessageRef<'_>> for Message {
+    // Inlined into the caller's loop: the message is built in place
+    // instead of returned through a call (without it, async-openai's
+    // request took 1.27x the hand-built one in the bench).
+    #[inline]
     fn from(message: MessageRef<'_>) -> Message {
         match Turn::of(message) {
             Turn::System(text) => Message::system(text),

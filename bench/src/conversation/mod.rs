@@ -59,6 +59,16 @@ fn value_refs(history: &'static [Message]) -> Vec<(&'static str, ValueRef<'stati
     vars
 }
 
+/// The conversation rendered once through a `Library` (the values and history of the timed
+/// renders): what the `adapters` section converts.
+pub fn rendered_prompt() -> Result<promptpack::Prompt, String> {
+    let history: &'static [Message] = leak(text::history()).as_slice();
+    let library = Library::load(text::dir()).map_err(|e| format!("Library::load: {e}"))?;
+    library
+        .render(text::PROMPT_ID, value_refs(history).as_slice(), MissingVars::Error)
+        .map_err(|e| format!("Library::render: {e}"))
+}
+
 /// The section's contenders, each checked against `expected` (or all failed when it could not
 /// be had).
 pub fn contenders() -> Vec<Contender<'static>> {

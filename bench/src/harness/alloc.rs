@@ -86,3 +86,13 @@ pub fn count_allocations<T>(f: impl FnOnce() -> T) -> (T, usize) {
     let (out, _, _) = measure_memory(f);
     (out, CALLS.load(Relaxed))
 }
+
+/// Allocator calls per run of a ready contender, `runs` runs counted; `None` for one that
+/// failed or was skipped.
+pub fn allocations(c: &mut super::Contender<'_>, runs: u64) -> Option<f64> {
+    let super::State::Ready(run) = &mut c.state else {
+        return None;
+    };
+    let (_, calls) = count_allocations(|| std::hint::black_box(run(runs)));
+    Some(calls as f64 / runs as f64)
+}

@@ -9,14 +9,14 @@ mod contender;
 mod report;
 mod timing;
 
-pub use alloc::{count_allocations, measure_memory};
+pub use alloc::{allocations, count_allocations, measure_memory};
 #[cfg_attr(
     all(promptpack_typed, promptpack_choice, promptpack_conversation),
     allow(unused_imports)
 )]
 pub use contender::skipped;
 pub use contender::{Contender, State, checked, contender, lower_bound, try_contender};
-pub use report::{err, escape_cell, first_difference, table_row};
+pub use report::{err, escape_cell, first_difference, rows_against_baselines, table_row};
 pub use timing::{calibrate, median, profile_batch, summary, time_all, time_ms};
 
 use std::time::Duration;
