@@ -26,7 +26,7 @@ mod text;
 #[cfg(not(promptpack_conversation))]
 use crate::harness::skipped;
 use crate::harness::{
-    Contender, Mode, State, checked, count_allocations, err, escape_cell, median, time_all,
+    Contender, Mode, allocations, checked, err, rows_against_baselines, time_all,
 };
 use promptpack::{Library, Message, MissingVars, ValueRef};
 use std::hint::black_box;
@@ -237,29 +237,14 @@ const NAMES: [&str; 8] = [
     "Prompty (`prompty::prepare`)",
 ];
 
-/// Allocator calls per render of a ready contender: 1,000 renders counted.
-fn allocations(c: &mut Contender<'_>) -> Option<f64> {
-    const RENDERS: u64 = 1_000;
-    let State::Ready(run) = &mut c.state else {
-        return None;
-    };
-    let (_, calls) = count_allocations(|| black_box(run(RENDERS)));
-    Some(calls as f64 / RENDERS as f64)
-}
-
 /// The few-shot messages `messages.md` sends when `showExamples` is on.
 const FEW_SHOT_MESSAGES: usize = 4;
 
 /// The section: every row timed together, each ratio to the lower bound of the same run.
 pub fn section(mode: &Mode) -> String {
     let mut list = contenders();
-    let allocs: Vec<Option<f64>> = list.iter_mut().map(allocations).collect();
+    let allocs: Vec<Option<f64>> = list.iter_mut().map(|c| allocations(c, 1_000)).collect();
     time_all(&mut list, mode);
-    let lower = list
-        .iter()
-        .find(|c| c.name == LOWER && matches!(c.state, State::Ready(_)))
-        .map(|c| median(&mut c.samples.clone()))
-        .unwrap_or(f64::NAN);
     let mut out = format!(
         "## Conversation: `{}`, {} messages after the system message\n\n\
          The bench's own conversation (`bench/conversation/`): a system message with three \
@@ -276,37 +261,7 @@ pub fn section(mode: &Mode) -> String {
         mode.rounds,
         mode.batch_target
     );
-    for (c, allocs) in list.iter_mut().zip(allocs) {
-        let row = match &c.state {
-            State::Ready(_) => {
-                let min = c.samples.iter().copied().fold(f64::INFINITY, f64::min);
-                let med = median(&mut c.samples);
-                // No ratio when the lower bound failed its check.
-                let ratio = if lower.is_finite() {
-                    format!("{:.2}", med / lower)
-                } else {
-                    "–".to_owned()
-                };
-                format!(
-                    "| {} | {med:.0} | {ratio} | {min:.0} | {} | {} |",
-                    c.name,
-                    allocs.map_or("–".to_owned(), |a| format!("{a:.0}")),
-                    c.note
-                )
-            }
-            State::Failed(why) => {
-                format!("| {} | FAILED | – | – | – | {} |", c.name, escape_cell(why))
-            }
-            State::Skipped(why) => {
-                format!(
-                    "| {} | skipped | – | – | – | {} |",
-                    c.name,
-                    escape_cell(why)
-                )
-            }
-        };
-        out.push_str(&row);
-        out.push('\n');
-    }
+    let bases = vec![LOWER; list.len()];
+    out.push_str(&rows_against_baselines(&mut list, &allocs, &bases));
     out
 }

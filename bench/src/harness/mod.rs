@@ -9,7 +9,7 @@ mod contender;
 mod report;
 mod timing;
 
-pub use alloc::{allocations, count_allocations, measure_memory};
+pub use alloc::{allocations, measure_memory};
 #[cfg_attr(
     all(promptpack_typed, promptpack_choice, promptpack_conversation),
     allow(unused_imports)

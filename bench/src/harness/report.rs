@@ -71,8 +71,11 @@ pub fn rows_against_baselines(
                     c.note
                 )
             }
-            State::Failed(why) | State::Skipped(why) => {
+            State::Failed(why) => {
                 format!("| {} | FAILED | – | – | – | {} |", c.name, escape_cell(why))
+            }
+            State::Skipped(why) => {
+                format!("| {} | skipped | – | – | – | {} |", c.name, escape_cell(why))
             }
         };
         out.push_str(&row);
