@@ -263,19 +263,19 @@ impl Library {
     /// parameters, "strict": true}}` (empty when it declares none). `None`
     /// for an unknown id.
     pub fn tools(&self, id: &str) -> Option<serde_json::Value> {
-        let tools = &self.get(id)?.front_matter.tools;
-        Some(serde_json::Value::Array(
-            tools.iter().map(|tool| tool.json()).collect(),
-        ))
+        let index = self.index_of(id)?;
+        // The text the renders carry, written once at load.
+        let tools = self.tables[index].exchange.tools_value();
+        Some(tools.unwrap_or_else(|| serde_json::Value::Array(Vec::new())))
     }
 
     /// The response format of prompt `id` for a chat request: `{"type":
     /// "json_schema", "json_schema": {"name": id, "strict": true, "schema"}}`.
     /// `None` for an unknown id or a prompt that declares no `response`.
     pub fn response_format(&self, id: &str) -> Option<serde_json::Value> {
-        let prompt = self.get(id)?;
-        let response = prompt.front_matter.response.as_ref()?;
-        Some(response.response_format(&prompt.id))
+        self.tables[self.index_of(id)?]
+            .exchange
+            .response_format_value()
     }
 
     /// Reads a model's answer to prompt `id` against the `response` it

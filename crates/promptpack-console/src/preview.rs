@@ -20,10 +20,7 @@ pub(crate) fn library_of(
     version: &Version,
     max_render_bytes: usize,
 ) -> Result<Library, Error> {
-    let checked = catalog
-        .judge(&version.prompt_id, version.version, None)?
-        .into_result()?;
-    Ok(checked_library(checked, max_render_bytes))
+    library_chosen_by(catalog, version, None, max_render_bytes)
 }
 
 /// [`library_of`] `version`, which `selector` chose: a label that chose
@@ -31,17 +28,17 @@ pub(crate) fn library_of(
 ///
 /// # Errors
 /// As [`library_of`].
-pub(crate) fn library_chosen_by(
+pub(crate) fn library_chosen_by<'a>(
     catalog: &mut Catalog,
     version: &Version,
-    selector: &Selector,
+    selector: impl Into<Option<&'a Selector>>,
     max_render_bytes: usize,
 ) -> Result<Library, Error> {
     let checked = catalog
         .judge(&version.prompt_id, version.version, None)?
         .into_result()?;
-    let label = match selector {
-        Selector::Label(label) => Some(label.as_str()),
+    let label = match selector.into() {
+        Some(Selector::Label(label)) => Some(label.as_str()),
         _ => None,
     };
     Ok(named_library(checked, label, max_render_bytes))
@@ -49,13 +46,7 @@ pub(crate) fn library_chosen_by(
 
 /// A library of one checked prompt, bounded by `max_render_bytes`, whose
 /// renders and reads name the version (their provenance, and their spans
-/// with promptpack's `tracing`).
-pub(crate) fn checked_library(checked: CheckedPrompt, max_render_bytes: usize) -> Library {
-    named_library(checked, None, max_render_bytes)
-}
-
-/// [`checked_library`], its provenance naming `label` when a label chose
-/// the version.
+/// with promptpack's `tracing`), and `label` when a label chose it.
 fn named_library(checked: CheckedPrompt, label: Option<&str>, max_render_bytes: usize) -> Library {
     let mut version = catalog_version(&checked.version);
     version.label = label.map(Arc::from);
