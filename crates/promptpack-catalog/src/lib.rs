@@ -76,6 +76,7 @@ mod judge;
 mod listener;
 mod model;
 mod redact;
+pub mod relay;
 mod store;
 mod timeouts;
 

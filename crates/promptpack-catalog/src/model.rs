@@ -38,11 +38,25 @@ impl Serialize for Timestamp {
     }
 }
 
+/// The RFC 3339 time it serializes as, to the millisecond: what a relay's
+/// follower reads a version's time from.
+impl<'de> Deserialize<'de> for Timestamp {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        let at = humantime::parse_rfc3339_weak(&text).map_err(serde::de::Error::custom)?;
+        let millis = at
+            .duration_since(UNIX_EPOCH)
+            .map_err(serde::de::Error::custom)?
+            .as_millis();
+        Ok(Timestamp(i64::try_from(millis).map_err(serde::de::Error::custom)?))
+    }
+}
+
 /// The syntax a version is written in: its token delimiters and whether
 /// standalone block lines disappear (`promptpack.toml`'s `[delimiters]` and
 /// `standalone_tags`). A version renders under the syntax it was published
 /// with, whatever the tree's configuration says later.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Syntax {
     /// The opening delimiter, `{{` by default.
     pub open: String,
@@ -129,7 +143,7 @@ pub struct PromptEntry {
 }
 
 /// A snippet revision a version renders with.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Pin {
     /// The snippet's name.
     pub snippet: String,
@@ -138,7 +152,7 @@ pub struct Pin {
 }
 
 /// One version of a prompt. Never changes after it is written.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Version {
     /// The prompt's id.
     pub prompt_id: String,
