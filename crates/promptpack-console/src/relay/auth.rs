@@ -38,7 +38,11 @@ impl AuthCache {
     pub(crate) fn get(&self, hash: &str) -> Option<Option<User>> {
         let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
         let (user, at) = entries.get(hash)?;
-        let fresh_for = if user.is_some() { KNOWN_FOR } else { UNKNOWN_FOR };
+        let fresh_for = if user.is_some() {
+            KNOWN_FOR
+        } else {
+            UNKNOWN_FOR
+        };
         (at.elapsed() < fresh_for).then(|| user.clone())
     }
 
@@ -47,7 +51,12 @@ impl AuthCache {
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
         if entries.len() >= MAX_ENTRIES {
             entries.retain(|_, (user, at)| {
-                at.elapsed() < if user.is_some() { KNOWN_FOR } else { UNKNOWN_FOR }
+                at.elapsed()
+                    < if user.is_some() {
+                        KNOWN_FOR
+                    } else {
+                        UNKNOWN_FOR
+                    }
             });
             if entries.len() >= MAX_ENTRIES {
                 entries.clear();

@@ -195,7 +195,12 @@ fn spawn(name: &str, run: impl FnOnce() + Send + 'static) -> Result<JoinHandle<(
     std::thread::Builder::new()
         .name(name.to_string())
         .spawn(run)
-        .map_err(|e| Error::new(ErrorCode::Io, format!("cannot start the relay's thread: {e}")))
+        .map_err(|e| {
+            Error::new(
+                ErrorCode::Io,
+                format!("cannot start the relay's thread: {e}"),
+            )
+        })
 }
 
 /// The listening thread: each notification a command; a connection lost
@@ -506,9 +511,10 @@ impl CatalogFeed {
             for (arm, fetched) in prompt.arms {
                 let cached = match fetched {
                     None => self.state.version(&prompt.id, arm.version),
-                    Some(Ok((version, sources))) => {
-                        Some(self.state.cache_version(&WireVersion::new(version, &sources)))
-                    }
+                    Some(Ok((version, sources))) => Some(
+                        self.state
+                            .cache_version(&WireVersion::new(version, &sources)),
+                    ),
                     Some(Err(error)) => {
                         log::warn!(
                             target: "promptpack_console::relay",

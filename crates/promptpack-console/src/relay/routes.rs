@@ -31,9 +31,7 @@ pub(crate) fn routes() -> Router<Arc<RelayShared>> {
         .route("/versions/{prompt}/{version}", get(version))
         .route("/builds", post(register).delete(unregister))
         .route("/me", get(me));
-    Router::new()
-        .nest(RELAY_PREFIX, relay)
-        .fallback(not_found)
+    Router::new().nest(RELAY_PREFIX, relay).fallback(not_found)
 }
 
 async fn not_found() -> ApiFailure {
@@ -90,7 +88,11 @@ async fn snapshot(
 ) -> Result<Response, ApiFailure> {
     follow(&shared, &label).await?;
     let Some((id, json)) = shared.state.snapshot(&label) else {
-        return Err(Failure::from(Error::new(ErrorCode::Unavailable, "the label is not followed")).into());
+        return Err(Failure::from(Error::new(
+            ErrorCode::Unavailable,
+            "the label is not followed",
+        ))
+        .into());
     };
     let etag = format!("\"{id}\"");
     let current = headers
@@ -110,9 +112,11 @@ async fn snapshot(
     if let Ok(value) = HeaderValue::from_str(&etag) {
         response.headers_mut().insert(header::ETAG, value);
     }
-    response
-        .headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    // Revalidated by its ETag; kept by no shared cache (it is a user's).
+    response.headers_mut().insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("private, no-cache"),
+    );
     Ok(response)
 }
 
@@ -137,7 +141,11 @@ async fn events(
         .map(str::to_string)
         .or(query.last_event_id);
     let Some(opened) = shared.state.open(&label, last.as_deref()) else {
-        return Err(Failure::from(Error::new(ErrorCode::Unavailable, "the label is not followed")).into());
+        return Err(Failure::from(Error::new(
+            ErrorCode::Unavailable,
+            "the label is not followed",
+        ))
+        .into());
     };
     let (sender, receiver) = mpsc::channel(16);
     tokio::spawn(stream(

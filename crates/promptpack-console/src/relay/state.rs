@@ -321,9 +321,7 @@ impl RelayState {
             .and_then(|id| id.split_once('-'))
             .filter(|(epoch, _)| *epoch == self.epoch)
             .and_then(|(_, seq)| seq.parse::<u64>().ok())
-            .filter(|&seq| {
-                seq >= feed.followed_at && seq >= feed.evicted_upto && seq <= seq_now
-            });
+            .filter(|&seq| seq >= feed.followed_at && seq >= feed.evicted_upto && seq <= seq_now);
         let first = match resumed {
             Some(after) => inner
                 .log
