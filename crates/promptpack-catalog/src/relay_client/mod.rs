@@ -34,7 +34,7 @@ use crate::{Error, ErrorCode, Timeouts};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{
-    ACCEPT, AUTHORIZATION, CONTENT_TYPE, ETAG, HOST, HeaderValue, IF_NONE_MATCH, USER_AGENT,
+    ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST, HeaderValue, IF_NONE_MATCH, USER_AGENT,
 };
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
@@ -166,14 +166,12 @@ impl RelayClient {
         }
         let what = format!("the snapshot of label `{label}`");
         let deadline = Instant::now() + self.timeouts.io;
-        let (status, head, body) = self.exchange(request, deadline, &what).await?;
+        let (status, body) = self.exchange(request, deadline, &what).await?;
         if status == StatusCode::NOT_MODIFIED {
             return Ok(None);
         }
-        let snapshot: Snapshot = json(&body, &what)?;
-        // The ETag is the snapshot's event id; the body is what counts.
-        let _ = head.get(ETAG);
-        Ok(Some(snapshot))
+        // The ETag is the snapshot's event id, which its body holds too.
+        json(&body, &what).map(Some)
     }
 
     /// Version `version` of prompt `prompt` with the snippet texts it pins
@@ -364,20 +362,20 @@ impl RelayClient {
     }
 
     /// Sends `request` and reads its whole answer by `deadline`: its
-    /// status (a success or 304), head and body.
+    /// status (a success or 304) and body.
     async fn exchange(
         &self,
         request: Request<Full<Bytes>>,
         deadline: Instant,
         what: &str,
-    ) -> Result<(StatusCode, hyper::HeaderMap, Bytes), Error> {
+    ) -> Result<(StatusCode, Bytes), Error> {
         let (response, _connection) = self.send(request, deadline, what).await?;
         let (head, body) = response.into_parts();
         let body = timeout_at(deadline, read_body(body, what))
             .await
             .map_err(|_| timed_out(what, self.url(), self.timeouts.io))??;
         if head.status.is_success() || head.status == StatusCode::NOT_MODIFIED {
-            Ok((head.status, head.headers, body))
+            Ok((head.status, body))
         } else {
             Err(status_error(head.status, &body, what))
         }
@@ -390,7 +388,7 @@ impl RelayClient {
         what: &str,
     ) -> Result<T, Error> {
         let deadline = Instant::now() + self.timeouts.io;
-        let (_, _, body) = self.exchange(request, deadline, what).await?;
+        let (_, body) = self.exchange(request, deadline, what).await?;
         json(&body, what)
     }
 

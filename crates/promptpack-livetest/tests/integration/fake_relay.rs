@@ -146,7 +146,8 @@ impl FakeRelay {
                 content_hash: wire.version.content_hash.clone(),
             })
             .collect();
-        let mut state = lock(&self.state);
+        let mut guard = lock(&self.state);
+        let state = &mut *guard;
         for wire in &wire {
             state
                 .versions

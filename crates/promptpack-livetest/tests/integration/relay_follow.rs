@@ -148,7 +148,7 @@ fn a_relay_cut_off_and_restarted_is_caught_up_with() {
 }
 
 #[test]
-fn a_stalled_relay_is_reported_and_resumed_from_the_last_event() {
+fn a_stalled_relay_is_reported_and_caught_up_with() {
     let store = Store::sqlite();
     let mut catalog = store.open();
     let v1 = publish_labelled(
