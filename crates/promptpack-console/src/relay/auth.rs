@@ -82,7 +82,10 @@ impl FromRequestParts<Arc<RelayShared>> for RelayUser {
             Some(user) => user,
             None => shared
                 .feed
-                .ask(|reply| Command::Authenticate { hash, reply })
+                .ask(|reply| Command::Authenticate {
+                    token: token.to_string(),
+                    reply,
+                })
                 .await
                 .map_err(|error| Failure::to_stranger(&error))?,
         };

@@ -16,7 +16,7 @@ use super::state::{CachedVersion, MAX_LABELS, PromptArms, RelayState, Scope};
 use promptpack_catalog::relay::{WireArm, WireVersion};
 use promptpack_catalog::{
     Access, BuildRegistration, Catalog, ChangeMarker, Error, ErrorCode, FileIdentity, Timeouts,
-    User, redact_url,
+    User, redact_url, token_hash,
 };
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -67,9 +67,10 @@ pub(crate) enum Command {
         build: BuildRegistration,
         reply: oneshot::Sender<Result<(), Error>>,
     },
-    /// The user of a token hash.
+    /// The user of a token (a catalog looks up its hash; an upstream
+    /// relay is asked with the token itself).
     Authenticate {
-        hash: String,
+        token: String,
         reply: oneshot::Sender<Result<Option<User>, Error>>,
     },
     /// A notification named this prompt.
@@ -120,6 +121,20 @@ pub(crate) struct FeedThreads {
 }
 
 impl FeedThreads {
+    /// The threads of a feed whose commands arrive on `commands`'s
+    /// receiver, stopped through `stop` (and a [`Command::Stop`]).
+    pub(crate) fn from_parts(
+        commands: Sender<Command>,
+        stop: Arc<AtomicBool>,
+        threads: Vec<JoinHandle<()>>,
+    ) -> FeedThreads {
+        FeedThreads {
+            feed: Feed { commands },
+            stop,
+            threads,
+        }
+    }
+
     /// The routes' side.
     pub(crate) fn feed(&self) -> Feed {
         self.feed.clone()
@@ -191,7 +206,7 @@ pub(crate) fn start(
     })
 }
 
-fn spawn(name: &str, run: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>, Error> {
+pub(crate) fn spawn(name: &str, run: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>, Error> {
     std::thread::Builder::new()
         .name(name.to_string())
         .spawn(run)
@@ -330,7 +345,8 @@ impl CatalogFeed {
                     self.with_catalog(|catalog| catalog.unregister_build(&build).map(drop));
                 let _ = reply.send(answer);
             }
-            Command::Authenticate { hash, reply } => {
+            Command::Authenticate { token, reply } => {
+                let hash = token_hash(&token);
                 // Asked by many followers at once: the first answer is
                 // remembered, the others read it here.
                 let answer = match self.auth.get(&hash) {

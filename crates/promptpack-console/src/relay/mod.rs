@@ -27,10 +27,11 @@
 //! a token's user). An upstream that is another relay is a second
 //! implementation of those commands (its snapshot and stream for a label,
 //! `GET /versions/…`, `POST /builds`, `GET /me`) feeding the same state;
-//! [`Upstream::Relay`] is refused until it is built.
+//! [`Upstream::Relay`] is that second implementation (`relay_feed`).
 
 mod auth;
 mod catalog_feed;
+mod relay_feed;
 mod routes;
 mod state;
 
@@ -41,6 +42,7 @@ use auth::AuthCache;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use catalog_feed::{Feed, FeedSettings, FeedThreads};
+use relay_feed::RelayFeedSettings;
 use promptpack_catalog::{Access, Catalog, Error, ErrorCode, Role, Timeouts};
 use state::RelayState;
 use std::net::SocketAddr;
@@ -54,7 +56,10 @@ pub enum Upstream {
     /// A catalog: `sqlite:PATH` or `postgres://…`.
     Catalog(String),
     /// Another relay, `http://…`, with a token of a user of its catalog.
-    /// Not built yet: [`Relay::bind`] refuses it (`not_configured`).
+    /// Its stream of each label is read as a follower reads it, resumed
+    /// by event id; a follower's token is checked by asking it. The
+    /// upstream's heartbeat is taken to be this relay's own: a stream
+    /// silent for three is stalled and read again.
     Relay {
         /// The relay's URL.
         url: String,
@@ -194,6 +199,33 @@ impl RelaySettings {
     }
 }
 
+/// The relay's one catalog connection, after the checks a catalog URL
+/// gets: a URL (not a libpq `key=value` string), and an admin in the
+/// catalog before listening beyond loopback.
+fn connect_catalog(url: &str, settings: &RelaySettings) -> Result<Catalog, Error> {
+    if is_keyword_value(url) {
+        return Err(Error::new(
+            ErrorCode::InvalidRequest,
+            "the catalog is given as a libpq `key=value` connection string, which the relay \
+             does not read: give it as a URL, `postgres://USER:PASSWORD@HOST:PORT/DATABASE`",
+        ));
+    }
+    let mut catalog = Catalog::connect_with(url, Access::Write, &settings.timeouts)?;
+    if !settings.listen.ip().is_loopback()
+        && !catalog.users()?.iter().any(|user| user.role == Role::Admin)
+    {
+        return Err(Error::new(
+            ErrorCode::InvalidRequest,
+            format!(
+                "the relay listens beyond loopback ({}) only once the catalog has an admin: \
+                 run `promptpack console user add NAME --role admin` first",
+                settings.listen
+            ),
+        ));
+    }
+    Ok(catalog)
+}
+
 /// What every request of a relay shares.
 pub(crate) struct RelayShared {
     state: Arc<RelayState>,
@@ -227,43 +259,43 @@ impl Relay {
     /// Connects to the upstream and binds the address.
     ///
     /// # Errors
-    /// `not_configured` for [`Upstream::Relay`] (not built yet) and for a
-    /// path that holds no catalog; `unavailable` when the catalog cannot be
-    /// reached; `invalid_request` for an address beyond loopback while the
+    /// `not_configured` for a path that holds no catalog, and for an
+    /// upstream relay that refuses the token; `unavailable` when the
+    /// catalog or the upstream relay cannot be reached; `invalid_request`
+    /// for an upstream URL that is not `http://…`; `invalid_request` for an address beyond loopback while the
     /// catalog has no admin, and for a libpq `key=value` connection string;
     /// `io` when the address cannot be bound.
     pub fn bind(settings: RelaySettings) -> Result<Relay, Error> {
-        let url = match &settings.upstream {
-            Upstream::Catalog(url) => url.clone(),
-            Upstream::Relay { .. } => {
-                return Err(Error::new(
-                    ErrorCode::NotConfigured,
-                    "following another relay is not built yet: give the relay a catalog \
-                     (`sqlite:PATH` or `postgres://…`)",
-                ));
+        let state = Arc::new(RelayState::new());
+        let auth = Arc::new(AuthCache::default());
+        // The upstream first: a relay that cannot follow does not start.
+        let threads = match &settings.upstream {
+            Upstream::Catalog(url) => {
+                let catalog = connect_catalog(url, &settings)?;
+                let listen = catalog.store_kind() == "postgres" && !settings.poll_only;
+                catalog_feed::start(
+                    FeedSettings {
+                        url: url.clone(),
+                        timeouts: settings.timeouts,
+                        poll: settings.effective_poll(),
+                        listen,
+                    },
+                    catalog,
+                    Arc::clone(&state),
+                    Arc::clone(&auth),
+                )?
             }
+            Upstream::Relay { url, token } => relay_feed::start(
+                RelayFeedSettings {
+                    url: url.clone(),
+                    token: token.clone(),
+                    timeouts: settings.timeouts,
+                    heartbeat: settings.heartbeat,
+                },
+                Arc::clone(&state),
+                Arc::clone(&auth),
+            )?,
         };
-        if is_keyword_value(&url) {
-            return Err(Error::new(
-                ErrorCode::InvalidRequest,
-                "the catalog is given as a libpq `key=value` connection string, which the relay \
-                 does not read: give it as a URL, `postgres://USER:PASSWORD@HOST:PORT/DATABASE`",
-            ));
-        }
-        let mut catalog = Catalog::connect_with(&url, Access::Write, &settings.timeouts)?;
-        if !settings.listen.ip().is_loopback()
-            && !catalog.users()?.iter().any(|user| user.role == Role::Admin)
-        {
-            return Err(Error::new(
-                ErrorCode::InvalidRequest,
-                format!(
-                    "the relay listens beyond loopback ({}) only once the catalog has an admin: \
-                     run `promptpack console user add NAME --role admin` first",
-                    settings.listen
-                ),
-            ));
-        }
-        let listen = catalog.store_kind() == "postgres" && !settings.poll_only;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .thread_name("promptpack-relay")
@@ -275,19 +307,6 @@ impl Relay {
         let local_addr = listener
             .local_addr()
             .map_err(|e| io_error("cannot read the bound address", &e))?;
-        let state = Arc::new(RelayState::new());
-        let auth = Arc::new(AuthCache::default());
-        let threads = catalog_feed::start(
-            FeedSettings {
-                url,
-                timeouts: settings.timeouts,
-                poll: settings.effective_poll(),
-                listen,
-            },
-            catalog,
-            Arc::clone(&state),
-            Arc::clone(&auth),
-        )?;
         let (stop, stopped) = watch::channel(false);
         let shared = Arc::new(RelayShared {
             state,
