@@ -385,3 +385,136 @@ fn change_json(change: &PromptArms) -> String {
 pub(crate) fn frame(event: &str, id: &str, data: &str) -> Bytes {
     Bytes::from(format!("event: {event}\nid: {id}\ndata: {data}\n\n"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn arms(prompt: &str, version: u32) -> PromptArms {
+        PromptArms {
+            prompt: prompt.to_string(),
+            arms: vec![WireArm {
+                version,
+                weight: 1,
+                content_hash: format!("h{version}"),
+            }],
+            versions: Vec::new(),
+            unreadable: false,
+        }
+    }
+
+    /// The kinds of the frames a stream opened after `last` starts with.
+    fn first(state: &RelayState, label: &str, last: Option<&str>) -> Vec<String> {
+        let opened = state.open(label, last).expect("followed");
+        opened
+            .first
+            .iter()
+            .map(|frame| {
+                let text = String::from_utf8_lossy(frame);
+                let kind = text.lines().next().unwrap_or("").to_string();
+                let id = text.lines().nth(1).unwrap_or("").to_string();
+                format!("{kind} {id}")
+            })
+            .collect()
+    }
+
+    #[test]
+    fn resume_or_snapshot() {
+        let state = RelayState::new();
+        state.update("production", Scope::Whole, vec![arms("greet", 1)]);
+        let (start, _) = state.snapshot("production").expect("followed");
+        state.update("production", Scope::Whole, vec![arms("greet", 2)]);
+        let (after_one, _) = state.snapshot("production").expect("followed");
+        state.update("production", Scope::Whole, vec![arms("greet", 3)]);
+        let epoch = state.epoch.clone();
+        let cases: [(Option<String>, Vec<String>); 7] = [
+            (
+                Some(start.clone()),
+                vec![
+                    format!("event: change id: {epoch}-1"),
+                    format!("event: change id: {epoch}-2"),
+                ],
+            ),
+            (
+                Some(after_one.clone()),
+                vec![format!("event: change id: {epoch}-2")],
+            ),
+            (Some(format!("{epoch}-2")), Vec::new()),
+            (None, vec![format!("event: snapshot id: {epoch}-2")]),
+            (
+                Some("0000000g-1".to_string()),
+                vec![format!("event: snapshot id: {epoch}-2")],
+            ),
+            (
+                Some(format!("{epoch}-3")),
+                vec![format!("event: snapshot id: {epoch}-2")],
+            ),
+            (
+                Some("garbage".to_string()),
+                vec![format!("event: snapshot id: {epoch}-2")],
+            ),
+        ];
+        for (last, expected) in cases {
+            assert_eq!(
+                first(&state, "production", last.as_deref()),
+                expected,
+                "{last:?}"
+            );
+        }
+        assert!(state.open("staging", None).is_none());
+    }
+
+    #[test]
+    fn a_label_whose_events_left_the_log_gets_a_snapshot() {
+        let state = RelayState::new();
+        state.update("busy", Scope::Whole, vec![arms("a", 1)]);
+        state.update("quiet", Scope::Whole, vec![arms("b", 1)]);
+        let (busy_start, _) = state.snapshot("busy").expect("followed");
+        let (quiet_start, _) = state.snapshot("quiet").expect("followed");
+        for version in 2..(EVENT_LOG as u32 + 10) {
+            state.update("busy", Scope::Whole, vec![arms("a", version)]);
+        }
+        // The busy label lost events after its id; the quiet one none.
+        let busy = first(&state, "busy", Some(&busy_start));
+        assert_eq!(busy.len(), 1);
+        assert!(busy[0].starts_with("event: snapshot"), "{busy:?}");
+        assert!(first(&state, "quiet", Some(&quiet_start)).is_empty());
+    }
+
+    #[test]
+    fn what_a_read_changes() {
+        let state = RelayState::new();
+        state.update(
+            "production",
+            Scope::Whole,
+            vec![arms("a", 1), arms("b", 1), arms("c", 1)],
+        );
+        let mut events = state.open("production", None).expect("followed").events;
+        // The same read: nothing. One prompt read and gone: its removal.
+        state.update(
+            "production",
+            Scope::Whole,
+            vec![arms("a", 1), arms("b", 1), arms("c", 1)],
+        );
+        state.update("production", Scope::Prompt("b"), Vec::new());
+        let removed = events.try_recv().expect("an event");
+        let text = String::from_utf8_lossy(&removed.frame).into_owned();
+        assert!(
+            text.contains(r#"data: {"prompt":"b","arms":[],"versions":[]}"#),
+            "{text}"
+        );
+        // A prompt whose version could not be read is left as it was; one
+        // missing from a whole read is removed.
+        let mut unreadable = arms("a", 2);
+        unreadable.unreadable = true;
+        state.update("production", Scope::Whole, vec![unreadable]);
+        let gone = events.try_recv().expect("an event");
+        assert!(String::from_utf8_lossy(&gone.frame).contains(r#""prompt":"c","arms":[]"#));
+        assert!(events.try_recv().is_err(), "a was changed");
+        let (_, snapshot) = state.snapshot("production").expect("followed");
+        let snapshot: Snapshot = serde_json::from_str(&snapshot).expect("a snapshot");
+        assert_eq!(snapshot.prompts.len(), 1);
+        assert_eq!(snapshot.prompts[0].prompt, "a");
+        assert_eq!(snapshot.prompts[0].arms[0].version, 1);
+    }
+}
