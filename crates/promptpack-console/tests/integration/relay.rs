@@ -649,3 +649,49 @@ fn beyond_loopback_needs_an_admin() {
     assert_eq!(error.code(), promptpack_catalog::ErrorCode::InvalidRequest);
     assert!(error.to_string().contains("admin"), "{error}");
 }
+
+/// A SQLite catalog restored from a backup (a file moved over the one the
+/// relay reads) is opened anew and read again whole: what differs is sent
+/// as changes, as after any reconnect.
+#[test]
+fn sqlite_file_replaced_is_read_anew() {
+    let f = Fixture::start(Store::Sqlite, "relay_file_replaced");
+    let path = std::path::PathBuf::from(f.catalog.db.strip_prefix("sqlite:").expect("SQLite"));
+    let folder = path.parent().expect("a folder").to_path_buf();
+    let mut stream = f.stream("production", None);
+    assert_eq!(
+        arms_of(&stream.expect("snapshot").json(), "greet"),
+        vec![(1, 1)]
+    );
+    // A backup in which the label moved to v2.
+    let backup = folder.join("backup.db");
+    rusqlite::Connection::open(&path)
+        .expect("opens the file")
+        .execute("VACUUM INTO ?1", [backup.display().to_string()])
+        .expect("backs up");
+    promptpack_catalog::Catalog::connect_with(
+        &format!("sqlite:{}", backup.display()),
+        promptpack_catalog::Access::Write,
+        &promptpack_catalog::Timeouts::DEFAULT,
+    )
+    .expect("the backup")
+    .with_author("setup")
+    .set_label("greet", "production", 2)
+    .expect("moved in the backup");
+    // Restored: the file's log folded in, a copy moved over it in one
+    // rename.
+    rusqlite::Connection::open(&path)
+        .expect("opens the file")
+        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .expect("checkpoints");
+    let copy = folder.join("restore.tmp");
+    std::fs::copy(&backup, &copy).expect("copies the backup");
+    std::fs::rename(&copy, &path).expect("moves the copy over the catalog");
+    let change = stream.expect("change").json();
+    assert_eq!(change["prompt"], "greet");
+    assert_eq!(change["arms"][0]["version"], 2);
+    assert_eq!(
+        change["versions"][0]["version"]["system"],
+        support::GREET_V2
+    );
+}
