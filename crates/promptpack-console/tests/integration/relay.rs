@@ -554,6 +554,14 @@ fn delete_with_body(f: &Fixture, body: &Value) -> u16 {
 /// The connections to database `db` other than the one asking, by
 /// `psql` (the tests have no PostgreSQL client library of their own).
 fn connections_to(db: &str) -> Option<usize> {
+    psql(db, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// What `psql` answers to `sql` on database `db`, unaligned.
+fn psql(db: &str, sql: &str) -> Option<String> {
     let psql = ["/usr/bin/psql"]
         .into_iter()
         .map(std::path::PathBuf::from)
@@ -565,10 +573,47 @@ fn connections_to(db: &str) -> Option<usize> {
         )
         .find(|path| path.exists())?;
     let output = std::process::Command::new(psql)
-        .args([db, "-Atc", "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"])
+        .args([db, "-Atc", sql])
         .output()
         .ok()?;
-    String::from_utf8_lossy(&output.stdout).trim().parse().ok()
+    Some(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// The relay's connections cut by the server (as a failover or a proxy
+/// restart does): it serves from memory meanwhile, connects again, reads
+/// every label again and sends what changed while it was away.
+#[test]
+fn postgres_connections_lost_and_back() {
+    let f = Fixture::start(Store::Postgres, "relay_reconnects");
+    let mut stream = f.stream("production", None);
+    stream.expect("snapshot");
+    psql(
+        &f.catalog.db,
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+    )
+    .expect("psql cuts the connections");
+    // Served from memory whatever the catalog's state.
+    assert_eq!(f.get("/relay/v1/labels/production").status, 200);
+    f.catalog
+        .catalog()
+        .set_label("greet", "production", 2)
+        .expect("moved");
+    let change = stream.expect("change").json();
+    assert_eq!(
+        (
+            change["prompt"].clone(),
+            change["arms"][0]["version"].clone()
+        ),
+        (json!("greet"), json!(2))
+    );
+    // Back to its two connections.
+    let started = Instant::now();
+    let mut count = connections_to(&f.catalog.db);
+    while count != Some(2) && started.elapsed() < PATIENCE {
+        std::thread::sleep(Duration::from_millis(50));
+        count = connections_to(&f.catalog.db);
+    }
+    assert_eq!(count, Some(2));
 }
 
 /// The connections a relay holds once it has followed a label, with and
