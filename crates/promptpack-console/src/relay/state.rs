@@ -91,8 +91,17 @@ struct LabelFeed {
     /// The newest of its events dropped from the log: an id before it
     /// cannot be resumed.
     evicted_upto: u64,
-    /// Its snapshot's JSON at `last_seq`, written once for every reader.
-    snapshot: Option<(u64, Arc<str>)>,
+    /// Its snapshot at `last_seq`, written once for every reader: the
+    /// JSON, and the server-sent frame that carries it (ten thousand
+    /// followers reconnecting share one).
+    snapshot: Option<CachedSnapshot>,
+}
+
+#[derive(Debug)]
+struct CachedSnapshot {
+    seq: u64,
+    json: Arc<str>,
+    frame: Bytes,
 }
 
 struct Inner {
@@ -305,7 +314,8 @@ impl RelayState {
         let mut inner = self.inner();
         let epoch = self.epoch.clone();
         let feed = inner.labels.get_mut(label)?;
-        Some(snapshot_of(&epoch, label, feed))
+        let (id, cached) = snapshot_of(&epoch, label, feed);
+        Some((id, Arc::clone(&cached.json)))
     }
 
     /// Opens a stream of `label` resuming after event `last` when the
@@ -329,39 +339,45 @@ impl RelayState {
                 .filter(|event| event.seq > after && &*event.label == label)
                 .map(|event| event.frame.clone())
                 .collect(),
-            None => {
-                let (id, json) = snapshot_of(&epoch, label, feed);
-                vec![frame(SNAPSHOT_EVENT, &id, &json)]
-            }
+            None => vec![snapshot_of(&epoch, label, feed).1.frame.clone()],
         };
         Some(Opened { first, events })
     }
 }
 
-/// The snapshot of `feed` (written once per event of the label).
-fn snapshot_of(epoch: &str, label: &str, feed: &mut LabelFeed) -> (String, Arc<str>) {
+/// The snapshot of `feed` and its id (written once per event of the
+/// label).
+fn snapshot_of<'a>(
+    epoch: &str,
+    label: &str,
+    feed: &'a mut LabelFeed,
+) -> (String, &'a CachedSnapshot) {
     let id = format!("{epoch}-{}", feed.last_seq);
-    if let Some((seq, json)) = &feed.snapshot
-        && *seq == feed.last_seq
-    {
-        return (id, Arc::clone(json));
-    }
-    let snapshot = Snapshot {
-        label: label.to_string(),
-        event_id: id.clone(),
-        prompts: feed
-            .prompts
-            .iter()
-            .map(|(prompt, arms)| LabelledArms {
-                prompt: prompt.clone(),
-                arms: arms.clone(),
-            })
-            .collect(),
+    let cached = match feed.snapshot.take() {
+        Some(cached) if cached.seq == feed.last_seq => cached,
+        _ => {
+            let snapshot = Snapshot {
+                label: label.to_string(),
+                event_id: id.clone(),
+                prompts: feed
+                    .prompts
+                    .iter()
+                    .map(|(prompt, arms)| LabelledArms {
+                        prompt: prompt.clone(),
+                        arms: arms.clone(),
+                    })
+                    .collect(),
+            };
+            // Plain data: serializing cannot fail.
+            let json = serde_json::to_string(&snapshot).unwrap_or_default();
+            CachedSnapshot {
+                seq: feed.last_seq,
+                frame: frame(SNAPSHOT_EVENT, &id, &json),
+                json: Arc::from(json),
+            }
+        }
     };
-    // Plain data: serializing cannot fail.
-    let json: Arc<str> = Arc::from(serde_json::to_string(&snapshot).unwrap_or_default());
-    feed.snapshot = Some((feed.last_seq, Arc::clone(&json)));
-    (id, json)
+    (id, feed.snapshot.insert(cached))
 }
 
 /// A [`Change`](promptpack_catalog::relay::Change)'s JSON, the versions'
