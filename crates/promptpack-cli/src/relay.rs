@@ -15,6 +15,12 @@ use std::time::Duration;
 pub(crate) struct RelayArgs {
     #[command(flatten)]
     store: StoreArgs,
+    /// Follow another relay instead of a catalog: its URL
+    /// (`http://host:port`), with the token of a user of its catalog (any
+    /// role) in PROMPTPACK_RELAY_TOKEN (an environment variable, not an
+    /// option, so that it is not shown among the processes).
+    #[arg(long, value_name = "URL", conflicts_with_all = ["poll_only", "poll"])]
+    upstream: Option<String>,
     /// Where to listen (`127.0.0.1:0`: a port the system picks, printed).
     /// Beyond loopback only once the catalog has an admin.
     #[arg(long, default_value = "127.0.0.1:7879", value_name = "ADDR")]
@@ -72,8 +78,28 @@ pub(crate) fn run(args: &RelayArgs, style: Style) -> ExitCode {
 }
 
 fn serve(args: &RelayArgs) -> Result<(), Error> {
-    let url = args.store.url();
-    let mut settings = RelaySettings::new(Upstream::Catalog(url.clone()))
+    let (upstream, following) = match &args.upstream {
+        Some(url) => {
+            let token = std::env::var("PROMPTPACK_RELAY_TOKEN").map_err(|_| {
+                Error::new(
+                    promptpack::ErrorCode::NotConfigured,
+                    "--upstream needs the token of a user of the upstream's catalog in \
+                     PROMPTPACK_RELAY_TOKEN",
+                )
+            })?;
+            let upstream = Upstream::Relay {
+                url: url.clone(),
+                token,
+            };
+            (upstream, format!("relay {url}"))
+        }
+        None => {
+            let url = args.store.url();
+            let following = format!("catalog {}", promptpack_catalog::redact_url(&url));
+            (Upstream::Catalog(url), following)
+        }
+    };
+    let mut settings = RelaySettings::new(upstream)
         .listen(args.listen)
         .poll_only(args.poll_only);
     if let Some(poll) = args.poll {
@@ -88,9 +114,8 @@ fn serve(args: &RelayArgs) -> Result<(), Error> {
     promptpack_console::log_to_stderr(args.log);
     let relay = Relay::bind(settings)?;
     eprintln!(
-        "relay listening on http://{} (catalog {})",
-        relay.local_addr(),
-        promptpack_catalog::redact_url(&url)
+        "relay listening on http://{} ({following})",
+        relay.local_addr()
     );
     relay.run()
 }

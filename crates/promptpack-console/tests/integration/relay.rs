@@ -664,21 +664,105 @@ fn postgres_poll_only_delivers_changes() {
     );
 }
 
-/// `Upstream::Relay` is not built yet: refused, clearly.
-#[test]
-fn following_a_relay_is_refused() {
+/// A relay that follows the fixture's relay (`Upstream::Relay`), with the
+/// catalog's viewer token as its own.
+fn chained(f: &Fixture, listen: &str) -> RunningRelay {
     let settings = RelaySettings::new(Upstream::Relay {
-        url: "http://127.0.0.1:1".to_string(),
-        token: "pp_x".to_string(),
-    });
-    let error = Relay::bind(settings).expect_err("not built");
-    assert_eq!(error.code(), promptpack_catalog::ErrorCode::NotConfigured);
-    assert!(
-        error
-            .to_string()
-            .contains("following another relay is not built yet"),
-        "{error}"
+        url: format!("http://{}", f.addr()),
+        token: f.catalog.viewer.clone(),
+    })
+    .listen(listen.parse().expect("an address"))
+    .heartbeat(Duration::from_millis(300));
+    Relay::bind(settings)
+        .expect("the chained relay binds")
+        .spawn()
+        .expect("the chained relay serves")
+}
+
+/// Relays chain: a relay that follows a relay serves the same snapshot,
+/// passes each change on with its version, answers versions, earlier
+/// versions and `/me` from upstream, registers builds through it, and
+/// checks a follower's token by asking it.
+#[test]
+fn a_relay_follows_a_relay() {
+    let f = Fixture::start(Store::Sqlite, "relay_chain");
+    let second = chained(&f, "127.0.0.1:0");
+    let addr = second.local_addr().to_string();
+    let client = f.catalog.client_at(format!("http://{addr}"));
+    let get = |path: &str| client.get(path, Auth::Bearer(&f.catalog.viewer));
+
+    let mut stream = Stream::open(&addr, "production", &f.catalog.viewer, None);
+    let snapshot = stream.expect("snapshot").json();
+    assert_eq!(arms_of(&snapshot, "greet"), vec![(1, 1)], "{snapshot}");
+
+    let mut catalog = f.catalog.catalog();
+    catalog.set_label("greet", "production", 2).expect("moved");
+    let change = stream.expect("change").json();
+    assert_eq!(change["prompt"], json!("greet"), "{change}");
+    assert_eq!(change["arms"][0]["version"], json!(2), "{change}");
+    assert_eq!(change["versions"][0]["version"]["version"], json!(2), "{change}");
+
+    assert_eq!(get("/relay/v1/versions/greet/1").status, 200);
+    assert_eq!(get("/relay/v1/versions/greet/99").status, 404);
+    let earlier = get("/relay/v1/labels/production/earlier/greet");
+    assert_eq!(earlier.status, 200, "{}", earlier.body);
+    assert_eq!(earlier.json()["versions"], json!([2, 1]), "{}", earlier.body);
+    let me = get("/relay/v1/me");
+    assert_eq!(me.json()["name"], json!("vi"), "{}", me.body);
+    let stranger = client.get("/relay/v1/me", Auth::Bearer("pp_not_a_user"));
+    assert_eq!(stranger.status, 401, "{}", stranger.body);
+
+    let build = json!({"process": "chained-1", "label": "production", "contract": {"format": 1, "prompts": {}}});
+    let registered = client.send("POST", "/relay/v1/builds", Auth::Bearer(&f.catalog.viewer), &build);
+    assert_eq!(registered.status, 204, "{}", registered.body);
+    let builds = catalog.builds(Duration::from_secs(600)).expect("builds");
+    assert!(builds.iter().any(|b| b.process == "chained-1"), "{builds:?}");
+}
+
+/// The first relay restarts on its port while the label moves: the
+/// second one resyncs from its snapshot and passes the move on to its own
+/// followers, whose stream never broke.
+#[test]
+fn a_chained_relay_resyncs_after_its_upstream_restarts() {
+    let mut f = Fixture::start(Store::Sqlite, "relay_chain_restart");
+    let first_addr = f.addr();
+    let second = chained(&f, "127.0.0.1:0");
+    let mut stream = Stream::open(
+        &second.local_addr().to_string(),
+        "production",
+        &f.catalog.viewer,
+        None,
     );
+    stream.expect("snapshot");
+    if let Some(first) = f.relay.take() {
+        first.stop();
+    }
+    f.catalog
+        .catalog()
+        .set_label("greet", "production", 2)
+        .expect("moved while the first relay is away");
+    f.relay = Some(spawn(&f.catalog.db, &first_addr, |settings| settings));
+    let change = stream.expect("change").json();
+    assert_eq!(
+        (change["prompt"].clone(), change["arms"][0]["version"].clone()),
+        (json!("greet"), json!(2)),
+        "{change}"
+    );
+}
+
+/// An upstream relay that does not take the token: the relay does not
+/// start, and says why.
+#[test]
+fn a_relay_refused_by_its_upstream_does_not_start() {
+    let f = Fixture::start(Store::Sqlite, "relay_chain_refused");
+    let settings = RelaySettings::new(Upstream::Relay {
+        url: format!("http://{}", f.addr()),
+        token: "pp_not_a_user".to_string(),
+    })
+    .listen("127.0.0.1:0".parse().expect("an address"));
+    let error = Relay::bind(settings).expect_err("refused");
+    assert_eq!(error.code(), promptpack_catalog::ErrorCode::NotConfigured, "{error}");
+    assert!(error.to_string().contains("token"), "{error}");
 }
 
 /// Beyond loopback only once the catalog has an admin (the consoles'
