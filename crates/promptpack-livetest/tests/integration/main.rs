@@ -7,11 +7,11 @@
 mod support;
 
 mod damaged;
-mod fake_relay;
 mod faults;
 mod follow;
 mod processes;
 mod registration;
+mod relay_fixture;
 mod relay_follow;
 mod snapshots;
 mod sqlite_files;

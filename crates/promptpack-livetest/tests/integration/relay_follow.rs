@@ -1,11 +1,12 @@
 //! A live handle follows a relay (`http://…`, the `live-relay` feature):
 //! the relay sends text, the handle judges each version against its own
 //! contract, keeps what served when the relay is cut off or stalls, and
-//! catches up when it comes back. The relay here is a stand-in
-//! ([`FakeRelay`]) that a test can cut, stall and restart; the relay
-//! itself (`promptpack relay`) is followed in tests/relay.rs.
+//! catches up when it comes back. The relay is the real one
+//! ([`TestRelay`]: `promptpack_console::relay` over the test's catalog),
+//! stopped and started again for a restart, and stalled by the loopback
+//! proxy in front of it.
 
-use crate::fake_relay::{FakeRelay, TOKEN};
+use crate::relay_fixture::TestRelay;
 use crate::support::{Store, greet_ada, publish, publish_labelled, serves, version_of, wait_for};
 use promptpack::live::LiveEvent;
 use promptpack::{ErrorCode, Provenance};
@@ -14,11 +15,11 @@ use std::time::Duration;
 
 /// A handle of the `before` build on `relay`, its events from the start.
 fn follow(
-    relay: &FakeRelay,
+    relay: &TestRelay,
     stall: Duration,
 ) -> (before::Prompts, std::sync::mpsc::Receiver<LiveEvent>) {
     let mut builder = before::Prompts::connect(relay.url())
-        .token(TOKEN)
+        .token(relay.token.clone())
         .label("production")
         .relay_stall(stall)
         .timeouts(Duration::from_secs(2), Duration::from_secs(2))
@@ -38,8 +39,7 @@ fn serves_what_the_relay_sends_and_refuses_what_it_cannot_render() {
         "v1 greets {{name}}.",
         None,
     );
-    let relay = FakeRelay::start("production");
-    relay.point(&mut catalog, "greeter", &[v1]);
+    let relay = TestRelay::start(&store.url);
 
     let (prompts, events) = follow(&relay, Duration::from_secs(15));
     assert!(prompts.is_connected());
@@ -54,14 +54,14 @@ fn serves_what_the_relay_sends_and_refuses_what_it_cannot_render() {
 
     // A new version reaches the handle on the stream.
     let v2 = publish(&mut catalog, "greeter", "v2 greets {{name}}.", None);
-    relay.point(&mut catalog, "greeter", &[v2]);
+    catalog.set_label("greeter", "production", v2).expect("moved");
     wait_for(&events, "greeter v2", |e| serves(e, "greeter", v2));
     assert_eq!(greet_ada(&prompts).system, "v2 greets Ada.");
 
     // A version this build cannot render is refused, once, and v2 keeps
     // serving.
     let v3 = publish(&mut catalog, "greeter", "v3 {{name}}, {{tone}}.", None);
-    relay.point(&mut catalog, "greeter", &[v3]);
+    catalog.set_label("greeter", "production", v3).expect("moved");
     let seen = wait_for(
         &events,
         "v3 refused",
@@ -73,8 +73,8 @@ fn serves_what_the_relay_sends_and_refuses_what_it_cannot_render() {
     assert_eq!(error.code(), ErrorCode::ContractViolation);
     assert_eq!(version_of(&greet_ada(&prompts).provenance), v2);
 
-    // The label taken away: the embedded text.
-    relay.point(&mut catalog, "greeter", &[]);
+    // The prompt deleted, so the label with it: the embedded text.
+    catalog.delete("greeter").expect("deleted");
     wait_for(
         &events,
         "greeter embedded",
@@ -89,16 +89,19 @@ fn serves_what_the_relay_sends_and_refuses_what_it_cannot_render() {
         .count();
     assert_eq!(refusals, 0, "v3 was said refused once");
 
-    // The build registered through the relay, and is taken away on drop.
-    assert!(
-        relay
-            .builds()
+    // The build registered in the catalog through the relay, and is
+    // taken away on drop.
+    let registered = |catalog: &mut promptpack_catalog::Catalog| {
+        catalog
+            .builds(Duration::from_secs(3600))
+            .expect("builds")
             .iter()
-            .any(|(method, body)| method == "POST" && body.contains("\"label\":\"production\""))
-    );
+            .any(|build| build.label == "production")
+    };
+    assert!(registered(&mut catalog), "registered through the relay");
     drop(prompts);
     promptpack_testkit::wait::until("the build unregistered", || {
-        relay.builds().iter().any(|(method, _)| method == "DELETE")
+        !registered(&mut catalog)
     });
 }
 
@@ -113,8 +116,7 @@ fn a_relay_cut_off_and_restarted_is_caught_up_with() {
         "v1 greets {{name}}.",
         None,
     );
-    let relay = FakeRelay::start("production");
-    relay.point(&mut catalog, "greeter", &[v1]);
+    let relay = TestRelay::start(&store.url);
     let (prompts, events) = follow(&relay, Duration::from_secs(15));
     wait_for(&events, "greeter v1", |e| serves(e, "greeter", v1));
 
@@ -129,7 +131,7 @@ fn a_relay_cut_off_and_restarted_is_caught_up_with() {
     // Published while the handle was cut off, and the relay restarted (a
     // new epoch: the handle's last event id is of no use).
     let v2 = publish(&mut catalog, "greeter", "v2 greets {{name}}.", None);
-    relay.point(&mut catalog, "greeter", &[v2]);
+    catalog.set_label("greeter", "production", v2).expect("moved");
     relay.come_back();
     let seen = wait_for(&events, "the relay back", |e| {
         matches!(e, LiveEvent::StoreBack)
@@ -143,7 +145,7 @@ fn a_relay_cut_off_and_restarted_is_caught_up_with() {
 
     // And the stream follows again.
     let v3 = publish(&mut catalog, "greeter", "v3 greets {{name}}.", None);
-    relay.point(&mut catalog, "greeter", &[v3]);
+    catalog.set_label("greeter", "production", v3).expect("moved");
     wait_for(&events, "greeter v3", |e| serves(e, "greeter", v3));
 }
 
@@ -158,15 +160,14 @@ fn a_stalled_relay_is_reported_and_caught_up_with() {
         "v1 greets {{name}}.",
         None,
     );
-    let relay = FakeRelay::start("production");
-    relay.point(&mut catalog, "greeter", &[v1]);
+    let relay = TestRelay::start(&store.url);
     let (prompts, events) = follow(&relay, Duration::from_secs(1));
     wait_for(&events, "greeter v1", |e| serves(e, "greeter", v1));
 
     // No event and no ping: the handle takes the relay for stalled.
     relay.stall();
     let v2 = publish(&mut catalog, "greeter", "v2 greets {{name}}.", None);
-    relay.point(&mut catalog, "greeter", &[v2]);
+    catalog.set_label("greeter", "production", v2).expect("moved");
     wait_for(
         &events,
         "the relay stalled",
@@ -212,10 +213,8 @@ fn a_start_on_a_refused_version_serves_the_earlier_one() {
         None,
     );
     let v2 = publish(&mut catalog, "greeter", "v2 {{name}}, {{tone}}.", None);
-    let relay = FakeRelay::start("production");
-    relay.point(&mut catalog, "greeter", &[v1]);
-    relay.point(&mut catalog, "greeter", &[v2]);
-    relay.set_earlier("greeter", &[v1]);
+    catalog.set_label("greeter", "production", v2).expect("moved");
+    let relay = TestRelay::start(&store.url);
     let (prompts, events) = follow(&relay, Duration::from_secs(15));
     let seen = wait_for(&events, "v1 served", |e| serves(e, "greeter", v1));
     assert!(
@@ -228,7 +227,8 @@ fn a_start_on_a_refused_version_serves_the_earlier_one() {
 
 #[test]
 fn a_relay_needs_the_feature_a_token_and_plain_http() {
-    let relay = FakeRelay::start("production");
+    let store = Store::sqlite();
+    let relay = TestRelay::start(&store.url);
     // SAFETY-free: the variable is read, never set, by these tests.
     if std::env::var_os(promptpack::live::RELAY_TOKEN_VAR).is_none() {
         let error = before::Prompts::connect(relay.url())
@@ -241,7 +241,7 @@ fn a_relay_needs_the_feature_a_token_and_plain_http() {
         );
     }
     let error = before::Prompts::connect("https://relay.internal:7879")
-        .token(TOKEN)
+        .token(relay.token.clone())
         .start()
         .expect_err("https");
     assert_eq!(error.code(), ErrorCode::InvalidRequest);
