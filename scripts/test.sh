@@ -22,6 +22,15 @@ if [ -z "${PROMPTPACK_TEST_POSTGRES_URL:-}" ]; then
   start_throwaway_postgres
 fi
 
+# pgbouncer in transaction mode in front of that server, for the tests of the
+# catalog and the relay through a pooler (PROMPTPACK_TEST_PGBOUNCER_URL);
+# scripts/pgbouncer.sh installs Debian's package when it can.
+if [ -z "${PROMPTPACK_TEST_PGBOUNCER_URL:-}" ]; then
+  source scripts/pgbouncer.sh
+  ensure_pgbouncer_installed
+  start_throwaway_pgbouncer
+fi
+
 source scripts/chromium.sh
 ensure_chromium_installed
 
