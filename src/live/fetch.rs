@@ -8,7 +8,7 @@ use crate::__private::PromptInfo;
 use crate::library::Library;
 use crate::provenance::{CatalogVersion, Provenance};
 use promptpack_catalog::{Catalog, CheckedPrompt, Verdict as Judged, judge_fetched};
-use promptpack_core::error::{Error, ErrorCode};
+use promptpack_core::error::Error;
 use std::sync::Arc;
 
 /// What the catalog says of one label of one prompt.
@@ -164,47 +164,13 @@ fn pins_of(pins: &[promptpack_catalog::Pin]) -> Arc<[(Arc<str>, u32)]> {
     Arc::from(pins)
 }
 
-/// How many earlier versions of a label a start-up tries before it gives
-/// up and serves the embedded text.
-const FALLBACK_DEPTH: usize = 16;
-
-/// The versions `label` of prompt `id` pointed at before, newest first,
-/// each once (every arm of a split): where a binary that refuses what the
-/// label points at now looks for the newest version it can render, so that
-/// a restart serves what the running process served. For `latest`, the
-/// versions themselves, newest first.
+/// The versions `label` of prompt `id` pointed at before, newest first
+/// ([`Catalog::earlier_versions`]): where a binary that refuses what the
+/// label points at now looks for the newest version it can render.
 pub(super) fn earlier_versions(
     catalog: &mut Catalog,
     id: &str,
     label: &str,
 ) -> Result<Vec<u32>, StoreError> {
-    let history = match catalog.history(id) {
-        Ok(history) => history,
-        Err(error) if error.code() == ErrorCode::NotFound => return Ok(Vec::new()),
-        Err(error) => return Err(StoreError(error)),
-    };
-    let mut versions: Vec<u32> = Vec::new();
-    let mut add = |version: u32| {
-        if !versions.contains(&version) {
-            versions.push(version);
-        }
-    };
-    if label == "latest" {
-        history.versions.iter().for_each(|v| add(v.version));
-    } else {
-        for entry in history.audit.iter().rev() {
-            if entry.label.as_deref() != Some(label) {
-                continue;
-            }
-            if entry.arms.is_empty() {
-                entry.to_version.into_iter().for_each(&mut add);
-            } else {
-                let mut arms = entry.arms.clone();
-                arms.sort_by_key(|arm| std::cmp::Reverse(arm.version));
-                arms.iter().for_each(|arm| add(arm.version));
-            }
-        }
-    }
-    versions.truncate(FALLBACK_DEPTH);
-    Ok(versions)
+    catalog.earlier_versions(id, label).map_err(StoreError)
 }

@@ -80,7 +80,7 @@ pub mod relay;
 mod store;
 mod timeouts;
 
-pub use catalog::follow::LabelledPrompt;
+pub use catalog::follow::{LabelledPrompt, MAX_EARLIER};
 pub use catalog::rows::CHANGES_CHANNEL;
 pub use catalog::verify::VerifyReport;
 pub use catalog::{

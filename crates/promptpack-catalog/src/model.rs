@@ -48,7 +48,9 @@ impl<'de> Deserialize<'de> for Timestamp {
             .duration_since(UNIX_EPOCH)
             .map_err(serde::de::Error::custom)?
             .as_millis();
-        Ok(Timestamp(i64::try_from(millis).map_err(serde::de::Error::custom)?))
+        Ok(Timestamp(
+            i64::try_from(millis).map_err(serde::de::Error::custom)?,
+        ))
     }
 }
 

@@ -15,6 +15,8 @@ mod list;
 #[cfg(feature = "lsp")]
 mod lsp;
 mod not_built;
+#[cfg(feature = "console")]
+mod relay;
 mod render;
 #[cfg(feature = "catalog")]
 mod store_args;
@@ -66,6 +68,14 @@ enum Command {
     /// `console` feature].
     #[cfg(not(feature = "console"))]
     Console(not_built::NotBuilt),
+    /// Serve a fleet's live prompt handles from one catalog connection
+    /// (a relay: snapshots and streams of labels over HTTP).
+    #[cfg(feature = "console")]
+    Relay(relay::RelayArgs),
+    /// Serve a fleet's live prompt handles [not in this build: needs the
+    /// `console` feature].
+    #[cfg(not(feature = "console"))]
+    Relay(not_built::NotBuilt),
     /// Run the language server over stdio, for an editor: the checks of
     /// `check` as you type, hover, go to definition, references,
     /// completion, rename and quick fixes.
@@ -170,6 +180,10 @@ fn main() -> ExitCode {
         Command::Console(args) => console::run(&args, style),
         #[cfg(not(feature = "console"))]
         Command::Console(_) => not_built::exit("console", "console"),
+        #[cfg(feature = "console")]
+        Command::Relay(args) => relay::run(&args, style),
+        #[cfg(not(feature = "console"))]
+        Command::Relay(_) => not_built::exit("relay", "console"),
         #[cfg(feature = "lsp")]
         Command::Lsp(args) => lsp::run(&args, style),
         #[cfg(not(feature = "lsp"))]

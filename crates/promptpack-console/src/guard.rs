@@ -23,14 +23,26 @@ use std::time::{Duration, Instant};
 /// that replaces it (an extractor's rejection is a line or two).
 const MAX_MESSAGE_BYTES: usize = 4 << 10;
 
-/// The middleware: `request_timeout` bounds how long the body may take to
-/// arrive once the headers are in.
+/// What the middleware is told by the server it wraps.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct GuardSettings {
+    /// How long a request's body may take to arrive once its headers are
+    /// in.
+    pub(crate) request_timeout: Duration,
+    /// Every route answers JSON (the relay), not only those under
+    /// `/api/v1`: an error made outside a handler is JSON too.
+    pub(crate) all_json: bool,
+}
+
+/// The middleware: the request timeout bounds how long the body may take
+/// to arrive once the headers are in.
 pub(crate) async fn guard(
-    State(request_timeout): State<Duration>,
+    State(settings): State<GuardSettings>,
     request: Request,
     next: Next,
 ) -> Response {
     let started = Instant::now();
+    let request_timeout = settings.request_timeout;
     let user = RequestUser::default();
     let expired = Arc::new(AtomicBool::new(false));
     let (mut parts, body) = request.into_parts();
@@ -40,7 +52,7 @@ pub(crate) async fn guard(
     let peer = request.extensions().get::<Peer>().copied();
     let method = request.method().clone();
     let path = request.uri().path().to_string();
-    let api = path == "/api/v1" || path.starts_with("/api/v1/");
+    let api = settings.all_json || path == "/api/v1" || path.starts_with("/api/v1/");
     let response = next.run(request).await;
     let mut response = if expired.load(Ordering::SeqCst) {
         answer(

@@ -41,6 +41,7 @@ mod pages;
 mod preview;
 mod protective_headers;
 mod reads;
+pub mod relay;
 mod request_log;
 mod server;
 mod snippet_check;

@@ -30,13 +30,34 @@ pub(crate) struct ConnectionLimits {
 
 /// Serves `router` on `listener` until the process ends.
 pub(crate) async fn serve(listener: TcpListener, router: Router, limits: ConnectionLimits) {
+    serve_until(listener, router, limits, std::future::pending()).await;
+}
+
+/// Serves `router` on `listener` until `stop` completes, then drops the
+/// listener (the port is free again once the connections served end: the
+/// relay's `stop` ends them by dropping its runtime).
+pub(crate) async fn serve_until(
+    listener: TcpListener,
+    router: Router,
+    limits: ConnectionLimits,
+    stop: impl std::future::Future<Output = ()>,
+) {
     let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    tokio::pin!(stop);
     loop {
         // The semaphore is never closed, so this waits and never fails.
-        let Ok(slot) = Arc::clone(&slots).acquire_owned().await else {
+        let slot = tokio::select! {
+            () = &mut stop => return,
+            slot = Arc::clone(&slots).acquire_owned() => slot,
+        };
+        let Ok(slot) = slot else {
             return;
         };
-        let (stream, peer) = match listener.accept().await {
+        let accepted = tokio::select! {
+            () = &mut stop => return,
+            accepted = listener.accept() => accepted,
+        };
+        let (stream, peer) = match accepted {
             Ok(accepted) => accepted,
             Err(error) => {
                 // Out of open files, or a connection reset before it was

@@ -13,8 +13,11 @@ pub(crate) const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src
      form-action 'self'; frame-ancestors 'none'";
 
 /// Sets the protective headers on an answer's `headers`, over any the
-/// handler set (none sets them).
+/// handler set (none sets them), but for a `Cache-Control` the handler
+/// chose (the console sets none; the relay's versions, which never change,
+/// are `immutable`, and its snapshots revalidated by their `ETag`).
 pub(crate) fn protect(headers: &mut HeaderMap) {
+    let chosen_cache = headers.get(header::CACHE_CONTROL).cloned();
     let set = [
         (
             header::CONTENT_SECURITY_POLICY,
@@ -39,5 +42,8 @@ pub(crate) fn protect(headers: &mut HeaderMap) {
     ];
     for (name, value) in set {
         headers.insert(name, value);
+    }
+    if let Some(chosen) = chosen_cache {
+        headers.insert(header::CACHE_CONTROL, chosen);
     }
 }

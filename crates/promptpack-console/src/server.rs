@@ -269,7 +269,10 @@ impl Server {
             .layer(DefaultBodyLimit::max(settings.max_body_bytes))
             .with_state(state)
             .layer(axum::middleware::from_fn_with_state(
-                settings.request_timeout,
+                guard::GuardSettings {
+                    request_timeout: settings.request_timeout,
+                    all_json: false,
+                },
                 guard::guard,
             ));
         Ok(Server {
@@ -309,7 +312,7 @@ impl Server {
 
 /// Whether `db` reads as a libpq `key=value` connection string
 /// (`host=… password=…`): a key and `=` first, with no scheme before.
-fn is_keyword_value(db: &str) -> bool {
+pub(crate) fn is_keyword_value(db: &str) -> bool {
     if db.starts_with("sqlite:") || db.contains("://") {
         return false;
     }
@@ -320,6 +323,6 @@ fn is_keyword_value(db: &str) -> bool {
     key_end > 0 && text[key_end..].trim_start().starts_with('=')
 }
 
-fn io_error(what: &str, error: &std::io::Error) -> Error {
+pub(crate) fn io_error(what: &str, error: &std::io::Error) -> Error {
     Error::new(ErrorCode::Io, format!("{what}: {error}"))
 }

@@ -10,6 +10,11 @@ use promptpack_core::{Error, ErrorCode};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+/// How many earlier versions of a label [`Catalog::earlier_versions`]
+/// gives at most: a follower tries no more before it gives up and serves
+/// its embedded text.
+pub const MAX_EARLIER: usize = 16;
+
 /// One prompt of a label, as [`Catalog::labelled_with_sources`] reads it.
 #[derive(Debug)]
 pub struct LabelledPrompt {
@@ -72,6 +77,47 @@ impl Catalog {
                 })
                 .collect())
         })
+    }
+
+    /// The versions `label` of prompt `id` pointed at before, newest
+    /// first, each once (every arm of a split), at most [`MAX_EARLIER`]:
+    /// where a follower that refuses what the label points at now looks for
+    /// the newest version it can render, so that a restart serves what the
+    /// running process served. For `latest`, the versions themselves,
+    /// newest first. A prompt the catalog lacks has none.
+    ///
+    /// # Errors
+    /// `unavailable` when the store cannot be read.
+    pub fn earlier_versions(&mut self, id: &str, label: &str) -> Result<Vec<u32>, Error> {
+        let history = match self.history(id) {
+            Ok(history) => history,
+            Err(error) if error.code() == ErrorCode::NotFound => return Ok(Vec::new()),
+            Err(error) => return Err(error),
+        };
+        let mut versions: Vec<u32> = Vec::new();
+        let mut add = |version: u32| {
+            if !versions.contains(&version) {
+                versions.push(version);
+            }
+        };
+        if label == "latest" {
+            history.versions.iter().for_each(|v| add(v.version));
+        } else {
+            for entry in history.audit.iter().rev() {
+                if entry.label.as_deref() != Some(label) {
+                    continue;
+                }
+                if entry.arms.is_empty() {
+                    entry.to_version.into_iter().for_each(&mut add);
+                } else {
+                    let mut arms = entry.arms.clone();
+                    arms.sort_by_key(|arm| std::cmp::Reverse(arm.version));
+                    arms.iter().for_each(|arm| add(arm.version));
+                }
+            }
+        }
+        versions.truncate(MAX_EARLIER);
+        Ok(versions)
     }
 
     /// The SQLite file a catalog URL names, `None` for another store: a

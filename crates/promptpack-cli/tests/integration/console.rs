@@ -243,3 +243,66 @@ fn the_console_takes_its_limits_and_logs_requests_without_tokens() {
         "{log}"
     );
 }
+
+#[test]
+fn the_relay_says_where_it_listens_and_serves_catalog_users() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let db = catalog(&dir);
+    let added = promptpack(&[
+        "console", "user", "add", "vi", "--role", "viewer", "--db", &db,
+    ]);
+    let token = text(&added.stdout).trim().to_string();
+    let mut child = Command::new(BIN)
+        .args([
+            "relay",
+            "--db",
+            &db,
+            "--listen",
+            "127.0.0.1:0",
+            "--poll",
+            "250ms",
+            "--heartbeat",
+            "5s",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the relay starts");
+    // Its first line says where it listens, once it does.
+    let stderr = child.stderr.take().expect("its stderr");
+    let mut line = String::new();
+    BufReader::new(stderr)
+        .read_line(&mut line)
+        .expect("the relay's first line");
+    let port: u16 = line
+        .strip_prefix("relay listening on http://127.0.0.1:")
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no listening address in {line:?}"));
+    let me = get(port, "/relay/v1/me", &token);
+    let refused = get(port, "/relay/v1/labels/production", "pp_wrong");
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(me.starts_with("HTTP/1.1 200"), "{me}");
+    assert!(
+        me.contains("\"name\":\"vi\"") && me.contains("\"role\":\"viewer\""),
+        "{me}"
+    );
+    assert!(refused.starts_with("HTTP/1.1 401"), "{refused}");
+    assert!(refused.contains("unauthenticated"));
+}
+
+#[test]
+fn beyond_loopback_the_relay_wants_an_admin_first() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let db = catalog(&dir);
+    let out = promptpack(&["relay", "--db", &db, "--listen", "0.0.0.0:0"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("invalid_request") && stderr.contains("console user add NAME --role admin"),
+        "{stderr}"
+    );
+    let slow = promptpack(&["relay", "--db", &db, "--poll", "soon"]);
+    assert_eq!(slow.status.code(), Some(2), "{}", text(&slow.stderr));
+}

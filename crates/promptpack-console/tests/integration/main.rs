@@ -12,6 +12,7 @@ mod api;
 mod openapi;
 mod pages;
 mod pages_finish;
+mod relay;
 mod roles;
 mod snippet_pages;
 mod tools_pages;

@@ -65,24 +65,39 @@ impl Console {
         name: &str,
         configure: impl FnOnce(Settings) -> Settings,
     ) -> Console {
-        let (db, dir) = match store {
-            Store::Sqlite => {
-                let dir = tempfile::tempdir().expect("a temporary folder");
-                let db = format!("sqlite:{}", dir.path().join("catalog.db").display());
-                (db, Some(dir))
-            }
-            Store::Postgres => {
-                let shared =
-                    promptpack_pgtest::shared().unwrap_or_else(|e| panic!("PostgreSQL: {e}"));
-                let db = shared
-                    .unique_database(&name[..name.len().min(24)])
-                    .unwrap_or_else(|e| panic!("PostgreSQL database: {e}"));
-                (db, None)
-            }
-        };
+        let (db, dir) = new_store(store, name);
         Console::start_on(db, dir, configure)
     }
 
+    /// The catalog a console starts with ([`Console::start`]) and no
+    /// console serving it (`base` is empty): for a server of another kind
+    /// over it (the relay), whose connections to the catalog are then the
+    /// only ones.
+    pub fn catalog_only(store: Store, name: &str) -> Console {
+        let (db, dir) = new_store(store, name);
+        Console::fill(db, dir)
+    }
+}
+
+/// A new SQLite file (in the folder returned) or PostgreSQL database.
+fn new_store(store: Store, name: &str) -> (String, Option<tempfile::TempDir>) {
+    match store {
+        Store::Sqlite => {
+            let dir = tempfile::tempdir().expect("a temporary folder");
+            let db = format!("sqlite:{}", dir.path().join("catalog.db").display());
+            (db, Some(dir))
+        }
+        Store::Postgres => {
+            let shared = promptpack_pgtest::shared().unwrap_or_else(|e| panic!("PostgreSQL: {e}"));
+            let db = shared
+                .unique_database(&name[..name.len().min(24)])
+                .unwrap_or_else(|e| panic!("PostgreSQL database: {e}"));
+            (db, None)
+        }
+    }
+}
+
+impl Console {
     /// A console over a new catalog at `db` (a database that exists and is
     /// empty), kept with `dir` (the folder of a SQLite file).
     pub fn start_on(
@@ -90,6 +105,18 @@ impl Console {
         dir: Option<tempfile::TempDir>,
         configure: impl FnOnce(Settings) -> Settings,
     ) -> Console {
+        let mut console = Console::fill(db, dir);
+        let settings =
+            configure(Settings::new(console.db.clone()).listen("127.0.0.1:0".parse().unwrap()));
+        let server = Server::bind(settings).expect("the console binds");
+        console.base = format!("http://{}", server.local_addr());
+        std::thread::spawn(move || server.run());
+        console
+    }
+
+    /// A new catalog at `db` with the users and prompts every test starts
+    /// with, and no server.
+    fn fill(db: String, dir: Option<tempfile::TempDir>) -> Console {
         let mut catalog = Catalog::open(&db)
             .expect("a new catalog")
             .with_author("setup");
@@ -138,12 +165,8 @@ impl Console {
         catalog
             .publish_snippet("sign-off", "Kind regards.\n", "warmer")
             .expect("a revision");
-        let settings = configure(Settings::new(db.clone()).listen("127.0.0.1:0".parse().unwrap()));
-        let server = Server::bind(settings).expect("the console binds");
-        let base = format!("http://{}", server.local_addr());
-        std::thread::spawn(move || server.run());
         Console {
-            base,
+            base: String::new(),
             db,
             admin,
             editor,
@@ -217,6 +240,19 @@ impl Console {
         let server = Server::bind(settings).expect("another console binds");
         let base = format!("http://{}", server.local_addr());
         std::thread::spawn(move || server.run());
+        Console {
+            base,
+            db: self.db.clone(),
+            admin: self.admin.clone(),
+            editor: self.editor.clone(),
+            viewer: self.viewer.clone(),
+            _dir: None,
+        }
+    }
+
+    /// A client of another server over this catalog at `base` (a relay),
+    /// with the same users' tokens. `self` must outlive it.
+    pub fn client_at(&self, base: String) -> Console {
         Console {
             base,
             db: self.db.clone(),
