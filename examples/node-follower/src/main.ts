@@ -307,8 +307,10 @@ class Follower {
         console.log(`render: ${prompt} v${version} failed: ${response.status} ${body.error?.code}: ${body.error?.message}`);
         return false;
       }
+      // The console gives the hash's hex; printed as the CLI prints hashes.
+      const hash = body.content_hash?.startsWith("sha256:") ? body.content_hash : `sha256:${body.content_hash}`;
       console.log(
-        `render: ${prompt} v${body.version} label=${this.options.label} ${body.content_hash} system=${body.system?.length ?? 0} chars`,
+        `render: ${prompt} v${body.version} label=${this.options.label} ${hash} system=${body.system?.length ?? 0} chars`,
       );
       return true;
     } catch (error) {
