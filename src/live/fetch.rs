@@ -25,6 +25,10 @@ pub(super) enum LabelState {
 pub(super) struct LabelArm {
     pub(super) version: u32,
     pub(super) weight: u32,
+    /// The version's content hash when the upstream names it without
+    /// sending the version (a relay's snapshot): a version served with the
+    /// same hash is kept.
+    pub(super) content_hash: Option<String>,
     pub(super) fetched: Option<Fetched>,
 }
 
@@ -83,6 +87,7 @@ pub(super) fn read_labels(
             .map(|(arm, fetched)| LabelArm {
                 version: arm.version,
                 weight: arm.weight,
+                content_hash: None,
                 fetched,
             })
             .collect();
@@ -93,15 +98,15 @@ pub(super) fn read_labels(
     Ok(states)
 }
 
-/// Versions `versions` of prompt `info.id`, in one read, in that order.
+/// Versions `versions` of prompt `id`, in one read, in that order.
 pub(super) fn fetch_versions(
     catalog: &mut Catalog,
-    info: &PromptInfo,
+    id: &str,
     versions: &[u32],
 ) -> Result<Vec<Fetched>, StoreError> {
     let wanted: Vec<(String, u32)> = versions
         .iter()
-        .map(|&version| (info.id.to_string(), version))
+        .map(|&version| (id.to_string(), version))
         .collect();
     catalog.versions_with_sources(&wanted).map_err(StoreError)
 }

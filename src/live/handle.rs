@@ -2,8 +2,10 @@
 //! [`Builder`].
 
 use super::GeneratedPrompts;
+use super::catalog::CatalogUpstream;
 use super::event::LiveEvent;
 use super::fetch::StoreError;
+use super::upstream::Upstream;
 use super::worker::{Shared, Worker};
 use crate::__private::wrong_vars;
 use crate::prompt::Prompt;
@@ -26,6 +28,17 @@ const SQLITE_POLL: Duration = Duration::from_millis(500);
 /// How often a PostgreSQL catalog is polled by default, as the safety net
 /// under its notifications.
 const POSTGRES_POLL: Duration = Duration::from_secs(5);
+/// How often a relay's follower comes back from its stream by default: to
+/// register on time, and to ask again for a version the relay could not
+/// give.
+const RELAY_POLL: Duration = Duration::from_secs(5);
+/// How long a relay's stream may be silent (no event, not even its
+/// heartbeat, every 5 s) before the relay is taken for stalled: three
+/// heartbeats, as docs/relay.md says.
+const RELAY_STALL: Duration = Duration::from_secs(15);
+/// Where the token a relay is asked with comes from, when
+/// [`Builder::token`] gives none.
+pub const RELAY_TOKEN_VAR: &str = "PROMPTPACK_RELAY_TOKEN";
 /// How long dropping the last handle waits for its thread to stop: a
 /// thread blocked on the network longer is left to end by itself when its
 /// wait (bounded by [`Builder::timeouts`]) ends.
@@ -100,6 +113,8 @@ pub struct Builder<Id> {
     poll: Option<Duration>,
     timeouts: Timeouts,
     process: Option<String>,
+    token: Option<String>,
+    relay_stall: Duration,
     subscribers: Vec<Sender<LiveEvent>>,
     id: PhantomData<fn() -> Id>,
 }
@@ -112,15 +127,18 @@ impl<Id> fmt::Debug for Builder<Id> {
             .field("poll", &self.poll)
             .field("timeouts", &self.timeouts)
             .field("process", &self.process)
+            .field("token", &self.token.as_ref().map(|_| "…"))
+            .field("relay_stall", &self.relay_stall)
             .finish_non_exhaustive()
     }
 }
 
 impl<Id: GeneratedPrompts> Prompts<Id> {
     /// Follows the catalog at `url` (`sqlite:PATH`, or `postgres://…` with
-    /// the `live-postgres` feature): label `production` unless
-    /// [`Builder::label`] says otherwise. The catalog is only read; its
-    /// schema must exist (`promptpack catalog init`).
+    /// the `live-postgres` feature), or the relay at `url` (`http://host:port`
+    /// with the `live-relay` feature, and a [`Builder::token`]): label
+    /// `production` unless [`Builder::label`] says otherwise. The catalog is
+    /// only read; its schema must exist (`promptpack catalog init`).
     pub fn connect(url: impl Into<String>) -> Builder<Id> {
         Builder {
             url: url.into(),
@@ -128,6 +146,8 @@ impl<Id: GeneratedPrompts> Prompts<Id> {
             poll: None,
             timeouts: Timeouts::DEFAULT,
             process: None,
+            token: None,
+            relay_stall: RELAY_STALL,
             subscribers: Vec::new(),
             id: PhantomData,
         }
@@ -247,6 +267,8 @@ impl<Id: GeneratedPrompts> Builder<Id> {
     /// Reads the catalog's change marker every `interval`: how a SQLite
     /// catalog's changes are found (every 500 ms by default), and the
     /// safety net under PostgreSQL's notifications (every 5 s by default).
+    /// Following a relay, how soon a version it could not give is asked for
+    /// again (5 s by default); its changes come on its stream.
     pub fn poll_every(mut self, interval: Duration) -> Builder<Id> {
         self.poll = Some(interval);
         self
@@ -280,6 +302,25 @@ impl<Id: GeneratedPrompts> Builder<Id> {
         self
     }
 
+    /// The token a relay is asked with (`Authorization: Bearer`): a catalog
+    /// user's, of any role. Without it, `$PROMPTPACK_RELAY_TOKEN`. Only a
+    /// relay (`http://…`) needs one; a catalog URL carries its own
+    /// credentials.
+    pub fn token(mut self, token: impl Into<String>) -> Builder<Id> {
+        self.token = Some(token.into());
+        self
+    }
+
+    /// How long a relay's stream may send nothing, not even its heartbeat
+    /// (a comment every 5 s unless the relay's `--heartbeat` says
+    /// otherwise), before the relay is taken for stalled: reported
+    /// ([`LiveEvent::StoreDown`]) and reconnected. 15 s by default, three
+    /// heartbeats. Requests to a relay are bounded by [`Builder::timeouts`].
+    pub fn relay_stall(mut self, stall: Duration) -> Builder<Id> {
+        self.relay_stall = stall;
+        self
+    }
+
     /// A channel of every event from the start on, including the start's
     /// own (the versions first served, a store that is down).
     pub fn subscribe(&mut self) -> Receiver<LiveEvent> {
@@ -297,9 +338,11 @@ impl<Id: GeneratedPrompts> Builder<Id> {
     ///
     /// # Errors
     /// `invalid_request` for a URL that names no store (or one this build
-    /// lacks: PostgreSQL needs the `live-postgres` feature), an empty
-    /// label or a [`Builder::process_name`] that is not one; `io` when the
-    /// thread cannot start.
+    /// lacks: PostgreSQL needs the `live-postgres` feature, a relay
+    /// `live-relay`), a relay URL without a token ([`Builder::token`], or
+    /// `$PROMPTPACK_RELAY_TOKEN`) or with `https://`, an empty label or a
+    /// [`Builder::process_name`] that is not one; `io` when the thread
+    /// cannot start.
     pub fn start(self) -> Result<Prompts<Id>> {
         if self.label.is_empty() {
             return Err(Error::new(
@@ -314,7 +357,10 @@ impl<Id: GeneratedPrompts> Builder<Id> {
             }
             None => default_process_name(),
         };
-        let poll = self.poll.unwrap_or(if self.url.starts_with("postgres") {
+        let relay = is_relay_url(&self.url);
+        let poll = self.poll.unwrap_or(if relay {
+            RELAY_POLL
+        } else if self.url.starts_with("postgres") {
             POSTGRES_POLL
         } else {
             SQLITE_POLL
@@ -330,14 +376,31 @@ impl<Id: GeneratedPrompts> Builder<Id> {
                     .collect(),
             ),
         };
+        let upstream: Box<dyn Upstream> = if relay {
+            relay_upstream(
+                prompts,
+                &self.label,
+                &self.url,
+                self.token,
+                self.timeouts,
+                poll,
+                self.relay_stall,
+            )?
+        } else {
+            Box::new(CatalogUpstream::new(
+                prompts,
+                self.label.clone(),
+                self.url,
+                poll,
+                self.timeouts,
+            ))
+        };
         let shared = Arc::new(Shared::new(prompts.len(), self.subscribers));
         let (stop, stopped) = channel();
         let mut worker = Worker::new(
             Arc::clone(&shared),
             Id::__source(),
-            self.url,
-            poll,
-            self.timeouts,
+            upstream,
             registration,
             stopped,
         );
@@ -373,6 +436,66 @@ impl<Id: GeneratedPrompts> Builder<Id> {
             }),
         })
     }
+}
+
+/// Whether `url` names a relay (`http://`, `https://`) rather than a
+/// catalog: the scheme decides.
+fn is_relay_url(url: &str) -> bool {
+    let scheme = url.split_once("://").map_or("", |(scheme, _)| scheme);
+    scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")
+}
+
+/// The upstream of a relay at `url`, asked with `token` or else
+/// `$PROMPTPACK_RELAY_TOKEN`.
+#[cfg(feature = "live-relay")]
+fn relay_upstream(
+    prompts: &'static [crate::__private::PromptInfo],
+    label: &str,
+    url: &str,
+    token: Option<String>,
+    timeouts: Timeouts,
+    poll: Duration,
+    stall: Duration,
+) -> Result<Box<dyn Upstream>> {
+    let token = token
+        .or_else(|| std::env::var(RELAY_TOKEN_VAR).ok())
+        .filter(|token| !token.is_empty())
+        .ok_or_else(|| {
+            Error::new(
+                ErrorCode::InvalidRequest,
+                format!(
+                    "following the relay at {url} needs the token of a catalog user: \
+                     `Builder::token` or ${RELAY_TOKEN_VAR}"
+                ),
+            )
+        })?;
+    let upstream = super::relay::RelayUpstream::new(
+        prompts,
+        label.to_string(),
+        url,
+        token,
+        timeouts,
+        poll,
+        stall,
+    )?;
+    Ok(Box::new(upstream))
+}
+
+/// Without the `live-relay` feature: a relay URL is refused at start.
+#[cfg(not(feature = "live-relay"))]
+fn relay_upstream(
+    _prompts: &'static [crate::__private::PromptInfo],
+    _label: &str,
+    url: &str,
+    _token: Option<String>,
+    _timeouts: Timeouts,
+    _poll: Duration,
+    _stall: Duration,
+) -> Result<Box<dyn Upstream>> {
+    Err(Error::new(
+        ErrorCode::InvalidRequest,
+        format!("`{url}` names a relay: following one needs promptpack's `live-relay` feature"),
+    ))
 }
 
 /// The executable's file name and the process id (`agent-service#1234`),

@@ -69,21 +69,40 @@
 //!   contract) when it connects and about every minute, through a short
 //!   writable connection of its own; where it may not write, it serves
 //!   unregistered, with no event, trying again a minute later.
+//! - **Through a relay**: with the `live-relay` feature,
+//!   `Prompts::connect("http://relay:7879")` follows a relay
+//!   (`promptpack relay`, which holds the catalog connection of a whole
+//!   fleet) instead of the catalog: a snapshot of the label, then its
+//!   stream of changes, resumed where it left off. The relay sends text;
+//!   the handle judges every version against its contract as above, and
+//!   registers its build through the relay. It asks with the token of a
+//!   catalog user ([`Builder::token`] or `$PROMPTPACK_RELAY_TOKEN`), over
+//!   plain HTTP on a private network (TLS is terminated in front of a
+//!   relay). A relay that sends nothing, not even its heartbeat, for
+//!   [`Builder::relay_stall`] (15 s by default) is reported down.
+//! - **Reconnects with jitter**: a lost store or relay is tried again
+//!   after a random time up to 1 s, then up to 2, 4 and 5 s (each wait
+//!   between half and all of that), so that a fleet comes back spread out.
 //! - **Split labels**: [`Prompts::build_prompt_for`] picks a split label's
 //!   arm by a stable hash of a caller's key, so one user sees one arm.
 //! - **Provenance**: every [`Prompt`](crate::Prompt) says where its text came
 //!   from ([`Provenance`](crate::Provenance)): the catalog's prompt, version,
 //!   label, the arm's share and the content hash, or `embedded`.
 
+mod backoff;
+mod catalog;
 mod event;
 mod fetch;
 mod handle;
+#[cfg(feature = "live-relay")]
+mod relay;
 mod served;
 mod split;
+mod upstream;
 mod worker;
 
 pub use event::LiveEvent;
-pub use handle::{Builder, Prompts};
+pub use handle::{Builder, Prompts, RELAY_TOKEN_VAR};
 pub use split::arm_bucket;
 
 /// The generated `PromptId` of a crate whose build script ran

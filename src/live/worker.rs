@@ -1,36 +1,27 @@
-//! The background thread of a live handle: connects, reads every label,
-//! follows changes, and reconnects with backoff when the store goes away.
-//! Renders never wait for it: it swaps a whole new set in.
+//! The background thread of a live handle: opens its upstream (a catalog
+//! or a relay, [`Upstream`]), reads every label, follows changes, and
+//! reconnects with jittered backoff when the upstream goes away. Each
+//! version is judged here, against the binary's contract, whatever
+//! brought it. Renders never wait for it: it swaps a whole new set in.
 
+use super::backoff::Backoff;
 use super::event::LiveEvent;
-use super::fetch::{
-    LabelState, StoreError, Verdict, earlier_versions, fetch_versions, judge, read_labels,
-};
+use super::fetch::{LabelState, StoreError, Verdict, judge};
 use super::served::{Served, ServedArm, ServedPrompt};
+use super::upstream::{Held, Upstream, Wake};
 use crate::__private::{DevSource, PromptInfo};
 use crate::provenance::Provenance;
 use arc_swap::ArcSwap;
-use promptpack_catalog::FileIdentity;
-use promptpack_catalog::redact_url;
-use promptpack_catalog::{Access, BuildRegistration, Catalog, ChangeMarker, Timeouts};
+use promptpack_catalog::BuildRegistration;
 use promptpack_core::error::{Error, ErrorCode};
 use std::collections::HashSet;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-/// The first wait before reconnecting; it doubles up to [`MAX_BACKOFF`].
-const FIRST_BACKOFF: Duration = Duration::from_millis(100);
-/// The longest wait between two attempts to reconnect.
-const MAX_BACKOFF: Duration = Duration::from_secs(5);
-/// How long one wait for a notification lasts before the thread looks
-/// whether its handle is gone: the bound on how long dropping it takes.
-#[cfg(feature = "live-postgres")]
-const LISTEN_SLICE: Duration = Duration::from_millis(200);
-/// How often the handle registers its build in the catalog (refreshing
-/// its `last_seen`), and so the least time between two attempts, failed or
+/// How often the handle registers its build upstream (refreshing its
+/// `last_seen`), and so the least time between two attempts, failed or
 /// not: a catalog this process may only read costs one refused attempt a
 /// minute, never a storm.
 const REGISTER_EVERY: Duration = Duration::from_secs(60);
@@ -61,39 +52,29 @@ impl Shared {
     }
 }
 
-/// The thread's state: the connection, and what it has said.
+/// The thread's state: the upstream, and what it has said.
 pub(super) struct Worker {
     shared: Arc<Shared>,
     prompts: &'static [PromptInfo],
     /// The binary's render bound, which the versions it serves keep.
     max_render_bytes: usize,
-    url: String,
     label: String,
-    poll: Duration,
-    timeouts: Timeouts,
-    catalog: Option<Catalog>,
-    /// The file of a SQLite catalog, and its identity when it was opened:
-    /// a file moved over it (a backup restored) is opened anew.
-    file: Option<PathBuf>,
-    identity: Option<FileIdentity>,
-    #[cfg(feature = "live-postgres")]
-    listener: Option<promptpack_catalog::Listener>,
-    marker: Option<ChangeMarker>,
+    upstream: Box<dyn Upstream>,
     /// Versions refused already for their own content, by prompt index:
     /// said once, not fetched again.
     refused: HashSet<(usize, u32)>,
-    /// Versions the catalog could not give at the last read (said once in
-    /// the log until served): read again at the next poll.
+    /// Versions the upstream could not give at the last read (said once
+    /// in the log until served): read again at the next poll.
     unreadable: HashSet<(usize, u32)>,
-    /// A version was unreadable in this refresh: the next poll reads every
-    /// label again, changed or not.
+    /// A version was unreadable in this refresh: the upstream reads it
+    /// again ([`Upstream::applied`]).
     retry: bool,
     /// `StoreDown` was said and `StoreBack` (or `StoreUp`) not yet.
     down: bool,
     /// The store was reached once: a reconnection is `StoreBack`, a first
     /// connection after a start without the store `StoreUp`.
     reached: bool,
-    backoff: Duration,
+    backoff: Backoff,
     /// What the handle registers: its process, label and contract.
     registration: BuildRegistration,
     /// When it last tried to register; `None` before the first try.
@@ -101,89 +82,69 @@ pub(super) struct Worker {
     stop: Receiver<()>,
 }
 
-/// What a wait for changes ended with.
-enum Wake {
-    /// The handle is gone.
-    Stop,
-    /// Prompt `id` changed (a notification).
-    #[cfg(feature = "live-postgres")]
-    Prompt(String),
-    /// The SQLite file was replaced: open the new one.
-    Replaced,
-    /// Something may have changed: read every label.
-    Everything,
-    /// Nothing changed.
-    Nothing,
+/// What the handle holds of each version, as the upstream asks: what
+/// `served` serves and what was `refused`.
+fn held_in<'a>(
+    served: &'a Served,
+    refused: &'a HashSet<(usize, u32)>,
+) -> impl Fn(usize, u32) -> Option<Held> + 'a {
+    move |index, version| {
+        if refused.contains(&(index, version)) {
+            return Some(Held::Refused);
+        }
+        let arm = served.prompts.get(index)?.as_ref()?.version(version)?;
+        match &arm.provenance {
+            Provenance::Catalog(catalog) => Some(Held::Serving(Arc::clone(&catalog.content_hash))),
+            _ => None,
+        }
+    }
 }
 
 impl Worker {
     pub(super) fn new(
         shared: Arc<Shared>,
         source: &'static DevSource,
-        url: String,
-        poll: Duration,
-        timeouts: Timeouts,
+        upstream: Box<dyn Upstream>,
         registration: BuildRegistration,
         stop: Receiver<()>,
     ) -> Worker {
         // The label followed is the one registered.
         let label = registration.label.clone();
-        let file = Catalog::sqlite_file(&url);
         Worker {
             shared,
             prompts: source.prompts,
             max_render_bytes: source.max_render_bytes,
-            url,
             label,
-            poll,
-            timeouts,
-            catalog: None,
-            file,
-            identity: None,
-            #[cfg(feature = "live-postgres")]
-            listener: None,
-            marker: None,
+            upstream,
             refused: HashSet::new(),
             unreadable: HashSet::new(),
             retry: false,
             down: false,
             reached: false,
-            backoff: FIRST_BACKOFF,
+            backoff: Backoff::new(),
             registration,
             registered_at: None,
             stop,
         }
     }
 
-    /// Connects and reads every label.
+    /// Opens the upstream and reads every label.
     pub(super) fn connect(&mut self) -> Result<(), StoreError> {
-        // Before opening: a file replaced in between is opened anew at the
-        // next poll, never missed.
-        self.identity = self.file.as_deref().and_then(FileIdentity::of);
-        let catalog =
-            Catalog::connect_with(&self.url, Access::Read, &self.timeouts).map_err(StoreError)?;
-        // Listening starts before the labels are read, so that a change
-        // committed in between is announced, not missed.
-        #[cfg(feature = "live-postgres")]
-        if catalog.store_kind() == "postgres" {
-            self.listener = Some(
-                promptpack_catalog::Listener::connect_with(&self.url, &self.timeouts)
-                    .map_err(StoreError)?,
-            );
-        }
-        self.catalog = Some(catalog);
+        let current = self.shared.served.load_full();
+        let states = self.upstream.open(&held_in(&current, &self.refused))?;
         // Every version read again: the store may have been restored from
         // a backup meanwhile, with other text under the same numbers.
-        self.refresh_everything(true)?;
-        self.backoff = FIRST_BACKOFF;
+        self.apply_states(states, true)?;
+        self.backoff.reset();
         self.shared.connected.store(true, Ordering::Release);
         if self.down {
             self.down = false;
+            let kind = self.upstream.kind();
             if self.reached {
-                log::info!("promptpack: the prompt catalog is reachable again");
+                log::info!("promptpack: the {kind} is reachable again");
                 self.shared.emit(&LiveEvent::StoreBack);
             } else {
-                log::info!("promptpack: the prompt catalog is reachable");
+                log::info!("promptpack: the {kind} is reachable");
                 self.shared.emit(&LiveEvent::StoreUp);
             }
         }
@@ -191,16 +152,11 @@ impl Worker {
         Ok(())
     }
 
-    /// The SQLite file was replaced: opens the new one and reads every
-    /// label and version from it (what it holds under a number may differ,
-    /// a refusal too); failing that, the store is lost.
+    /// The store was replaced: opens the new one and reads every label and
+    /// version from it (what it holds under a number may differ, a refusal
+    /// too); failing that, the store is lost.
     fn reopen(&mut self) -> Result<(), StoreError> {
-        log::info!(
-            "promptpack: the prompt catalog's file was replaced; reading the new one ({})",
-            redact_url(&self.url)
-        );
-        self.catalog = None;
-        self.marker = None;
+        self.upstream.close();
         self.refused.clear();
         self.unreadable.clear();
         self.connect()
@@ -209,12 +165,7 @@ impl Worker {
     /// The store failed: drop the connection and say so, once until it is
     /// back.
     pub(super) fn lost(&mut self, StoreError(error): StoreError) {
-        self.catalog = None;
-        #[cfg(feature = "live-postgres")]
-        {
-            self.listener = None;
-        }
-        self.marker = None;
+        self.upstream.close();
         self.shared.connected.store(false, Ordering::Release);
         if !self.down {
             self.down = true;
@@ -234,16 +185,15 @@ impl Worker {
     /// among those serving the label. Only after it tried to register; a
     /// failure is logged at debug level, like a failed registration: the
     /// console shows a registration no longer refreshed as stale.
-    fn unregister(&self) {
+    fn unregister(&mut self) {
         if self.registered_at.is_none() {
             return;
         }
-        let unregistered = Catalog::connect_with(&self.url, Access::Write, &self.timeouts)
-            .and_then(|mut catalog| catalog.unregister_build(&self.registration));
-        if let Err(error) = unregistered {
+        if let Err(error) = self.upstream.unregister(&self.registration) {
             log::debug!(
-                "promptpack: this build's registration stays in the prompt catalog ({}): {error}",
-                redact_url(&self.url)
+                "promptpack: this build's registration stays in the {} ({}): {error}",
+                self.upstream.kind(),
+                self.upstream.describe()
             );
         }
     }
@@ -251,23 +201,25 @@ impl Worker {
     /// Follows changes until the handle is dropped.
     fn follow(&mut self) {
         loop {
-            if self.catalog.is_none() {
-                if self.sleep(self.backoff) {
+            if !self.upstream.is_open() {
+                let wait = self.backoff.next();
+                if self.sleep(wait) {
                     return;
                 }
                 if let Err(error) = self.connect() {
                     self.lost(error);
-                    self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
                 }
                 continue;
             }
             self.register_when_due();
-            let done = match self.wait() {
+            let current = self.shared.served.load_full();
+            let woke = self
+                .upstream
+                .wait(&held_in(&current, &self.refused), &self.stop);
+            let done = match woke {
                 Ok(Wake::Stop) => return,
-                #[cfg(feature = "live-postgres")]
-                Ok(Wake::Prompt(id)) => self.refresh_one(&id),
-                Ok(Wake::Replaced) => self.reopen(),
-                Ok(Wake::Everything) => self.refresh_all(),
+                Ok(Wake::Labels { states, anew }) => self.apply_states(states, anew),
+                Ok(Wake::Reopen) => self.reopen(),
                 Ok(Wake::Nothing) => Ok(()),
                 Err(error) => Err(error),
             };
@@ -277,13 +229,12 @@ impl Worker {
         }
     }
 
-    /// Registers the build in the catalog when it has not tried for
-    /// [`REGISTER_EVERY`], through a writable connection of its own that
-    /// lives for this one write (the handle itself only reads). A catalog
-    /// this process may not write (a read-only file or folder, a
-    /// PostgreSQL role that may only read), or any other failure, leaves
-    /// the build unregistered until the next try: logged at debug level,
-    /// no event, and serving goes on as before.
+    /// Registers the build upstream when it has not tried for
+    /// [`REGISTER_EVERY`]. An upstream this process may not write to (a
+    /// read-only catalog file or folder, a PostgreSQL role that may only
+    /// read), or any other failure, leaves the build unregistered until the
+    /// next try: logged at debug level, no event, and serving goes on as
+    /// before.
     fn register_when_due(&mut self) {
         if self
             .registered_at
@@ -292,12 +243,11 @@ impl Worker {
             return;
         }
         self.registered_at = Some(Instant::now());
-        let registered = Catalog::connect_with(&self.url, Access::Write, &self.timeouts)
-            .and_then(|mut catalog| catalog.register_build(&self.registration));
-        if let Err(error) = registered {
+        if let Err(error) = self.upstream.register(&self.registration) {
             log::debug!(
-                "promptpack: this build is not registered in the prompt catalog ({}): {error}",
-                redact_url(&self.url)
+                "promptpack: this build is not registered in the {} ({}): {error}",
+                self.upstream.kind(),
+                self.upstream.describe()
             );
         }
     }
@@ -314,106 +264,16 @@ impl Worker {
         !matches!(self.stop.try_recv(), Err(TryRecvError::Empty))
     }
 
-    /// Waits for a notification (PostgreSQL) until the next poll, then
-    /// polls the change marker.
-    fn wait(&mut self) -> Result<Wake, StoreError> {
-        let deadline = Instant::now() + self.poll;
-        #[cfg(feature = "live-postgres")]
-        if let Some(listener) = &mut self.listener {
-            loop {
-                if !matches!(self.stop.try_recv(), Err(TryRecvError::Empty)) {
-                    return Ok(Wake::Stop);
-                }
-                let left = deadline.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    break;
-                }
-                if let Some(change) = listener.wait(left.min(LISTEN_SLICE)).map_err(StoreError)? {
-                    return Ok(Wake::Prompt(change.prompt_id));
-                }
-            }
-        }
-        if self.sleep(deadline.saturating_duration_since(Instant::now())) {
-            return Ok(Wake::Stop);
-        }
-        if let Some(file) = &self.file
-            && FileIdentity::of(file) != self.identity
-        {
-            return Ok(Wake::Replaced);
-        }
-        let Some(catalog) = &mut self.catalog else {
-            return Ok(Wake::Nothing);
-        };
-        let marker = catalog.change_marker().map_err(StoreError)?;
-        if self.marker == Some(marker) {
-            return Ok(Wake::Nothing);
-        }
-        Ok(Wake::Everything)
-    }
-
-    /// Reads every label; the marker first, so that a change made while
-    /// they are read shows at the next poll.
-    fn refresh_all(&mut self) -> Result<(), StoreError> {
-        self.refresh_everything(false)
-    }
-
-    /// Reads every label; `anew`: every version again, served or not (a
-    /// store that may not be the one read before: a version serving keeps
-    /// serving when its content hash is the same).
-    fn refresh_everything(&mut self, anew: bool) -> Result<(), StoreError> {
-        let Some(catalog) = &mut self.catalog else {
-            return Ok(());
-        };
-        let marker = catalog.change_marker().map_err(StoreError)?;
-        let states = self.read(None, anew)?;
-        self.refresh(states, anew)?;
-        self.marker = (!self.retry).then_some(marker);
-        Ok(())
-    }
-
-    /// Reads the label of prompt `id`, when this binary has it, after a
-    /// notification. The marker moves on too: every other change up to it
-    /// has its own notification on the way (the listener stays connected;
-    /// losing it is losing the store, and a reconnect reads everything),
-    /// so the next poll need not read every label again.
-    #[cfg(feature = "live-postgres")]
-    fn refresh_one(&mut self, id: &str) -> Result<(), StoreError> {
-        if let Some(catalog) = &mut self.catalog {
-            self.marker = Some(catalog.change_marker().map_err(StoreError)?);
-        }
-        let Some(index) = self.prompts.iter().position(|prompt| prompt.id == id) else {
-            return Ok(());
-        };
-        let states = self.read(Some(index), false)?;
-        self.refresh(states, false)?;
-        if self.retry {
-            self.marker = None;
-        }
-        Ok(())
-    }
-
-    /// The label of every prompt (or of prompt `only`), with every version
-    /// it names that is neither served (`anew`: even so) nor refused
-    /// already, in one snapshot.
-    fn read(
+    /// Applies what the upstream read, then tells it whether every version
+    /// it named could be read.
+    fn apply_states(
         &mut self,
-        only: Option<usize>,
+        states: Vec<(usize, LabelState)>,
         anew: bool,
-    ) -> Result<Vec<(usize, LabelState)>, StoreError> {
-        let Some(catalog) = &mut self.catalog else {
-            return Ok(Vec::new());
-        };
-        let current = self.shared.served.load();
-        let refused = &self.refused;
-        let have = |index: usize, version: u32| {
-            let served = current
-                .prompts
-                .get(index)
-                .and_then(Option::as_ref)
-                .is_some_and(|served| served.version(version).is_some());
-            (served && !anew) || refused.contains(&(index, version))
-        };
-        read_labels(catalog, self.prompts, &self.label, only, have)
+    ) -> Result<(), StoreError> {
+        self.refresh(states, anew)?;
+        self.upstream.applied(!self.retry);
+        Ok(())
     }
 
     /// Applies what the label says of each prompt (by index) and swaps in
@@ -475,10 +335,12 @@ impl Worker {
         let mut judged = Vec::with_capacity(arms.len());
         for arm in arms {
             let (version, weight) = (arm.version, arm.weight);
-            let same = |served: &&ServedArm| match (&arm.fetched, &served.provenance) {
-                (Some(Ok((stored, _))), Provenance::Catalog(catalog)) => {
-                    *catalog.content_hash == *stored.content_hash
-                }
+            let hash = match &arm.fetched {
+                Some(Ok((stored, _))) => Some(stored.content_hash.as_str()),
+                _ => arm.content_hash.as_deref(),
+            };
+            let same = |served: &&ServedArm| match (hash, &served.provenance) {
+                (Some(hash), Provenance::Catalog(catalog)) => *catalog.content_hash == *hash,
                 _ => false,
             };
             let kept = match reusable {
@@ -580,15 +442,14 @@ impl Worker {
         index: usize,
         events: &mut Vec<LiveEvent>,
     ) -> Result<Option<Option<Arc<ServedPrompt>>>, StoreError> {
-        let Some(catalog) = &mut self.catalog else {
-            return Ok(None);
-        };
         let info = &self.prompts[index];
-        let candidates: Vec<u32> = earlier_versions(catalog, info.id, &self.label)?
+        let candidates: Vec<u32> = self
+            .upstream
+            .earlier(info.id)?
             .into_iter()
             .filter(|version| !self.refused.contains(&(index, *version)))
             .collect();
-        let fetched = fetch_versions(catalog, info, &candidates)?;
+        let fetched = self.upstream.fetch(info.id, &candidates)?;
         for (version, fetched) in candidates.into_iter().zip(fetched) {
             match judge(info, self.max_render_bytes, &self.label, 1, fetched) {
                 Verdict::Serve(arm) => {

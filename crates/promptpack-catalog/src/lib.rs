@@ -77,6 +77,8 @@ mod listener;
 mod model;
 mod redact;
 pub mod relay;
+#[cfg(feature = "relay-client")]
+pub mod relay_client;
 mod store;
 mod timeouts;
 

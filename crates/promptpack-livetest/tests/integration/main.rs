@@ -7,10 +7,12 @@
 mod support;
 
 mod damaged;
+mod fake_relay;
 mod faults;
 mod follow;
 mod processes;
 mod registration;
+mod relay_follow;
 mod snapshots;
 mod sqlite_files;
 mod stalls;
