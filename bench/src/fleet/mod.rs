@@ -321,6 +321,11 @@ pub fn section(quick: bool, workload: &Workload) -> String {
         run.cluster.port(),
         run.rounds
     ));
+    if run.bin.components().any(|c| c.as_os_str() == "debug") {
+        out.push_str(
+            "The relay is a debug build: its RSS and CPU are not what a release build's              are (cargo build --release -p promptpack-cli --features full).\n\n",
+        );
+    }
 
     let mut table = Table {
         rows: String::from(

@@ -50,7 +50,7 @@ fn forward(
             let at = Instant::now();
             {
                 let mut log = log.lock().unwrap();
-                if log.len() < 200 {
+                if log.len() < 200 && !line.trim().is_empty() {
                     log.push(line.clone());
                 }
             }
