@@ -201,11 +201,7 @@ async fn stream(
     last_id: &mut Option<String>,
     heard: &mut bool,
 ) -> Result<(), String> {
-    let permit = shared
-        .opening
-        .acquire()
-        .await
-        .map_err(|e| e.to_string())?;
+    let permit = shared.opening.acquire().await.map_err(|e| e.to_string())?;
     let socket = within(TcpStream::connect(shared.addr))
         .await?
         .map_err(|e| format!("connect: {e}"))?;

@@ -63,9 +63,7 @@ struct Writer {
 impl Writer {
     fn open(url: &str, workload: &Workload) -> Result<(Writer, String), String> {
         let mut catalog = Catalog::open(url).map_err(err)?.with_author("bench");
-        let report = catalog
-            .import(&workload.dir, "bench", None)
-            .map_err(err)?;
+        let report = catalog.import(&workload.dir, "bench", None).map_err(err)?;
         let version = report
             .prompts
             .iter()
@@ -218,8 +216,7 @@ struct Connections {
 
 impl Connections {
     fn count_all(&self) -> Result<i64, String> {
-        let mut client =
-            postgres::Client::connect(&self.admin, postgres::NoTls).map_err(err)?;
+        let mut client = postgres::Client::connect(&self.admin, postgres::NoTls).map_err(err)?;
         client
             .query_one(
                 "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
@@ -343,12 +340,19 @@ pub fn section(quick: bool, workload: &Workload) -> String {
     // (a) and (b): many followers of one relay, then the relay restarted under them.
     let phase = Instant::now();
     many_followers(&mut run, &mut table, &mut costs, &mut restart);
-    times.push(format!("{} followers {:.0} s", run.many, phase.elapsed().as_secs_f64()));
+    times.push(format!(
+        "{} followers {:.0} s",
+        run.many,
+        phase.elapsed().as_secs_f64()
+    ));
 
     // (c) and (d): live-handle processes on a relay, a chain of two relays, pgbouncer.
     let phase = Instant::now();
     relay_processes(&mut run, &mut table, &mut costs);
-    times.push(format!("relay processes {:.0} s", phase.elapsed().as_secs_f64()));
+    times.push(format!(
+        "relay processes {:.0} s",
+        phase.elapsed().as_secs_f64()
+    ));
     let phase = Instant::now();
     chain(&mut run, &mut table, &mut costs);
     times.push(format!("chain {:.0} s", phase.elapsed().as_secs_f64()));
@@ -449,7 +453,10 @@ fn many_followers(run: &mut Run, table: &mut Table, costs: &mut String, restart:
             .iter()
             .map(|t| ms(t.saturating_duration_since(killed)))
             .collect();
-        let mut from_up: Vec<f64> = at.iter().map(|t| ms(t.saturating_duration_since(up))).collect();
+        let mut from_up: Vec<f64> = at
+            .iter()
+            .map(|t| ms(t.saturating_duration_since(up)))
+            .collect();
         let (k50, k99, kmax) = spread(&mut from_kill);
         let (u50, u99, umax) = spread(&mut from_up);
         restart.push_str(&format!(
@@ -504,7 +511,8 @@ fn relay_processes(run: &mut Run, table: &mut Table, costs: &mut String) {
     let count = 100;
     let result = (|| -> Result<(Vec<f64>, Vec<f64>), String> {
         let relay = Relay::start(&run.bin, &run.url, "127.0.0.1:0", &[], &[])?;
-        let followers = Followers::start(count, &format!("http://{}", relay.addr), Some(&run.token))?;
+        let followers =
+            Followers::start(count, &format!("http://{}", relay.addr), Some(&run.token))?;
         followers.visible(run.writer.current())?;
         let held = run.connections.held();
         let rounds = process_rounds(&mut run.writer, &followers, run.rounds)?;

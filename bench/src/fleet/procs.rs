@@ -33,9 +33,11 @@ pub fn promptpack_bin() -> Result<PathBuf, String> {
             }
         }
     }
-    Err("no `promptpack` binary: build it (cargo build --release -p promptpack-cli --features \
+    Err(
+        "no `promptpack` binary: build it (cargo build --release -p promptpack-cli --features \
          full) or set PROMPTPACK_BIN"
-        .into())
+            .into(),
+    )
 }
 
 /// Every line of `from`, stamped, to `lines` (and kept in `log`); a thread of its own.
@@ -77,7 +79,9 @@ impl Relay {
     ) -> Result<Relay, String> {
         let mut command = Command::new(bin);
         command
-            .args(["relay", "--db", upstream, "--listen", listen, "--log", "warn"])
+            .args([
+                "relay", "--db", upstream, "--listen", listen, "--log", "warn",
+            ])
             .args(args)
             .envs(envs.iter().copied())
             .stdin(Stdio::null())

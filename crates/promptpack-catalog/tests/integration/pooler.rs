@@ -21,7 +21,9 @@ const PUBLISHES: u32 = 20;
 /// The URL of `store`'s database through the pooler, or `None` without one.
 fn through_pooler(store: &TestStore) -> Option<String> {
     let Ok(pooler) = std::env::var("PROMPTPACK_TEST_PGBOUNCER_URL") else {
-        eprintln!("PROMPTPACK_TEST_PGBOUNCER_URL is not set: no pgbouncer to test through (scripts/test.sh starts one)");
+        eprintln!(
+            "PROMPTPACK_TEST_PGBOUNCER_URL is not set: no pgbouncer to test through (scripts/test.sh starts one)"
+        );
         return None;
     };
     let database = store.url.rsplit('/').next().expect("a database name");
