@@ -3,9 +3,9 @@
 //! snippet texts it renders from. The relay serves them
 //! (`promptpack relay`); a live handle, another relay or a service in any
 //! language reads them. The version travels whole, files and pins, so a
-//! follower compiles and judges it itself ([`judge_fetched`]
-//! (crate::judge_fetched)): a relay passes text on and never decides what
-//! a binary may render.
+//! follower compiles and judges it itself
+//! ([`judge_fetched`](crate::judge_fetched)): a relay passes text on and
+//! never decides what a binary may render.
 //!
 //! The routes, under [`RELAY_PREFIX`], each with `Authorization: Bearer
 //! TOKEN` of a catalog user (any role):
@@ -109,8 +109,9 @@ pub struct PinnedSnippet {
 }
 
 impl WireVersion {
-    /// `version` with `sources`, as [`Catalog::versions_with_sources`]
-    /// (crate::Catalog::versions_with_sources) reads them.
+    /// `version` with `sources`, as
+    /// [`Catalog::versions_with_sources`](crate::Catalog::versions_with_sources)
+    /// reads them.
     pub fn new(version: Version, sources: &Sources) -> WireVersion {
         let snippets = version
             .pins

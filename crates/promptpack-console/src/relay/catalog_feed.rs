@@ -88,6 +88,14 @@ pub(crate) struct Feed {
 }
 
 impl Feed {
+    /// A feed no thread answers, for tests of what needs no catalog.
+    #[cfg(test)]
+    pub(crate) fn detached() -> Feed {
+        Feed {
+            commands: std::sync::mpsc::channel().0,
+        }
+    }
+
     /// Sends the command `make` builds around a reply channel and waits
     /// for the reply.
     pub(crate) async fn ask<T>(

@@ -314,3 +314,66 @@ async fn unregister(
 async fn me(RelayUser(user): RelayUser) -> axum::Json<serde_json::Value> {
     axum::Json(json!({ "name": user.name, "role": user.role.as_str() }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::relay::auth::AuthCache;
+    use crate::relay::catalog_feed::Feed;
+    use crate::relay::state::{EVENT_LOG, PromptArms, RelayState, Scope};
+    use promptpack_catalog::relay::WireArm;
+    use std::time::Duration;
+
+    fn arms(version: u32) -> Vec<PromptArms> {
+        vec![PromptArms {
+            prompt: "greet".to_string(),
+            arms: vec![WireArm {
+                version,
+                weight: 1,
+                content_hash: format!("h{version}"),
+            }],
+            versions: Vec::new(),
+            unreadable: false,
+        }]
+    }
+
+    /// A follower that fell further behind than the broadcast holds has
+    /// its stream ended, never a change skipped: it reconnects with its
+    /// last id.
+    #[test]
+    fn a_follower_that_lags_is_ended() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let state = Arc::new(RelayState::new());
+        state.update("production", Scope::Whole, arms(1));
+        let (_stop, stopped) = tokio::sync::watch::channel(false);
+        let shared = Arc::new(RelayShared {
+            state: Arc::clone(&state),
+            feed: Feed::detached(),
+            auth: Arc::new(AuthCache::default()),
+            heartbeat: Duration::from_secs(3600),
+            stop: stopped,
+        });
+        let opened = state.open("production", None).expect("followed");
+        // More changes than the broadcast keeps, before the stream reads one.
+        for version in 2..(EVENT_LOG as u32 + 10) {
+            state.update("production", Scope::Whole, arms(version));
+        }
+        let (sender, mut receiver) = mpsc::channel(16);
+        let frames = runtime.block_on(async move {
+            let task = tokio::spawn(stream(shared, Arc::from("production"), opened, sender));
+            let mut frames = Vec::new();
+            while let Some(frame) = receiver.recv().await {
+                frames.push(String::from_utf8_lossy(&frame).into_owned());
+            }
+            let _ = task.await;
+            frames
+        });
+        // `retry`, the snapshot, and the end: no change after a gap.
+        assert_eq!(frames.len(), 2, "{frames:?}");
+        assert!(frames[0].starts_with("retry: 1000"));
+        assert!(frames[1].starts_with("event: snapshot"));
+    }
+}

@@ -91,8 +91,17 @@ struct LabelFeed {
     /// The newest of its events dropped from the log: an id before it
     /// cannot be resumed.
     evicted_upto: u64,
-    /// Its snapshot's JSON at `last_seq`, written once for every reader.
-    snapshot: Option<(u64, Arc<str>)>,
+    /// Its snapshot at `last_seq`, written once for every reader: the
+    /// JSON, and the server-sent frame that carries it (ten thousand
+    /// followers reconnecting share one).
+    snapshot: Option<CachedSnapshot>,
+}
+
+#[derive(Debug)]
+struct CachedSnapshot {
+    seq: u64,
+    json: Arc<str>,
+    frame: Bytes,
 }
 
 struct Inner {
@@ -305,7 +314,8 @@ impl RelayState {
         let mut inner = self.inner();
         let epoch = self.epoch.clone();
         let feed = inner.labels.get_mut(label)?;
-        Some(snapshot_of(&epoch, label, feed))
+        let (id, cached) = snapshot_of(&epoch, label, feed);
+        Some((id, Arc::clone(&cached.json)))
     }
 
     /// Opens a stream of `label` resuming after event `last` when the
@@ -329,39 +339,45 @@ impl RelayState {
                 .filter(|event| event.seq > after && &*event.label == label)
                 .map(|event| event.frame.clone())
                 .collect(),
-            None => {
-                let (id, json) = snapshot_of(&epoch, label, feed);
-                vec![frame(SNAPSHOT_EVENT, &id, &json)]
-            }
+            None => vec![snapshot_of(&epoch, label, feed).1.frame.clone()],
         };
         Some(Opened { first, events })
     }
 }
 
-/// The snapshot of `feed` (written once per event of the label).
-fn snapshot_of(epoch: &str, label: &str, feed: &mut LabelFeed) -> (String, Arc<str>) {
+/// The snapshot of `feed` and its id (written once per event of the
+/// label).
+fn snapshot_of<'a>(
+    epoch: &str,
+    label: &str,
+    feed: &'a mut LabelFeed,
+) -> (String, &'a CachedSnapshot) {
     let id = format!("{epoch}-{}", feed.last_seq);
-    if let Some((seq, json)) = &feed.snapshot
-        && *seq == feed.last_seq
-    {
-        return (id, Arc::clone(json));
-    }
-    let snapshot = Snapshot {
-        label: label.to_string(),
-        event_id: id.clone(),
-        prompts: feed
-            .prompts
-            .iter()
-            .map(|(prompt, arms)| LabelledArms {
-                prompt: prompt.clone(),
-                arms: arms.clone(),
-            })
-            .collect(),
+    let cached = match feed.snapshot.take() {
+        Some(cached) if cached.seq == feed.last_seq => cached,
+        _ => {
+            let snapshot = Snapshot {
+                label: label.to_string(),
+                event_id: id.clone(),
+                prompts: feed
+                    .prompts
+                    .iter()
+                    .map(|(prompt, arms)| LabelledArms {
+                        prompt: prompt.clone(),
+                        arms: arms.clone(),
+                    })
+                    .collect(),
+            };
+            // Plain data: serializing cannot fail.
+            let json = serde_json::to_string(&snapshot).unwrap_or_default();
+            CachedSnapshot {
+                seq: feed.last_seq,
+                frame: frame(SNAPSHOT_EVENT, &id, &json),
+                json: Arc::from(json),
+            }
+        }
     };
-    // Plain data: serializing cannot fail.
-    let json: Arc<str> = Arc::from(serde_json::to_string(&snapshot).unwrap_or_default());
-    feed.snapshot = Some((feed.last_seq, Arc::clone(&json)));
-    (id, json)
+    (id, feed.snapshot.insert(cached))
 }
 
 /// A [`Change`](promptpack_catalog::relay::Change)'s JSON, the versions'
@@ -384,4 +400,137 @@ fn change_json(change: &PromptArms) -> String {
 /// raw newline).
 pub(crate) fn frame(event: &str, id: &str, data: &str) -> Bytes {
     Bytes::from(format!("event: {event}\nid: {id}\ndata: {data}\n\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn arms(prompt: &str, version: u32) -> PromptArms {
+        PromptArms {
+            prompt: prompt.to_string(),
+            arms: vec![WireArm {
+                version,
+                weight: 1,
+                content_hash: format!("h{version}"),
+            }],
+            versions: Vec::new(),
+            unreadable: false,
+        }
+    }
+
+    /// The kinds of the frames a stream opened after `last` starts with.
+    fn first(state: &RelayState, label: &str, last: Option<&str>) -> Vec<String> {
+        let opened = state.open(label, last).expect("followed");
+        opened
+            .first
+            .iter()
+            .map(|frame| {
+                let text = String::from_utf8_lossy(frame);
+                let kind = text.lines().next().unwrap_or("").to_string();
+                let id = text.lines().nth(1).unwrap_or("").to_string();
+                format!("{kind} {id}")
+            })
+            .collect()
+    }
+
+    #[test]
+    fn resume_or_snapshot() {
+        let state = RelayState::new();
+        state.update("production", Scope::Whole, vec![arms("greet", 1)]);
+        let (start, _) = state.snapshot("production").expect("followed");
+        state.update("production", Scope::Whole, vec![arms("greet", 2)]);
+        let (after_one, _) = state.snapshot("production").expect("followed");
+        state.update("production", Scope::Whole, vec![arms("greet", 3)]);
+        let epoch = state.epoch.clone();
+        let cases: [(Option<String>, Vec<String>); 7] = [
+            (
+                Some(start.clone()),
+                vec![
+                    format!("event: change id: {epoch}-1"),
+                    format!("event: change id: {epoch}-2"),
+                ],
+            ),
+            (
+                Some(after_one.clone()),
+                vec![format!("event: change id: {epoch}-2")],
+            ),
+            (Some(format!("{epoch}-2")), Vec::new()),
+            (None, vec![format!("event: snapshot id: {epoch}-2")]),
+            (
+                Some("0000000g-1".to_string()),
+                vec![format!("event: snapshot id: {epoch}-2")],
+            ),
+            (
+                Some(format!("{epoch}-3")),
+                vec![format!("event: snapshot id: {epoch}-2")],
+            ),
+            (
+                Some("garbage".to_string()),
+                vec![format!("event: snapshot id: {epoch}-2")],
+            ),
+        ];
+        for (last, expected) in cases {
+            assert_eq!(
+                first(&state, "production", last.as_deref()),
+                expected,
+                "{last:?}"
+            );
+        }
+        assert!(state.open("staging", None).is_none());
+    }
+
+    #[test]
+    fn a_label_whose_events_left_the_log_gets_a_snapshot() {
+        let state = RelayState::new();
+        state.update("busy", Scope::Whole, vec![arms("a", 1)]);
+        state.update("quiet", Scope::Whole, vec![arms("b", 1)]);
+        let (busy_start, _) = state.snapshot("busy").expect("followed");
+        let (quiet_start, _) = state.snapshot("quiet").expect("followed");
+        for version in 2..(EVENT_LOG as u32 + 10) {
+            state.update("busy", Scope::Whole, vec![arms("a", version)]);
+        }
+        // The busy label lost events after its id; the quiet one none.
+        let busy = first(&state, "busy", Some(&busy_start));
+        assert_eq!(busy.len(), 1);
+        assert!(busy[0].starts_with("event: snapshot"), "{busy:?}");
+        assert!(first(&state, "quiet", Some(&quiet_start)).is_empty());
+    }
+
+    #[test]
+    fn what_a_read_changes() {
+        let state = RelayState::new();
+        state.update(
+            "production",
+            Scope::Whole,
+            vec![arms("a", 1), arms("b", 1), arms("c", 1)],
+        );
+        let mut events = state.open("production", None).expect("followed").events;
+        // The same read: nothing. One prompt read and gone: its removal.
+        state.update(
+            "production",
+            Scope::Whole,
+            vec![arms("a", 1), arms("b", 1), arms("c", 1)],
+        );
+        state.update("production", Scope::Prompt("b"), Vec::new());
+        let removed = events.try_recv().expect("an event");
+        let text = String::from_utf8_lossy(&removed.frame).into_owned();
+        assert!(
+            text.contains(r#"data: {"prompt":"b","arms":[],"versions":[]}"#),
+            "{text}"
+        );
+        // A prompt whose version could not be read is left as it was; one
+        // missing from a whole read is removed.
+        let mut unreadable = arms("a", 2);
+        unreadable.unreadable = true;
+        state.update("production", Scope::Whole, vec![unreadable]);
+        let gone = events.try_recv().expect("an event");
+        assert!(String::from_utf8_lossy(&gone.frame).contains(r#""prompt":"c","arms":[]"#));
+        assert!(events.try_recv().is_err(), "a was changed");
+        let (_, snapshot) = state.snapshot("production").expect("followed");
+        let snapshot: Snapshot = serde_json::from_str(&snapshot).expect("a snapshot");
+        assert_eq!(snapshot.prompts.len(), 1);
+        assert_eq!(snapshot.prompts[0].prompt, "a");
+        assert_eq!(snapshot.prompts[0].arms[0].version, 1);
+    }
 }

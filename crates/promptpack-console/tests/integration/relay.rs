@@ -554,6 +554,14 @@ fn delete_with_body(f: &Fixture, body: &Value) -> u16 {
 /// The connections to database `db` other than the one asking, by
 /// `psql` (the tests have no PostgreSQL client library of their own).
 fn connections_to(db: &str) -> Option<usize> {
+    psql(db, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// What `psql` answers to `sql` on database `db`, unaligned.
+fn psql(db: &str, sql: &str) -> Option<String> {
     let psql = ["/usr/bin/psql"]
         .into_iter()
         .map(std::path::PathBuf::from)
@@ -565,10 +573,47 @@ fn connections_to(db: &str) -> Option<usize> {
         )
         .find(|path| path.exists())?;
     let output = std::process::Command::new(psql)
-        .args([db, "-Atc", "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"])
+        .args([db, "-Atc", sql])
         .output()
         .ok()?;
-    String::from_utf8_lossy(&output.stdout).trim().parse().ok()
+    Some(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// The relay's connections cut by the server (as a failover or a proxy
+/// restart does): it serves from memory meanwhile, connects again, reads
+/// every label again and sends what changed while it was away.
+#[test]
+fn postgres_connections_lost_and_back() {
+    let f = Fixture::start(Store::Postgres, "relay_reconnects");
+    let mut stream = f.stream("production", None);
+    stream.expect("snapshot");
+    psql(
+        &f.catalog.db,
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+    )
+    .expect("psql cuts the connections");
+    // Served from memory whatever the catalog's state.
+    assert_eq!(f.get("/relay/v1/labels/production").status, 200);
+    f.catalog
+        .catalog()
+        .set_label("greet", "production", 2)
+        .expect("moved");
+    let change = stream.expect("change").json();
+    assert_eq!(
+        (
+            change["prompt"].clone(),
+            change["arms"][0]["version"].clone()
+        ),
+        (json!("greet"), json!(2))
+    );
+    // Back to its two connections.
+    let started = Instant::now();
+    let mut count = connections_to(&f.catalog.db);
+    while count != Some(2) && started.elapsed() < PATIENCE {
+        std::thread::sleep(Duration::from_millis(50));
+        count = connections_to(&f.catalog.db);
+    }
+    assert_eq!(count, Some(2));
 }
 
 /// The connections a relay holds once it has followed a label, with and
@@ -648,4 +693,50 @@ fn beyond_loopback_needs_an_admin() {
     let error = Relay::bind(settings).expect_err("refused");
     assert_eq!(error.code(), promptpack_catalog::ErrorCode::InvalidRequest);
     assert!(error.to_string().contains("admin"), "{error}");
+}
+
+/// A SQLite catalog restored from a backup (a file moved over the one the
+/// relay reads) is opened anew and read again whole: what differs is sent
+/// as changes, as after any reconnect.
+#[test]
+fn sqlite_file_replaced_is_read_anew() {
+    let f = Fixture::start(Store::Sqlite, "relay_file_replaced");
+    let path = std::path::PathBuf::from(f.catalog.db.strip_prefix("sqlite:").expect("SQLite"));
+    let folder = path.parent().expect("a folder").to_path_buf();
+    let mut stream = f.stream("production", None);
+    assert_eq!(
+        arms_of(&stream.expect("snapshot").json(), "greet"),
+        vec![(1, 1)]
+    );
+    // A backup in which the label moved to v2.
+    let backup = folder.join("backup.db");
+    rusqlite::Connection::open(&path)
+        .expect("opens the file")
+        .execute("VACUUM INTO ?1", [backup.display().to_string()])
+        .expect("backs up");
+    promptpack_catalog::Catalog::connect_with(
+        &format!("sqlite:{}", backup.display()),
+        promptpack_catalog::Access::Write,
+        &promptpack_catalog::Timeouts::DEFAULT,
+    )
+    .expect("the backup")
+    .with_author("setup")
+    .set_label("greet", "production", 2)
+    .expect("moved in the backup");
+    // Restored: the file's log folded in, a copy moved over it in one
+    // rename.
+    rusqlite::Connection::open(&path)
+        .expect("opens the file")
+        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .expect("checkpoints");
+    let copy = folder.join("restore.tmp");
+    std::fs::copy(&backup, &copy).expect("copies the backup");
+    std::fs::rename(&copy, &path).expect("moves the copy over the catalog");
+    let change = stream.expect("change").json();
+    assert_eq!(change["prompt"], "greet");
+    assert_eq!(change["arms"][0]["version"], 2);
+    assert_eq!(
+        change["versions"][0]["version"]["system"],
+        support::GREET_V2
+    );
 }
