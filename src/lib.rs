@@ -92,6 +92,7 @@
 //! | `testing` | [`testing`]: the survivor check and [`snapshot_prompts!`], insta snapshots of every prompt (turns on `library`) |
 //! | `live` | [`live`]: the generated typed prompts served from a label of a SQLite catalog, each version checked against the build's contract (turns on `library`) |
 //! | `live-postgres` | `live` with PostgreSQL catalogs too, followed through `LISTEN`/`NOTIFY` |
+//! | `live-relay` | `live` following a relay (`promptpack relay`, `http://…`) instead of the catalog: the label's snapshot and its stream of changes, over plain HTTP (hyper on a current-thread tokio runtime) |
 //! | `tracing` | [`trace`]: a `tracing` span for every render and every read of an answer or a tool call, with the OpenTelemetry GenAI attributes (`gen_ai.prompt.name`) and promptpack's (hash, source, catalog version, label, arm, pins) |
 //! | `unstable-machinery` | `promptpack::machinery`: the language's internals, for tools, benches and fuzzers; no semver guarantee |
 //! | `house` | `promptpack::house`: the seam promptpack's own crates (CLI, console, language server) build on, which pin this exact version; not for other crates |

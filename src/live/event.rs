@@ -34,15 +34,18 @@ pub enum LiveEvent {
     },
     /// The catalog cannot be reached (at start, or lost while running,
     /// including a server that stops answering: within the poll interval
-    /// plus [`Builder::timeouts`](super::Builder::timeouts)'s `io`): what was
-    /// loaded keeps serving, the embedded text where nothing was, and the
-    /// handle reconnects with backoff.
+    /// plus [`Builder::timeouts`](super::Builder::timeouts)'s `io`), or the
+    /// relay a handle follows (a stream that ends, or that sends nothing
+    /// for [`Builder::relay_stall`](super::Builder::relay_stall); a token
+    /// it does not accept is `not_configured`): what was loaded keeps
+    /// serving, the embedded text where nothing was, and the handle
+    /// reconnects with jittered backoff.
     StoreDown {
         /// What failed.
         error: Error,
     },
-    /// The catalog is reachable again after a [`LiveEvent::StoreDown`],
-    /// and every label has been re-read.
+    /// The catalog (or relay) is reachable again after a
+    /// [`LiveEvent::StoreDown`], and every label has been re-read.
     StoreBack,
     /// The catalog, which could not be reached since the start, is
     /// reachable for the first time, and every label has been read.
