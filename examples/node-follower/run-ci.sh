@@ -67,18 +67,18 @@ relay_url=$(grep -oE 'http://[0-9.:]+' "$work/relay.log" | head -n 1)
 echo "console $console_url, relay $relay_url"
 
 vars='{"repository": "promptpack", "language": "Rust", "strictMode": true}'
-follow() {
-  node "$here/dist/main.js" --relay "$relay_url" --console "$console_url" \
-    --label production --prompt code-review --vars "$vars" "$@"
-}
+# An array, not a function: a function run with `&` is a subshell, and
+# killing it would leave node running.
+follow=(node "$here/dist/main.js" --relay "$relay_url" --console "$console_url"
+  --label production --prompt code-review --vars "$vars")
 
 echo "--- once"
-follow --once | tee "$work/once.log"
+"${follow[@]}" --once | tee "$work/once.log"
 grep -q '^snapshot: label=production event=[^ ]* code-review v1$' "$work/once.log"
 grep -q '^render: code-review v1 label=production sha256:' "$work/once.log"
 
 echo "--- following while the label moves"
-follow >"$work/follow.log" 2>&1 &
+"${follow[@]}" >"$work/follow.log" 2>&1 &
 pids+=($!)
 waits_for "$work/follow.log" '^render: code-review v1 ' "first render"
 # A second version of the prompt, published from the tree, and the label
