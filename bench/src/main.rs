@@ -37,6 +37,7 @@ mod codegen;
 mod console;
 mod conversation;
 mod corpus;
+mod fleet;
 mod harness;
 mod live;
 mod live_tree;
@@ -57,7 +58,8 @@ usage: promptpack-bench [--quick] [--only SECTION[,SECTION…]]
 
   --quick      10 rounds of ~2 ms batches instead of 100 of ~20 ms, fewer samples elsewhere
   --only       run only these sections: render, choice, conversation, answer, adapters, corpus,
-               memory, codegen, reload, catalog, live, console, lsp
+               memory, codegen, reload, catalog, live, console, lsp, and fleet (only
+               when named: 10,000 relay followers, needs a `promptpack` binary)
   --profile    render the first contender whose name contains CONTENDER RENDERS times
                (default 10000) inside `profile_batch`, untimed, and exit; for
                valgrind --tool=callgrind --toggle-collect='*profile_batch*'
@@ -65,7 +67,7 @@ usage: promptpack-bench [--quick] [--only SECTION[,SECTION…]]
 Run it through cargo: cargo run --release --manifest-path bench/Cargo.toml -- [ARGS]";
 
 /// The sections of the report, in order.
-const SECTIONS: [&str; 13] = [
+const SECTIONS: [&str; 14] = [
     "render",
     "choice",
     "conversation",
@@ -79,6 +81,7 @@ const SECTIONS: [&str; 13] = [
     "live",
     "console",
     "lsp",
+    "fleet",
 ];
 
 /// What the command line asked for.
@@ -117,6 +120,11 @@ fn parse_args() -> Command {
                     None => 10_000,
                 };
                 profile = Some((name, n));
+            }
+            // A process of the `fleet` section: one live handle, until killed.
+            "--fleet-follower" => {
+                let Some(url) = args.next() else { usage(2) };
+                fleet::follower_main(&url);
             }
             "--help" | "-h" => usage(0),
             _ => usage(2),
@@ -189,6 +197,10 @@ fn main() {
     }
     if mode.wants("lsp") {
         println!("{}", lsp::section(mode.quick));
+    }
+    // Minutes, 10,000 sockets and a `promptpack` binary: only when asked for.
+    if mode.named("fleet") {
+        println!("{}", fleet::section(mode.quick, &inputs.workload));
     }
 }
 

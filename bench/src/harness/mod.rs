@@ -47,6 +47,13 @@ impl Mode {
         }
     }
 
+    /// Whether `--only` names `section`: for a section that runs only when asked for.
+    pub fn named(&self, section: &str) -> bool {
+        self.only
+            .as_ref()
+            .is_some_and(|only| only.iter().any(|s| s == section))
+    }
+
     /// Whether `section` runs.
     pub fn wants(&self, section: &str) -> bool {
         self.only

@@ -8,13 +8,13 @@ use super::{Cell, Dialect, Param, Row, Tx, Work};
 use crate::redact::redact_url;
 use crate::timeouts::Timeouts;
 use promptpack_core::{Error, ErrorCode};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::future::Future;
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio_postgres::tls::NoTlsStream;
 use tokio_postgres::types::{ToSql, Type, WrongType};
-use tokio_postgres::{AsyncMessage, Client, Config, NoTls, Notification, Socket, Statement};
+use tokio_postgres::{AsyncMessage, Client, Config, NoTls, Notification, Socket};
 
 /// TCP keepalives, unless the URL sets its own (`keepalives_idle`,
 /// `keepalives_interval`, `keepalives_retries`): a server whose host is
@@ -33,14 +33,19 @@ pub(crate) struct PostgresStore {
     session: Option<Session>,
 }
 
-/// A connection and the statements prepared on it.
+/// A connection to the server, or to a pooler in front of it.
+///
+/// Statements are unnamed (`query_typed`: parse, bind, describe, execute in
+/// one round trip, the parameters' types given), never prepared by name and
+/// kept: behind pgbouncer in transaction mode (what fleets put in front of
+/// PostgreSQL) each transaction may run on another server connection, where
+/// a statement prepared earlier does not exist, and a name this connection
+/// prepared may already exist, left there by another client (`prepared
+/// statement "s0" already exists`). An unnamed statement lives only until
+/// the next one, within the same round trip. The parse it costs each time is
+/// small beside the round trip, which a named statement needed too.
 struct Session {
     connection: BoundedConnection,
-    /// Every statement prepared on this connection, by its text: the
-    /// catalog runs a dozen statements over and over, and preparing one
-    /// each time costs a round trip and a parse. Prepared statements
-    /// outlive the transaction they were prepared in.
-    statements: HashMap<String, Statement>,
 }
 
 impl PostgresStore {
@@ -53,10 +58,7 @@ impl PostgresStore {
             config,
             timeouts: *timeouts,
             shown,
-            session: Some(Session {
-                connection,
-                statements: HashMap::new(),
-            }),
+            session: Some(Session { connection }),
         })
     }
 
@@ -75,10 +77,7 @@ impl PostgresStore {
                 *slot = None;
                 let connection = BoundedConnection::connect(&self.config, &self.timeouts)
                     .map_err(|failure| failure.into_error(&context))?;
-                slot.insert(Session {
-                    connection,
-                    statements: HashMap::new(),
-                })
+                slot.insert(Session { connection })
             }
         };
         let result = run_transaction(session, &context, write, work);
@@ -513,29 +512,20 @@ impl PostgresTx<'_> {
     fn fail(&self) -> impl Fn(Failure) -> Error + '_ {
         |failure| failure.into_error(self.context)
     }
-
-    /// The statement of `sql`, prepared once per connection.
-    fn prepared(&mut self, sql: &str) -> Result<Statement, Failure> {
-        if let Some(statement) = self.session.statements.get(sql) {
-            return Ok(statement.clone());
-        }
-        let statement = self.session.connection.call(|client| client.prepare(sql))?;
-        self.session
-            .statements
-            .insert(sql.to_string(), statement.clone());
-        Ok(statement)
-    }
 }
 
-fn bind<'a>(params: &'a [Param<'a>]) -> Vec<&'a (dyn ToSql + Sync)> {
+/// The parameters with their types, for an unnamed statement: the catalog's
+/// columns are TEXT and BIGINT only (its migrations), so these are the types
+/// the server would infer.
+fn bind<'a>(params: &'a [Param<'a>]) -> Vec<(&'a (dyn ToSql + Sync), Type)> {
     params
         .iter()
-        .map(|param| -> &(dyn ToSql + Sync) {
+        .map(|param| -> (&(dyn ToSql + Sync), Type) {
             match param {
-                Param::Text(text) => text,
-                Param::OptText(text) => text,
-                Param::Int(value) => value,
-                Param::OptInt(value) => value,
+                Param::Text(text) => (text, Type::TEXT),
+                Param::OptText(text) => (text, Type::TEXT),
+                Param::Int(value) => (value, Type::INT8),
+                Param::OptInt(value) => (value, Type::INT8),
             }
         })
         .collect()
@@ -543,19 +533,23 @@ fn bind<'a>(params: &'a [Param<'a>]) -> Vec<&'a (dyn ToSql + Sync)> {
 
 impl Tx for PostgresTx<'_> {
     fn query(&mut self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>, Error> {
-        let statement = self.prepared(sql).map_err(self.fail())?;
         let bound = bind(params);
         let rows = self
             .session
             .connection
-            .call(|client| client.query(&statement, &bound))
+            .call(|client| client.query_typed(sql, &bound))
             .map_err(self.fail())?;
         let mut out = Vec::with_capacity(rows.len());
-        let names: std::sync::Arc<[String]> = statement
-            .columns()
-            .iter()
-            .map(|column| column.name().to_string())
-            .collect();
+        // Every row has the statement's columns.
+        let names: std::sync::Arc<[String]> = rows
+            .first()
+            .map(|row| {
+                row.columns()
+                    .iter()
+                    .map(|column| column.name().to_string())
+                    .collect()
+            })
+            .unwrap_or_default();
         for row in rows {
             let mut cells = Vec::with_capacity(row.len());
             for (index, column) in row.columns().iter().enumerate() {
@@ -585,11 +579,10 @@ impl Tx for PostgresTx<'_> {
     }
 
     fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64, Error> {
-        let statement = self.prepared(sql).map_err(self.fail())?;
         let bound = bind(params);
         self.session
             .connection
-            .call(|client| client.execute(&statement, &bound))
+            .call(|client| client.execute_typed(sql, &bound))
             .map_err(self.fail())
     }
 

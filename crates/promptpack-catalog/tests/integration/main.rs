@@ -15,6 +15,7 @@ mod changes;
 mod concurrency;
 mod conformance;
 mod files;
+mod pooler;
 mod properties;
 mod stores;
 mod timeouts;
