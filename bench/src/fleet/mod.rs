@@ -540,7 +540,7 @@ fn chain(run: &mut Run, table: &mut Table, costs: &mut String) {
         &upstream,
         "127.0.0.1:0",
         &[],
-        &[("PROMPTPACK_TOKEN", run.token.as_str())],
+        &[("PROMPTPACK_RELAY_TOKEN", run.token.as_str())],
     ) {
         Ok(relay) => relay,
         Err(e) => {

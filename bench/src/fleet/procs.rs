@@ -68,8 +68,9 @@ pub struct Relay {
 }
 
 impl Relay {
-    /// `promptpack relay --db UPSTREAM --listen LISTEN ARGS…`, once it has printed
-    /// `relay listening on http://ADDR`.
+    /// `promptpack relay --db UPSTREAM --listen LISTEN ARGS…` (`--upstream` for an
+    /// `http://` upstream: another relay), once it has printed `relay listening on
+    /// http://ADDR`.
     pub fn start(
         bin: &Path,
         upstream: &str,
@@ -80,7 +81,17 @@ impl Relay {
         let mut command = Command::new(bin);
         command
             .args([
-                "relay", "--db", upstream, "--listen", listen, "--log", "warn",
+                "relay",
+                if upstream.starts_with("http://") {
+                    "--upstream"
+                } else {
+                    "--db"
+                },
+                upstream,
+                "--listen",
+                listen,
+                "--log",
+                "warn",
             ])
             .args(args)
             .envs(envs.iter().copied())

@@ -21,6 +21,12 @@ const PUBLISHES: u32 = 20;
 /// The URL of `store`'s database through the pooler, or `None` without one.
 fn through_pooler(store: &TestStore) -> Option<String> {
     let Ok(pooler) = std::env::var("PROMPTPACK_TEST_PGBOUNCER_URL") else {
+        // CI starts one (scripts/pgbouncer.sh): there, its absence is a
+        // broken run, not a test to leave out.
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "PROMPTPACK_TEST_PGBOUNCER_URL is not set, and CI starts a pgbouncer"
+        );
         eprintln!(
             "PROMPTPACK_TEST_PGBOUNCER_URL is not set: no pgbouncer to test through (scripts/test.sh starts one)"
         );

@@ -214,7 +214,10 @@ pub(crate) fn start(
     })
 }
 
-pub(crate) fn spawn(name: &str, run: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>, Error> {
+pub(crate) fn spawn(
+    name: &str,
+    run: impl FnOnce() + Send + 'static,
+) -> Result<JoinHandle<()>, Error> {
     std::thread::Builder::new()
         .name(name.to_string())
         .spawn(run)

@@ -18,7 +18,7 @@ use super::catalog_feed::{Command, FeedThreads, spawn};
 use super::state::{CachedVersion, MAX_LABELS, PromptArms, RelayState, Scope};
 use promptpack_catalog::relay::{LabelledArms, WireVersion};
 use promptpack_catalog::relay_client::{BlockingRelayClient, StreamItem};
-use promptpack_catalog::{Error, ErrorCode, Role, Timestamp, Timeouts, User, token_hash};
+use promptpack_catalog::{Error, ErrorCode, Role, Timeouts, Timestamp, User, token_hash};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
@@ -169,10 +169,7 @@ impl RelayFeed {
     /// own; `reply` is answered once its first snapshot is applied (or
     /// the first attempt failed: the label is then not followed).
     fn follow(&self, label: String, reply: oneshot::Sender<Result<(), Error>>) {
-        let mut followed = self
-            .followed
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut followed = self.followed.lock().unwrap_or_else(PoisonError::into_inner);
         if followed.contains(&label) || self.state.is_followed(&label) {
             drop(followed);
             let _ = reply.send(Ok(()));
@@ -336,8 +333,7 @@ impl LabelReader {
                     vec![self.arms_of(client, change.labelled, change.versions)]
                 };
                 let complete = read.iter().all(|prompt| !prompt.unreadable);
-                self.state
-                    .update(&self.label, Scope::Prompt(&prompt), read);
+                self.state.update(&self.label, Scope::Prompt(&prompt), read);
                 (id, complete)
             }
         }

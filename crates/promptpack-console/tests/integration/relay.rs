@@ -664,6 +664,47 @@ fn postgres_poll_only_delivers_changes() {
     );
 }
 
+/// Behind a real pgbouncer in transaction mode (CI's, from
+/// scripts/pgbouncer.sh): the relay's one connection goes through it, and
+/// the poll alone delivers every change.
+#[test]
+fn postgres_poll_only_through_pgbouncer() {
+    let Ok(pooler) = std::env::var("PROMPTPACK_TEST_PGBOUNCER_URL") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "PROMPTPACK_TEST_PGBOUNCER_URL is not set, and CI starts a pgbouncer"
+        );
+        eprintln!("PROMPTPACK_TEST_PGBOUNCER_URL is not set: no pgbouncer to test through");
+        return;
+    };
+    let catalog = Console::catalog_only(Store::Postgres, "relay_pgbouncer");
+    let database = catalog.db.rsplit('/').next().expect("a database name");
+    let server = pooler.rsplit_once('/').expect("a URL with a path").0;
+    let through = format!("{server}/{database}");
+    let relay = spawn(&through, "127.0.0.1:0", |s| s.poll_only(true));
+    let mut stream = Stream::open(
+        &relay.local_addr().to_string(),
+        "production",
+        &catalog.viewer,
+        None,
+    );
+    let snapshot = stream.expect("snapshot").json();
+    assert_eq!(arms_of(&snapshot, "greet"), vec![(1, 1)], "{snapshot}");
+    catalog
+        .catalog()
+        .set_label("greet", "production", 2)
+        .expect("moved");
+    let change = stream.expect("change").json();
+    assert_eq!(
+        (
+            change["prompt"].clone(),
+            change["arms"][0]["version"].clone()
+        ),
+        (json!("greet"), json!(2)),
+        "{change}"
+    );
+}
+
 /// A relay that follows the fixture's relay (`Upstream::Relay`), with the
 /// catalog's viewer token as its own.
 fn chained(f: &Fixture, listen: &str) -> RunningRelay {
@@ -700,23 +741,40 @@ fn a_relay_follows_a_relay() {
     let change = stream.expect("change").json();
     assert_eq!(change["prompt"], json!("greet"), "{change}");
     assert_eq!(change["arms"][0]["version"], json!(2), "{change}");
-    assert_eq!(change["versions"][0]["version"]["version"], json!(2), "{change}");
+    assert_eq!(
+        change["versions"][0]["version"]["version"],
+        json!(2),
+        "{change}"
+    );
 
     assert_eq!(get("/relay/v1/versions/greet/1").status, 200);
     assert_eq!(get("/relay/v1/versions/greet/99").status, 404);
     let earlier = get("/relay/v1/labels/production/earlier/greet");
     assert_eq!(earlier.status, 200, "{}", earlier.body);
-    assert_eq!(earlier.json()["versions"], json!([2, 1]), "{}", earlier.body);
+    assert_eq!(
+        earlier.json()["versions"],
+        json!([2, 1]),
+        "{}",
+        earlier.body
+    );
     let me = get("/relay/v1/me");
     assert_eq!(me.json()["name"], json!("vi"), "{}", me.body);
     let stranger = client.get("/relay/v1/me", Auth::Bearer("pp_not_a_user"));
     assert_eq!(stranger.status, 401, "{}", stranger.body);
 
     let build = json!({"process": "chained-1", "label": "production", "contract": {"format": 1, "prompts": {}}});
-    let registered = client.send("POST", "/relay/v1/builds", Auth::Bearer(&f.catalog.viewer), &build);
+    let registered = client.send(
+        "POST",
+        "/relay/v1/builds",
+        Auth::Bearer(&f.catalog.viewer),
+        &build,
+    );
     assert_eq!(registered.status, 204, "{}", registered.body);
     let builds = catalog.builds(Duration::from_secs(600)).expect("builds");
-    assert!(builds.iter().any(|b| b.process == "chained-1"), "{builds:?}");
+    assert!(
+        builds.iter().any(|b| b.process == "chained-1"),
+        "{builds:?}"
+    );
 }
 
 /// The first relay restarts on its port while the label moves: the
@@ -744,7 +802,10 @@ fn a_chained_relay_resyncs_after_its_upstream_restarts() {
     f.relay = Some(spawn(&f.catalog.db, &first_addr, |settings| settings));
     let change = stream.expect("change").json();
     assert_eq!(
-        (change["prompt"].clone(), change["arms"][0]["version"].clone()),
+        (
+            change["prompt"].clone(),
+            change["arms"][0]["version"].clone()
+        ),
         (json!("greet"), json!(2)),
         "{change}"
     );
@@ -761,7 +822,11 @@ fn a_relay_refused_by_its_upstream_does_not_start() {
     })
     .listen("127.0.0.1:0".parse().expect("an address"));
     let error = Relay::bind(settings).expect_err("refused");
-    assert_eq!(error.code(), promptpack_catalog::ErrorCode::NotConfigured, "{error}");
+    assert_eq!(
+        error.code(),
+        promptpack_catalog::ErrorCode::NotConfigured,
+        "{error}"
+    );
     assert!(error.to_string().contains("token"), "{error}");
 }
 

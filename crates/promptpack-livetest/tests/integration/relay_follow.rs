@@ -54,14 +54,18 @@ fn serves_what_the_relay_sends_and_refuses_what_it_cannot_render() {
 
     // A new version reaches the handle on the stream.
     let v2 = publish(&mut catalog, "greeter", "v2 greets {{name}}.", None);
-    catalog.set_label("greeter", "production", v2).expect("moved");
+    catalog
+        .set_label("greeter", "production", v2)
+        .expect("moved");
     wait_for(&events, "greeter v2", |e| serves(e, "greeter", v2));
     assert_eq!(greet_ada(&prompts).system, "v2 greets Ada.");
 
     // A version this build cannot render is refused, once, and v2 keeps
     // serving.
     let v3 = publish(&mut catalog, "greeter", "v3 {{name}}, {{tone}}.", None);
-    catalog.set_label("greeter", "production", v3).expect("moved");
+    catalog
+        .set_label("greeter", "production", v3)
+        .expect("moved");
     let seen = wait_for(
         &events,
         "v3 refused",
@@ -100,9 +104,7 @@ fn serves_what_the_relay_sends_and_refuses_what_it_cannot_render() {
     };
     assert!(registered(&mut catalog), "registered through the relay");
     drop(prompts);
-    promptpack_testkit::wait::until("the build unregistered", || {
-        !registered(&mut catalog)
-    });
+    promptpack_testkit::wait::until("the build unregistered", || !registered(&mut catalog));
 }
 
 #[test]
@@ -131,7 +133,9 @@ fn a_relay_cut_off_and_restarted_is_caught_up_with() {
     // Published while the handle was cut off, and the relay restarted (a
     // new epoch: the handle's last event id is of no use).
     let v2 = publish(&mut catalog, "greeter", "v2 greets {{name}}.", None);
-    catalog.set_label("greeter", "production", v2).expect("moved");
+    catalog
+        .set_label("greeter", "production", v2)
+        .expect("moved");
     relay.come_back();
     let seen = wait_for(&events, "the relay back", |e| {
         matches!(e, LiveEvent::StoreBack)
@@ -145,7 +149,9 @@ fn a_relay_cut_off_and_restarted_is_caught_up_with() {
 
     // And the stream follows again.
     let v3 = publish(&mut catalog, "greeter", "v3 greets {{name}}.", None);
-    catalog.set_label("greeter", "production", v3).expect("moved");
+    catalog
+        .set_label("greeter", "production", v3)
+        .expect("moved");
     wait_for(&events, "greeter v3", |e| serves(e, "greeter", v3));
 }
 
@@ -167,7 +173,9 @@ fn a_stalled_relay_is_reported_and_caught_up_with() {
     // No event and no ping: the handle takes the relay for stalled.
     relay.stall();
     let v2 = publish(&mut catalog, "greeter", "v2 greets {{name}}.", None);
-    catalog.set_label("greeter", "production", v2).expect("moved");
+    catalog
+        .set_label("greeter", "production", v2)
+        .expect("moved");
     wait_for(
         &events,
         "the relay stalled",
@@ -213,7 +221,9 @@ fn a_start_on_a_refused_version_serves_the_earlier_one() {
         None,
     );
     let v2 = publish(&mut catalog, "greeter", "v2 {{name}}, {{tone}}.", None);
-    catalog.set_label("greeter", "production", v2).expect("moved");
+    catalog
+        .set_label("greeter", "production", v2)
+        .expect("moved");
     let relay = TestRelay::start(&store.url);
     let (prompts, events) = follow(&relay, Duration::from_secs(15));
     let seen = wait_for(&events, "v1 served", |e| serves(e, "greeter", v1));
