@@ -10,6 +10,7 @@
 //! request is bounded by [`crate::guard`].
 
 use crate::request_log::{self, Peer};
+use crate::server::io_error;
 use axum::Router;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -18,6 +19,29 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tower_service::Service;
+
+/// A multi-threaded runtime named `name` (`promptpack-console`,
+/// `promptpack-relay`) and `addr` bound on it, with the address bound (the
+/// port the system chose for port 0): what a console and a relay make
+/// before they serve.
+pub(crate) fn bind(
+    addr: std::net::SocketAddr,
+    name: &str,
+) -> Result<(tokio::runtime::Runtime, TcpListener, std::net::SocketAddr), promptpack_catalog::Error>
+{
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name(name)
+        .build()
+        .map_err(|e| io_error(&format!("cannot start {name}'s runtime"), &e))?;
+    let listener = runtime
+        .block_on(TcpListener::bind(addr))
+        .map_err(|e| io_error(&format!("cannot listen on {addr}"), &e))?;
+    let local_addr = listener
+        .local_addr()
+        .map_err(|e| io_error("cannot read the bound address", &e))?;
+    Ok((runtime, listener, local_addr))
+}
 
 /// The bounds on connections.
 #[derive(Debug, Clone, Copy)]

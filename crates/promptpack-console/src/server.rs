@@ -243,17 +243,7 @@ impl Server {
                 ));
             }
         }
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .thread_name("promptpack-console")
-            .build()
-            .map_err(|e| io_error("cannot start the server's runtime", &e))?;
-        let listener = runtime
-            .block_on(tokio::net::TcpListener::bind(settings.listen))
-            .map_err(|e| io_error(&format!("cannot listen on {}", settings.listen), &e))?;
-        let local_addr = listener
-            .local_addr()
-            .map_err(|e| io_error("cannot read the bound address", &e))?;
+        let (runtime, listener, local_addr) = listen::bind(settings.listen, "promptpack-console")?;
         let state = Arc::new(AppState {
             catalog,
             verdicts: Arc::default(),

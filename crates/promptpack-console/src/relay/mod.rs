@@ -37,7 +37,7 @@ mod state;
 
 use crate::guard::{self, GuardSettings};
 use crate::listen::{self, ConnectionLimits};
-use crate::server::{DEFAULT_HEADER_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, io_error, is_keyword_value};
+use crate::server::{DEFAULT_HEADER_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, is_keyword_value};
 use auth::AuthCache;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -262,9 +262,10 @@ impl Relay {
     /// `not_configured` for a path that holds no catalog, and for an
     /// upstream relay that refuses the token; `unavailable` when the
     /// catalog or the upstream relay cannot be reached; `invalid_request`
-    /// for an upstream URL that is not `http://…`; `invalid_request` for an address beyond loopback while the
-    /// catalog has no admin, and for a libpq `key=value` connection string;
-    /// `io` when the address cannot be bound.
+    /// for an upstream URL that is not `http://…`, for an address beyond
+    /// loopback while the catalog has no admin, and for a libpq
+    /// `key=value` connection string; `io` when the address cannot be
+    /// bound.
     pub fn bind(settings: RelaySettings) -> Result<Relay, Error> {
         let state = Arc::new(RelayState::new());
         let auth = Arc::new(AuthCache::default());
@@ -296,17 +297,7 @@ impl Relay {
                 Arc::clone(&auth),
             )?,
         };
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .thread_name("promptpack-relay")
-            .build()
-            .map_err(|e| io_error("cannot start the relay's runtime", &e))?;
-        let listener = runtime
-            .block_on(tokio::net::TcpListener::bind(settings.listen))
-            .map_err(|e| io_error(&format!("cannot listen on {}", settings.listen), &e))?;
-        let local_addr = listener
-            .local_addr()
-            .map_err(|e| io_error("cannot read the bound address", &e))?;
+        let (runtime, listener, local_addr) = listen::bind(settings.listen, "promptpack-relay")?;
         let (stop, stopped) = watch::channel(false);
         let shared = Arc::new(RelayShared {
             state,
