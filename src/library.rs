@@ -640,6 +640,7 @@ impl Library {
                     role,
                     content: render(program, None, PartName::Messages)?,
                     name: name.map(str::to_string),
+                    id: None,
                 }),
                 Sent::History(var) => match values.get(var).copied().flatten() {
                     Some(value) => {
@@ -691,7 +692,8 @@ fn history_messages(
         )
         .with_help(
             "a history is a list of {\"role\", \"content\"} messages; roles are system, user, \
-             assistant and tool (which takes a \"name\")",
+             assistant, call and tool (the last two take the tool's \"name\", and the \"id\" \
+             of the call)",
         )
         .into()
     };

@@ -253,6 +253,7 @@ pub fn message(role: Role, name: Option<&'static str>, content: String) -> Messa
         role,
         content,
         name: name.map(str::to_string),
+        id: None,
     }
 }
 

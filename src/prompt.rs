@@ -68,11 +68,13 @@ impl<Id> Prompt<Id> {
             role: Role::System,
             content: &self.system,
             name: None,
+            id: None,
         };
         let user = self.user.as_deref().map(|content| MessageRef {
             role: Role::User,
             content,
             name: None,
+            id: None,
         });
         std::iter::once(system)
             .chain(user)
@@ -115,9 +117,14 @@ pub struct MessageRef<'a> {
     pub role: Role,
     /// What is said.
     pub content: &'a str,
-    /// For a tool result, the tool's name.
+    /// For a call or a tool result, the tool's name.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<&'a str>,
+    /// For a call or a tool result, the call's id, when the message has
+    /// one (a history's, as the model gave it; a prompt's example calls
+    /// have none, and the adapters number them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<&'a str>,
 }
 
 impl<'a> From<&'a Message> for MessageRef<'a> {
@@ -126,6 +133,7 @@ impl<'a> From<&'a Message> for MessageRef<'a> {
             role: message.role,
             content: &message.content,
             name: message.name.as_deref(),
+            id: message.id.as_deref(),
         }
     }
 }

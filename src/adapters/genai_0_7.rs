@@ -52,12 +52,12 @@
 //!
 //! [genai]: https://docs.rs/genai/0.7
 
-use super::{Call, Turn, read_answer, read_call};
+use super::{Call, Turn, convert, read_answer, read_call};
 use crate::exchange::{Exchange, Response, ToolCall};
 use crate::prompt::{MessageRef, Prompt};
 use genai_0_7::chat::{
-    ChatMessage, ChatOptions, ChatRequest, ChatResponse, ChatResponseFormat, JsonSpec, Tool,
-    ToolResponse,
+    ChatMessage, ChatOptions, ChatRequest, ChatResponse, ChatResponseFormat, ContentPart, JsonSpec,
+    MessageContent, Tool, ToolCall as CallOfTool, ToolResponse,
 };
 use promptpack_core::error::Result;
 
@@ -65,7 +65,7 @@ use promptpack_core::error::Result;
 /// ([`Prompt::messages`]), as genai's messages. [`ChatRequest::from`]
 /// puts the first one in the request's `system` instead.
 pub fn messages<Id>(prompt: &Prompt<Id>) -> Vec<ChatMessage> {
-    prompt.messages().map(ChatMessage::from).collect()
+    convert(prompt.messages(), message_of)
 }
 
 /// The prompt's tools as genai's tools, each strict; `None` when it
@@ -106,7 +106,7 @@ pub fn request<Id>(prompt: &Prompt<Id>) -> ChatRequest {
     let system = messages.next().map(|message| message.content.to_string());
     ChatRequest {
         system,
-        messages: messages.map(ChatMessage::from).collect(),
+        messages: convert(messages, message_of),
         tools: tools(&prompt.exchange),
         ..ChatRequest::default()
     }
@@ -150,19 +150,41 @@ pub fn tool_result<T: ToolCall>(call: &Call<T>, content: impl Into<String>) -> C
 }
 
 impl From<MessageRef<'_>> for ChatMessage {
-    // Inlined into the caller's loop: the message is built in place
-    // instead of returned through a call (without it, async-openai's
-    // request took 1.27x the hand-built one in the bench).
+    /// The message alone: a call or a tool result without an id takes its
+    /// tool's name as one ([`few_shot_call_id`](super::few_shot_call_id)).
     #[inline]
     fn from(message: MessageRef<'_>) -> ChatMessage {
-        match Turn::of(message) {
-            Turn::System(text) => ChatMessage::system(text),
-            Turn::User(text) => ChatMessage::user(text),
-            Turn::Assistant(text) => ChatMessage::assistant(text),
-            // The tool's name is the call's id (`few_shot_call_id`).
-            Turn::ToolResult { tool, content } => {
-                ChatMessage::from(ToolResponse::new(tool, content).with_fn_name(tool))
-            }
+        message_of(Turn::of(message))
+    }
+}
+
+// Inlined into the caller's loop: the message is built in place instead of
+// returned through a call (without it, async-openai's request took 1.27x the
+// hand-built one in the bench).
+#[inline]
+fn message_of(turn: Turn<'_>) -> ChatMessage {
+    match turn {
+        Turn::System(text) => ChatMessage::system(text),
+        Turn::User(text) => ChatMessage::user(text),
+        Turn::Assistant(text) => ChatMessage::assistant(text),
+        Turn::Calls { text, calls } => {
+            let calls = calls.into_iter().map(|call| {
+                ContentPart::ToolCall(CallOfTool {
+                    fn_arguments: call.arguments_value(),
+                    call_id: call.id.into_owned(),
+                    fn_name: call.name.to_string(),
+                    thought_signatures: None,
+                })
+            });
+            let parts: Vec<ContentPart> = text
+                .map(|text| ContentPart::Text(text.to_string()))
+                .into_iter()
+                .chain(calls)
+                .collect();
+            ChatMessage::assistant(MessageContent::from_parts(parts))
+        }
+        Turn::ToolResult { id, tool, content } => {
+            ChatMessage::from(ToolResponse::new(id, content).with_fn_name(tool))
         }
     }
 }

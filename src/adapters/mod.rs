@@ -23,19 +23,19 @@
 //!
 //! - **Roles.** `System`, `User` and `Assistant` messages are the crate's
 //!   messages of that role, their text as it is.
-//! - **Tool results.** A prompt's `Tool` message (`{{#tool order_status}}`
-//!   in `messages.md`, or a history message of role `tool`) is a tool's
-//!   result shown as an example; a prompt names the tool, not a call, so
-//!   its **call id is the tool's name** ([`few_shot_call_id`]: `tool` for
-//!   a history message without a name). **A limit to know:** OpenAI's API
-//!   pairs a `tool` message with an assistant message before it whose
-//!   `tool_calls` hold a call of that id, and refuses one without; a
-//!   prompt writes the assistant's turn before a tool result as text, and
-//!   has no way to write the call's arguments, so the adapters send no
-//!   `tool_calls` for it. Servers that check the pairing refuse such a
-//!   prompt; the tool results of an agent's own loop (sent with each
-//!   module's `tool_result`, after the response's own assistant message)
-//!   pair as they should.
+//! - **Calls and their results.** A `Call` message (`{{#call name}}` in
+//!   `messages.md`, or a history's, [`Message::call`](crate::Message::call))
+//!   is a tool call of the assistant: consecutive calls, and an assistant's
+//!   text right before them, go as one assistant message with its
+//!   `tool_calls`. A `Tool` message is the result of a call: it answers the
+//!   call whose id it holds, else the first call of its tool not answered
+//!   yet, as chat APIs pair them. A history keeps the ids the model gave;
+//!   a prompt's example calls have none and are numbered `example_1`,
+//!   `example_2`… in the order sent ([`example_call_id`]). The build checks
+//!   an example call's arguments against its tool's parameters, and
+//!   `check` lints a result without its call (`unpaired_call`); a result
+//!   that still answers no call goes out with its tool's name as the id
+//!   ([`few_shot_call_id`]).
 //! - **Tools.** Each of the prompt's tools as a function tool: its name,
 //!   description and JSON Schema parameters as the build wrote them
 //!   ([`Exchange::tools`](crate::Exchange::tools)), strict where the crate
@@ -74,6 +74,7 @@ use promptpack_core::error::{Diagnostic, Error, ErrorCode, Location, Result};
 use promptpack_core::message::Role;
 use serde::Deserialize;
 use serde_json::Value;
+use std::borrow::Cow;
 
 /// A tool call of a model's response, read into the generated tool enum
 /// `T`, with the id the response gave it: the agent answers the call with
@@ -86,14 +87,15 @@ pub struct Call<T> {
     pub call: T,
 }
 
-/// The call id of a prompt's tool result (a `Tool` message): the tool's
-/// name, since a prompt names the tool and not a call; `tool` for a message
-/// without a name (a history message of role `tool` may lack one) or with
-/// an empty one.
+/// The call id a tool result answers when it answers no call of the
+/// conversation: the tool's name; `tool` for a message without a name (a
+/// history message of role `tool` may lack one) or with an empty one. It
+/// is also the id of a lone call or result converted alone (`From` a
+/// [`MessageRef`]), which has no conversation to be paired in.
 ///
 /// ```
 /// use promptpack::{MessageRef, Role};
-/// let result = MessageRef { role: Role::Tool, content: "{}", name: Some("order_status") };
+/// let result = MessageRef { role: Role::Tool, content: "{}", name: Some("order_status"), id: None };
 /// assert_eq!(promptpack::adapters::few_shot_call_id(&result), "order_status");
 /// ```
 pub fn few_shot_call_id<'a>(message: &MessageRef<'a>) -> &'a str {
@@ -103,7 +105,18 @@ pub fn few_shot_call_id<'a>(message: &MessageRef<'a>) -> &'a str {
         .unwrap_or("tool")
 }
 
-/// A message of a prompt, by role: what every adapter maps from.
+/// The id the adapters give the `number`th example call (from 1) of a
+/// conversation whose calls carry none: `example_1`, `example_2`…
+///
+/// ```
+/// assert_eq!(promptpack::adapters::example_call_id(2), "example_2");
+/// ```
+pub fn example_call_id(number: usize) -> String {
+    format!("example_{number}")
+}
+
+/// A message of a prompt, by role, its calls paired with their results:
+/// what every adapter maps from.
 pub(crate) enum Turn<'a> {
     /// The system message, or a `{{#system}}` one.
     System(&'a str),
@@ -111,13 +124,45 @@ pub(crate) enum Turn<'a> {
     User(&'a str),
     /// An assistant message (a few-shot answer, or the history's).
     Assistant(&'a str),
-    /// A tool's result: the tool's name, which is also the id of the call
-    /// it answers ([`few_shot_call_id`]), and the result's text.
-    ToolResult { tool: &'a str, content: &'a str },
+    /// An assistant message that calls tools: its text, when the calls
+    /// follow an assistant's message, and the calls.
+    Calls {
+        /// The text said before the calls.
+        text: Option<&'a str>,
+        /// The calls, in order.
+        calls: Vec<ToolUse<'a>>,
+    },
+    /// A tool's result: the id of the call it answers, the tool's name and
+    /// the result's text.
+    ToolResult {
+        id: Cow<'a, str>,
+        tool: &'a str,
+        content: &'a str,
+    },
+}
+
+/// One tool call of a [`Turn::Calls`].
+pub(crate) struct ToolUse<'a> {
+    /// The call's id: the message's, or an example's number.
+    pub id: Cow<'a, str>,
+    /// The tool called.
+    pub name: &'a str,
+    /// Its arguments, JSON text.
+    pub arguments: &'a str,
+}
+
+impl ToolUse<'_> {
+    /// The arguments as a JSON value, for the crates that hold them so:
+    /// a history's arguments that are not JSON are kept as their text.
+    pub(crate) fn arguments_value(&self) -> Value {
+        serde_json::from_str(self.arguments)
+            .unwrap_or_else(|_| Value::String(self.arguments.to_string()))
+    }
 }
 
 impl<'a> Turn<'a> {
-    /// The turn of `message`, by its role.
+    /// The turn of `message` alone, by its role: a call or a result with no
+    /// id of its own takes its tool's name ([`few_shot_call_id`]).
     #[inline]
     pub(crate) fn of(message: MessageRef<'a>) -> Turn<'a> {
         match message.role {
@@ -125,14 +170,138 @@ impl<'a> Turn<'a> {
             Role::User => Turn::User(message.content),
             Role::Assistant => Turn::Assistant(message.content),
             Role::Tool => Turn::ToolResult {
+                id: Cow::Borrowed(message.id.unwrap_or_else(|| few_shot_call_id(&message))),
                 tool: few_shot_call_id(&message),
                 content: message.content,
+            },
+            Role::Call => Turn::Calls {
+                text: None,
+                calls: vec![ToolUse {
+                    id: Cow::Borrowed(message.id.unwrap_or_else(|| few_shot_call_id(&message))),
+                    name: few_shot_call_id(&message),
+                    arguments: message.content,
+                }],
             },
             // `Role` may gain a role in a later release; until the adapters
             // map it, its text reaches the model as a user's.
             _ => Turn::User(message.content),
         }
     }
+}
+
+/// The turns of a conversation's `messages`, in order: calls grouped
+/// into the assistant's message, each result paired with its call.
+pub(crate) fn turns<'a, I>(messages: I) -> Turns<'a, I::IntoIter>
+where
+    I: IntoIterator<Item = MessageRef<'a>>,
+{
+    Turns {
+        messages: messages.into_iter().peekable(),
+        waiting: Vec::new(),
+        examples: 0,
+    }
+}
+
+/// The iterator [`turns`] returns.
+pub(crate) struct Turns<'a, I: Iterator<Item = MessageRef<'a>>> {
+    messages: std::iter::Peekable<I>,
+    /// The calls sent and not answered yet: their tool and id.
+    waiting: Vec<(&'a str, Cow<'a, str>)>,
+    /// The example calls numbered so far.
+    examples: usize,
+}
+
+impl<'a, I: Iterator<Item = MessageRef<'a>>> Turns<'a, I> {
+    /// `call` among `calls`, with its id (an example's number when it has
+    /// none), waiting for its result.
+    fn call(&mut self, call: MessageRef<'a>, calls: &mut Vec<ToolUse<'a>>) {
+        let id = match call.id {
+            Some(id) => Cow::Borrowed(id),
+            None => {
+                self.examples += 1;
+                Cow::Owned(example_call_id(self.examples))
+            }
+        };
+        let name = few_shot_call_id(&call);
+        self.waiting.push((name, id.clone()));
+        calls.push(ToolUse {
+            id,
+            name,
+            arguments: call.content,
+        });
+    }
+
+    /// The calls that follow, taken while the next message is one.
+    fn following_calls(&mut self, calls: &mut Vec<ToolUse<'a>>) {
+        while let Some(call) = self.messages.next_if(|m| m.role == Role::Call) {
+            self.call(call, calls);
+        }
+    }
+
+    /// The id of the call `result` answers: its own, else the first call
+    /// of its tool waiting, else its tool's name.
+    fn answered(&mut self, result: &MessageRef<'a>) -> Cow<'a, str> {
+        let tool = few_shot_call_id(result);
+        let at = match result.id {
+            Some(id) => self.waiting.iter().position(|(_, waiting)| waiting == id),
+            None => self.waiting.iter().position(|(name, _)| *name == tool),
+        };
+        let paired = at.map(|at| self.waiting.remove(at).1);
+        match (result.id, paired) {
+            (Some(id), _) => Cow::Borrowed(id),
+            (None, Some(id)) => id,
+            (None, None) => Cow::Borrowed(tool),
+        }
+    }
+}
+
+impl<'a, I: Iterator<Item = MessageRef<'a>>> Iterator for Turns<'a, I> {
+    type Item = Turn<'a>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Turn<'a>> {
+        let message = self.messages.next()?;
+        Some(match message.role {
+            Role::Assistant if self.messages.peek().is_some_and(|m| m.role == Role::Call) => {
+                let mut calls = Vec::new();
+                self.following_calls(&mut calls);
+                Turn::Calls {
+                    text: Some(message.content),
+                    calls,
+                }
+            }
+            Role::Call => {
+                let mut calls = Vec::new();
+                self.call(message, &mut calls);
+                self.following_calls(&mut calls);
+                Turn::Calls { text: None, calls }
+            }
+            Role::Tool => Turn::ToolResult {
+                id: self.answered(&message),
+                tool: few_shot_call_id(&message),
+                content: message.content,
+            },
+            _ => Turn::of(message),
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        // Calls group: one turn at least while a message is left.
+        let (_, upper) = self.messages.size_hint();
+        (usize::from(upper != Some(0)), upper)
+    }
+}
+
+/// Each turn of `messages` ([`turns`]) made a crate's message by `to`,
+/// in a list with room for every message (calls that group leave some).
+#[inline]
+pub(crate) fn convert<'a, T>(
+    messages: impl Iterator<Item = MessageRef<'a>>,
+    to: impl FnMut(Turn<'a>) -> T,
+) -> Vec<T> {
+    let mut converted = Vec::with_capacity(messages.size_hint().0);
+    converted.extend(turns(messages).map(to));
+    converted
 }
 
 /// A tool of the prompt, as `Exchange::tools` writes it: what every

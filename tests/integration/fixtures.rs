@@ -228,7 +228,11 @@ fn run_case(path: &Path) -> String {
                             Some(name) => format!("message {i}: {} {name}", message.role),
                             None => format!("message {i}: {}", message.role),
                         };
-                        write_part(&mut out, &role, Some(&message.content));
+                        let heading = match &message.id {
+                            Some(id) => format!("{role} (id {id})"),
+                            None => role,
+                        };
+                        write_part(&mut out, &heading, Some(&message.content));
                     }
                 }
                 Err(e) => {

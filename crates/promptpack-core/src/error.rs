@@ -161,6 +161,15 @@ pub enum ErrorCode {
     /// lacks. Located at the value in the answer's text, saying what the
     /// schema wanted there.
     AnswerMismatch,
+    /// An example call in a conversation (`{{#call name}}`) of a tool the
+    /// prompt does not declare, or whose arguments are not literal JSON
+    /// that fits the tool's parameters: located in `messages.md`.
+    InvalidCall,
+    /// Lint: a tool result (`{{#tool name}}`) with no call of its tool
+    /// before it, or a call (`{{#call name}}`) with no result after it.
+    /// Chat APIs pair each result with its call and refuse a request
+    /// where one lacks the other.
+    UnpairedCall,
 }
 
 impl ErrorCode {
@@ -222,6 +231,8 @@ impl ErrorCode {
             ErrorCode::UndescribedTool => "undescribed_tool",
             ErrorCode::AnswerNotJson => "answer_not_json",
             ErrorCode::AnswerMismatch => "answer_mismatch",
+            ErrorCode::InvalidCall => "invalid_call",
+            ErrorCode::UnpairedCall => "unpaired_call",
         }
     }
 }

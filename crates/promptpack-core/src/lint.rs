@@ -788,7 +788,7 @@ mod tests {
     /// The lints of conversations, each with what it reports and where:
     /// `(messages.md, the lints as "code line:column help")`.
     #[test]
-    fn conversations_are_linted_for_empty_messages_their_end_and_misspelled_roles() {
+    fn conversations_are_linted_for_empty_messages_their_end_unpaired_calls_and_misspelled_roles() {
         let cases: &[(&str, &[&str])] = &[
             ("{{#user}}\nHi.\n{{/user}}\n", &[]),
             (
@@ -806,6 +806,36 @@ mod tests {
             (
                 "{{#user}}Q{{/user}}\n{{#asistant}}A{{/assistant}}",
                 &["near_miss 2:1 a role tag is misspelled: write `{{#assistant}}`"],
+            ),
+            // A call answered by its result, the assistant's text before it.
+            (
+                "{{#user}}Q{{/user}}\n{{#assistant}}L{{/assistant}}\n{{#call f}}{}{{/call}}\n{{#tool f}}R{{/tool}}\n{{#user}}Q{{/user}}",
+                &[],
+            ),
+            // Two calls, answered out of order: each result finds its tool.
+            (
+                "{{#call f}}{}{{/call}}\n{{#call g}}{}{{/call}}\n{{#tool g}}R{{/tool}}\n{{#tool f}}R{{/tool}}\n{{#user}}Q{{/user}}",
+                &[],
+            ),
+            // A result with no call before it.
+            (
+                "{{#user}}Q{{/user}}\n{{#tool f}}R{{/tool}}\n{{#user}}Q{{/user}}",
+                &["unpaired_call 2:1"],
+            ),
+            // A result of another tool than the one called: both unpaired.
+            (
+                "{{#call f}}{}{{/call}}\n{{#tool g}}R{{/tool}}\n{{#user}}Q{{/user}}",
+                &["unpaired_call 1:1", "unpaired_call 2:1"],
+            ),
+            // A call the user speaks after, and one at the end of the file.
+            (
+                "{{#call f}}{}{{/call}}\n{{#user}}Q{{/user}}\n{{#call f}}{}{{/call}}",
+                &["unpaired_call 1:1", "unpaired_call 3:1"],
+            ),
+            // A call in one arm of an `{{#if}}` is answered in that arm.
+            (
+                "{{#if x}}\n{{#call f}}{}{{/call}}\n{{else}}\n{{#tool f}}R{{/tool}}\n{{/if}}\n{{#user}}Q{{/user}}",
+                &["unpaired_call 2:1", "unpaired_call 4:1"],
             ),
         ];
         for (messages, expected) in cases {

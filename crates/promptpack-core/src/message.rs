@@ -16,19 +16,32 @@ pub enum Role {
     /// The result of a call to a tool, shown as an example:
     /// `{{#tool name}}`.
     Tool,
+    /// The model calling a tool, shown as an example (`{{#call name}}`,
+    /// its arguments as JSON) or kept in a history. Chat APIs have no role
+    /// of this name: the adapters send it as the assistant's tool call,
+    /// and a `Tool` result after it as that call's answer.
+    Call,
 }
 
 impl Role {
     /// Every role, in the order above.
-    pub const ALL: [Role; 4] = [Role::System, Role::User, Role::Assistant, Role::Tool];
+    pub const ALL: [Role; 5] = [
+        Role::System,
+        Role::User,
+        Role::Assistant,
+        Role::Tool,
+        Role::Call,
+    ];
 
-    /// The role's name, as its block tag and the providers' APIs write it.
+    /// The role's name, as its block tag writes it (and the providers'
+    /// APIs, but for `call`, which they send as an assistant's message).
     pub const fn as_str(self) -> &'static str {
         match self {
             Role::System => "system",
             Role::User => "user",
             Role::Assistant => "assistant",
             Role::Tool => "tool",
+            Role::Call => "call",
         }
     }
 
@@ -37,24 +50,31 @@ impl Role {
         Role::ALL.into_iter().find(|role| role.as_str() == name)
     }
 
-    /// Whether a message of this role names what it answers (a tool's
-    /// name): `{{#tool name}}`.
+    /// Whether a message of this role names a tool: the one it calls
+    /// (`{{#call name}}`) or the one whose result it is (`{{#tool name}}`).
     pub const fn takes_name(self) -> bool {
-        matches!(self, Role::Tool)
+        matches!(self, Role::Tool | Role::Call)
     }
 }
 
 /// One message of a conversation, as a render sends it and a history is
-/// given: who speaks, what is said, and for a tool result the tool's name.
+/// given: who speaks, what is said, and for a tool's call or result the
+/// tool's name and the call's id.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Message {
     /// Who speaks it.
     pub role: Role,
-    /// What is said.
+    /// What is said; for a call, its arguments as JSON text.
     pub content: String,
-    /// For a tool result, the tool's name.
+    /// For a call or a tool result, the tool's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// For a call, its id; for a tool result, the id of the call it
+    /// answers. A history of an agent's own calls keeps the ids the model
+    /// gave; a prompt's example calls and results have none, and the
+    /// adapters pair each result with the call of its tool before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
 }
 
 impl Message {
@@ -64,6 +84,7 @@ impl Message {
             role,
             content: content.into(),
             name: None,
+            id: None,
         }
     }
 
@@ -73,7 +94,37 @@ impl Message {
             role: Role::Tool,
             content: content.into(),
             name: Some(name.into()),
+            id: None,
         }
+    }
+
+    /// A call of tool `name` with `arguments` (JSON text): the model's
+    /// call, for a history.
+    ///
+    /// ```
+    /// use promptpack_core::message::{Message, Role};
+    /// let history = [
+    ///     Message::call("order_status", r#"{"order": "1234"}"#).with_id("call_7"),
+    ///     Message::tool("order_status", r#"{"status": "delivered"}"#).with_id("call_7"),
+    /// ];
+    /// assert_eq!(history[0].role, Role::Call);
+    /// assert_eq!(history[1].id.as_deref(), Some("call_7"));
+    /// ```
+    pub fn call(name: impl Into<String>, arguments: impl Into<String>) -> Message {
+        Message {
+            role: Role::Call,
+            content: arguments.into(),
+            name: Some(name.into()),
+            id: None,
+        }
+    }
+
+    /// This message with the call id `id`: the id the model gave its call,
+    /// on the call and on the result that answers it.
+    #[must_use]
+    pub fn with_id(mut self, id: impl Into<String>) -> Message {
+        self.id = Some(id.into());
+        self
     }
 }
 

@@ -92,12 +92,12 @@ pub struct Condition {
 }
 
 /// A role block's opening tag in `messages.md`: `{{#user}}`,
-/// `{{#assistant}}`, `{{#system}}` or `{{#tool name}}`.
+/// `{{#assistant}}`, `{{#system}}`, `{{#tool name}}` or `{{#call name}}`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MessageTag {
     /// Who speaks the message.
     pub role: Role,
-    /// For a tool result, the tool's name.
+    /// For a call or a tool result, the tool's name.
     pub name: Option<String>,
     /// The span of the whole tag.
     pub span: Span,
@@ -243,6 +243,9 @@ fn message_token(inner: &str) -> Option<Token<'_>> {
         (false, None) => Token::OpenMessage(role, None),
         (true, Some(name)) if is_var_name(name) => Token::OpenMessage(role, Some(name)),
         (true, Some(_)) => Token::BadMessage("a tool's name is letters, digits and `_`"),
+        (true, None) if role == Role::Call => {
+            Token::BadMessage("a call names the tool it calls: `#call name`")
+        }
         (true, None) => Token::BadMessage("a tool result names its tool: `#tool name`"),
         (false, Some(_)) => Token::BadMessage("this role's tag takes nothing after the role"),
     })

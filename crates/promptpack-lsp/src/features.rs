@@ -212,6 +212,13 @@ fn role_meaning(role: MessageRole, name: Option<&str>) -> String {
         (MessageRole::Tool, Some(name)) => format!(
             "a **tool** result: what tool `{name}` returned to the assistant's call, shown as an example"
         ),
+        (MessageRole::Call, Some(name)) => format!(
+            "a **call**: the assistant calling tool `{name}`, shown as an example; its text is the arguments, JSON the build checks against the tool's parameters"
+        ),
+        (MessageRole::Call, None) => {
+            "a **call**: the assistant calling a tool, shown as an example; its text is the arguments as JSON"
+                .into()
+        }
         (_, _) => "a **tool** result: what a tool returned, shown as an example".into(),
     }
 }

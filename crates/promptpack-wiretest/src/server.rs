@@ -5,7 +5,9 @@
 //!
 //! It serves `POST /v1/chat/completions` only; the first request gets the
 //! script's first answer, the second its second, and every request after
-//! the last answer gets the last one again. Nothing is timed.
+//! the last answer gets the last one again. Nothing is timed. Like
+//! OpenAI's API, it refuses (400) a conversation whose tool messages and
+//! tool calls do not pair ([`pairing_problem`]).
 
 use axum::Router;
 use axum::extract::State;
@@ -188,12 +190,59 @@ impl Server {
     }
 }
 
-/// `POST /v1/chat/completions`: records the body, answers from the script.
+/// What is wrong with the pairing of `body`'s tool calls and tool
+/// messages, as OpenAI's API checks it: each `tool` message answers a call
+/// of an assistant message before it (by `tool_call_id`), and every call
+/// is answered before the next message that is not a tool's. `None` when
+/// they pair (or the body has no `messages` list).
+pub fn pairing_problem(body: &Value) -> Option<String> {
+    let messages = body.get("messages")?.as_array()?;
+    let mut waiting: Vec<&str> = Vec::new();
+    for (at, message) in messages.iter().enumerate() {
+        let role = message.get("role").and_then(Value::as_str).unwrap_or("");
+        if role == "tool" {
+            let id = message
+                .get("tool_call_id")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            match waiting.iter().position(|waiting| *waiting == id) {
+                Some(found) => {
+                    waiting.remove(found);
+                }
+                None => {
+                    return Some(format!(
+                        "messages[{at}]: messages with role 'tool' must be a response to a preceding message with 'tool_calls' (no call has id {id:?})"
+                    ));
+                }
+            }
+            continue;
+        }
+        if !waiting.is_empty() {
+            return Some(format!(
+                "messages[{at}]: an assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id' (not answered: {waiting:?})"
+            ));
+        }
+        if let Some(calls) = message.get("tool_calls").and_then(Value::as_array) {
+            waiting.extend(
+                calls
+                    .iter()
+                    .filter_map(|call| call.get("id").and_then(Value::as_str)),
+            );
+        }
+    }
+    None
+}
+
+/// `POST /v1/chat/completions`: records the body, answers from the script,
+/// or refuses a body whose tool calls and results do not pair.
 async fn chat_completions(
     State(shared): State<Arc<Shared>>,
     uri: axum::http::Uri,
     body: String,
-) -> axum::Json<Value> {
+) -> Result<axum::Json<Value>, (axum::http::StatusCode, axum::Json<Value>)> {
+    let problem = serde_json::from_str::<Value>(&body)
+        .ok()
+        .and_then(|parsed| pairing_problem(&parsed));
     let index = {
         let mut received = shared
             .received
@@ -205,5 +254,16 @@ async fn chat_completions(
         });
         received.len() - 1
     };
-    axum::Json(shared.script.answer(index))
+    match problem {
+        Some(message) => Err((
+            axum::http::StatusCode::BAD_REQUEST,
+            axum::Json(json!({"error": {
+                "message": message,
+                "type": "invalid_request_error",
+                "param": "messages",
+                "code": null
+            }})),
+        )),
+        None => Ok(axum::Json(shared.script.answer(index))),
+    }
 }

@@ -101,7 +101,23 @@ pub fn read_typed<T: DeserializeOwned>(
 /// arguments are read as `{}` for a tool that takes none, as some
 /// providers send them.
 pub fn read_arguments(arguments: &str, tool: &Tool) -> Result<Value, Error> {
-    let name = || format!("{}.arguments", tool.name);
+    check_arguments(arguments, tool).map_err(|(code, problems)| {
+        error(
+            &format!("{}.arguments", tool.name),
+            arguments,
+            code,
+            problems,
+        )
+    })
+}
+
+/// [`read_arguments`] before its problems are located: the value, or the
+/// code and the problems, their spans in `arguments` (a build locates an
+/// example call's in its file).
+pub(crate) fn check_arguments(
+    arguments: &str,
+    tool: &Tool,
+) -> Result<Value, (ErrorCode, Vec<Problem>)> {
     let start = arguments.len() - arguments.trim_start_matches(is_json_whitespace).len();
     if start == arguments.len() {
         if tool.parameters.properties().is_some_and(<[_]>::is_empty) {
@@ -109,15 +125,10 @@ pub fn read_arguments(arguments: &str, tool: &Tool) -> Result<Value, Error> {
         }
         let problem = Problem::new(Span { start: 0, end: 0 }, "the arguments are empty")
             .with_help(arguments_help(tool));
-        return Err(error(
-            &name(),
-            arguments,
-            ErrorCode::AnswerNotJson,
-            vec![problem],
-        ));
+        return Err((ErrorCode::AnswerNotJson, vec![problem]));
     }
     let parsed = json::parse(arguments, start, arguments.len())
-        .map_err(|p| error(&name(), arguments, ErrorCode::AnswerNotJson, vec![p]))?;
+        .map_err(|p| (ErrorCode::AnswerNotJson, vec![p]))?;
     let rest = &arguments[parsed.next..];
     if let Some(c) = rest.trim_start_matches(is_json_whitespace).chars().next() {
         let at = arguments.len() - rest.trim_start_matches(is_json_whitespace).len();
@@ -128,21 +139,11 @@ pub fn read_arguments(arguments: &str, tool: &Tool) -> Result<Value, Error> {
             },
             "expected the end of the arguments after the JSON value",
         );
-        return Err(error(
-            &name(),
-            arguments,
-            ErrorCode::AnswerNotJson,
-            vec![problem],
-        ));
+        return Err((ErrorCode::AnswerNotJson, vec![problem]));
     }
     let problems = validate::validate(&parsed.node, &tool.parameters);
     if !problems.is_empty() {
-        return Err(error(
-            &name(),
-            arguments,
-            ErrorCode::AnswerMismatch,
-            problems,
-        ));
+        return Err((ErrorCode::AnswerMismatch, problems));
     }
     Ok(parsed.node.into_value())
 }

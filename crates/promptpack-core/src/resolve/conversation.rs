@@ -9,8 +9,11 @@ use super::graph::SnippetGraph;
 use super::limits::MAX_TURNS;
 use super::snippets::Parse;
 use super::vars::Usage;
+use crate::answer::check_arguments;
 use crate::conversation::{Arm, Turn};
 use crate::error::{Diagnostic, ErrorCode};
+use crate::message::Role;
+use crate::program::{Op, Program};
 use crate::source_file::{SourceFile, Span};
 use crate::syntax::{Condition, Item, MessageTag, Parsed};
 
@@ -171,6 +174,9 @@ impl Walker<'_, '_, '_> {
                         ));
                     }
                     let program = self.builder.expand(self.file, &body, self.graph)?;
+                    if tag.role == Role::Call {
+                        self.check_call(tag, &body.items, &program)?;
+                    }
                     turns.push(Turn::Message {
                         role: tag.role,
                         name: tag.name.clone(),
@@ -356,6 +362,108 @@ impl Walker<'_, '_, '_> {
         }
         // The parser balances every `{{#if}}`: no conversation gets here.
         Err(self.stray(first.name.span))
+    }
+
+    /// Refuses an example call (`{{#call name}}`) of a tool the prompt does
+    /// not declare, or whose arguments (`program`, its body `items`
+    /// rendered) are not literal JSON that fits the tool's parameters:
+    /// what a build can check, it checks, at the place in the file.
+    fn check_call(
+        &self,
+        tag: &MessageTag,
+        items: &[Item],
+        program: &Program,
+    ) -> Result<(), Box<Diagnostic>> {
+        let name = tag.name.as_deref().unwrap_or_default();
+        let Some(tool) = self.builder.tools.iter().find(|tool| tool.name == name) else {
+            let declared: Vec<String> = self
+                .builder
+                .tools
+                .iter()
+                .map(|tool| format!("`{}`", tool.name))
+                .collect();
+            let help = if declared.is_empty() {
+                "declare the tool under `tools:` in the prompt's front matter".to_string()
+            } else {
+                format!("the prompt declares {}", declared.join(", "))
+            };
+            return Err(self.invalid_call(
+                tag.span,
+                format!(
+                    "{} calls tool `{name}`, which the prompt does not declare",
+                    self.file.slice(tag.span)
+                ),
+                help,
+            ));
+        };
+        if !program.ops.iter().all(|op| matches!(op, Op::Text { .. })) {
+            let at = items
+                .iter()
+                .find(|item| !matches!(item, Item::Text(_)))
+                .map_or(tag.span, item_span);
+            return Err(self.invalid_call(
+                at,
+                format!(
+                    "the arguments of the example call of `{name}` hold {}: they are literal JSON, checked against the tool's parameters when the prompt is built",
+                    self.file.slice(at)
+                ),
+                "write the arguments out as JSON",
+            ));
+        }
+        let arguments = program.text.as_str();
+        let Err((_, problems)) = check_arguments(arguments, tool) else {
+            return Ok(());
+        };
+        // Where the arguments stand in the file: the body's text holds
+        // them, unless a snippet brought them.
+        let body = match (items.first(), items.last()) {
+            (Some(Item::Text(first)), Some(Item::Text(last))) => Some(Span {
+                start: first.start,
+                end: last.end,
+            }),
+            _ => None,
+        };
+        let offset = body.and_then(|body| {
+            self.file
+                .slice(body)
+                .find(arguments)
+                .map(|found| body.start + found)
+        });
+        let first = problems.into_iter().next();
+        let (span, message, help) = match (first, offset) {
+            (Some(problem), Some(offset)) => (
+                Span {
+                    start: offset + problem.span.start,
+                    end: offset + problem.span.end,
+                },
+                problem.message,
+                problem.help,
+            ),
+            (Some(problem), None) => (tag.span, problem.message, problem.help),
+            (None, _) => (tag.span, "the arguments do not fit".to_string(), None),
+        };
+        Err(self.invalid_call(
+            span,
+            format!("the example call of `{name}`: {message}"),
+            help.unwrap_or_else(|| {
+                format!(
+                    "write arguments that `{name}`'s parameters take, as a model would send them"
+                )
+            }),
+        ))
+    }
+
+    fn invalid_call(
+        &self,
+        span: Span,
+        message: String,
+        help: impl Into<String>,
+    ) -> Box<Diagnostic> {
+        Box::new(
+            Diagnostic::new(ErrorCode::InvalidCall, message)
+                .at(self.file.location(span))
+                .with_help(help),
+        )
     }
 
     /// Refuses text between messages that is not whitespace.

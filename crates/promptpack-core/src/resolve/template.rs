@@ -100,6 +100,9 @@ pub(super) fn resolve_template(
             Ok(described)
         }
     });
+    if t.messages.is_some() {
+        builder.tools.clone_from(&front_matter.tools);
+    }
     for (file, parsed, is_conversation) in &read_files {
         if !ok {
             break;

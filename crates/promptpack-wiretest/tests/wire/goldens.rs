@@ -3,7 +3,7 @@
 //! `tests/goldens/<crate>/<prompt>.json`.
 
 use crate::support::{Crate, bounded, check_golden, fixtures, golden_path};
-use promptpack_wiretest::server::{Script, Server};
+use promptpack_wiretest::server::{Script, Server, pairing_problem};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_crate_sends_the_golden_request_of_every_prompt() {
@@ -21,6 +21,13 @@ async fn every_crate_sends_the_golden_request_of_every_prompt() {
                     "{krate:?} sent a body for `{name}` that is not JSON: {e}"
                 ));
             }
+            // Every body pairs each tool result with its call, as OpenAI's
+            // API demands.
+            if let Ok(parsed) = serde_json::from_str::<serde_json::Value>(&body)
+                && let Some(problem) = pairing_problem(&parsed)
+            {
+                failures.push(format!("{krate:?} sent `{name}` unpaired: {problem}"));
+            }
             if let Err(failure) = check_golden(krate, name, &body) {
                 failures.push(failure);
             }
@@ -30,7 +37,7 @@ async fn every_crate_sends_the_golden_request_of_every_prompt() {
     bounded("the server stops", server.stop())
         .await
         .unwrap_or_else(|e| panic!("the server: {e}"));
-    assert_eq!(checked, 12, "4 prompts × 3 crates");
+    assert_eq!(checked, 15, "5 prompts × 3 crates");
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 

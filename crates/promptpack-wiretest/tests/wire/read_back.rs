@@ -1,9 +1,11 @@
 //! Responses the adapters refuse, each with its code and a message naming
-//! what was wrong; and the role mapping of a tool result without a name.
+//! what was wrong; the role mapping of a tool result without a name; and
+//! calls paired with their results, in a table.
 
 use promptpack::adapters::{Call, async_openai_0_43, few_shot_call_id};
-use promptpack::{ErrorCode, MessageRef, Role};
+use promptpack::{ErrorCode, Message, MessageRef, Role};
 use promptpack_wiretest::prompts::{OrdersResponse, OrdersTool};
+use promptpack_wiretest::server::pairing_problem;
 use serde_json::{Value, json};
 
 /// async-openai's response of this JSON.
@@ -134,16 +136,19 @@ fn a_tool_result_without_a_name_answers_the_call_tool() {
         role: Role::Tool,
         content: "{}",
         name: Some("order_status"),
+        id: None,
     };
     let nameless = MessageRef {
         role: Role::Tool,
         content: "{}",
         name: None,
+        id: None,
     };
     let empty = MessageRef {
         role: Role::Tool,
         content: "{}",
         name: Some(""),
+        id: None,
     };
     assert_eq!(
         [
@@ -189,4 +194,137 @@ fn async_openai_sends_the_exchange_as_the_build_wrote_it() {
             "the response format of `{name}`"
         );
     }
+}
+
+/// The messages async-openai's request of `messages` (after the system
+/// message) sends, as JSON, and whether they pair as OpenAI demands.
+fn sent(messages: Vec<Message>) -> (Vec<Value>, Option<String>) {
+    let prompt = promptpack::Prompt {
+        id: "t".to_string(),
+        system: "Help.".to_string(),
+        user: None,
+        messages,
+        hash: promptpack::PromptHash::from(0),
+        provenance: promptpack::Provenance::Loaded,
+        exchange: promptpack::Exchange::NONE,
+    };
+    let body = serde_json::to_value(async_openai_0_43::request(&prompt, "m"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let problem = pairing_problem(&body);
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    (messages.into_iter().skip(1).collect(), problem)
+}
+
+/// A call of `tool` with `id`, as async-openai sends it.
+fn call_json(id: &str, tool: &str, arguments: &str) -> Value {
+    json!({"type": "function", "id": id, "function": {"name": tool, "arguments": arguments}})
+}
+
+#[test]
+fn calls_pair_with_their_results() {
+    let user = || Message::new(Role::User, "Where are my orders?");
+    let result =
+        |tool: &str, text: &str| json!({"role": "tool", "content": text, "tool_call_id": tool});
+    // (what, messages, what async-openai sends after the system message)
+    let cases: Vec<(&str, Vec<Message>, Vec<Value>)> = vec![
+        (
+            "an example call and its result: numbered",
+            vec![
+                user(),
+                Message::call("order_status", "{}"),
+                Message::tool("order_status", "late"),
+            ],
+            vec![
+                json!({"role": "user", "content": "Where are my orders?"}),
+                json!({"role": "assistant", "tool_calls": [call_json("example_1", "order_status", "{}")]}),
+                result("example_1", "late"),
+            ],
+        ),
+        (
+            "the assistant's text and the calls after it: one message",
+            vec![
+                user(),
+                Message::new(Role::Assistant, "Looking."),
+                Message::call("order_status", "{\"order\":\"1\"}"),
+                Message::call("escalate", "{}"),
+                Message::tool("escalate", "queued"),
+                Message::tool("order_status", "late"),
+            ],
+            vec![
+                json!({"role": "user", "content": "Where are my orders?"}),
+                json!({"role": "assistant", "content": "Looking.", "tool_calls": [
+                    call_json("example_1", "order_status", "{\"order\":\"1\"}"),
+                    call_json("example_2", "escalate", "{}"),
+                ]}),
+                result("example_2", "queued"),
+                result("example_1", "late"),
+            ],
+        ),
+        (
+            "two calls of one tool: answered in order",
+            vec![
+                user(),
+                Message::call("order_status", "{\"order\":\"1\"}"),
+                Message::call("order_status", "{\"order\":\"2\"}"),
+                Message::tool("order_status", "first"),
+                Message::tool("order_status", "second"),
+            ],
+            vec![
+                json!({"role": "user", "content": "Where are my orders?"}),
+                json!({"role": "assistant", "tool_calls": [
+                    call_json("example_1", "order_status", "{\"order\":\"1\"}"),
+                    call_json("example_2", "order_status", "{\"order\":\"2\"}"),
+                ]}),
+                result("example_1", "first"),
+                result("example_2", "second"),
+            ],
+        ),
+        (
+            "a history's ids: kept, and a result answers the call of its id",
+            vec![
+                Message::call("order_status", "{}").with_id("call_b"),
+                Message::call("order_status", "{}").with_id("call_a"),
+                Message::tool("order_status", "a").with_id("call_a"),
+                Message::tool("order_status", "b").with_id("call_b"),
+                user(),
+            ],
+            vec![
+                json!({"role": "assistant", "tool_calls": [
+                    call_json("call_b", "order_status", "{}"),
+                    call_json("call_a", "order_status", "{}"),
+                ]}),
+                result("call_a", "a"),
+                result("call_b", "b"),
+                json!({"role": "user", "content": "Where are my orders?"}),
+            ],
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (what, messages, expected) in cases {
+        let (got, problem) = sent(messages);
+        if got != expected {
+            failures.push(format!(
+                "{what}:\n  got  {}\n  want {}",
+                Value::Array(got),
+                Value::Array(expected)
+            ));
+        } else if let Some(problem) = problem {
+            failures.push(format!("{what}: unpaired: {problem}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn a_result_that_answers_no_call_keeps_its_tool_name_and_is_refused_by_the_server_check() {
+    let (got, problem) = sent(vec![
+        Message::new(Role::User, "Hi"),
+        Message::tool("order_status", "late"),
+    ]);
+    assert_eq!(
+        got[1],
+        json!({"role": "tool", "content": "late", "tool_call_id": "order_status"})
+    );
+    let problem = problem.unwrap_or_else(|| panic!("the pairing check let it pass"));
+    assert!(problem.contains("messages[2]"), "{problem}");
 }

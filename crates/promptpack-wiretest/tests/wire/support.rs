@@ -38,6 +38,22 @@ pub fn history() -> Vec<Message> {
     ]
 }
 
+/// A chat in which the model already called a tool: its call and the
+/// result kept in the history with the id the model gave, then its
+/// answer and the customer's thanks.
+pub fn resumed_history() -> Vec<Message> {
+    vec![
+        Message::new(Role::User, "Is order 77 on its way?"),
+        Message::call("order_status", r#"{"order":"77"}"#).with_id("call_Zx81"),
+        Message::tool("order_status", r#"{"order": "77", "status": "in_transit"}"#)
+            .with_id("call_Zx81"),
+        Message::new(
+            Role::Assistant,
+            r#"{"reply": "Order 77 is on its way.", "status": "in_transit", "eta": null}"#,
+        ),
+    ]
+}
+
 /// Every fixture prompt, rendered by the generated code, with the name
 /// of its goldens: one of each shape a request takes.
 pub fn fixtures() -> Vec<(&'static str, Prompt<PromptId>)> {
@@ -65,6 +81,7 @@ pub fn fixtures() -> Vec<(&'static str, Prompt<PromptId>)> {
             ),
         ),
         ("orders", orders_prompt(&history)),
+        ("orders-resumed", orders_prompt(&resumed_history())),
         (
             "triage",
             build_prompt(
