@@ -224,14 +224,7 @@ fn run_case(path: &Path) -> String {
                     write_part(&mut out, "system", Some(&prompt.system));
                     write_part(&mut out, "user", prompt.user.as_deref());
                     for (i, message) in prompt.messages.iter().enumerate() {
-                        let role = match &message.name {
-                            Some(name) => format!("message {i}: {} {name}", message.role),
-                            None => format!("message {i}: {}", message.role),
-                        };
-                        let heading = match &message.id {
-                            Some(id) => format!("{role} (id {id})"),
-                            None => role,
-                        };
+                        let heading = format!("message {i}: {}", message.label());
                         write_part(&mut out, &heading, Some(&message.content));
                     }
                 }

@@ -222,7 +222,7 @@ fn a_conversation_renders_from_typed_vars() {
     ];
     let prompt = support_chat(&history, true);
     let sent: Vec<(Role, &str)> = prompt.messages().map(|m| (m.role, m.content)).collect();
-    assert_eq!(sent.len(), 8, "{sent:#?}");
+    assert_eq!(sent.len(), 9, "{sent:#?}");
     assert_eq!(sent[0].0, Role::System);
     assert!(
         sent[0]
@@ -234,6 +234,7 @@ fn a_conversation_renders_from_typed_vars() {
         [
             Role::User,
             Role::Assistant,
+            Role::Call,
             Role::Tool,
             Role::Assistant,
             Role::User,
@@ -242,9 +243,12 @@ fn a_conversation_renders_from_typed_vars() {
         ]
     );
     assert_eq!(sent[1].1, "Can I get a refund for order 981?");
+    // The example call, its arguments as written, and the result it gets.
     assert_eq!(prompt.messages[2].name, Some("order_status".to_string()));
-    assert_eq!(&prompt.messages[4..6], &history);
-    assert_eq!(sent[7].1, "Where is order {{question}} 1234?");
+    assert_eq!(prompt.messages[2].content, "{\"order\": \"981\"}");
+    assert_eq!(prompt.messages[3].name, Some("order_status".to_string()));
+    assert_eq!(&prompt.messages[5..7], &history);
+    assert_eq!(sent[8].1, "Where is order {{question}} 1234?");
     assert_eq!(prompt.user, None);
 
     let without = support_chat(&[], false);

@@ -89,10 +89,7 @@ fn count_parts(
         parts.push(("user".to_string(), count(user)?));
     }
     for (index, message) in rendered.messages.iter().enumerate() {
-        let part = match &message.name {
-            Some(name) => format!("message {index}: {} {name}", message.role),
-            None => format!("message {index}: {}", message.role),
-        };
+        let part = format!("message {index}: {}", message.label());
         parts.push((part, count(&message.content)?));
     }
     Ok(parts)

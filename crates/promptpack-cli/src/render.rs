@@ -306,10 +306,7 @@ pub(crate) fn write_prompt(
     }
     for message in &prompt.messages {
         // The role as its tag names it: `user`, as a second part's line.
-        match &message.name {
-            Some(name) => writeln!(out, "--- {} {name} ---", message.role)?,
-            None => writeln!(out, "--- {} ---", message.role)?,
-        }
+        writeln!(out, "--- {} ---", message.label())?;
         out.write_all(message.content.as_bytes())?;
         out.write_all(b"\n")?;
     }

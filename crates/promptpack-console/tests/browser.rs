@@ -411,13 +411,17 @@ async fn stored_script_never_runs(console: &Console, client: &Client) {
 }
 
 /// A conversation published through the API: its preview lists each
-/// message under its role (a tool result with its tool's name), the
-/// history given among them, markup in a message shown as text; its diff
-/// compares `messages.md`.
+/// message under its role (an example call and a tool result with their
+/// tool's name, a history's call with its id), the history given among
+/// them, markup in a message shown as text; its diff compares
+/// `messages.md`.
 async fn conversation_previews_as_messages(console: &Console, client: &Client) {
     let messages = "---\nvars:\n  history: { kind: messages, description: The chat so far }\n---\n\
         {{#if examples}}\n{{#user}}\nWhat is 2 + 2?\n{{/user}}\n{{#assistant}}\nLet me compute it.\n{{/assistant}}\n\
+        {{#call calculator}}\n{\"expression\": \"2 + 2\"}\n{{/call}}\n\
         {{#tool calculator}}\n4\n{{/tool}}\n{{/if}}\n{{history}}\n{{#user}}\n{{question}}\n{{/user}}";
+    const SYSTEM: &str = "---\ntools:\n  calculator:\n    description: Works a sum out\n    \
+        parameters:\n      expression: string, the sum to work out\n---\nYou are {{name}}, a careful tutor.";
     for (text, why) in [
         (messages.to_string(), "a conversation"),
         (
@@ -429,7 +433,7 @@ async fn conversation_previews_as_messages(console: &Console, client: &Client) {
             "POST",
             "/api/v1/prompts/chat/versions",
             Auth::Bearer(&console.editor),
-            &json!({"system": "You are {{name}}, a careful tutor.", "messages": text, "message": why}),
+            &json!({"system": SYSTEM, "messages": text, "message": why}),
         );
         assert!(
             published.status == 200 || published.status == 201,
@@ -443,6 +447,8 @@ async fn conversation_previews_as_messages(console: &Console, client: &Client) {
         "history": [
             {"role": "user", "content": "Hi, I am <b>Bo</b> <img src=x onerror=window.__pwned=4>"},
             {"role": "assistant", "content": "Hello Bo. What shall we count?"},
+            {"role": "call", "name": "calculator", "content": "{\"expression\": \"1 + 1\"}", "id": "call_9"},
+            {"role": "tool", "name": "calculator", "content": "2", "id": "call_9"},
         ],
         "question": "And 3 + 3?",
     });
@@ -465,13 +471,29 @@ async fn conversation_previews_as_messages(console: &Console, client: &Client) {
     }
     assert_eq!(
         roles,
-        ["user", "assistant", "tool", "user", "assistant", "user"],
+        [
+            "user",
+            "assistant",
+            "call",
+            "tool",
+            "user",
+            "assistant",
+            "call",
+            "tool",
+            "user"
+        ],
         "each message under its role, in order"
     );
     assert_eq!(
-        text_of(client, "#conversation-values li.role-tool .tool-name").await,
+        text_of(client, "#conversation-values li.role-call .tool-name").await,
         "calculator"
     );
+    let ids = client
+        .find_all(Locator::Css("#conversation-values li.role-tool .call-id"))
+        .await
+        .expect("the ids");
+    assert_eq!(ids.len(), 1, "the history's result shows its call's id");
+    assert_eq!(ids[0].text().await.expect("its text"), "id call_9");
     assert_eq!(
         text_of(client, "#system-values").await,
         "You are Ada, a careful tutor."

@@ -119,6 +119,30 @@ impl Message {
         }
     }
 
+    /// The message's heading, as the CLI, the snapshots and the console
+    /// write it over its text: its role, the tool a call or a result
+    /// names, and the call's id when it has one.
+    ///
+    /// ```
+    /// use promptpack_core::message::{Message, Role};
+    /// assert_eq!(Message::new(Role::User, "Hi").label(), "user");
+    /// assert_eq!(Message::tool("lookup", "{}").label(), "tool lookup");
+    /// assert_eq!(Message::call("lookup", "{}").with_id("call_1").label(), "call lookup (id call_1)");
+    /// ```
+    pub fn label(&self) -> String {
+        let mut label = self.role.as_str().to_string();
+        if let Some(name) = &self.name {
+            label.push(' ');
+            label.push_str(name);
+        }
+        if let Some(id) = &self.id {
+            label.push_str(" (id ");
+            label.push_str(id);
+            label.push(')');
+        }
+        label
+    }
+
     /// This message with the call id `id`: the id the model gave its call,
     /// on the call and on the result that answers it.
     #[must_use]

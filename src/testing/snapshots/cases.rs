@@ -355,13 +355,11 @@ impl Part {
 }
 
 /// `message N: role` (a tool result's with the tool's name: `message 2:
-/// tool calculator`): the index is the message's in [`Case::messages`], as
-/// the fixture harness numbers them, so a report and the snapshot agree.
+/// tool calculator`; see [`Message::label`]): the index is the message's in
+/// [`Case::messages`], as the fixture harness numbers them, so a report and
+/// the snapshot agree.
 pub(in crate::testing) fn message_part(index: usize, message: &Message) -> String {
-    match &message.name {
-        Some(name) => format!("message {index}: {} {name}", message.role),
-        None => format!("message {index}: {}", message.role),
-    }
+    format!("message {index}: {}", message.label())
 }
 
 impl Snapshots {

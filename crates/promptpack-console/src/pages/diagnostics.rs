@@ -116,10 +116,13 @@ pub(crate) struct RenderView {
 
 /// One message of a rendered conversation, as the page lists it.
 pub(crate) struct MessageView {
-    /// `user`, `assistant`, `system` or `tool`: its heading and its class.
+    /// `user`, `assistant`, `system`, `tool` or `call`: its heading and
+    /// its class.
     pub(crate) role: &'static str,
-    /// A tool result's tool.
+    /// A call's or a tool result's tool.
     pub(crate) name: Option<String>,
+    /// A call's id, or the id of the call a result answers (a history's).
+    pub(crate) id: Option<String>,
     pub(crate) content: String,
 }
 
@@ -137,6 +140,7 @@ impl RenderView {
                     .map(|m| MessageView {
                         role: m.role.as_str(),
                         name: m.name.clone(),
+                        id: m.id.clone(),
                         content: m.content.clone(),
                     })
                     .collect(),

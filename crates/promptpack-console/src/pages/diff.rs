@@ -101,14 +101,10 @@ pub(crate) fn as_text(rendered: &Result<Prompt, Error>) -> String {
                 text.push_str(&format!("\n--- user ---\n{user}"));
             }
             for message in &prompt.messages {
-                let name = message
-                    .name
-                    .as_deref()
-                    .map(|name| format!(" {name}"))
-                    .unwrap_or_default();
                 text.push_str(&format!(
-                    "\n--- {}{name} ---\n{}",
-                    message.role, message.content
+                    "\n--- {} ---\n{}",
+                    message.label(),
+                    message.content
                 ));
             }
             text

@@ -52,6 +52,21 @@ fn hover_says_what_a_role_tag_is_where_it_is_one() {
             && tool.contains("tool `orders` returned"),
         "{tool}"
     );
+    // An example call says what its text is.
+    editor.open(MESSAGES);
+    let original = std::fs::read_to_string(editor.root.join(MESSAGES)).expect("the fixture");
+    editor.replace(
+        MESSAGES,
+        &format!("{original}{{{{#call orders}}}}\n{{}}\n{{{{/call}}}}\n"),
+    );
+    let call = hover_text(&mut editor, MESSAGES, 11, 4);
+    assert!(
+        call.starts_with("**`{{#call orders}}`** opens a **call**")
+            && call.contains("calling tool `orders`")
+            && call.contains("JSON the build checks"),
+        "{call}"
+    );
+    editor.replace(MESSAGES, &original);
     // In system.md a role tag is literal text, and the hover says so.
     editor.open(SYSTEM);
     editor.replace(
@@ -131,7 +146,7 @@ fn role_tags_are_completed_in_messages_md_and_the_open_one_closed() {
     // Between messages (line 12, after the last `{{/user}}`).
     let between = format!("{original}{{{{#");
     let items = complete(&mut editor, MESSAGES, &between, 11, 3);
-    for expected in ["#user", "#assistant", "#system", "#tool ", "#if "] {
+    for expected in ["#user", "#assistant", "#system", "#tool ", "#call ", "#if "] {
         assert!(
             items.contains(&expected.to_string()),
             "{expected} in {items:?}"
@@ -210,6 +225,33 @@ fn messages_md_shows_its_errors_and_lints_where_they_are() {
             format!("{front}{body}{{{{#user}}}}\n{{{{/user}}}}\n"),
             "empty_message",
             12,
+        ),
+        (
+            "a tool result with no call before it",
+            format!("{front}{{{{#tool orders}}}}\nfound\n{{{{/tool}}}}\n{body}"),
+            "unpaired_call",
+            8,
+        ),
+        (
+            "an example call of a tool the prompt does not declare",
+            format!(
+                "{front}{{{{#call orders}}}}\n{{}}\n{{{{/call}}}}\n{{{{#tool orders}}}}\nfound\n{{{{/tool}}}}\n{body}"
+            ),
+            "invalid_call",
+            8,
+        ),
+        (
+            "an example call whose arguments do not fit",
+            format!(
+                "{}{{{{#call orders}}}}\n{{\"order\": \"17\"}}\n{{{{/call}}}}\n{{{{#tool orders}}}}\nfound\n{{{{/tool}}}}\n{body}",
+                front.replacen(
+                    "\n---\n",
+                    "\ntools:\n  orders:\n    description: Finds an order\n    parameters:\n      order: integer, its number\n---\n",
+                    1
+                )
+            ),
+            "invalid_call",
+            14,
         ),
         (
             "the assistant's turn last",
