@@ -193,8 +193,8 @@ fn a_conversation_publishes_and_renders_as_documented() {
         "/api/v1/prompts/chat/versions",
         Auth::Bearer(&console.editor),
         &json!({
-            "system": "You are {{name}}.",
-            "messages": "---\nvars:\n  history: { kind: messages }\n---\n{{#user}}\nWhat is 2 + 2?\n{{/user}}\n{{#tool calculator}}\n4\n{{/tool}}\n{{history}}\n{{#user}}\n{{question}}\n{{/user}}",
+            "system": CALCULATOR_SYSTEM,
+            "messages": "---\nvars:\n  history: { kind: messages }\n---\n{{#user}}\nWhat is 2 + 2?\n{{/user}}\n{{#call calculator}}\n{\"sum\": \"2 + 2\"}\n{{/call}}\n{{#tool calculator}}\n4\n{{/tool}}\n{{history}}\n{{#user}}\n{{question}}\n{{/user}}",
             "message": "a conversation",
         }),
     );
@@ -213,7 +213,11 @@ fn a_conversation_publishes_and_renders_as_documented() {
         Auth::Bearer(&console.viewer),
         &json!({"vars": {
             "name": "Ada",
-            "history": [{"role": "assistant", "content": "<b>earlier</b>"}],
+            "history": [
+                {"role": "call", "name": "calculator", "content": "{\"sum\": \"1 + 1\"}", "id": "call_8"},
+                {"role": "tool", "name": "calculator", "content": "2", "id": "call_8"},
+                {"role": "assistant", "content": "<b>earlier</b>"},
+            ],
             "question": "And 3 + 3?",
         }}),
     );
@@ -232,7 +236,10 @@ fn a_conversation_publishes_and_renders_as_documented() {
         json!([
             {"role": "system", "content": "You are Ada."},
             {"role": "user", "content": "What is 2 + 2?"},
+            {"role": "call", "content": "{\"sum\": \"2 + 2\"}", "name": "calculator"},
             {"role": "tool", "content": "4", "name": "calculator"},
+            {"role": "call", "content": "{\"sum\": \"1 + 1\"}", "name": "calculator", "id": "call_8"},
+            {"role": "tool", "content": "2", "name": "calculator", "id": "call_8"},
             {"role": "assistant", "content": "<b>earlier</b>"},
             {"role": "user", "content": "And 3 + 3?"},
         ])
@@ -253,7 +260,39 @@ fn a_conversation_publishes_and_renders_as_documented() {
         "a history with a wrong role",
     );
     assert_eq!(wrong.code(), "invalid_vars");
+
+    // An example call of a tool the version does not declare is refused
+    // at its place, and nothing is published.
+    let undeclared = console.send(
+        "POST",
+        "/api/v1/prompts/chat/versions",
+        Auth::Bearer(&console.editor),
+        &json!({
+            "system": "You are {{name}}.",
+            "messages": "{{#call calculator}}\n{}\n{{/call}}\n{{#tool calculator}}\n4\n{{/tool}}\n{{#user}}\nq\n{{/user}}",
+            "message": "no tools",
+        }),
+    );
+    assert_eq!(undeclared.status, 422, "{}", undeclared.body);
+    check(
+        &document,
+        &json!({"$ref": "#/components/schemas/Error"}),
+        &undeclared.json(),
+        "an example call of an undeclared tool",
+    );
+    assert_eq!(undeclared.code(), "invalid_call");
+    assert!(
+        undeclared.body.contains("messages.md:1:1"),
+        "{}",
+        undeclared.body
+    );
+    let latest = console.get("/api/v1/prompts/chat", Auth::Bearer(&console.viewer));
+    assert_eq!(latest.json()["version"], 1, "{}", latest.body);
 }
+
+/// A system message declaring the tool `calculator`, for conversations
+/// that show a call of it.
+const CALCULATOR_SYSTEM: &str = "---\ntools:\n  calculator:\n    description: Works a sum out\n    parameters:\n      sum: string, the sum to work out\n---\nYou are {{name}}.";
 
 /// A version that declares tools and a response renders them beside its
 /// messages, as the document says.
