@@ -14,9 +14,10 @@
 //!
 //! The system message (`system.md`) is the request's `system`; the
 //! messages after it are its `messages`, a `{{#system}}` one among them a
-//! system message. A prompt's tool result is a tool message of a
-//! `ToolResponse` whose call id is the tool's name
-//! ([`few_shot_call_id`](super::few_shot_call_id)).
+//! system message. A prompt's calls are the `ToolCall` parts of an
+//! assistant message (after the text said before them), and each tool
+//! result a tool message of a `ToolResponse` with the id of the call it
+//! answers (see [the mapping](super#the-mapping-the-same-for-every-crate)).
 //!
 //! ```
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {

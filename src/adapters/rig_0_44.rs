@@ -23,9 +23,10 @@
 //!   (and keeps in the schema). rig's OpenAI wire sends it beside the
 //!   tools; for a dialect that does not take both at once, rig holds the
 //!   format back until a tool result is in the conversation.
-//! - A prompt's **tool result** is a user message of one `ToolResult`
-//!   whose call id is the tool's name
-//!   ([`few_shot_call_id`](super::few_shot_call_id)), as a wire id.
+//! - A prompt's **calls** are `ToolCall` parts of an assistant message
+//!   (after the text said before them), and each **tool result** a user
+//!   message of one `ToolResult` with the wire id of the call it answers
+//!   (see [the mapping](super#the-mapping-the-same-for-every-crate)).
 //!
 //! ```
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -201,16 +201,9 @@ async fn render_prompt(
             let prompt = render(&library, &id, &vars)?;
             // Every message to send, the system message first: `system`
             // then `user` for two files, or a conversation's messages.
-            let messages: Vec<Value> = prompt
-                .messages()
-                .map(|m| {
-                    let mut message = json!({ "role": m.role, "content": m.content });
-                    if let Some(name) = m.name {
-                        message["name"] = json!(name);
-                    }
-                    message
-                })
-                .collect();
+            // Each as a chat API's message (`MessageRef`'s serialization:
+            // `name` and `id` only when the message has them).
+            let messages: Vec<promptpack::MessageRef<'_>> = prompt.messages().collect();
             let mut rendered = json!({
                 "system": prompt.system,
                 "user": prompt.user,
