@@ -62,7 +62,9 @@
 //!
 //! [async-openai]: https://docs.rs/async-openai/0.43
 
-use super::{Call, Turn, convert, nothing_to_read, read_answer, read_call};
+use super::{
+    Call, ToolUse, Turn, alone, convert, has_calls, nothing_to_read, read_answer, read_call,
+};
 use crate::exchange::{Exchange, Response, ToolCall};
 use crate::prompt::{MessageRef, Prompt};
 use async_openai_0_43::types::chat::{
@@ -80,7 +82,7 @@ use promptpack_core::error::Result;
 /// Every message of `prompt`, the system message first
 /// ([`Prompt::messages`]), as async-openai's request messages.
 pub fn messages<Id>(prompt: &Prompt<Id>) -> Vec<ChatCompletionRequestMessage> {
-    convert(prompt.messages(), message_of)
+    convert(prompt.messages(), has_calls(&prompt.messages), message_of)
 }
 
 /// The prompt's tools as async-openai's function tools, each strict;
@@ -225,7 +227,7 @@ impl From<MessageRef<'_>> for ChatCompletionRequestMessage {
     /// tool's name as one ([`few_shot_call_id`](super::few_shot_call_id)).
     #[inline]
     fn from(message: MessageRef<'_>) -> ChatCompletionRequestMessage {
-        message_of(Turn::of(message))
+        alone(message, message_of)
     }
 }
 
@@ -253,37 +255,40 @@ fn message_of(turn: Turn<'_>) -> ChatCompletionRequestMessage {
                 ..ChatCompletionRequestAssistantMessage::default()
             })
         }
-        Turn::Calls { text, calls } => {
-            ChatCompletionRequestMessage::Assistant(ChatCompletionRequestAssistantMessage {
-                content: text.map(|text| {
-                    ChatCompletionRequestAssistantMessageContent::Text(text.to_string())
-                }),
-                tool_calls: Some(
-                    calls
-                        .into_iter()
-                        .map(|call| {
-                            ChatCompletionMessageToolCalls::Function(
-                                ChatCompletionMessageToolCall {
-                                    id: call.id.into_owned(),
-                                    function: FunctionCall {
-                                        name: call.name.to_string(),
-                                        arguments: call.arguments.to_string(),
-                                    },
-                                },
-                            )
-                        })
-                        .collect(),
-                ),
-                ..ChatCompletionRequestAssistantMessage::default()
-            })
-        }
+        Turn::Calls { text, calls } => calls_message(text, calls),
         Turn::ToolResult { id, content, .. } => {
             ChatCompletionRequestMessage::Tool(ChatCompletionRequestToolMessage {
                 content: ChatCompletionRequestToolMessageContent::Text(content.to_string()),
-                tool_call_id: id.into_owned(),
+                tool_call_id: id.to_string(),
             })
         }
     }
+}
+
+/// The assistant's message of `calls` (and the `text` said before them):
+/// apart from [`message_of`], which a conversation without calls runs for
+/// every message, so that its body stays small enough to inline.
+#[inline(never)]
+fn calls_message(text: Option<&str>, calls: &[ToolUse<'_>]) -> ChatCompletionRequestMessage {
+    ChatCompletionRequestMessage::Assistant(ChatCompletionRequestAssistantMessage {
+        content: text
+            .map(|text| ChatCompletionRequestAssistantMessageContent::Text(text.to_string())),
+        tool_calls: Some(
+            calls
+                .iter()
+                .map(|call| {
+                    ChatCompletionMessageToolCalls::Function(ChatCompletionMessageToolCall {
+                        id: call.id.to_string(),
+                        function: FunctionCall {
+                            name: call.name.to_string(),
+                            arguments: call.arguments.to_string(),
+                        },
+                    })
+                })
+                .collect(),
+        ),
+        ..ChatCompletionRequestAssistantMessage::default()
+    })
 }
 
 impl<Id> From<&Prompt<Id>> for Vec<ChatCompletionRequestMessage> {

@@ -53,7 +53,7 @@
 //!
 //! [genai]: https://docs.rs/genai/0.7
 
-use super::{Call, Turn, convert, read_answer, read_call};
+use super::{Call, Turn, alone, convert, has_calls, read_answer, read_call};
 use crate::exchange::{Exchange, Response, ToolCall};
 use crate::prompt::{MessageRef, Prompt};
 use genai_0_7::chat::{
@@ -66,7 +66,7 @@ use promptpack_core::error::Result;
 /// ([`Prompt::messages`]), as genai's messages. [`ChatRequest::from`]
 /// puts the first one in the request's `system` instead.
 pub fn messages<Id>(prompt: &Prompt<Id>) -> Vec<ChatMessage> {
-    convert(prompt.messages(), message_of)
+    convert(prompt.messages(), has_calls(&prompt.messages), message_of)
 }
 
 /// The prompt's tools as genai's tools, each strict; `None` when it
@@ -107,7 +107,7 @@ pub fn request<Id>(prompt: &Prompt<Id>) -> ChatRequest {
     let system = messages.next().map(|message| message.content.to_string());
     ChatRequest {
         system,
-        messages: convert(messages, message_of),
+        messages: convert(messages, has_calls(&prompt.messages), message_of),
         tools: tools(&prompt.exchange),
         ..ChatRequest::default()
     }
@@ -155,7 +155,7 @@ impl From<MessageRef<'_>> for ChatMessage {
     /// tool's name as one ([`few_shot_call_id`](super::few_shot_call_id)).
     #[inline]
     fn from(message: MessageRef<'_>) -> ChatMessage {
-        message_of(Turn::of(message))
+        alone(message, message_of)
     }
 }
 
@@ -169,10 +169,10 @@ fn message_of(turn: Turn<'_>) -> ChatMessage {
         Turn::User(text) => ChatMessage::user(text),
         Turn::Assistant(text) => ChatMessage::assistant(text),
         Turn::Calls { text, calls } => {
-            let calls = calls.into_iter().map(|call| {
+            let calls = calls.iter().map(|call| {
                 ContentPart::ToolCall(CallOfTool {
                     fn_arguments: call.arguments_value(),
-                    call_id: call.id.into_owned(),
+                    call_id: call.id.to_string(),
                     fn_name: call.name.to_string(),
                     thought_signatures: None,
                 })

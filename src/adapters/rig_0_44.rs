@@ -57,7 +57,7 @@
 //!
 //! [rig]: https://docs.rs/rig-core/0.44
 
-use super::{Call, Turn, convert, read_answer, read_call};
+use super::{Call, Turn, alone, convert, has_calls, read_answer, read_call};
 use crate::exchange::{Exchange, Response, ToolCall};
 use crate::prompt::{MessageRef, Prompt};
 use promptpack_core::error::Result;
@@ -69,7 +69,7 @@ use serde_json::Value;
 /// Every message of `prompt`, the system message first
 /// ([`Prompt::messages`]), as rig's messages.
 pub fn messages<Id>(prompt: &Prompt<Id>) -> Vec<Message> {
-    convert(prompt.messages(), message_of)
+    convert(prompt.messages(), has_calls(&prompt.messages), message_of)
 }
 
 /// The prompt's tools as rig's tool definitions; empty when it declares
@@ -173,7 +173,7 @@ impl From<MessageRef<'_>> for Message {
     /// tool's name as one ([`few_shot_call_id`](super::few_shot_call_id)).
     #[inline]
     fn from(message: MessageRef<'_>) -> Message {
-        message_of(Turn::of(message))
+        alone(message, message_of)
     }
 }
 
@@ -187,10 +187,10 @@ fn message_of(turn: Turn<'_>) -> Message {
         Turn::User(text) => Message::user(text),
         Turn::Assistant(text) => Message::assistant(text),
         Turn::Calls { text, calls } => {
-            let calls = calls.into_iter().map(|call| {
+            let calls = calls.iter().map(|call| {
                 let name = ToolName::new(call.name).unwrap_or_else(|_| fallback_name());
                 let arguments = call.arguments_value();
-                AssistantContent::tool_call(call.id.into_owned(), name, arguments)
+                AssistantContent::tool_call(call.id.to_string(), name, arguments)
             });
             let content: Vec<AssistantContent> = text
                 .map(AssistantContent::text)
@@ -201,7 +201,7 @@ fn message_of(turn: Turn<'_>) -> Message {
         }
         Turn::ToolResult { id, tool, content } => {
             let name = ToolName::new(tool).unwrap_or_else(|_| fallback_name());
-            Message::tool_result(CallId::from_wire(id.into_owned()), name, content)
+            Message::tool_result(CallId::from_wire(id), name, content)
         }
     }
 }

@@ -199,6 +199,7 @@ impl Fixed {
             role: self.role,
             content: self.content(),
             name: None,
+            id: None,
         }
     }
 }
