@@ -330,9 +330,20 @@ pub(crate) fn convert<'a, T>(
     pairs: bool,
     mut to: impl FnMut(Turn<'_>) -> T,
 ) -> Vec<T> {
-    if !pairs {
-        return messages.map(|message| to(spoken(message))).collect();
+    if pairs {
+        paired(messages, to)
+    } else {
+        messages.map(|message| to(spoken(message))).collect()
     }
+}
+
+/// [`convert`] of a conversation with calls or results: the pairing walk,
+/// apart so that the loop of a conversation without them stays small.
+#[inline(never)]
+fn paired<'a, T>(
+    messages: impl Iterator<Item = MessageRef<'a>>,
+    mut to: impl FnMut(Turn<'_>) -> T,
+) -> Vec<T> {
     let mut converted = Vec::with_capacity(messages.size_hint().0);
     let mut pairing = Pairing {
         messages: messages.peekable(),

@@ -459,11 +459,7 @@ impl Walker<'_, '_, '_> {
         message: String,
         help: impl Into<String>,
     ) -> Box<Diagnostic> {
-        Box::new(
-            Diagnostic::new(ErrorCode::InvalidCall, message)
-                .at(self.file.location(span))
-                .with_help(help),
-        )
+        self.refused(ErrorCode::InvalidCall, span, message, help)
     }
 
     /// Refuses text between messages that is not whitespace.
@@ -527,8 +523,19 @@ impl Walker<'_, '_, '_> {
     }
 
     fn invalid(&self, span: Span, message: String, help: impl Into<String>) -> Box<Diagnostic> {
+        self.refused(ErrorCode::InvalidMessage, span, message, help)
+    }
+
+    /// A `code` error at `span` of this file.
+    fn refused(
+        &self,
+        code: ErrorCode,
+        span: Span,
+        message: String,
+        help: impl Into<String>,
+    ) -> Box<Diagnostic> {
         Box::new(
-            Diagnostic::new(ErrorCode::InvalidMessage, message)
+            Diagnostic::new(code, message)
                 .at(self.file.location(span))
                 .with_help(help),
         )
