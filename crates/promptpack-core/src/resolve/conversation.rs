@@ -14,17 +14,20 @@ use crate::conversation::{Arm, Turn};
 use crate::error::{Diagnostic, ErrorCode};
 use crate::message::Role;
 use crate::program::{Op, Program};
+use crate::schema::Tool;
 use crate::source_file::{SourceFile, Span};
 use crate::syntax::{Condition, Item, MessageTag, Parsed};
 
 /// The turns of `items`, the parsed conversation `file`; `parse` reads a
-/// snippet of whole turns included between its messages.
+/// snippet of whole turns included between its messages; `tools` are the
+/// prompt's, which its example calls name.
 pub(super) fn resolve_turns(
     file: &SourceFile,
     items: &[Item],
     builder: &mut PromptBuilder,
     graph: &SnippetGraph<'_, '_>,
     parse: Parse<'_>,
+    tools: &[Tool],
 ) -> Result<Vec<Turn>, Box<Diagnostic>> {
     let mut messages = 0;
     let mut walker = Walker {
@@ -32,6 +35,7 @@ pub(super) fn resolve_turns(
         builder,
         graph,
         parse,
+        tools,
         history: None,
         messages: &mut messages,
     };
@@ -53,6 +57,8 @@ struct Walker<'w, 'a, 'b> {
     builder: &'w mut PromptBuilder,
     graph: &'w SnippetGraph<'a, 'b>,
     parse: Parse<'w>,
+    /// The prompt's tools, which an example call must name.
+    tools: &'w [Tool],
     history: Option<Span>,
     messages: &'w mut usize,
 }
@@ -285,6 +291,7 @@ impl Walker<'_, '_, '_> {
             builder: &mut *self.builder,
             graph: self.graph,
             parse: self.parse,
+            tools: self.tools,
             history: self.history,
             messages: &mut *self.messages,
         };
@@ -375,9 +382,8 @@ impl Walker<'_, '_, '_> {
         program: &Program,
     ) -> Result<(), Box<Diagnostic>> {
         let name = tag.name.as_deref().unwrap_or_default();
-        let Some(tool) = self.builder.tools.iter().find(|tool| tool.name == name) else {
+        let Some(tool) = self.tools.iter().find(|tool| tool.name == name) else {
             let declared: Vec<String> = self
-                .builder
                 .tools
                 .iter()
                 .map(|tool| format!("`{}`", tool.name))

@@ -29,9 +29,6 @@ pub(super) struct PromptBuilder {
     /// that text would hold a token (a description written with the
     /// delimiters), which printed literally would be read back as one.
     pub(super) response: Option<Result<String, ()>>,
-    /// The tools the prompt declares, which a conversation's example calls
-    /// (`{{#call name}}`) name and whose parameters their arguments fit.
-    pub(super) tools: Vec<crate::schema::Tool>,
 }
 
 /// A file being walked while a part is spliced: the items left, and for a

@@ -100,9 +100,6 @@ pub(super) fn resolve_template(
             Ok(described)
         }
     });
-    if t.messages.is_some() {
-        builder.tools.clone_from(&front_matter.tools);
-    }
     for (file, parsed, is_conversation) in &read_files {
         if !ok {
             break;
@@ -114,6 +111,7 @@ pub(super) fn resolve_template(
                 &mut builder,
                 graph,
                 parsers.conversation,
+                &front_matter.tools,
             ) {
                 Ok(turns) => conversation = Some(Conversation { turns }),
                 Err(e) => {
