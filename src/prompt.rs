@@ -70,14 +70,21 @@ impl<Id> Prompt<Id> {
             name: None,
             id: None,
         };
+        std::iter::once(system).chain(self.after_system())
+    }
+
+    /// [`Prompt::messages`] after the system message: what a crate that
+    /// takes the system message apart (genai's `system`) sends as its
+    /// messages. An iterator of known length, as `messages()` is, so that
+    /// a `collect` writes into a list of the right size.
+    pub(crate) fn after_system(&self) -> impl Iterator<Item = MessageRef<'_>> {
         let user = self.user.as_deref().map(|content| MessageRef {
             role: Role::User,
             content,
             name: None,
             id: None,
         });
-        std::iter::once(system)
-            .chain(user)
+        user.into_iter()
             .chain(self.messages.iter().map(MessageRef::from))
     }
 }

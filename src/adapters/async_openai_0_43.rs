@@ -62,9 +62,7 @@
 //!
 //! [async-openai]: https://docs.rs/async-openai/0.43
 
-use super::{
-    Call, ToolUse, Turn, alone, convert, has_calls, nothing_to_read, read_answer, read_call,
-};
+use super::{Call, ToolUse, Turn, alone, convert, nothing_to_read, read_answer, read_call};
 use crate::exchange::{Exchange, Response, ToolCall};
 use crate::prompt::{MessageRef, Prompt};
 use async_openai_0_43::types::chat::{
@@ -82,7 +80,7 @@ use promptpack_core::error::Result;
 /// Every message of `prompt`, the system message first
 /// ([`Prompt::messages`]), as async-openai's request messages.
 pub fn messages<Id>(prompt: &Prompt<Id>) -> Vec<ChatCompletionRequestMessage> {
-    convert(prompt.messages(), has_calls(&prompt.messages), message_of)
+    convert(prompt, message_of)
 }
 
 /// The prompt's tools as async-openai's function tools, each strict;

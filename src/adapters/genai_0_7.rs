@@ -53,7 +53,7 @@
 //!
 //! [genai]: https://docs.rs/genai/0.7
 
-use super::{Call, Turn, alone, convert, has_calls, read_answer, read_call};
+use super::{Call, Turn, alone, convert, convert_after_system, read_answer, read_call};
 use crate::exchange::{Exchange, Response, ToolCall};
 use crate::prompt::{MessageRef, Prompt};
 use genai_0_7::chat::{
@@ -66,7 +66,7 @@ use promptpack_core::error::Result;
 /// ([`Prompt::messages`]), as genai's messages. [`ChatRequest::from`]
 /// puts the first one in the request's `system` instead.
 pub fn messages<Id>(prompt: &Prompt<Id>) -> Vec<ChatMessage> {
-    convert(prompt.messages(), has_calls(&prompt.messages), message_of)
+    convert(prompt, message_of)
 }
 
 /// The prompt's tools as genai's tools, each strict; `None` when it
@@ -102,12 +102,10 @@ pub fn response_format(exchange: &Exchange) -> Option<ChatResponseFormat> {
 /// The request of `prompt`: its system message, the messages after it and
 /// its tools. The same as [`ChatRequest::from`].
 pub fn request<Id>(prompt: &Prompt<Id>) -> ChatRequest {
-    let mut messages = prompt.messages();
-    // `messages()` always starts with the system message.
-    let system = messages.next().map(|message| message.content.to_string());
     ChatRequest {
-        system,
-        messages: convert(messages, has_calls(&prompt.messages), message_of),
+        // `messages()` starts with the system message: sent apart.
+        system: Some(prompt.system.clone()),
+        messages: convert_after_system(prompt, message_of),
         tools: tools(&prompt.exchange),
         ..ChatRequest::default()
     }

@@ -69,7 +69,7 @@ pub mod genai_0_7;
 pub mod rig_0_44;
 
 use crate::exchange::{Exchange, Response, ToolCall};
-use crate::prompt::MessageRef;
+use crate::prompt::{MessageRef, Prompt};
 use promptpack_core::error::{Diagnostic, Error, ErrorCode, Location, Result};
 use promptpack_core::message::Role;
 use serde::Deserialize;
@@ -318,14 +318,32 @@ impl<'a, I: Iterator<Item = MessageRef<'a>>> Pairing<'a, I> {
     }
 }
 
-/// Each message of `messages` made a crate's message by `to`: calls
-/// grouped into the assistant's message, each result given the id of the
-/// call it answers. `pairs` says whether the conversation holds a call or
-/// a tool result ([`has_calls`]); one that holds neither is mapped message
-/// by message, with nothing to walk (the pairing walk on every message
-/// took the benchmark conversation to 1.9x the hand-built request).
+/// Each message of `prompt` ([`Prompt::messages`]) made a crate's message
+/// by `to`: calls grouped into the assistant's message, each result given
+/// the id of the call it answers.
 #[inline]
-pub(crate) fn convert<'a, T>(
+pub(crate) fn convert<Id, T>(prompt: &Prompt<Id>, to: impl FnMut(Turn<'_>) -> T) -> Vec<T> {
+    convert_messages(prompt.messages(), has_calls(&prompt.messages), to)
+}
+
+/// [`convert`] of the messages after the system message
+/// ([`Prompt::after_system`]), for a crate that takes the system message
+/// apart.
+#[inline]
+pub(crate) fn convert_after_system<Id, T>(
+    prompt: &Prompt<Id>,
+    to: impl FnMut(Turn<'_>) -> T,
+) -> Vec<T> {
+    convert_messages(prompt.after_system(), has_calls(&prompt.messages), to)
+}
+
+/// [`convert`] of `messages`; `pairs`: whether they hold a call or a tool
+/// result. A conversation with neither is mapped message by message, with
+/// nothing to walk (the pairing walk on every message took the benchmark
+/// conversation to 1.9x the hand-built request), and `collect` keeps the
+/// iterator's known length.
+#[inline]
+fn convert_messages<'a, T>(
     messages: impl Iterator<Item = MessageRef<'a>>,
     pairs: bool,
     mut to: impl FnMut(Turn<'_>) -> T,
@@ -376,7 +394,7 @@ fn paired<'a, T>(
 /// Whether `messages` (a prompt's, after its system message) hold a call
 /// or a tool result, which [`convert`] groups and pairs.
 #[inline]
-pub(crate) fn has_calls(messages: &[crate::Message]) -> bool {
+fn has_calls(messages: &[crate::Message]) -> bool {
     messages
         .iter()
         .any(|message| matches!(message.role, Role::Call | Role::Tool))

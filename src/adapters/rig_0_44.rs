@@ -57,7 +57,7 @@
 //!
 //! [rig]: https://docs.rs/rig-core/0.44
 
-use super::{Call, Turn, alone, convert, has_calls, read_answer, read_call};
+use super::{Call, Turn, alone, convert, read_answer, read_call};
 use crate::exchange::{Exchange, Response, ToolCall};
 use crate::prompt::{MessageRef, Prompt};
 use promptpack_core::error::Result;
@@ -69,7 +69,7 @@ use serde_json::Value;
 /// Every message of `prompt`, the system message first
 /// ([`Prompt::messages`]), as rig's messages.
 pub fn messages<Id>(prompt: &Prompt<Id>) -> Vec<Message> {
-    convert(prompt.messages(), has_calls(&prompt.messages), message_of)
+    convert(prompt, message_of)
 }
 
 /// The prompt's tools as rig's tool definitions; empty when it declares
