@@ -144,16 +144,15 @@ pub(crate) enum Turn<'t> {
     },
 }
 
-/// One tool call of a [`Turn::Calls`]. Borrowed only (no destructor), so
-/// that a turn costs nothing to drop on the path of every message.
-#[derive(Clone, Copy)]
-pub(crate) struct ToolUse<'t> {
+/// One tool call of a [`Turn::Calls`]: its id owned when the pairing
+/// walk numbered it (an example's), borrowed from its message otherwise.
+pub(crate) struct ToolUse<'a> {
     /// The call's id: the message's, or an example's number.
-    pub id: &'t str,
+    pub id: Cow<'a, str>,
     /// The tool called.
-    pub name: &'t str,
+    pub name: &'a str,
     /// Its arguments, JSON text.
-    pub arguments: &'t str,
+    pub arguments: &'a str,
 }
 
 impl ToolUse<'_> {
@@ -182,7 +181,7 @@ pub(crate) fn alone<'a, T>(message: MessageRef<'a>, to: impl FnOnce(Turn<'_>) ->
         },
         Role::Call => {
             call = ToolUse {
-                id: message.id.unwrap_or_else(|| few_shot_call_id(&message)),
+                id: Cow::Borrowed(message.id.unwrap_or_else(|| few_shot_call_id(&message))),
                 name: few_shot_call_id(&message),
                 arguments: message.content,
             };
@@ -219,7 +218,7 @@ enum Grouped<'a> {
     /// The assistant's text (if said right before) and the calls after it.
     Calls {
         text: Option<&'a str>,
-        calls: Vec<Called<'a>>,
+        calls: Vec<ToolUse<'a>>,
     },
     /// A tool's result and the id of the call it answers.
     Result {
@@ -227,14 +226,6 @@ enum Grouped<'a> {
         tool: &'a str,
         content: &'a str,
     },
-}
-
-/// A call as the walk that groups them holds it: its id owned when the
-/// walk numbered it.
-struct Called<'a> {
-    id: Cow<'a, str>,
-    name: &'a str,
-    arguments: &'a str,
 }
 
 /// The walk that groups a conversation's calls and pairs each result with
@@ -250,7 +241,7 @@ struct Pairing<'a, I: Iterator<Item = MessageRef<'a>>> {
 impl<'a, I: Iterator<Item = MessageRef<'a>>> Pairing<'a, I> {
     /// `call` among `calls`, with its id (an example's number when it has
     /// none), waiting for its result.
-    fn call(&mut self, call: MessageRef<'a>, calls: &mut Vec<Called<'a>>) {
+    fn call(&mut self, call: MessageRef<'a>, calls: &mut Vec<ToolUse<'a>>) {
         let id = match call.id {
             Some(id) => Cow::Borrowed(id),
             None => {
@@ -260,7 +251,7 @@ impl<'a, I: Iterator<Item = MessageRef<'a>>> Pairing<'a, I> {
         };
         let name = few_shot_call_id(&call);
         self.waiting.push((name, id.clone()));
-        calls.push(Called {
+        calls.push(ToolUse {
             id,
             name,
             arguments: call.content,
@@ -268,7 +259,7 @@ impl<'a, I: Iterator<Item = MessageRef<'a>>> Pairing<'a, I> {
     }
 
     /// The calls that follow, taken while the next message is one.
-    fn following_calls(&mut self, calls: &mut Vec<Called<'a>>) {
+    fn following_calls(&mut self, calls: &mut Vec<ToolUse<'a>>) {
         while let Some(call) = self.messages.next_if(|m| m.role == Role::Call) {
             self.call(call, calls);
         }
@@ -371,20 +362,7 @@ fn paired<'a, T>(
     while let Some(group) = pairing.next_group() {
         converted.push(match &group {
             Grouped::One(message) => alone(*message, &mut to),
-            Grouped::Calls { text, calls } => {
-                let calls: Vec<ToolUse<'_>> = calls
-                    .iter()
-                    .map(|call| ToolUse {
-                        id: &call.id,
-                        name: call.name,
-                        arguments: call.arguments,
-                    })
-                    .collect();
-                to(Turn::Calls {
-                    text: *text,
-                    calls: &calls,
-                })
-            }
+            Grouped::Calls { text, calls } => to(Turn::Calls { text: *text, calls }),
             Grouped::Result { id, tool, content } => to(Turn::ToolResult { id, tool, content }),
         });
     }
